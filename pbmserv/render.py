@@ -1,0 +1,33 @@
+"""Jinja2 rendering of boards and mail texts (plain text: no HTML autoescaping)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import jinja2
+
+from pbmserv.games.base import Position
+from pbmserv.resources import templates_dir
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        autoescape=False,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render(template: str, **context: Any) -> str:
+    return environment().get_template(template).render(**context)
+
+
+def render_board(position: Position) -> str:
+    """The ASCII drawing of ``position`` from ``templates/boards/<game>.txt.j2``."""
+    text = render(f"boards/{position.game.name}.txt.j2", **position.board_context())
+    return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
