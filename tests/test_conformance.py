@@ -127,7 +127,11 @@ def check_end(position: Position, players: int) -> None:
     infos = position.seats()
     for w in outcome.winners:
         assert w not in position.resigned
-        assert infos[w].in_play, f"winner {w} is not in play"
+        # a winner is in play, or the partner of one who is (an absorbed partnership seat)
+        assert infos[w].in_play or any(
+            infos[o].in_play and infos[o].team is not None and infos[o].team == infos[w].team
+            for o in outcome.winners
+        ), f"winner {w} is not in play"
     with pytest.raises(IllegalMove):
         position.parse_move("pass")
 
