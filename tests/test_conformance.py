@@ -52,12 +52,28 @@ def variants(game: Game) -> list[tuple[int, dict[str, bool | int]]]:
 
 
 VARIANTS = [
-    pytest.param(game.name, players, params, id=f"{game.name}-{players}p-{'-'.join(params) or 'default'}")
+    pytest.param(
+        game.name, players, params, id=f"{game.name}-{players}p-{'-'.join(params) or 'default'}"
+    )
     for game in all_games()
     for players, params in variants(game)
 ]
 
-GARBAGE = ["", "   ", "zz99", "a0-a1", "!!", "e4-", "-", "1", "z", "a1a1a1a1a1", "\x00", "é5", "99-99"]
+GARBAGE = [
+    "",
+    "   ",
+    "zz99",
+    "a0-a1",
+    "!!",
+    "e4-",
+    "-",
+    "1",
+    "z",
+    "a1a1a1a1a1",
+    "\x00",
+    "é5",
+    "99-99",
+]
 
 
 def play_random_game(position: Position, rng: random.Random, resign_chance: float = 0.0):

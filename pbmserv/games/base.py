@@ -112,10 +112,14 @@ class Param:
     def describe(self) -> str:
         if self.is_flag:
             return f"-{self.name}: {self.help}"
-        return f"-{self.name}=N: {self.help} ({self.minimum}..{self.maximum}, default {self.default})"
+        return (
+            f"-{self.name}=N: {self.help} ({self.minimum}..{self.maximum}, default {self.default})"
+        )
 
 
-SWAP_PARAM = Param("swap", "the second player may swap seats instead of moving (pie rule; two players)")
+SWAP_PARAM = Param(
+    "swap", "the second player may swap seats instead of moving (pie rule; two players)"
+)
 
 
 # --------------------------------------------------------------------------- game metadata
@@ -449,5 +453,6 @@ class Position(ABC):
         if len(teams) > 1:
             return None
         resigned = any(i in self.resigned for i in range(self.num_seats))
-        return Outcome(tuple(live), "the others resigned" if resigned else "all opponents eliminated")
-
+        return Outcome(
+            tuple(live), "the others resigned" if resigned else "all opponents eliminated"
+        )
