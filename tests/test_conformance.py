@@ -82,10 +82,7 @@ def play_random_game(position: Position, rng: random.Random, resign_chance: floa
     while position.to_move is not None and len(record) < MAX_PLIES:
         moves = list(position.legal_moves())
         assert moves, "a position with a seat to move must have a legal move (PASS if forced)"
-        if resign_chance and rng.random() < resign_chance:
-            move = RESIGN
-        else:
-            move = rng.choice(moves)
+        move = RESIGN if resign_chance and rng.random() < resign_chance else rng.choice(moves)
         text = position.format_move(move)
         assert position.parse_move(text) == move
         record.append(text)
