@@ -1,0 +1,176 @@
+"""User accounts: sign-up, passwords (argon2id), addresses, and throttling of failed logins.
+
+Passwords are compared case-sensitively through argon2 and never stored, echoed or logged.
+Failed checks are counted per userid and per sender address: past ``auth_slowdown_after``
+failures a new attempt must wait an exponentially growing delay, past ``auth_lockout_after``
+the key is refused until ``auth_lockout_minutes`` have passed.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+from functools import lru_cache
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from pbmserv.config import Settings
+from pbmserv.store.models import Address, AuthFailure, User
+
+USERID_RE = re.compile(r"^[a-z][a-z0-9_.-]{1,31}$")
+ADDRESS_RE = re.compile(r"^[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+$|^[^@\s<>]+@localhost$")
+MIN_PASSWORD = 4
+
+
+class AuthError(Exception):
+    """Authentication refused; the message is safe to show (it never contains the password)."""
+
+
+@lru_cache(maxsize=4)
+def _hasher(time_cost: int, memory_kib: int) -> PasswordHasher:
+    return PasswordHasher(time_cost=time_cost, memory_cost=memory_kib, parallelism=1)
+
+
+def hasher(settings: Settings) -> PasswordHasher:
+    return _hasher(settings.argon2_time_cost, settings.argon2_memory_kib)
+
+
+def normalise_userid(userid: str) -> str:
+    return userid.strip().lower()
+
+
+def check_userid(userid: str) -> str | None:
+    """Why ``userid`` cannot be a userid, or None if it can."""
+    if not USERID_RE.match(userid):
+        return (
+            f"'{userid}' is not a valid userid: use 2 to 32 letters, digits, '.', '_' or '-', "
+            "starting with a letter"
+        )
+    return None
+
+
+def check_address(address: str) -> str | None:
+    if not ADDRESS_RE.match(address):
+        return f"'{address}' is not a mail address"
+    return None
+
+
+def find_user(session: Session, userid: str) -> User | None:
+    return session.scalar(select(User).where(User.userid == normalise_userid(userid)))
+
+
+def users_with_address(session: Session, address: str) -> list[User]:
+    rows = session.scalars(
+        select(User).join(Address).where(func.lower(Address.address) == address.strip().lower())
+    )
+    return list(rows.unique())
+
+
+def create_user(
+    session: Session,
+    settings: Settings,
+    userid: str,
+    password: str,
+    addresses: list[str],
+    now: datetime,
+) -> User:
+    user = User(
+        userid=normalise_userid(userid),
+        password_hash=hasher(settings).hash(password),
+        created=now,
+        addresses=[Address(address=a.strip().lower()) for a in addresses],
+    )
+    session.add(user)
+    session.flush()
+    return user
+
+
+def set_password(user: User, settings: Settings, password: str) -> None:
+    user.password_hash = hasher(settings).hash(password)
+
+
+def _failure_keys(userid: str, sender: str | None) -> list[str]:
+    keys = [f"user:{normalise_userid(userid)}"]
+    if sender:
+        keys.append(f"sender:{sender.strip().lower()}")
+    return keys
+
+
+def _check_throttle(session: Session, settings: Settings, keys: list[str], now: datetime) -> None:
+    window = timedelta(minutes=settings.auth_window_minutes)
+    for key in keys:
+        row = session.get(AuthFailure, key)
+        if row is None:
+            continue
+        if row.count >= settings.auth_lockout_after:
+            until = row.last_at + timedelta(minutes=settings.auth_lockout_minutes)
+            if now < until:
+                raise AuthError(
+                    "too many wrong passwords: refused until "
+                    f"{until.strftime('%Y-%m-%d %H:%M')} UTC"
+                )
+            session.delete(row)
+            continue
+        if now - row.last_at > window:
+            continue
+        if row.count >= settings.auth_slowdown_after:
+            delay = timedelta(seconds=2 ** (row.count - settings.auth_slowdown_after + 1) * 15)
+            if now < row.last_at + delay:
+                wait = int((row.last_at + delay - now).total_seconds()) + 1
+                raise AuthError(f"too many wrong passwords: try again in {wait} seconds")
+
+
+def _record_failure(session: Session, settings: Settings, keys: list[str], now: datetime) -> None:
+    window = timedelta(minutes=settings.auth_window_minutes)
+    for key in keys:
+        row = session.get(AuthFailure, key)
+        if row is None or now - row.last_at > window and row.count < settings.auth_lockout_after:
+            if row is not None:
+                session.delete(row)
+                session.flush()
+            session.add(AuthFailure(key=key, count=1, first_at=now, last_at=now))
+        else:
+            row.count += 1
+            row.last_at = now
+
+
+def authenticate(
+    session: Session,
+    settings: Settings,
+    userid: str,
+    password: str,
+    *,
+    sender: str | None,
+    now: datetime,
+) -> User:
+    """The user ``userid`` if ``password`` is right; AuthError otherwise.
+
+    A failure is recorded even though the caller's transaction may roll back: the caller must
+    commit the session after an AuthError (the dispatcher does).
+    """
+    keys = _failure_keys(userid, sender)
+    _check_throttle(session, settings, keys, now)
+    user = find_user(session, userid)
+    ok = False
+    if user is not None:
+        try:
+            ok = hasher(settings).verify(user.password_hash, password)
+        except (VerificationError, InvalidHashError):
+            ok = False
+    else:
+        hasher(settings).hash(password)  # same cost as a real check: no userid probing by timing
+    if not ok:
+        _record_failure(session, settings, keys, now)
+        if user is None:
+            raise AuthError(f"unknown userid '{normalise_userid(userid)}'")
+        raise AuthError(f"wrong password for '{user.userid}'")
+    for key in keys:
+        row = session.get(AuthFailure, key)
+        if row is not None and row.count < settings.auth_lockout_after:
+            session.delete(row)
+    if hasher(settings).check_needs_rehash(user.password_hash):
+        set_password(user, settings, password)
+    return user

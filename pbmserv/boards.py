@@ -1,0 +1,372 @@
+"""Boards in the store: creating them, rebuilding positions, and playing moves.
+
+This is where the move record and the game engine meet.  Every change to a board goes through
+:func:`play_move` (or the decline/undo helpers), which appends to the record, runs the automatic
+loop of the classic servers, refreshes the cached position and closes the board when the game
+ends.  Nothing here formats mail; :mod:`pbmserv.views` does that.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from pbmserv.games import get_game
+from pbmserv.games.base import PASS, RESIGN, Game, MoveError, Position
+from pbmserv.store.models import Board, BoardStatus, Comment, MoveRecord, Proposal, Seat, User
+
+FIRST_BOARD_NUMBER = 101
+
+
+class BoardError(Exception):
+    """A request about a board that the rules or the board's state refuse."""
+
+
+@dataclass
+class Played:
+    """What one accepted command did to a board, for the answer mails."""
+
+    board: Board
+    position: Position
+    entries: list[MoveRecord]  # the move and every automatic entry after it
+    notes: list[str]  # status notes: "bob has swapped sides.", "alice resigned."
+
+
+def game_of(board: Board) -> Game:
+    return get_game(board.game)
+
+
+def find_board(session: Session, game: Game, number: int, *, for_update: bool = False) -> Board:
+    query = select(Board).where(Board.game == game.name, Board.number == number)
+    if for_update and session.bind is not None and session.bind.dialect.name == "postgresql":
+        query = query.with_for_update()
+    board = session.scalar(query)
+    if board is None or board.status is BoardStatus.removed:
+        raise BoardError(f"there is no {game.display_name} board {number}")
+    return board
+
+
+def replay(board: Board, upto: int | None = None) -> Position:
+    """The position after the first ``upto`` plies of the record (all of them by default)."""
+    game = game_of(board)
+    moves = board.moves if upto is None else board.moves[:upto]
+    position = game.new(len(board.seats), board.params)
+    for record in moves:
+        position.play(position.parse_move(record.text))
+    return position
+
+
+def position_of(board: Board) -> Position:
+    """The current position: the cache when it is up to date, else a replay of the record."""
+    game = game_of(board)
+    if board.position_cache and board.cache_ply == len(board.moves):
+        return game.position_class.deserialize(board.position_cache)
+    position = replay(board)
+    _store_cache(board, position)
+    return position
+
+
+def _store_cache(board: Board, position: Position) -> None:
+    board.position_cache = position.serialize()
+    board.cache_ply = position.ply
+
+
+def next_number(session: Session, game: Game) -> int:
+    highest = session.scalar(select(func.max(Board.number)).where(Board.game == game.name))
+    return FIRST_BOARD_NUMBER if highest is None else highest + 1
+
+
+def create_board(
+    session: Session,
+    game: Game,
+    users: list[User],
+    params: dict[str, bool | int],
+    options: dict[str, object],
+    now: datetime,
+) -> tuple[Board, Position]:
+    position = game.new(len(users), params)
+    board = Board(
+        game=game.name,
+        number=next_number(session, game),
+        params=position.params,
+        options=options,
+        status=BoardStatus.active,
+        created=now,
+        last_move_at=now,
+        seats=[Seat(index=i, user=u) for i, u in enumerate(users)],
+    )
+    _store_cache(board, position)
+    session.add(board)
+    session.flush()
+    return board, position
+
+
+def seat_user(board: Board, seat: int) -> User:
+    return board.seats[seat].user
+
+
+def user_to_move(board: Board, position: Position) -> User | None:
+    """The user who must act now (the partner, when a partnership seat was absorbed)."""
+    seat = position.to_move
+    if seat is None or board.status is not BoardStatus.active:
+        return None
+    return seat_user(board, position.controller(seat))
+
+
+def seats_of(board: Board, user: User) -> list[int]:
+    return [s.index for s in board.seats if s.user_id == user.id]
+
+
+def _record(
+    board: Board,
+    position: Position,
+    move: object,
+    user: User | None,
+    *,
+    auto: bool,
+    now: datetime,
+    source: str,
+) -> MoveRecord:
+    seat = position.to_move
+    assert seat is not None
+    text = position.format_move(move)
+    entry = MoveRecord(
+        ply=len(board.moves) + 1,
+        seat=seat,
+        user_id=user.id if user else None,
+        text=text,
+        auto=auto,
+        at=now,
+        source=source,
+    )
+    board.moves.append(entry)
+    position.play(move)
+    return entry
+
+
+def play_move(
+    session: Session,
+    board: Board,
+    position: Position,
+    user: User,
+    text: str,
+    *,
+    now: datetime,
+    source: str = "",
+    expected_ply: int | None = None,
+    comment: str = "",
+) -> Played:
+    """Play ``user``'s move ``text`` on ``board``, then the automatic loop; raise on any problem.
+
+    ``expected_ply`` is the ``#N`` guard: the move must be move number N (plies from 1).
+    """
+    if board.status is not BoardStatus.active:
+        raise BoardError(f"{game_of(board).display_name} board {board.number} is over")
+    if expected_ply is not None and expected_ply != len(board.moves) + 1:
+        raise BoardError(
+            f"this would be move {len(board.moves) + 1}, not move {expected_ply}: "
+            "the board has changed since your mail was written"
+        )
+    mover = user_to_move(board, position)
+    if mover is None or mover.id != user.id:
+        if not seats_of(board, user):
+            raise BoardError(f"{user.userid} does not play on board {board.number}")
+        who = mover.userid if mover else "nobody"
+        raise BoardError(f"it is not your turn: it is {who}'s turn")
+    move = position.parse_move(text)  # MoveError propagates with its message for the player
+    notes: list[str] = []
+    entries = [_record(board, position, move, user, auto=False, now=now, source=source)]
+    if move == RESIGN:
+        notes.append(f"{user.userid} resigned.")
+    if position.swapped and entries[0].text == "swap":
+        _exchange_seats(board)
+        notes.append(f"{user.userid} has swapped sides.")
+    if comment.strip():
+        board.comments.append(
+            Comment(ply=len(board.moves), user=user, text=comment.strip(), at=now)
+        )
+    entries += run_automatic(board, position, now=now, notes=notes)
+    board.last_move_at = now
+    _close_if_over(board, position, now)
+    _close_proposals(session, board)
+    _store_cache(board, position)
+    return Played(board, position, entries, notes)
+
+
+def _exchange_seats(board: Board) -> None:
+    first, second = board.seats[0], board.seats[1]
+    first.user, second.user = second.user, first.user
+    first.queued_move, second.queued_move = second.queued_move, first.queued_move
+    first.queued_resign, second.queued_resign = second.queued_resign, first.queued_resign
+
+
+def run_automatic(
+    board: Board, position: Position, *, now: datetime, notes: list[str]
+) -> list[MoveRecord]:
+    """The classic loop after a move: queued resign, queued move, forced pass, until a human acts."""
+    entries: list[MoveRecord] = []
+    while position.to_move is not None:
+        seat = board.seats[position.controller(position.to_move)]
+        if seat.queued_resign:
+            seat.queued_resign = False
+            notes.append(f"{seat.user.userid} resigned.")
+            entries.append(
+                _record(board, position, RESIGN, seat.user, auto=True, now=now, source="queued")
+            )
+            continue
+        if seat.queued_move:
+            text, seat.queued_move = seat.queued_move, None
+            try:
+                move = position.parse_move(text)
+            except MoveError as exc:
+                notes.append(f"The queued move {text} of {seat.user.userid} was not legal ({exc}).")
+            else:
+                entries.append(
+                    _record(board, position, move, seat.user, auto=True, now=now, source="queued")
+                )
+                continue
+        moves = position.legal_moves()
+        first = next(moves, None)
+        if first == PASS and next(moves, None) is None:
+            entries.append(
+                _record(board, position, PASS, seat.user, auto=True, now=now, source="forced")
+            )
+            continue
+        break
+    return entries
+
+
+def _close_if_over(board: Board, position: Position, now: datetime) -> None:
+    outcome = position.outcome()
+    if outcome is None:
+        return
+    board.status = BoardStatus.finished
+    board.finished_at = now
+    board.winners = list(outcome.winners)
+    board.result = outcome.reason
+
+
+def _close_proposals(session: Session, board: Board) -> None:
+    for proposal in open_proposals(session, board):
+        proposal.open = False
+
+
+def open_proposals(session: Session, board: Board) -> list[Proposal]:
+    return list(
+        session.scalars(
+            select(Proposal).where(Proposal.board_id == board.id, Proposal.open.is_(True))
+        )
+    )
+
+
+def queue_resign(board: Board, user: User) -> None:
+    for seat in board.seats:
+        if seat.user_id == user.id:
+            seat.queued_resign = True
+
+
+def has_moved(board: Board, seat: int) -> bool:
+    return any(m.seat == seat and not m.auto for m in board.moves)
+
+
+def decline(
+    session: Session, board: Board, user: User, now: datetime
+) -> tuple[str, Position | None]:
+    """``user`` leaves during the first round: restart with the others, or remove the board.
+
+    Returns a note and the new position (None when the board was removed).
+    """
+    game = game_of(board)
+    leaving = [s for s in board.seats if s.user_id == user.id]
+    remaining = [s.user for s in board.seats if s.user_id != user.id]
+    for seat in leaving:
+        board.seats.remove(seat)
+    session.flush()
+    board.moves.clear()
+    board.comments.clear()
+    _close_proposals(session, board)
+    board.last_move_at = now
+    try:
+        game.check_players(len(remaining), board.params)
+    except ValueError:
+        board.status = BoardStatus.removed
+        board.finished_at = now
+        board.position_cache = None
+        return f"{user.userid} declined the game; too few players remain, so it is removed.", None
+    for index, seat in enumerate(board.seats):
+        seat.index = index
+        seat.queued_move = None
+        seat.queued_resign = False
+    position = game.new(len(remaining), board.params)
+    _store_cache(board, position)
+    return f"{user.userid} declined the game; it restarts with the remaining players.", position
+
+
+def vote(
+    session: Session, board: Board, position: Position, user: User, word: str, now: datetime
+) -> tuple[str, Position]:
+    """Handle ``propose`` (draw), ``undo``, ``accept`` and ``reject``; returns a status note.
+
+    A proposal passes when every player still in the game has accepted it.
+    """
+    if board.status is not BoardStatus.active:
+        raise BoardError("the game is over")
+    seats = seats_of(board, user)
+    live = {position.controller(s) for s in position.live_seats() if s not in position.resigned}
+    voters = {board.seats[s].user_id for s in live}
+    current = open_proposals(session, board)
+    if word in ("propose", "undo"):
+        kind = "draw" if word == "propose" else "undo"
+        if word == "undo" and not any(not m.auto for m in board.moves):
+            raise BoardError("there is no move to take back")
+        for old in current:
+            old.open = False
+        proposal = Proposal(
+            board_id=board.id,
+            kind=kind,
+            ply=len(board.moves),
+            accepted_seats=seats,
+            open=True,
+            at=now,
+        )
+        session.add(proposal)
+        note = f"{user.userid} proposes {'a draw' if kind == 'draw' else 'to take back the last move'}."
+    else:
+        if not current:
+            raise BoardError("there is no open proposal to accept or reject")
+        proposal = current[0]
+        if word == "reject":
+            proposal.open = False
+            return f"{user.userid} rejects the {proposal.kind} proposal.", position
+        proposal.accepted_seats = sorted(set(proposal.accepted_seats) | set(seats))
+        note = f"{user.userid} accepts the {proposal.kind} proposal."
+    accepted = {board.seats[s].user_id for s in proposal.accepted_seats if s < len(board.seats)}
+    if voters <= accepted:
+        proposal.open = False
+        if proposal.kind == "draw":
+            board.status = BoardStatus.finished
+            board.finished_at = now
+            board.winners = []
+            board.result = "draw agreed"
+            note += " The game is drawn by agreement."
+        else:
+            position = take_back(board)
+            note += " The last move is taken back."
+        board.last_move_at = now
+    return note, position
+
+
+def take_back(board: Board) -> Position:
+    """Remove the last move made by a player and the automatic entries after it."""
+    while board.moves:
+        last = board.moves.pop()
+        if last.text == "swap":
+            _exchange_seats(board)
+        if not last.auto:
+            break
+    position = replay(board)
+    _store_cache(board, position)
+    return position

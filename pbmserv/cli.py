@@ -1,0 +1,164 @@
+"""The shell: ``pbmserv ...`` and the per-game scripts ``ploy``, ``pylon``, ``plotto``, ``polis``.
+
+Player commands run through the same dispatcher as mail (:mod:`pbmserv.commands`); the shell
+adds the operator's commands (``db``, ``serve``, ``mail``, ``status``), which mail never reaches.
+Global options come first: ``pbmserv [--config FILE] [--data-dir DIR] COMMAND ...``.
+Exit status: 0 done, 1 refused by the rules or authentication, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+from sqlalchemy.orm import Session
+
+from pbmserv.config import Settings, load_settings
+from pbmserv.dispatch import USAGE, Request, answer, run
+
+
+class LazySessions:
+    """A session factory that opens (and migrates) the database only when first used."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._factory: Any = None
+
+    def __call__(self) -> Session:
+        if self._factory is None:
+            from pbmserv.store.db import session_factory
+
+            self._factory = session_factory(self.settings.url)
+        return self._factory()
+
+
+def shell_request(settings: Settings) -> Request:
+    def prompt(text: str) -> str:
+        if not sys.stdin.isatty():
+            raise click.UsageError(f"{text.lower()} is missing (give it, or set PBMSERV_PASSWORD)")
+        return click.prompt(text, hide_input=True, err=True)
+
+    return Request(
+        settings=settings,
+        sessions=LazySessions(settings),  # type: ignore[arg-type]
+        channel="shell",
+        source="shell",
+        env_password=os.environ.get("PBMSERV_PASSWORD"),
+        prompt=prompt,
+    )
+
+
+# ----------------------------------------------------------------------------- operator commands
+
+
+@click.group("db", help="Database administration.")
+def db_group() -> None:
+    pass
+
+
+@db_group.command("upgrade", help="Migrate the database to the newest schema.")
+@click.argument("revision", default="head")
+@click.pass_context
+def db_upgrade(ctx: click.Context, revision: str) -> None:
+    from pbmserv.store.db import make_engine
+    from pbmserv.store.migrate import upgrade
+
+    settings = ctx.find_root().obj.settings
+    upgrade(make_engine(settings.url), revision)
+    answer(ctx, "pbmserv db", f"Database {settings.url} is at {revision}.\n")
+
+
+@db_group.command("downgrade", help="Migrate the database down to REVISION ('base': empty).")
+@click.argument("revision")
+@click.pass_context
+def db_downgrade(ctx: click.Context, revision: str) -> None:
+    from pbmserv.store.db import make_engine
+    from pbmserv.store.migrate import downgrade
+
+    settings = ctx.find_root().obj.settings
+    downgrade(make_engine(settings.url), revision)
+    answer(ctx, "pbmserv db", f"Database {settings.url} is at {revision}.\n")
+
+
+OPERATOR_COMMANDS: list[click.Command] = [db_group]
+
+
+def build_cli() -> click.Group:
+    from pbmserv.commands import build_commands
+
+    group = build_commands()
+    group.help = (
+        "pbmserv: play-by-email game server.\n\n"
+        "Global options (before the command): --config FILE, --data-dir DIR.\n"
+        "Exit status: 0 done, 1 refused, 2 usage error."
+    )
+    for command in OPERATOR_COMMANDS:
+        group.add_command(command)
+    return group
+
+
+# ----------------------------------------------------------------------------- entry points
+
+
+def _global_options(argv: list[str]) -> tuple[dict[str, str], list[str]]:
+    options: dict[str, str] = {}
+    while argv and argv[0].startswith("--") and argv[0].split("=")[0] in ("--config", "--data-dir"):
+        key, sep, value = argv.pop(0).partition("=")
+        if not sep:
+            if not argv:
+                raise click.UsageError(f"{key} needs a value")
+            value = argv.pop(0)
+        options[key[2:]] = value
+    return options, argv
+
+
+def main(argv: Sequence[str] | None = None, prog_name: str = "pbmserv") -> int:
+    """Run one command line from the shell; print the answer; return the exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        options, args = _global_options(args)
+    except click.UsageError as exc:
+        click.echo(f"Error: {exc.format_message()}", err=True)
+        return USAGE
+    settings = load_settings(
+        options.get("config"), data_dir=Path(options["data-dir"]) if "data-dir" in options else None
+    )
+    req = shell_request(settings)
+    answers = run(build_cli(), args, req, prog_name=prog_name)
+    status = max(a.status for a in answers)
+    for item in answers:
+        stream = sys.stderr if item.status else sys.stdout
+        stream.write(item.body if item.body.endswith("\n") else item.body + "\n")
+    return status
+
+
+def _game_main(name: str) -> None:
+    sys.exit(main([name, *sys.argv[1:]], prog_name=name))
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+def ploy_main() -> None:
+    _game_main("ploy")
+
+
+def pylon_main() -> None:
+    _game_main("pylon")
+
+
+def plotto_main() -> None:
+    _game_main("plotto")
+
+
+def polis_main() -> None:
+    _game_main("polis")
+
+
+if __name__ == "__main__":
+    entry()

@@ -1,0 +1,107 @@
+"""Settings: defaults, then a TOML file (``--config`` or ``PBMSERV_CONFIG``), then environment.
+
+Every setting is listed in ``deploy/pbmserv.toml.example`` with its default.  There is no global
+settings object: the CLI loads one :class:`Settings` and passes it down.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Settings:
+    data_dir: Path = Path("data")
+    database_url: str = ""  # empty: sqlite file <data_dir>/pbmserv.sqlite3
+    server_name: str = "pbmserv"
+    server_address: str = "pbmserv@localhost"  # From: of every mail we send
+    mail_domain: str = "localhost"
+    # SMTP/LMTP listener
+    listen_host: str = "127.0.0.1"
+    listen_port: int = 2525
+    lmtp: bool = False
+    accept_recipients: list[str] = field(default_factory=lambda: ["pbmserv@localhost"])
+    max_message_bytes: int = 1_000_000
+    max_recipients: int = 20
+    smtp_timeout: int = 300
+    max_commands_per_mail: int = 10
+    max_answers_per_day: int = 50
+    # outbound delivery: "maildir" (default) or "smtp"
+    outbox: str = "maildir"
+    maildir: Path = Path("")  # empty: <data_dir>/Maildir
+    relay_host: str = "127.0.0.1"
+    relay_port: int = 25
+    relay_starttls: bool = False
+    relay_username: str = ""
+    relay_password: str = ""
+    # accounts
+    admins: list[str] = field(default_factory=list)
+    argon2_time_cost: int = 2
+    argon2_memory_kib: int = 19456
+    auth_slowdown_after: int = 3  # failures before answers are slowed down
+    auth_lockout_after: int = 8  # failures before the key is refused for a while
+    auth_window_minutes: int = 15
+    auth_lockout_minutes: int = 60
+    # clocks
+    nag_days: float = 7.0
+    forfeit_days: float = 21.0
+
+    @property
+    def url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'pbmserv.sqlite3').resolve()}"
+
+    @property
+    def maildir_path(self) -> Path:
+        return self.maildir if str(self.maildir) not in ("", ".") else self.data_dir / "Maildir"
+
+
+_ENV = {
+    "PBMSERV_DATA_DIR": "data_dir",
+    "PBMSERV_DATABASE_URL": "database_url",
+    "PBMSERV_LISTEN_PORT": "listen_port",
+    "PBMSERV_ADMINS": "admins",
+}
+
+
+def _coerce(name: str, value: Any) -> Any:
+    kind = {f.name: f.type for f in fields(Settings)}[name]
+    if kind == "Path":
+        return Path(value)
+    if kind == "int":
+        return int(value)
+    if kind == "float":
+        return float(value)
+    if kind == "bool":
+        return value if isinstance(value, bool) else str(value).lower() in ("1", "true", "yes")
+    if kind == "list[str]":
+        return list(value) if isinstance(value, list) else [v for v in str(value).split(",") if v]
+    return value
+
+
+def load_settings(path: str | os.PathLike[str] | None = None, **overrides: Any) -> Settings:
+    """Build the settings from defaults, the config file, the environment and ``overrides``."""
+    settings = Settings()
+    known = {f.name for f in fields(Settings)}
+    path = path or os.environ.get("PBMSERV_CONFIG")
+    if path:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+        data = data.get("pbmserv", data)
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown settings in {path}: {', '.join(sorted(unknown))}")
+        for key, value in data.items():
+            setattr(settings, key, _coerce(key, value))
+    for env, key in _ENV.items():
+        if os.environ.get(env):
+            setattr(settings, key, _coerce(key, os.environ[env]))
+    for key, value in overrides.items():
+        if value is not None:
+            setattr(settings, key, _coerce(key, value))
+    return settings

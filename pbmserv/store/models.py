@@ -1,0 +1,253 @@
+"""The SQL schema as SQLAlchemy 2 models.  The database itself is built only by the Alembic
+migrations in ``migrations/``; these classes describe it for queries.
+
+The move record is authoritative: ``Board.position_cache`` is a serialised position at
+``Board.cache_ply`` that spares replaying long games and can always be rebuilt from ``moves``.
+"""
+
+from __future__ import annotations
+
+import enum
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    Enum,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC datetimes on every backend (SQLite stores naive values)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return value
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class BoardStatus(enum.Enum):
+    active = "active"
+    finished = "finished"
+    removed = "removed"  # declined in the first round with too few players left
+
+
+class OutboxStatus(enum.Enum):
+    pending = "pending"
+    sent = "sent"
+    failed = "failed"
+
+
+class InboxStatus(enum.Enum):
+    new = "new"
+    processing = "processing"
+    done = "done"
+    ignored = "ignored"  # automatic mail we never answer
+    shunted = "shunted"  # failed too often; set aside for the operator
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    userid: Mapped[str] = mapped_column(String(32), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    created: Mapped[datetime] = mapped_column(UTCDateTime())
+    accepts_challenges: Mapped[bool] = mapped_column(default=True)
+    addresses: Mapped[list[Address]] = relationship(
+        back_populates="user", cascade="all, delete-orphan", order_by="Address.id"
+    )
+
+
+class Address(Base):
+    __tablename__ = "addresses"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    address: Mapped[str] = mapped_column(String(320), index=True)
+    user: Mapped[User] = relationship(back_populates="addresses")
+
+
+class Board(Base):
+    __tablename__ = "boards"
+    __table_args__ = (UniqueConstraint("game", "number", name="uq_boards_game_number"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game: Mapped[str] = mapped_column(String(32))
+    number: Mapped[int] = mapped_column(Integer)
+    params: Mapped[dict[str, Any]] = mapped_column(JSON)
+    options: Mapped[dict[str, Any]] = mapped_column(JSON)
+    status: Mapped[BoardStatus] = mapped_column(
+        Enum(BoardStatus, name="board_status", native_enum=False, length=16), index=True
+    )
+    created: Mapped[datetime] = mapped_column(UTCDateTime())
+    last_move_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    winners: Mapped[list[int] | None] = mapped_column(JSON, nullable=True)
+    result: Mapped[str | None] = mapped_column(Text, nullable=True)  # "Game won by x." reason
+    position_cache: Mapped[str | None] = mapped_column(Text, nullable=True)
+    cache_ply: Mapped[int] = mapped_column(Integer, default=0)
+    version: Mapped[int] = mapped_column(Integer, default=0)  # bumped by every change
+
+    seats: Mapped[list[Seat]] = relationship(
+        back_populates="board", cascade="all, delete-orphan", order_by="Seat.index"
+    )
+    moves: Mapped[list[MoveRecord]] = relationship(
+        back_populates="board", cascade="all, delete-orphan", order_by="MoveRecord.ply"
+    )
+    comments: Mapped[list[Comment]] = relationship(
+        back_populates="board", cascade="all, delete-orphan", order_by="Comment.id"
+    )
+    __mapper_args__ = {"version_id_col": version}
+
+
+class Seat(Base):
+    __tablename__ = "seats"
+    __table_args__ = (UniqueConstraint("board_id", "index", name="uq_seats_board_index"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    board_id: Mapped[int] = mapped_column(ForeignKey("boards.id", ondelete="CASCADE"), index=True)
+    index: Mapped[int] = mapped_column(Integer)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    queued_resign: Mapped[bool] = mapped_column(default=False)
+    queued_move: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    board: Mapped[Board] = relationship(back_populates="seats")
+    user: Mapped[User] = relationship()
+
+
+class MoveRecord(Base):
+    __tablename__ = "moves"
+    __table_args__ = (UniqueConstraint("board_id", "ply", name="uq_moves_board_ply"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    board_id: Mapped[int] = mapped_column(ForeignKey("boards.id", ondelete="CASCADE"), index=True)
+    ply: Mapped[int] = mapped_column(Integer)  # 1-based
+    seat: Mapped[int] = mapped_column(Integer)
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
+    text: Mapped[str] = mapped_column(String(64))
+    auto: Mapped[bool] = mapped_column(default=False)
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+    source: Mapped[str] = mapped_column(String(255), default="")
+    board: Mapped[Board] = relationship(back_populates="moves")
+
+
+class Comment(Base):
+    __tablename__ = "comments"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    board_id: Mapped[int] = mapped_column(ForeignKey("boards.id", ondelete="CASCADE"), index=True)
+    ply: Mapped[int] = mapped_column(Integer)  # the move it came with (0: before any move)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    text: Mapped[str] = mapped_column(Text)
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+    board: Mapped[Board] = relationship(back_populates="comments")
+    user: Mapped[User] = relationship()
+
+
+class Proposal(Base):
+    """An open draw or undo proposal; it passes when every player still in the game accepts."""
+
+    __tablename__ = "proposals"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    board_id: Mapped[int] = mapped_column(ForeignKey("boards.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(8))  # "draw" | "undo"
+    ply: Mapped[int] = mapped_column(Integer)  # moves on the board when proposed
+    accepted_seats: Mapped[list[int]] = mapped_column(JSON)
+    open: Mapped[bool] = mapped_column(default=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class AuthFailure(Base):
+    """Failed password checks per key ("user:alice", "sender:bob@example.org")."""
+
+    __tablename__ = "auth_failures"
+
+    key: Mapped[str] = mapped_column(String(400), primary_key=True)
+    count: Mapped[int] = mapped_column(Integer, default=0)
+    first_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    last_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class Outbox(Base):
+    __tablename__ = "outbox"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    recipient: Mapped[str] = mapped_column(String(320))
+    subject: Mapped[str] = mapped_column(String(998))
+    body: Mapped[str] = mapped_column(Text)
+    in_reply_to: Mapped[str | None] = mapped_column(String(998), nullable=True)
+    references: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created: Mapped[datetime] = mapped_column(UTCDateTime())
+    status: Mapped[OutboxStatus] = mapped_column(
+        Enum(OutboxStatus, name="outbox_status", native_enum=False, length=16), index=True
+    )
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    message_id: Mapped[str | None] = mapped_column(String(998), nullable=True)
+    inbox_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
+
+
+class Inbox(Base):
+    """Every accepted mail, stored before the listener answers 250."""
+
+    __tablename__ = "inbox"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    dedup_key: Mapped[str] = mapped_column(String(998), unique=True)  # Message-ID or sha256
+    raw: Mapped[bytes] = mapped_column(LargeBinary)
+    mail_from: Mapped[str] = mapped_column(String(320))
+    rcpt_to: Mapped[str] = mapped_column(Text)
+    received: Mapped[datetime] = mapped_column(UTCDateTime())
+    status: Mapped[InboxStatus] = mapped_column(
+        Enum(InboxStatus, name="inbox_status", native_enum=False, length=16), index=True
+    )
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    claimed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    claimed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    processed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class AnswerCount(Base):
+    """Automatic answers sent per sender per day (a cap stops mail loops)."""
+
+    __tablename__ = "answer_counts"
+
+    sender: Mapped[str] = mapped_column(String(320), primary_key=True)
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)  # YYYY-MM-DD
+    count: Mapped[int] = mapped_column(Integer, default=0)

@@ -1,0 +1,147 @@
+"""Mail texts: the board mail of the pbmserv layout, game lists and plain answers.
+
+Third-party tools parse these mails, so the layout is kept stable: heading, status notes, whose
+turn, the move list in columns (one per seat), the board, players, the comment, the clock block.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from pbmserv.games.base import Position, SeatInfo
+from pbmserv.render import render, render_board
+from pbmserv.store.models import Board, BoardStatus, MoveRecord
+
+MOVE_MAIL_ROUNDS = 4
+COLUMN_WIDTH = 14
+
+
+@dataclass
+class Mail:
+    """One mail to one address (the channel adds From, Message-ID and threading)."""
+
+    to: str
+    subject: str
+    body: str
+
+
+def game_name(board: Board) -> str:
+    from pbmserv.boards import game_of
+
+    return game_of(board).display_name
+
+
+def turn_line(board: Board, position: Position) -> str:
+    if board.status is BoardStatus.removed:
+        return "The game was removed."
+    if board.status is BoardStatus.finished:
+        winners = board.winners or []
+        if not winners:
+            return "Game was a tie." + (f" ({board.result})" if board.result else "")
+        names = " and ".join(board.seats[w].user.userid for w in winners)
+        return f"Game won by {names}." + (f" ({board.result})" if board.result else "")
+    from pbmserv.boards import user_to_move
+
+    user = user_to_move(board, position)
+    return f"It is {user.userid}'s turn." if user else ""
+
+
+def subject_user(board: Board, position: Position) -> str:
+    """The userid at the end of a board subject: the player to move, empty once over."""
+    from pbmserv.boards import user_to_move
+
+    user = user_to_move(board, position)
+    return user.userid if user else ""
+
+
+def board_subject(board: Board, position: Position, *, new: bool = False) -> str:
+    subject = f"{'New ' if new else ''}{game_name(board)} Board {board.number} {subject_user(board, position)}"
+    return subject.rstrip()
+
+
+def move_rows(moves: list[MoveRecord], seats: int) -> list[list[str]]:
+    """The record as rows of one cell per seat; a new row starts when the seat order wraps.
+
+    A seat passed over inside a row (eliminated, resigned, or the seat that swapped) shows
+    ``--``; the cells after the newest entry are left blank (their turn is still to come).
+    """
+    rows: list[list[str | None]] = []
+    last = seats
+    for entry in moves:
+        if entry.seat <= last:
+            rows.append([None] * seats)
+        rows[-1][entry.seat] = entry.text + (" (Auto)" if entry.auto else "")
+        last = entry.seat
+    out = [[cell if cell is not None else "--" for cell in row] for row in rows]
+    if out:
+        for i in range(last + 1, seats):
+            out[-1][i] = ""
+    return out
+
+
+def move_list(board: Board, position: Position, rounds: int | None) -> list[str]:
+    seats = len(board.seats)
+    infos = position.seats()
+    width = max([COLUMN_WIDTH] + [len(m.text) + (7 if m.auto else 0) + 2 for m in board.moves])
+    header = "     " + "".join(
+        f"{(s.user.userid + ' (' + infos[s.index].label + ')')[: width - 1]:<{width}}"
+        for s in board.seats
+    )
+    rows = move_rows(list(board.moves), seats)
+    start = 0 if rounds is None else max(0, len(rows) - rounds)
+    lines = [header.rstrip()]
+    for number, row in enumerate(rows[start:], start=start + 1):
+        lines.append((f"{number:3d}. " + "".join(f"{c:<{width}}" for c in row)).rstrip())
+    return lines
+
+
+def _player_line(info: SeatInfo, userid: str) -> str:
+    label = info.symbol if info.label == info.symbol else f"{info.symbol} ({info.label})"
+    line = f"{label:<12} {userid}"
+    if info.note:
+        line += f"  ({info.note})"
+    elif not info.in_play:
+        line += "  (out)"
+    return line
+
+
+def clock_lines(board: Board) -> list[str]:
+    def fmt(t: datetime) -> str:
+        return t.strftime("%Y-%m-%d %H:%M UTC")
+
+    lines = [f"Started:   {fmt(board.created)}", f"Last move: {fmt(board.last_move_at)}"]
+    if board.finished_at:
+        lines.append(f"Finished:  {fmt(board.finished_at)}")
+    return lines
+
+
+def board_mail_body(
+    board: Board,
+    position: Position,
+    *,
+    notes: list[str] = (),  # type: ignore[assignment]
+    all_moves: bool = False,
+    comment_ply: int | None = None,
+    at_ply: int | None = None,
+) -> str:
+    """The full board mail of the pbmserv layout."""
+    from pbmserv.boards import game_of
+
+    game = game_of(board)
+    comments = [c for c in board.comments if comment_ply is not None and c.ply == comment_ply]
+    params = " ".join(game.format_params(board.params))
+    options = " ".join(f"--{k}={v}" for k, v in sorted(board.options.items()))
+    return render(
+        "mail/board.txt.j2",
+        game=game.display_name,
+        number=board.number,
+        heading_suffix=f" ({' '.join(x for x in (params, options) if x)})" if params or options else "",
+        notes=list(notes),
+        turn=turn_line(board, position) if at_ply is None else f"Position after move {at_ply}.",
+        moves=move_list(board, position, None if all_moves else MOVE_MAIL_ROUNDS),
+        board=render_board(position),
+        players=[_player_line(info, board.seats[i].user.userid) for i, info in enumerate(position.seats())],
+        comments=[(c.user.userid, c.text) for c in comments],
+        clock=clock_lines(board),
+    )
