@@ -14,9 +14,15 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# The store tests run on SQLite always, and again on PostgreSQL when
+# PBMSERV_TEST_DATABASE_URL names one (.ci/run sets it when the local server answers).
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	env -u PBMSERV_TEST_DATABASE_URL $(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	@if [ -n "$$PBMSERV_TEST_DATABASE_URL" ]; then \
+		echo "== store tests again on $$PBMSERV_TEST_DATABASE_URL"; \
+		$(BIN)/python -m pytest -q -m store $(PYTEST_ARGS); \
+	else echo "== PBMSERV_TEST_DATABASE_URL not set: store tests ran on SQLite only"; fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

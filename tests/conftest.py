@@ -124,3 +124,11 @@ class Shell:
 @pytest.fixture
 def shell(settings, sessions, clock) -> Shell:
     return Shell(settings, sessions, clock)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that touch the store are marked ``store``: `make test` runs them again on
+    PostgreSQL when PBMSERV_TEST_DATABASE_URL is set."""
+    for item in items:
+        if "database_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.store)

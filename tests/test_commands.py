@@ -1,0 +1,326 @@
+"""The dispatcher's commands and error paths, on the test game Nim over a real store."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from pbmserv import boards
+from pbmserv.store.models import Board, MoveRecord, Outbox
+
+
+def records(shell, number=101):
+    with shell.sessions() as s:
+        board = s.scalar(select(Board).where(Board.game == "nim", Board.number == number))
+        return [(m.seat, m.text, m.auto) for m in board.moves]
+
+
+def board_row(shell, number=101):
+    with shell.sessions() as s:
+        board = s.scalar(select(Board).where(Board.game == "nim", Board.number == number))
+        return board.status.value, board.winners, [seat.user.userid for seat in board.seats]
+
+
+# ----------------------------------------------------------------------------- accounts
+
+
+def test_signup_rules(shell):
+    assert shell("signup alice secret alice@example.org").status == 0
+    taken = shell("signup Alice other alice2@example.org")
+    assert taken.status == 1 and "taken" in taken.body
+    assert "not a valid userid" in shell("signup 9lives secret x@example.org").body
+    assert "at least" in shell("signup carol abc carol@example.org").body
+    assert "not a mail address" in shell("signup carol secret nowhere").body
+    by_mail = shell("signup dave secret", channel="mail", sender="Dave@Example.org")
+    assert by_mail.status == 0 and "dave@example.org" in by_mail.body
+    assert "secret" not in by_mail.body
+
+
+def test_change_password_and_address(shell):
+    shell.signup("alice")
+    wrong = shell("change password alice nope newpass")
+    assert wrong.status == 1 and "wrong password" in wrong.body
+    shell.ok("change password alice pw-alice newpass")
+    assert shell("nim challenge alice alice").status == 1  # (sanity: a player twice is refused)
+    assert shell("change address alice pw-alice a@example.org").status == 1
+    shell.ok("change address alice newpass a@example.org b@example.org")
+    shell.signup("bob")
+    shell.ok("nim challenge alice bob")
+    recipients = {m.recipient for m in shell.outbox()}
+    assert {"a@example.org", "b@example.org", "bob@example.org"} <= recipients
+
+
+def test_passwords_are_case_sensitive(shell):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    assert shell("nim move 101 alice PW-ALICE 1").status == 1
+    assert records(shell) == []
+
+
+def test_signoff(shell):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob -pile=1")
+    refused = shell("signoff bob pw-bob")
+    assert refused.status == 1 and "Nim 101" in refused.body
+    shell.ok("nim move 101 alice pw-alice 1")
+    shell.ok("signoff bob pw-bob")
+    assert shell("nim challenge alice bob").status == 1
+    assert shell("signup bob again bob@example.org").status == 1  # the userid stays reserved
+
+
+def test_repeated_failures_are_slowed_then_refused(shell, clock):
+    shell.signup("alice")
+    for _ in range(3):
+        assert "wrong password" in shell("change password alice bad newpass").body
+    slowed = shell("change password alice bad newpass")
+    assert "try again in" in slowed.body
+    assert "try again in" in shell("change password alice pw-alice newpass").body  # even right
+    for _ in range(5):
+        clock.advance(minutes=10)
+        shell("change password alice bad newpass")
+    locked = shell("change password alice pw-alice newpass")
+    assert "refused until" in locked.body
+    clock.advance(minutes=61)
+    shell.ok("change password alice pw-alice newpass")
+
+
+def test_failures_from_one_sender_count_across_userids(shell):
+    shell.signup("alice", "bob")
+    for userid in ("alice", "bob", "alice"):
+        shell(f"change password {userid} bad newpass1", channel="mail", sender="evil@example.org")
+    again = shell("change password bob pw-bob newpass1", channel="mail", sender="evil@example.org")
+    assert "try again in" in again.body
+    shell.ok("change password bob pw-bob newpass1", channel="mail", sender="bob@example.org")
+
+
+# ----------------------------------------------------------------------------- challenge
+
+
+def test_invalid_challenge_lists_every_reason(shell):
+    shell.signup("alice")
+    result = shell("nim challenge alice zed -size=3 --nagtime=x --bogus")
+    assert result.status == 1
+    for reason in ("Invalid challenge", "no player 'zed'", "unknown nim parameter '-size=3'",
+                   "-pile=N", "--nagtime needs a number", "unknown option '--bogus'"):
+        assert reason in result.body, reason
+    assert shell.outbox() == []
+
+
+def test_challenge_sends_new_board_mails(shell):
+    shell.signup("alice", "bob", "carol")
+    result = shell.ok("nim challenge alice bob carol -pile=20 --nagtime=3", channel="mail",
+                      sender="carol@example.org")
+    assert result.subject == "New Nim Board 101 alice"
+    assert "(-pile=20 --nagtime=3.0)" in result.body
+    mails = shell.outbox()
+    assert sorted(m.recipient for m in mails) == ["alice@example.org", "bob@example.org"]
+    assert all(m.subject == "New Nim Board 101 alice" for m in mails)
+    shell.ok("nim chall bob alice")
+    assert shell.ok("nim games").body.count("to move") == 2
+
+
+def test_mail_challenge_must_come_from_a_player(shell):
+    shell.signup("alice", "bob")
+    result = shell("nim challenge alice bob", channel="mail", sender="mallory@example.org")
+    assert result.status == 1 and "registered to one of the players" in result.body
+
+
+# ----------------------------------------------------------------------------- moves
+
+
+def test_move_errors_change_nothing(shell):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    cases = {
+        "nim move 101 alice wrong 1": "wrong password",
+        "nim move 101 bob pw-bob 1": "not your turn: it is alice's turn",
+        "nim move 101 alice pw-alice 4": "you may take 1 to 3 stones, not 4",
+        "nim move 101 alice pw-alice x": "not a number of stones",
+        "nim move 102 alice pw-alice 1": "no Nim board 102",
+        "nim move 101 alice pw-alice 1#2": "would be move 1, not move 2",
+        "nim move 101 alice pw-alice pass": "may not pass",
+        "nim move 101 alice pw-alice swap": "not started with -swap",
+        "nim move 101 alice pw-alice accept": "no open proposal",
+    }
+    before = len(shell.outbox())
+    for line, message in cases.items():
+        result = shell(line)
+        assert result.status == 1, line
+        assert message in result.body, (line, result.body)
+        assert "pw-alice" not in result.body
+    assert records(shell) == []
+    assert len(shell.outbox()) == before
+    illegal = shell("nim move 101 alice pw-alice 4")
+    assert illegal.subject == "Nim Board 101 Error"
+    assert "Pile: 15" in illegal.body
+
+
+def test_usage_errors_have_status_2(shell):
+    assert shell("nim move").status == 2
+    assert shell("nosuchgame challenge a b").status == 2
+    assert shell("nim frobnicate").status == 2
+    assert shell("nim move abc alice pw 1").status == 2
+
+
+def test_move_number_guard_and_notifications(shell):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    first = len(shell.outbox())
+    result = shell.ok("nim move 101 alice pw-alice 2#1", comment="Good luck!")
+    assert result.subject == "Nim Board 101 bob"
+    assert "alice writes:" in result.body and "Good luck!" in result.body
+    mails = shell.outbox()[first:]
+    assert [m.recipient for m in mails] == ["bob@example.org"]
+    assert mails[0].body == result.body
+    replay = shell("nim move 101 alice pw-alice 2#1")  # the same mail again
+    assert replay.status == 1 and "would be move 2, not move 1" in replay.body
+    assert "not your turn" in shell("nim move 101 alice pw-alice 2").body
+    stale = shell("nim board 101 bob pw-bob 1#1")
+    assert "would be move 2, not move 1" in stale.body
+    shell.ok("nim board 101 bob pw-bob 1#2")
+    assert records(shell) == [(0, "2", False), (1, "1", False)]
+
+
+def test_whole_game_to_the_end(shell):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob -pile=4")
+    shell.ok("nim move 101 alice pw-alice 1")
+    end = shell.ok("nim move 101 bob pw-bob 3")
+    assert end.subject == "Nim Board 101"
+    assert "Game won by bob. (took the last stone)" in end.body
+    assert board_row(shell)[:2] == ("finished", [1])
+    assert "is over" in shell("nim move 101 alice pw-alice 1").body
+    assert "won by bob" in shell.ok("nim history").body
+    assert "No Nim boards match" in shell.ok("nim games alice active").body
+
+
+def test_swap_exchanges_seats_and_is_recorded(shell):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob -swap")
+    shell.ok("nim move 101 alice pw-alice 2")
+    swapped = shell.ok("nim swap 101 bob pw-bob")
+    assert "bob has swapped sides." in swapped.body
+    assert swapped.subject == "Nim Board 101 alice"  # the first player moves next
+    assert board_row(shell)[2] == ["bob", "alice"]
+    assert records(shell) == [(0, "2", False), (1, "swap", False)]
+    assert "swap" in shell("nim swap 101 alice pw-alice").body
+    shell.ok("nim move 101 alice pw-alice 1")
+    assert records(shell)[-1] == (1, "1", False)
+
+
+def test_forced_pass_is_automatic(shell):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob -freeze")
+    result = shell.ok("nim move 101 alice pw-alice 2")  # 13 left: bob must pass
+    assert records(shell) == [(0, "2", False), (1, "pass", True)]
+    assert "pass (Auto)" in result.body
+    assert result.subject == "Nim Board 101 alice"
+
+
+# ----------------------------------------------------------------------------- resign
+
+
+def test_resign_on_turn_and_queued(shell):
+    shell.signup("alice", "bob", "carol")
+    shell.ok("nim challenge alice bob carol -pile=30")
+    shell.ok("nim move 101 alice pw-alice 1")
+    shell.ok("nim move 101 bob pw-bob 1")
+    shell.ok("nim move 101 carol pw-carol 1")
+    queued = shell.ok("nim resign 101 carol pw-carol")
+    assert "queued" in queued.body
+    shell.ok("nim move 101 alice pw-alice 1")
+    result = shell.ok("nim move 101 bob pw-bob 1")
+    assert "carol resigned." in result.body
+    assert records(shell)[-1] == (2, "resign", True)
+    assert result.subject == "Nim Board 101 alice"
+    final = shell.ok("nim resign 101 alice pw-alice")
+    assert "Game won by bob" in final.body
+
+
+def test_decline_restarts_or_removes(shell):
+    shell.signup("alice", "bob", "carol")
+    shell.ok("nim challenge alice bob carol")
+    shell.ok("nim move 101 alice pw-alice 1")
+    declined = shell.ok("nim resign 101 carol pw-carol")
+    assert "declined the game; it restarts" in declined.body
+    assert declined.subject == "New Nim Board 101 alice"
+    assert board_row(shell) == ("active", None, ["alice", "bob"])
+    assert records(shell) == []
+    removed = shell.ok("nim resign 101 bob pw-bob")
+    assert "removed" in removed.body
+    assert "no Nim board 101" in shell("nim show 101").body
+
+
+# ----------------------------------------------------------------------------- votes
+
+
+def test_draw_needs_every_player(shell):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    shell.ok("nim move 101 alice pw-alice propose")
+    assert board_row(shell)[0] == "active"
+    shell.ok("nim move 101 bob pw-bob reject")
+    assert "no open proposal" in shell("nim move 101 bob pw-bob accept").body
+    shell.ok("nim move 101 bob pw-bob propose")
+    done = shell.ok("nim move 101 alice pw-alice accept")
+    assert "drawn by agreement" in done.body
+    assert board_row(shell)[:2] == ("finished", [])
+    assert "Game was a tie." in done.body
+
+
+def test_undo_takes_back_the_last_move(shell):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    shell.ok("nim move 101 alice pw-alice 3")
+    shell.ok("nim move 101 alice pw-alice undo")
+    result = shell.ok("nim move 101 bob pw-bob accept")
+    assert "taken back" in result.body
+    assert records(shell) == []
+    assert result.subject == "Nim Board 101 alice"
+
+
+# ----------------------------------------------------------------------------- show, preview
+
+
+def test_show_games_preview(shell):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    shell.ok("nim move 101 alice pw-alice 3")
+    shell.ok("nim move 101 bob pw-bob 2")
+    assert "Pile: 10" in shell.ok("nim show 101").body
+    at1 = shell.ok("nim show 101#1").body
+    assert "Pile: 12" in at1 and "Position after move 1." in at1
+    assert "Pile: 10" in shell.ok("nim show alice").body
+    assert "Pile: 10" in shell.ok("nim show bob next").body or "No boards" in shell.ok("nim show bob next").body
+    assert "Pile: 10" in shell.ok("nim show alice next").body
+    preview = shell.ok("nim preview 101 3 3")
+    assert "Pile: 4" in preview.body and "Nothing is stored" in preview.body
+    assert "preview stops at '9'" in shell("nim preview 101 9").body
+    assert len(records(shell)) == 2
+    table = shell.ok("nim games").body
+    assert "101" in table and "alice bob" in table and "alice to move" in table
+
+
+def test_help_texts(shell):
+    assert "signup USERID PASSWORD" in shell.ok("help").body
+    assert "nim move BOARD USERID PASSWORD" in shell.ok("nim help").body
+    assert "nim" in shell.ok("list").body
+    assert "Usage" in shell("nim challenge --help").body
+
+
+def test_cache_agrees_with_replay(shell):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob -pile=40")
+    for i in range(8):
+        who = ("alice", "bob")[i % 2]
+        shell.ok(f"nim move 101 {who} pw-{who} {1 + i % 3}")
+        with shell.sessions() as s:
+            board = s.scalar(select(Board).where(Board.number == 101))
+            assert board.cache_ply == len(board.moves)
+            assert boards.position_of(board).serialize() == boards.replay(board).serialize()
+    with shell.sessions() as s, s.begin():
+        board = s.scalar(select(Board).where(Board.number == 101))
+        board.position_cache = None  # lost cache: rebuilt from the record
+        assert boards.position_of(board).serialize() == boards.replay(board).serialize()
+    with shell.sessions() as s:
+        assert s.scalar(select(MoveRecord).where(MoveRecord.ply == 8)).text
+    assert all(isinstance(m, Outbox) for m in shell.outbox())
