@@ -136,12 +136,17 @@ def board_mail_body(
         "mail/board.txt.j2",
         game=game.display_name,
         number=board.number,
-        heading_suffix=f" ({' '.join(x for x in (params, options) if x)})" if params or options else "",
+        heading_suffix=f" ({' '.join(x for x in (params, options) if x)})"
+        if params or options
+        else "",
         notes=list(notes),
         turn=turn_line(board, position) if at_ply is None else f"Position after move {at_ply}.",
         moves=move_list(board, position, None if all_moves else MOVE_MAIL_ROUNDS),
         board=render_board(position),
-        players=[_player_line(info, board.seats[i].user.userid) for i, info in enumerate(position.seats())],
+        players=[
+            _player_line(info, board.seats[i].user.userid)
+            for i, info in enumerate(position.seats())
+        ],
         comments=[(c.user.userid, c.text) for c in comments],
         clock=clock_lines(board),
     )

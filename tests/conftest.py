@@ -93,12 +93,19 @@ class Shell:
     def __init__(self, settings: Settings, sessions, clock: Clock) -> None:
         self.settings, self.sessions, self.clock = settings, sessions, clock
 
-    def __call__(self, line: str, *, channel: str = "shell", sender: str | None = None, comment: str = ""):
+    def __call__(
+        self, line: str, *, channel: str = "shell", sender: str | None = None, comment: str = ""
+    ):
         from pbmserv.commands import build_commands
 
         req = Request(
-            settings=self.settings, sessions=self.sessions, channel=channel, sender=sender,
-            now=self.clock.now, comment=comment, source="test",
+            settings=self.settings,
+            sessions=self.sessions,
+            channel=channel,
+            sender=sender,
+            now=self.clock.now,
+            comment=comment,
+            source="test",
         )
         answers = run(build_commands(), split(line), req)
         return answers[0] if len(answers) == 1 else answers

@@ -34,7 +34,8 @@ class NimPosition(Position):
 
     def seats(self) -> tuple[SeatInfo, ...]:
         return tuple(
-            SeatInfo(str(i + 1), str(i + 1), in_play=i not in self.resigned) for i in range(self.num_seats)
+            SeatInfo(str(i + 1), str(i + 1), in_play=i not in self.resigned)
+            for i in range(self.num_seats)
         )
 
     def _generate(self) -> Iterator[Any]:

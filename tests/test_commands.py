@@ -99,16 +99,25 @@ def test_invalid_challenge_lists_every_reason(shell):
     shell.signup("alice")
     result = shell("nim challenge alice zed -size=3 --nagtime=x --bogus")
     assert result.status == 1
-    for reason in ("Invalid challenge", "no player 'zed'", "unknown nim parameter '-size=3'",
-                   "-pile=N", "--nagtime needs a number", "unknown option '--bogus'"):
+    for reason in (
+        "Invalid challenge",
+        "no player 'zed'",
+        "unknown nim parameter '-size=3'",
+        "-pile=N",
+        "--nagtime needs a number",
+        "unknown option '--bogus'",
+    ):
         assert reason in result.body, reason
     assert shell.outbox() == []
 
 
 def test_challenge_sends_new_board_mails(shell):
     shell.signup("alice", "bob", "carol")
-    result = shell.ok("nim challenge alice bob carol -pile=20 --nagtime=3", channel="mail",
-                      sender="carol@example.org")
+    result = shell.ok(
+        "nim challenge alice bob carol -pile=20 --nagtime=3",
+        channel="mail",
+        sender="carol@example.org",
+    )
     assert result.subject == "New Nim Board 101 alice"
     assert "(-pile=20 --nagtime=3.0)" in result.body
     mails = shell.outbox()
@@ -290,7 +299,10 @@ def test_show_games_preview(shell):
     at1 = shell.ok("nim show 101#1").body
     assert "Pile: 12" in at1 and "Position after move 1." in at1
     assert "Pile: 10" in shell.ok("nim show alice").body
-    assert "Pile: 10" in shell.ok("nim show bob next").body or "No boards" in shell.ok("nim show bob next").body
+    assert (
+        "Pile: 10" in shell.ok("nim show bob next").body
+        or "No boards" in shell.ok("nim show bob next").body
+    )
     assert "Pile: 10" in shell.ok("nim show alice next").body
     preview = shell.ok("nim preview 101 3 3")
     assert "Pile: 4" in preview.body and "Nothing is stored" in preview.body

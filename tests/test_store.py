@@ -11,7 +11,7 @@ from pbmserv.store.models import Base
 
 
 def test_schema_head_constant_matches_alembic():
-    assert db.SCHEMA_HEAD == head_revision()
+    assert head_revision() == db.SCHEMA_HEAD
 
 
 def test_every_migration_walks_down_and_up(database_url):

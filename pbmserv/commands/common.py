@@ -42,15 +42,19 @@ def take_password(req: Request, words: list[str], index: int, userid: str) -> st
 def login(req: Request, userid: str, password: str) -> int:
     """Check a password in a transaction of its own (so failures are counted even when the
     command is refused); returns the user's id."""
+    error: AuthError | None = None
+    user_id = 0
     with req.sessions() as session, session.begin():
         try:
             user = authenticate(
                 session, req.settings, userid, password, sender=req.sender, now=req.now
             )
+            user_id = user.id
         except AuthError as exc:
-            session.commit()
-            raise Refused(str(exc)) from None
-        return user.id
+            error = exc  # leave the block normally so that the failure count is kept
+    if error is not None:
+        raise Refused(str(error))
+    return user_id
 
 
 def parse_board_number(text: str) -> tuple[int, int | None]:

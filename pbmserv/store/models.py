@@ -66,6 +66,7 @@ class BoardStatus(enum.Enum):
 
 class OutboxStatus(enum.Enum):
     pending = "pending"
+    sending = "sending"  # handed to the relay; never sent again automatically
     sent = "sent"
     failed = "failed"
 

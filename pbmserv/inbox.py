@@ -1,0 +1,191 @@
+"""The durable inbox: every accepted mail is a row before the listener answers 250.
+
+A repeated delivery (same Message-ID, or the same bytes when there is none) is acknowledged and
+not stored twice.  Workers claim one message at a time (``FOR UPDATE SKIP LOCKED`` on
+PostgreSQL; on SQLite the immediate write transaction serialises claims).  A claim is a lease:
+a message whose worker died is claimed again once the lease is over, or at once when the dead
+worker was on this host.  A message that keeps failing is set aside ("shunted") for the
+operator after ``MAX_ATTEMPTS`` tries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from email.parser import BytesHeaderParser
+from email.policy import compat32
+
+from sqlalchemy import or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from pbmserv.store.models import Inbox, InboxStatus
+
+MAX_ATTEMPTS = 3
+LEASE = timedelta(minutes=5)
+
+
+def worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def dedup_key(raw: bytes) -> str:
+    """The Message-ID when there is one, else a hash of the bytes."""
+    try:
+        headers = BytesHeaderParser(policy=compat32).parsebytes(raw[:65536], headersonly=True)
+        message_id = (headers.get("Message-ID") or "").strip()
+    except Exception:  # noqa: BLE001 - a header we cannot read is no Message-ID
+        message_id = ""
+    if message_id:
+        return "mid:" + message_id[:900]
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+@dataclass
+class Stored:
+    id: int
+    new: bool  # False when this was a repeated delivery
+
+
+def store(
+    sessions: sessionmaker[Session], raw: bytes, mail_from: str, rcpt_tos: list[str], now: datetime
+) -> Stored:
+    """Write the message durably; return its id and whether it was new."""
+    key = dedup_key(raw)
+    with sessions() as session:
+        try:
+            with session.begin():
+                row = Inbox(
+                    dedup_key=key,
+                    raw=raw,
+                    mail_from=mail_from or "",
+                    rcpt_to="\n".join(rcpt_tos),
+                    received=now,
+                    status=InboxStatus.new,
+                    attempts=0,
+                )
+                session.add(row)
+                session.flush()
+                return Stored(row.id, True)
+        except IntegrityError:
+            pass
+    with sessions() as session:
+        existing = session.scalar(select(Inbox.id).where(Inbox.dedup_key == key))
+        assert existing is not None
+        return Stored(existing, False)
+
+
+def claim(session: Session, now: datetime, me: str | None = None) -> Inbox | None:
+    """Claim the oldest unprocessed message inside the caller's transaction."""
+    me = me or worker_id()
+    query = (
+        select(Inbox)
+        .where(
+            or_(
+                Inbox.status == InboxStatus.new,
+                (Inbox.status == InboxStatus.processing) & (Inbox.claimed_at < now - LEASE),
+            )
+        )
+        .order_by(Inbox.id)
+        .limit(1)
+    )
+    if session.bind is not None and session.bind.dialect.name == "postgresql":
+        query = query.with_for_update(skip_locked=True)
+    row = session.scalar(query)
+    if row is None:
+        return None
+    if row.attempts >= MAX_ATTEMPTS:
+        row.status = InboxStatus.shunted
+        row.last_error = (row.last_error or "") + f"\nset aside after {row.attempts} attempts"
+        session.flush()
+        return claim(session, now, me)
+    row.status = InboxStatus.processing
+    row.claimed_by = me
+    row.claimed_at = now
+    row.attempts += 1
+    session.flush()
+    return row
+
+
+def release_dead_claims(sessions: sessionmaker[Session]) -> int:
+    """Return to the queue the messages claimed by processes of this host that are gone."""
+    host = socket.gethostname()
+    released = 0
+    with sessions() as session, session.begin():
+        rows = session.scalars(
+            select(Inbox).where(
+                Inbox.status == InboxStatus.processing, Inbox.claimed_by.like(f"{host}:%")
+            )
+        ).all()
+        for row in rows:
+            pid = int((row.claimed_by or "0:0").rsplit(":", 1)[1])
+            if pid != os.getpid() and not _alive(pid):
+                row.status = InboxStatus.new
+                row.claimed_by = None
+                released += 1
+    return released
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def record_failure(sessions: sessionmaker[Session], message_id: int, error: str) -> None:
+    """After a failed attempt (its transaction rolled back): back to the queue, or set aside."""
+    with sessions() as session, session.begin():
+        row = session.get(Inbox, message_id)
+        if row is None:
+            return
+        row.last_error = error[-4000:]
+        row.claimed_by = None
+        row.status = InboxStatus.shunted if row.attempts >= MAX_ATTEMPTS else InboxStatus.new
+
+
+def retry(sessions: sessionmaker[Session], message_id: int) -> bool:
+    """Operator: put a set-aside (or any) message back in the queue with fresh attempts."""
+    with sessions() as session, session.begin():
+        result = session.execute(
+            update(Inbox)
+            .where(Inbox.id == message_id)
+            .values(status=InboxStatus.new, attempts=0, claimed_by=None)
+        )
+        return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+class SharedSession:
+    """One session for everything a mail's commands do, so that the whole mail commits at once.
+
+    Commands open ``with sessions() as s, s.begin():`` blocks; here those blocks become
+    savepoints inside the worker's transaction, and closing does nothing.  Either all of a
+    mail's effects, its answers and its "done" mark are committed, or none is.
+    """
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def __call__(self) -> SharedSession:
+        return self
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._session, name)
+
+    def __enter__(self) -> SharedSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def begin(self) -> object:
+        return self._session.begin_nested()
+
+    def close(self) -> None:
+        return None

