@@ -18,7 +18,7 @@ import click
 from sqlalchemy.orm import Session
 
 from pbmserv.config import Settings, load_settings
-from pbmserv.dispatch import USAGE, Request, answer, run
+from pbmserv.dispatch import USAGE, Request, run
 
 
 class LazySessions:
@@ -52,43 +52,9 @@ def shell_request(settings: Settings) -> Request:
     )
 
 
-# ----------------------------------------------------------------------------- operator commands
-
-
-@click.group("db", help="Database administration.")
-def db_group() -> None:
-    pass
-
-
-@db_group.command("upgrade", help="Migrate the database to the newest schema.")
-@click.argument("revision", default="head")
-@click.pass_context
-def db_upgrade(ctx: click.Context, revision: str) -> None:
-    from pbmserv.store.db import make_engine
-    from pbmserv.store.migrate import upgrade
-
-    settings = ctx.find_root().obj.settings
-    upgrade(make_engine(settings.url), revision)
-    answer(ctx, "pbmserv db", f"Database {settings.url} is at {revision}.\n")
-
-
-@db_group.command("downgrade", help="Migrate the database down to REVISION ('base': empty).")
-@click.argument("revision")
-@click.pass_context
-def db_downgrade(ctx: click.Context, revision: str) -> None:
-    from pbmserv.store.db import make_engine
-    from pbmserv.store.migrate import downgrade
-
-    settings = ctx.find_root().obj.settings
-    downgrade(make_engine(settings.url), revision)
-    answer(ctx, "pbmserv db", f"Database {settings.url} is at {revision}.\n")
-
-
-OPERATOR_COMMANDS: list[click.Command] = [db_group]
-
-
 def build_cli() -> click.Group:
     from pbmserv.commands import build_commands
+    from pbmserv.operator import OPERATOR_COMMANDS
 
     group = build_commands()
     group.help = (

@@ -1,0 +1,206 @@
+"""The operator's shell commands: ``db``, ``mail``, ``status`` and ``serve``.
+
+They exist only in the shell (:mod:`pbmserv.cli`); a mail can never reach them.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime
+
+import click
+from sqlalchemy import func, select
+
+from pbmserv.config import Settings
+from pbmserv.dispatch import Refused, answer
+from pbmserv.render import render
+
+
+def _settings(ctx: click.Context) -> Settings:
+    return ctx.find_root().obj.settings
+
+
+def _sessions(ctx: click.Context):  # type: ignore[no-untyped-def]
+    from pbmserv.store.db import session_factory
+
+    return session_factory(_settings(ctx).url)
+
+
+def _text(lines: list[str]) -> str:
+    return render("mail/text.txt.j2", lines=lines)
+
+
+# ----------------------------------------------------------------------------- db
+
+
+@click.group("db", help="Database administration.")
+def db_group() -> None:
+    pass
+
+
+@db_group.command("upgrade", help="Migrate the database to the newest schema (or REVISION).")
+@click.argument("revision", default="head")
+@click.pass_context
+def db_upgrade(ctx: click.Context, revision: str) -> None:
+    from pbmserv.store.db import make_engine
+    from pbmserv.store.migrate import upgrade
+
+    settings = _settings(ctx)
+    upgrade(make_engine(settings.url), revision)
+    answer(ctx, "pbmserv db", f"The database is at {revision}.\n")
+
+
+@db_group.command("downgrade", help="Migrate the database down to REVISION ('base': empty).")
+@click.argument("revision")
+@click.pass_context
+def db_downgrade(ctx: click.Context, revision: str) -> None:
+    from pbmserv.store.db import make_engine
+    from pbmserv.store.migrate import downgrade
+
+    downgrade(make_engine(_settings(ctx).url), revision)
+    answer(ctx, "pbmserv db", f"The database is at {revision}.\n")
+
+
+# ----------------------------------------------------------------------------- mail
+
+
+@click.group("mail", help="The inbox: list, show, retry and inject mails.")
+def mail_group() -> None:
+    pass
+
+
+@mail_group.command("list", help="Mails in the inbox (default: all but the processed ones).")
+@click.option("--all", "show_all", is_flag=True, help="Also list processed and ignored mails.")
+@click.pass_context
+def mail_list(ctx: click.Context, show_all: bool) -> None:
+    from pbmserv.store.models import Inbox, InboxStatus
+
+    with _sessions(ctx)() as session:
+        query = select(Inbox).order_by(Inbox.id)
+        if not show_all:
+            query = query.where(Inbox.status.notin_([InboxStatus.done, InboxStatus.ignored]))
+        rows = session.scalars(query).all()
+        lines = [f"{'id':>6}  {'status':<10} {'tries':>5}  {'received':<16}  from / last error"]
+        for row in rows:
+            error = (row.last_error or "").strip().splitlines()[-1:] or [""]
+            lines.append(
+                f"{row.id:>6}  {row.status.value:<10} {row.attempts:>5}  "
+                f"{row.received:%Y-%m-%d %H:%M}  {row.mail_from or '<>'}  {error[0][:60]}"
+            )
+    if len(lines) == 1:
+        lines = ["The inbox has no mails waiting or set aside."]
+    answer(ctx, "pbmserv mail list", _text(lines))
+
+
+@mail_group.command("show", help="The raw mail ID and its processing record.")
+@click.argument("message_id", type=int)
+@click.pass_context
+def mail_show(ctx: click.Context, message_id: int) -> None:
+    from pbmserv.mail.parse import mask_passwords
+    from pbmserv.store.models import Inbox
+
+    with _sessions(ctx)() as session:
+        row = session.get(Inbox, message_id)
+        if row is None:
+            raise Refused(f"there is no mail {message_id} in the inbox")
+        raw = row.raw.decode("utf-8", "replace")
+        lines = [
+            f"Mail {row.id}: {row.status.value}, {row.attempts} attempts",
+            f"Envelope from: {row.mail_from or '<>'}; to: {row.rcpt_to}",
+            f"Received: {row.received:%Y-%m-%d %H:%M:%S} UTC",
+        ]
+        if row.last_error:
+            lines += ["Last error:", row.last_error.strip()]
+        lines += ["", mask_passwords(raw)]
+    answer(ctx, "pbmserv mail show", _text(lines))
+
+
+@mail_group.command("retry", help="Put mail ID (e.g. one set aside) back in the queue.")
+@click.argument("message_id", type=int)
+@click.pass_context
+def mail_retry(ctx: click.Context, message_id: int) -> None:
+    from pbmserv import inbox
+
+    if not inbox.retry(_sessions(ctx), message_id):
+        raise Refused(f"there is no mail {message_id} in the inbox")
+    answer(ctx, "pbmserv mail retry", f"Mail {message_id} is queued again.\n")
+
+
+@mail_group.command("inject", help="Store a mail from FILE (or stdin) and process the queue.")
+@click.argument("source", type=click.File("rb"), default="-")
+@click.option("--sender", default="", help="The envelope sender (default: from the headers).")
+@click.option("--no-process", is_flag=True, help="Only store it; a running server processes it.")
+@click.pass_context
+def mail_inject(ctx: click.Context, source: click.utils.LazyFile, sender: str, no_process: bool) -> None:
+    from pbmserv import inbox
+    from pbmserv.worker import process_next
+
+    raw = source.read()
+    settings = _settings(ctx)
+    if len(raw) > settings.max_message_bytes:
+        raise Refused(f"the mail is larger than {settings.max_message_bytes} bytes")
+    sessions = _sessions(ctx)
+    stored = inbox.store(sessions, raw, sender, [settings.server_address], datetime.now(UTC))
+    note = f"Mail stored as {stored.id}." if stored.new else f"Mail already stored as {stored.id}."
+    if not no_process:
+        while process_next(sessions, settings, lambda: datetime.now(UTC)) is not None:
+            pass
+        _deliver_now(settings, sessions)
+    answer(ctx, "pbmserv mail inject", note + "\n")
+
+
+def _deliver_now(settings: Settings, sessions) -> None:  # type: ignore[no-untyped-def]
+    from pbmserv.outbound import deliver_pending, make_sink
+
+    deliver_pending(sessions, settings, make_sink(settings), datetime.now(UTC))
+
+
+# ----------------------------------------------------------------------------- status
+
+
+@click.command("status", help="Queue depths, failures and games in progress.")
+@click.pass_context
+def status(ctx: click.Context) -> None:
+    from pbmserv.store.models import Board, BoardStatus, Inbox, InboxStatus, Outbox, OutboxStatus
+
+    with _sessions(ctx)() as session:
+        inbox_counts = dict(session.execute(select(Inbox.status, func.count()).group_by(Inbox.status)).all())
+        outbox_counts = dict(session.execute(select(Outbox.status, func.count()).group_by(Outbox.status)).all())
+        oldest = session.scalar(
+            select(func.min(Inbox.received)).where(Inbox.status.in_([InboxStatus.new, InboxStatus.processing]))
+        )
+        boards = session.execute(
+            select(Board.game, func.count()).where(Board.status == BoardStatus.active).group_by(Board.game)
+        ).all()
+    lines = ["Inbox:"]
+    lines += [f"  {s.value:<10} {inbox_counts.get(s, 0)}" for s in InboxStatus]
+    lines.append(f"  oldest unprocessed: {oldest:%Y-%m-%d %H:%M:%S} UTC" if oldest else "  oldest unprocessed: none")
+    lines.append("Outbox:")
+    lines += [f"  {s.value:<10} {outbox_counts.get(s, 0)}" for s in OutboxStatus]
+    lines.append("Games in progress:")
+    lines += [f"  {game:<10} {count}" for game, count in sorted(boards)] or ["  none"]
+    answer(ctx, "pbmserv status", _text(lines))
+
+
+# ----------------------------------------------------------------------------- serve
+
+
+@click.command("serve", help="Run the SMTP (or LMTP) listener, the worker and the sender.")
+@click.option("--host", default=None, help="Listen address (default from the config).")
+@click.option("--port", type=int, default=None, help="Listen port (default from the config).")
+@click.option("--lmtp", is_flag=True, default=None, help="Speak LMTP (behind Postfix).")
+@click.pass_context
+def serve(ctx: click.Context, host: str | None, port: int | None, lmtp: bool | None) -> None:
+    from pbmserv.server import run_server
+
+    settings = _settings(ctx)
+    if host:
+        settings.listen_host = host
+    if port:
+        settings.listen_port = port
+    if lmtp:
+        settings.lmtp = True
+    run_server(settings, log=lambda text: print(text, file=sys.stderr, flush=True))
+
+
+OPERATOR_COMMANDS: list[click.Command] = [db_group, mail_group, status, serve]
