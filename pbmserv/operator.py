@@ -131,7 +131,9 @@ def mail_retry(ctx: click.Context, message_id: int) -> None:
 @click.option("--sender", default="", help="The envelope sender (default: from the headers).")
 @click.option("--no-process", is_flag=True, help="Only store it; a running server processes it.")
 @click.pass_context
-def mail_inject(ctx: click.Context, source: click.utils.LazyFile, sender: str, no_process: bool) -> None:
+def mail_inject(
+    ctx: click.Context, source: click.utils.LazyFile, sender: str, no_process: bool
+) -> None:
     from pbmserv import inbox
     from pbmserv.worker import process_next
 
@@ -164,17 +166,29 @@ def status(ctx: click.Context) -> None:
     from pbmserv.store.models import Board, BoardStatus, Inbox, InboxStatus, Outbox, OutboxStatus
 
     with _sessions(ctx)() as session:
-        inbox_counts = dict(session.execute(select(Inbox.status, func.count()).group_by(Inbox.status)).all())
-        outbox_counts = dict(session.execute(select(Outbox.status, func.count()).group_by(Outbox.status)).all())
+        inbox_counts = dict(
+            session.execute(select(Inbox.status, func.count()).group_by(Inbox.status)).all()
+        )
+        outbox_counts = dict(
+            session.execute(select(Outbox.status, func.count()).group_by(Outbox.status)).all()
+        )
         oldest = session.scalar(
-            select(func.min(Inbox.received)).where(Inbox.status.in_([InboxStatus.new, InboxStatus.processing]))
+            select(func.min(Inbox.received)).where(
+                Inbox.status.in_([InboxStatus.new, InboxStatus.processing])
+            )
         )
         boards = session.execute(
-            select(Board.game, func.count()).where(Board.status == BoardStatus.active).group_by(Board.game)
+            select(Board.game, func.count())
+            .where(Board.status == BoardStatus.active)
+            .group_by(Board.game)
         ).all()
     lines = ["Inbox:"]
     lines += [f"  {s.value:<10} {inbox_counts.get(s, 0)}" for s in InboxStatus]
-    lines.append(f"  oldest unprocessed: {oldest:%Y-%m-%d %H:%M:%S} UTC" if oldest else "  oldest unprocessed: none")
+    lines.append(
+        f"  oldest unprocessed: {oldest:%Y-%m-%d %H:%M:%S} UTC"
+        if oldest
+        else "  oldest unprocessed: none"
+    )
     lines.append("Outbox:")
     lines += [f"  {s.value:<10} {outbox_counts.get(s, 0)}" for s in OutboxStatus]
     lines.append("Games in progress:")
@@ -189,8 +203,11 @@ def status(ctx: click.Context) -> None:
 @click.option("--host", default=None, help="Listen address (default from the config).")
 @click.option("--port", type=int, default=None, help="Listen port (default from the config).")
 @click.option("--lmtp", is_flag=True, default=None, help="Speak LMTP (behind Postfix).")
+@click.option("--no-listen", is_flag=True, help="Only the worker and the sender (extra workers).")
 @click.pass_context
-def serve(ctx: click.Context, host: str | None, port: int | None, lmtp: bool | None) -> None:
+def serve(
+    ctx: click.Context, host: str | None, port: int | None, lmtp: bool | None, no_listen: bool
+) -> None:
     from pbmserv.server import run_server
 
     settings = _settings(ctx)
@@ -200,7 +217,9 @@ def serve(ctx: click.Context, host: str | None, port: int | None, lmtp: bool | N
         settings.listen_port = port
     if lmtp:
         settings.lmtp = True
-    run_server(settings, log=lambda text: print(text, file=sys.stderr, flush=True))
+    run_server(
+        settings, listen=not no_listen, log=lambda text: print(text, file=sys.stderr, flush=True)
+    )
 
 
 OPERATOR_COMMANDS: list[click.Command] = [db_group, mail_group, status, serve]

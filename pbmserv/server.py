@@ -1,0 +1,149 @@
+"""``pbmserv serve``: the listener, the command worker and the sender in one process.
+
+The listener (aiosmtpd, in its own thread and event loop) only stores mail durably and wakes
+the worker; the worker and the sender are plain threads that poll their queues and sleep on an
+event in between.  SIGTERM/SIGINT stop all three cleanly: the listener first, so nothing new
+arrives, then the threads finish the mail they are on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from pbmserv import inbox
+from pbmserv.config import Settings
+from pbmserv.store.db import session_factory
+
+log = logging.getLogger("pbmserv.server")
+POLL_SECONDS = 1.0
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Server:
+    """The running parts of a server; ``start()`` and ``stop()`` are for tests and the CLI."""
+
+    def __init__(
+        self, settings: Settings, *, listen: bool = True, clock: Callable[[], datetime] = utcnow
+    ) -> None:
+        self.settings = settings
+        self.listen = listen
+        self.clock = clock
+        self.sessions = session_factory(settings.url)
+        self.stopping = threading.Event()
+        self.work = threading.Event()
+        self.outgoing = threading.Event()
+        self.threads: list[threading.Thread] = []
+        self.controller: Any = None
+
+    # ----- the listener's callback
+
+    async def store_message(self, raw: bytes, envelope: Any) -> None:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(
+            None,
+            lambda: inbox.store(
+                self.sessions, raw, envelope.mail_from or "", list(envelope.rcpt_tos), self.clock()
+            ),
+        )
+        self.work.set()
+
+    def accept_recipient(self, address: str) -> bool:
+        wanted = {a.lower() for a in self.settings.accept_recipients}
+        return address.strip("<>").lower() in wanted
+
+    # ----- loops
+
+    def _worker_loop(self) -> None:
+        from pbmserv.worker import process_next
+
+        while not self.stopping.is_set():
+            try:
+                done = process_next(self.sessions, self.settings, self.clock)
+            except Exception:  # noqa: BLE001 - e.g. the database is away for a moment
+                log.exception("worker")
+                done = None
+            if done is not None:
+                self.outgoing.set()
+                continue
+            self.work.wait(POLL_SECONDS)
+            self.work.clear()
+
+    def _sender_loop(self) -> None:
+        from pbmserv.outbound import deliver_pending, make_sink
+
+        sink = make_sink(self.settings)
+        while not self.stopping.is_set():
+            try:
+                deliver_pending(self.sessions, self.settings, sink, self.clock())
+            except Exception:  # noqa: BLE001
+                log.exception("sender")
+            self.outgoing.wait(POLL_SECONDS)
+            self.outgoing.clear()
+
+    # ----- lifecycle
+
+    def start(self) -> None:
+        released = inbox.release_dead_claims(self.sessions)
+        if released:
+            log.warning("%d mails of a crashed worker are queued again", released)
+        for target, name in ((self._worker_loop, "worker"), (self._sender_loop, "sender")):
+            thread = threading.Thread(target=target, name=f"pbmserv-{name}", daemon=True)
+            thread.start()
+            self.threads.append(thread)
+        if self.listen:
+            from pbmserv.mail.listener import InboundHandler, make_controller
+
+            handler = InboundHandler(
+                store_message=self.store_message,
+                accept_recipient=self.accept_recipient,
+                max_recipients=self.settings.max_recipients,
+            )
+            self.controller = make_controller(
+                handler,
+                self.settings.listen_host,
+                self.settings.listen_port,
+                lmtp=self.settings.lmtp,
+                data_size_limit=self.settings.max_message_bytes,
+                timeout=self.settings.smtp_timeout,
+            )
+            self.controller.start()
+
+    def stop(self) -> None:
+        if self.controller is not None:
+            self.controller.stop()
+            self.controller = None
+        self.stopping.set()
+        self.work.set()
+        self.outgoing.set()
+        for thread in self.threads:
+            thread.join(timeout=30)
+        self.threads.clear()
+
+
+def run_server(
+    settings: Settings, *, listen: bool = True, log: Callable[[str], None] = print
+) -> None:
+    """Run until SIGTERM or SIGINT."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    server = Server(settings, listen=listen)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    server.start()
+    where = f"{settings.listen_host}:{settings.listen_port} ({'LMTP' if settings.lmtp else 'SMTP'})"
+    log(f"pbmserv serving on {where if listen else 'no port (worker only)'}; store {settings.url}")
+    if settings.outbox == "maildir":
+        log(f"answers are delivered to the Maildir {settings.maildir_path.resolve()}")
+    stop.wait()
+    log("pbmserv stopping ...")
+    server.stop()
+    log("pbmserv stopped")
