@@ -432,7 +432,8 @@ def draw_lines(board: Mapping[int, int], order: list[int], columns: Iterable[int
 def draw_panels(board: Mapping[int, int], order: list[int]) -> list[dict[str, Any]]:
     """The drawing split into panels of at most PANEL_COLUMNS hex columns, each with a ruler.
 
-    A small board is one panel.  A wide one is cut into vertical strips, left to right; the
+    A small board is one panel.  A wide one is cut into vertical strips of nearly equal width,
+    left to right (a 25-column board gives 13 + 12); the
     ruler above and below each strip numbers the hex columns of the whole drawing, so strips
     can be matched up.  Every strip's lines fit in 76 columns with its frame.
     """
@@ -440,9 +441,11 @@ def draw_panels(board: Mapping[int, int], order: list[int]) -> list[dict[str, An
     if not xs:
         return []
     lo, hi = min(xs), max(xs)
+    strips = -(-(hi - lo + 1) // PANEL_COLUMNS)
+    size = -(-(hi - lo + 1) // strips)  # strips of (nearly) equal width
     panels = []
-    for start in range(lo, hi + 1, PANEL_COLUMNS):
-        stop = min(hi, start + PANEL_COLUMNS - 1)
+    for start in range(lo, hi + 1, size):
+        stop = min(hi, start + size - 1)
         lines = draw_lines(board, order, range(start, stop + 1))
         width = 3 * (stop - start) + 4
         ruler = [" "] * width
