@@ -1,0 +1,133 @@
+"""The outbound side: a Maildir for local use, an SMTP relay for a real server, and backoff.
+
+Both sinks have the same method, ``send(message) -> str``; failures are raised as
+:class:`TemporaryFailure` (retry later) or :class:`PermanentFailure` (give up, record it).
+"""
+
+from __future__ import annotations
+
+import mailbox
+import os
+import smtplib
+import ssl
+from datetime import datetime, timedelta
+from email.message import EmailMessage
+from pathlib import Path
+
+RETRY_MINUTES: tuple[int, ...] = (1, 5, 15, 60, 180, 360, 720, 720, 720)
+"""Waits after attempt 1, 2, ...; after the last one (about 46 hours in all) we give up."""
+
+
+class DeliveryError(Exception):
+    """A mail could not be handed over."""
+
+
+class TemporaryFailure(DeliveryError):
+    """Retry later: connection problems, 4xx answers, a misconfigured relay."""
+
+
+class PermanentFailure(DeliveryError):
+    """Do not retry: a 5xx answer, the recipient refused."""
+
+
+def next_attempt(attempts: int, now: datetime) -> datetime | None:
+    """When to try again after ``attempts`` failed attempts; None: give up for good.
+
+    >>> from datetime import datetime
+    >>> next_attempt(1, datetime(2026, 1, 1))
+    datetime.datetime(2026, 1, 1, 0, 1)
+    >>> next_attempt(len(RETRY_MINUTES) + 1, datetime(2026, 1, 1)) is None
+    True
+    """
+    if attempts <= 0:
+        return now
+    if attempts > len(RETRY_MINUTES):
+        return None
+    return now + timedelta(minutes=RETRY_MINUTES[attempts - 1])
+
+
+class MaildirSink:
+    """Delivers into a Maildir (created if missing): ``make run`` users read answers at once."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    def send(self, message: EmailMessage) -> str:
+        """Store ``message`` in ``new/``; returns the Maildir key."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            box = mailbox.Maildir(self.path, create=True)
+            return box.add(message)
+        except OSError as exc:  # disk full, permissions: may be fixed by the operator
+            raise TemporaryFailure(f"Maildir {self.path}: {exc}") from exc
+
+    deliver = send
+
+
+class SmtpRelay:
+    """Hands mail to an SMTP relay with smtplib, one connection per mail."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int = 25,
+        *,
+        starttls: bool = False,
+        username: str | None = None,
+        password: str | None = None,
+        timeout: float = 60.0,
+        envelope_from: str | None = None,
+        local_hostname: str | None = None,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.starttls = starttls
+        self.username = username
+        self.password = password
+        self.timeout = timeout
+        self.envelope_from = envelope_from
+        self.local_hostname = local_hostname
+
+    def send(self, message: EmailMessage) -> str:
+        """Send ``message`` to its To/Cc recipients; returns its Message-ID."""
+        try:
+            with smtplib.SMTP(
+                self.host, self.port, timeout=self.timeout, local_hostname=self.local_hostname
+            ) as smtp:
+                smtp.ehlo_or_helo_if_needed()
+                if self.starttls:
+                    smtp.starttls(context=ssl.create_default_context())
+                    smtp.ehlo()
+                if self.username:
+                    smtp.login(self.username, self.password or "")
+                refused = smtp.send_message(message, from_addr=self.envelope_from)
+        except smtplib.SMTPRecipientsRefused as exc:
+            codes = [code for code, _ in exc.recipients.values()]
+            text = "; ".join(
+                f"{rcpt}: {code} {_text(msg)}" for rcpt, (code, msg) in exc.recipients.items()
+            )
+            if codes and all(code >= 500 for code in codes):
+                raise PermanentFailure(f"recipient refused: {text}") from exc
+            raise TemporaryFailure(f"recipient deferred: {text}") from exc
+        except (smtplib.SMTPAuthenticationError, smtplib.SMTPNotSupportedError) as exc:
+            # the relay's configuration, not the mail: keep it for when the operator fixes it
+            raise TemporaryFailure(f"relay {self.host}:{self.port}: {exc}") from exc
+        except smtplib.SMTPResponseException as exc:
+            text = f"relay {self.host}:{self.port} answered {exc.smtp_code} {_text(exc.smtp_error)}"
+            if 500 <= exc.smtp_code < 600:
+                raise PermanentFailure(text) from exc
+            raise TemporaryFailure(text) from exc
+        except (TimeoutError, smtplib.SMTPException, OSError, ssl.SSLError) as exc:
+            raise TemporaryFailure(f"relay {self.host}:{self.port}: {exc!r}") from exc
+        if refused:  # some recipients accepted, some not: the refused ones will not change
+            text = "; ".join(f"{r}: {c} {_text(m)}" for r, (c, m) in refused.items())
+            raise PermanentFailure(f"recipient refused: {text}")
+        return str(message.get("Message-ID", ""))
+
+    deliver = send
+
+
+def _text(value: bytes | str) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)

@@ -1,0 +1,131 @@
+"""Outgoing mails: headers, threading, encoding, and the quoted original for error mails."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from email import message_from_bytes, policy
+
+from pbmserv.mail.compose import OutgoingMail, build_message, quote_original
+from pbmserv.mail.parse import parse_message
+
+NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
+
+
+def build(mail: OutgoingMail):
+    return build_message(
+        mail, from_addr="PBM Server <pbmserv@example.org>", server_id="pbm1", domain="example.org",
+        now=NOW,
+    )  # fmt: skip
+
+
+def roundtrip(msg):
+    return message_from_bytes(msg.as_bytes(), policy=policy.default)
+
+
+def test_headers() -> None:
+    msg = build(OutgoingMail("bob@example.org", "Ploy Board 101 bob", "It is bob's turn.\n"))
+    assert msg["From"] == "PBM Server <pbmserv@example.org>"
+    assert msg["To"] == "bob@example.org"
+    assert msg["Subject"] == "Ploy Board 101 bob"
+    assert msg["Date"] == "Sat, 21 Nov 2026 12:00:00 +0000"
+    assert msg["Message-ID"].startswith("<") and msg["Message-ID"].endswith("@example.org>")
+    assert msg["Auto-Submitted"] == "auto-replied"
+    assert msg["X-Pbmserv-Server"] == "pbm1"
+    assert "Precedence" not in msg
+    assert "In-Reply-To" not in msg and "References" not in msg
+
+
+def test_message_ids_are_unique() -> None:
+    mail = OutgoingMail("bob@example.org", "s", "b")
+    assert build(mail)["Message-ID"] != build(mail)["Message-ID"]
+
+
+def test_ascii_body_is_7bit_utf8() -> None:
+    msg = build(OutgoingMail("bob@example.org", "s", "plain ascii\nboard"))
+    assert msg.get_content_type() == "text/plain"
+    assert msg.get_content_charset() == "utf-8"
+    assert msg["Content-Transfer-Encoding"] == "7bit"
+    assert msg.get_content() == "plain ascii\nboard\n"
+    assert b"plain ascii\nboard\n" in msg.as_bytes()
+
+
+def test_non_ascii_body_is_quoted_printable() -> None:
+    body = "Zoë writes:\nGut gespielt, Jürgen! ♟\n"
+    msg = build(OutgoingMail("bob@example.org", "Grüße", body))
+    assert msg["Content-Transfer-Encoding"] == "quoted-printable"
+    raw = msg.as_bytes()
+    assert raw.isascii()
+    again = roundtrip(msg)
+    assert again.get_content() == body
+    assert again["Subject"] == "Grüße"
+
+
+def test_long_lines_are_quoted_printable() -> None:
+    body = "x" * 1200 + "\n"
+    msg = build(OutgoingMail("bob@example.org", "s", body))
+    assert msg["Content-Transfer-Encoding"] == "quoted-printable"
+    assert all(len(line) <= 78 for line in msg.as_bytes().split(b"\n"))
+    assert roundtrip(msg).get_content() == body
+
+
+def test_threading_headers() -> None:
+    msg = build(OutgoingMail("bob@example.org", "s", "b", "<c@x>", ["<a@x>", "<b@x>"]))
+    assert msg["In-Reply-To"] == "<c@x>"
+    assert msg["References"] == "<a@x> <b@x> <c@x>"
+
+
+def test_references_deduplicated_and_capped() -> None:
+    refs = [f"<{n}@x>" for n in range(30)] + ["<5@x>"]
+    msg = build(OutgoingMail("bob@example.org", "s", "b", "<29@x>", refs))
+    got = str(msg["References"]).split()
+    assert len(got) == 20 and got[-1] == "<29@x>" and len(set(got)) == 20
+
+
+def test_header_injection_is_flattened() -> None:
+    msg = build(OutgoingMail("bob@example.org", "Board\r\nBcc: eve@example.org", "b"))
+    assert msg["Subject"] == "Board Bcc: eve@example.org"
+    assert "Bcc" not in msg
+
+
+def test_own_mail_is_recognised_as_automatic() -> None:
+    msg = build(OutgoingMail("bob@example.org", "Ploy Board 101 bob", "b"))
+    parsed = parse_message(msg.as_bytes(), "pbmserv@example.org")
+    assert parsed.is_automatic
+
+
+def test_quote_original_masks_passwords() -> None:
+    raw = (
+        b"From: Alice <alice@example.org>\n"
+        b"Subject: ploy move 101 alice hunter22 e4-e5\n"
+        b"Date: Sat, 21 Nov 2026 10:00:00 +0000\n"
+        b"\n"
+        b"ploy move 102 alice hunter22 b2-b3\n"
+        b"\n"
+        b"my password hunter22 again\n"
+    )
+    parsed = parse_message(raw)
+    quoted = quote_original(parsed)
+    assert "hunter22" not in quoted
+    assert quoted == (
+        "> From: Alice <alice@example.org>\n"
+        "> Date: Sat, 21 Nov 2026 10:00:00 +0000\n"
+        "> Subject: ploy move 101 alice ******** e4-e5\n"
+        ">\n"
+        "> ploy move 102 alice ******** b2-b3\n"
+        ">\n"
+        "> my password ******** again\n"
+    )
+
+
+def test_quote_original_is_capped() -> None:
+    parsed = parse_message(b"From: a@example.org\n\n" + b"line\n" * 100)
+    quoted = quote_original(parsed, max_lines=10)
+    assert quoted.count("> line") == 10
+    assert quoted.endswith("> [... 90 more lines not shown]\n")
+
+
+def test_quote_original_explicit_text() -> None:
+    parsed = parse_message(b"From: a@example.org\n\nbody\n")
+    assert quote_original(parsed, "signup bob secret1 b@x\n").endswith(
+        "> signup bob ******** b@x\n"
+    )

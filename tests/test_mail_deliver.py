@@ -1,0 +1,179 @@
+"""Outbound delivery: the Maildir sink, the SMTP relay against a real aiosmtpd, and backoff."""
+
+from __future__ import annotations
+
+import mailbox
+import socket
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from email import message_from_bytes, policy
+
+import pytest
+from aiosmtpd.controller import Controller
+
+from pbmserv.mail.compose import OutgoingMail, build_message
+from pbmserv.mail.deliver import (
+    RETRY_MINUTES,
+    MaildirSink,
+    PermanentFailure,
+    SmtpRelay,
+    TemporaryFailure,
+    next_attempt,
+)
+
+NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
+
+
+def message(to: str = "alice@example.org"):
+    mail = OutgoingMail(to, "Ploy Board 101 bob", "It is bob's turn.\nCafé ☕\n", "<in@x>", [])
+    return build_message(mail, from_addr="pbmserv@localhost", server_id="test", domain="localhost")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Sink:
+    def __init__(self) -> None:
+        self.got: list[tuple[str, list[str], bytes]] = []
+
+    async def handle_DATA(self, server, session, envelope) -> str:
+        self.got.append((envelope.mail_from, list(envelope.rcpt_tos), envelope.original_content))
+        return "250 OK"
+
+
+class Answers:
+    def __init__(self, data: str | None = None, rcpt: str | None = None) -> None:
+        self.data, self.rcpt = data, rcpt
+
+    async def handle_RCPT(self, server, session, envelope, address, options) -> str:
+        if self.rcpt:
+            return self.rcpt
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+    async def handle_DATA(self, server, session, envelope) -> str:
+        return self.data or "250 OK"
+
+
+def run(handler) -> Iterator[SmtpRelay]:
+    controller = Controller(handler, hostname="127.0.0.1", port=free_port())
+    controller.start()
+    try:
+        yield SmtpRelay("127.0.0.1", controller.port, starttls=False, timeout=10)
+    finally:
+        controller.stop()
+
+
+@pytest.fixture
+def sink() -> Sink:
+    return Sink()
+
+
+@pytest.fixture
+def relay(sink: Sink) -> Iterator[SmtpRelay]:
+    yield from run(sink)
+
+
+# ----------------------------------------------------------------------------- Maildir
+
+
+def test_maildir_delivery_creates_the_maildir(tmp_path) -> None:
+    path = tmp_path / "deep" / "Maildir"
+    key = MaildirSink(path).send(message())
+    assert {p.name for p in path.iterdir()} == {"new", "cur", "tmp"}
+    assert (path / "new" / key).exists()
+    stored = mailbox.Maildir(path)[key]
+    assert stored["To"] == "alice@example.org"
+    assert stored["X-Pbmserv-Server"] == "test"
+    parsed = message_from_bytes((path / "new" / key).read_bytes(), policy=policy.default)
+    assert parsed.get_content() == "It is bob's turn.\nCafé ☕\n"
+
+
+def test_maildir_two_mails_two_keys(tmp_path) -> None:
+    sink = MaildirSink(tmp_path / "box")
+    assert sink.send(message()) != sink.send(message())
+    assert len(list((tmp_path / "box" / "new").iterdir())) == 2
+
+
+def test_maildir_failure_is_temporary(tmp_path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(TemporaryFailure):
+        MaildirSink(blocker / "Maildir").send(message())
+
+
+# ----------------------------------------------------------------------------- relay
+
+
+def test_relay_delivers(relay: SmtpRelay, sink: Sink) -> None:
+    msg = message()
+    assert relay.send(msg) == msg["Message-ID"]
+    mail_from, rcpts, raw = sink.got[0]
+    assert mail_from == "pbmserv@localhost" and rcpts == ["alice@example.org"]
+    got = message_from_bytes(raw.replace(b"\r\n", b"\n"), policy=policy.default)
+    assert got["Message-ID"] == msg["Message-ID"]
+    assert got.get_content() == "It is bob's turn.\nCafé ☕\n"
+
+
+def test_relay_envelope_sender(sink: Sink) -> None:
+    for relay in run(sink):
+        relay.envelope_from = "bounces@localhost"
+        relay.send(message())
+    assert sink.got[0][0] == "bounces@localhost"
+
+
+def test_relay_451_is_temporary() -> None:
+    for relay in run(Answers(data="451 4.3.0 try later")):
+        with pytest.raises(TemporaryFailure, match="451"):
+            relay.send(message())
+
+
+def test_relay_550_is_permanent() -> None:
+    for relay in run(Answers(data="550 5.7.1 go away")):
+        with pytest.raises(PermanentFailure, match="550"):
+            relay.send(message())
+
+
+def test_refused_recipient_is_permanent() -> None:
+    for relay in run(Answers(rcpt="550 5.1.1 no such user")):
+        with pytest.raises(PermanentFailure, match="alice@example.org"):
+            relay.send(message())
+
+
+def test_deferred_recipient_is_temporary() -> None:
+    for relay in run(Answers(rcpt="450 4.2.0 mailbox busy")):
+        with pytest.raises(TemporaryFailure):
+            relay.send(message())
+
+
+def test_connection_refused_is_temporary() -> None:
+    with pytest.raises(TemporaryFailure):
+        SmtpRelay("127.0.0.1", free_port(), timeout=5).send(message())
+
+
+def test_starttls_unsupported_is_temporary() -> None:
+    for relay in run(Sink()):
+        relay.starttls = True
+        with pytest.raises(TemporaryFailure):
+            relay.send(message())
+
+
+# ----------------------------------------------------------------------------- backoff
+
+
+def test_backoff_schedule() -> None:
+    waits = [next_attempt(n, NOW) for n in range(1, len(RETRY_MINUTES) + 1)]
+    assert waits[:4] == [NOW + timedelta(minutes=m) for m in (1, 5, 15, 60)]
+    assert all(w is not None and w > NOW for w in waits)
+    total = sum(RETRY_MINUTES)
+    assert timedelta(hours=36) <= timedelta(minutes=total) <= timedelta(hours=60)
+    assert next_attempt(len(RETRY_MINUTES) + 1, NOW) is None
+    assert next_attempt(100, NOW) is None
+    assert next_attempt(0, NOW) == NOW
+
+
+def test_backoff_never_shrinks() -> None:
+    assert list(RETRY_MINUTES) == sorted(RETRY_MINUTES)

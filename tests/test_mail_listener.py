@@ -1,0 +1,258 @@
+"""The aiosmtpd handler against a real listener on 127.0.0.1, with smtplib as the client."""
+
+from __future__ import annotations
+
+import asyncio
+import smtplib
+import socket
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+
+from pbmserv.mail.listener import EnvelopeInfo, InboundHandler, make_controller
+
+NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
+RAW = (
+    b"From: Alice <alice@example.org>\r\n"
+    b"To: pbmserv@localhost\r\n"
+    b"Subject: ploy move 101 alice pw e4-e5\r\n"
+    b"\r\n"
+    b"caf\xc3\xa9 line\r\n"
+    b".a line starting with a dot\r\n"
+    b"last line without newline"
+)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Recorder:
+    def __init__(self, fail: bool = False, sync: bool = False) -> None:
+        self.got: list[tuple[bytes, EnvelopeInfo]] = []
+        self.fail = fail
+        self.sync = sync
+
+    async def store(self, raw: bytes, envelope: EnvelopeInfo) -> None:
+        if self.fail:
+            raise RuntimeError("database is away")
+        self.got.append((raw, envelope))
+
+    def store_sync(self, raw: bytes, envelope: EnvelopeInfo) -> None:
+        if self.fail:
+            raise RuntimeError("database is away")
+        self.got.append((raw, envelope))
+
+
+def accept(address: str) -> bool:
+    return address.lower() in {"pbmserv@localhost", "ploy@localhost"}
+
+
+def start(recorder: Recorder, *, lmtp: bool = False, limit: int = 100_000, max_rcpt: int = 5):
+    store = recorder.store_sync if recorder.sync else recorder.store
+    handler = InboundHandler(store, accept, max_recipients=max_rcpt, clock=lambda: NOW)
+    controller = make_controller(
+        handler, "127.0.0.1", free_port(), lmtp=lmtp, data_size_limit=limit, timeout=10
+    )
+    controller.start()
+    return controller
+
+
+@pytest.fixture
+def recorder() -> Recorder:
+    return Recorder()
+
+
+@pytest.fixture
+def server(recorder: Recorder) -> Iterator:
+    controller = start(recorder)
+    yield controller
+    controller.stop()
+
+
+def client(controller) -> smtplib.SMTP:
+    return smtplib.SMTP(controller.hostname, controller.port, timeout=10)
+
+
+def test_accepted_mail_is_stored_byte_exact(server, recorder: Recorder) -> None:
+    with client(server) as smtp:
+        refused = smtp.sendmail("alice@example.org", ["pbmserv@localhost"], RAW)
+    assert refused == {}
+    assert len(recorder.got) == 1
+    raw, env = recorder.got[0]
+    # smtplib ends the data with CRLF; dot-stuffing is undone by the server
+    assert raw == RAW + b"\r\n"
+    assert env.mail_from == "alice@example.org"
+    assert env.rcpt_tos == ("pbmserv@localhost",)
+    assert env.peer.startswith("127.0.0.1:")
+    assert env.received_at == NOW
+
+
+def test_data_answer_is_250_message_accepted(server) -> None:
+    with client(server) as smtp:
+        smtp.ehlo()
+        smtp.mail("alice@example.org")
+        assert smtp.rcpt("pbmserv@localhost")[0] == 250
+        code, text = smtp.data(RAW)
+    assert (code, text) == (250, b"Message accepted")
+
+
+def test_null_sender_is_stored_as_empty(server, recorder: Recorder) -> None:
+    with client(server) as smtp:
+        smtp.sendmail("<>", ["pbmserv@localhost"], RAW)
+    assert recorder.got[0][1].mail_from == ""
+
+
+def test_unknown_recipient_is_refused_550(server, recorder: Recorder) -> None:
+    with client(server) as smtp:
+        smtp.ehlo()
+        smtp.mail("alice@example.org")
+        code, text = smtp.rcpt("nobody@localhost")
+        assert code == 550 and text.startswith(b"5.1.1")
+        smtp.rset()
+        with pytest.raises(smtplib.SMTPRecipientsRefused):
+            smtp.sendmail("alice@example.org", ["nobody@localhost"], RAW)
+    assert recorder.got == []
+
+
+def test_unknown_recipient_among_known_ones(server, recorder: Recorder) -> None:
+    with client(server) as smtp:
+        refused = smtp.sendmail("alice@example.org", ["nobody@localhost", "ploy@localhost"], RAW)
+    assert list(refused) == ["nobody@localhost"] and refused["nobody@localhost"][0] == 550
+    assert recorder.got[0][1].rcpt_tos == ("ploy@localhost",)
+
+
+def test_recipient_cap() -> None:
+    recorder = Recorder()
+    controller = start(recorder, max_rcpt=1)
+    try:
+        with client(controller) as smtp:
+            smtp.ehlo()
+            smtp.mail("alice@example.org")
+            assert smtp.rcpt("pbmserv@localhost")[0] == 250
+            assert smtp.rcpt("ploy@localhost")[0] == 452
+    finally:
+        controller.stop()
+
+
+def test_store_failure_answers_451() -> None:
+    recorder = Recorder(fail=True)
+    controller = start(recorder)
+    try:
+        with client(controller) as smtp, pytest.raises(smtplib.SMTPDataError) as info:
+            smtp.sendmail("alice@example.org", ["pbmserv@localhost"], RAW)
+        assert info.value.smtp_code == 451
+        assert b"Traceback" not in info.value.smtp_error
+        assert b"database" not in info.value.smtp_error
+    finally:
+        controller.stop()
+
+
+def test_plain_function_store_runs_in_executor() -> None:
+    recorder = Recorder(sync=True)
+    controller = start(recorder)
+    try:
+        with client(controller) as smtp:
+            smtp.sendmail("alice@example.org", ["pbmserv@localhost"], RAW)
+        assert len(recorder.got) == 1
+    finally:
+        controller.stop()
+
+
+def test_plain_function_store_failure_answers_451() -> None:
+    recorder = Recorder(sync=True, fail=True)
+    controller = start(recorder)
+    try:
+        with client(controller) as smtp, pytest.raises(smtplib.SMTPDataError) as info:
+            smtp.sendmail("alice@example.org", ["pbmserv@localhost"], RAW)
+        assert info.value.smtp_code == 451
+    finally:
+        controller.stop()
+
+
+def test_oversize_mail_is_refused_552() -> None:
+    recorder = Recorder()
+    controller = start(recorder, limit=2000)
+    try:
+        big = RAW + b"\r\n" + b"x" * 70 + b"\r\n"
+        big = big * 60
+        with client(controller) as smtp:
+            smtp.ehlo()
+            smtp.mail("alice@example.org")
+            smtp.rcpt("pbmserv@localhost")
+            code, _ = smtp.data(big)
+        assert code == 552
+        assert recorder.got == []
+    finally:
+        controller.stop()
+
+
+def test_size_declared_too_big_is_refused_at_mail_from() -> None:
+    recorder = Recorder()
+    controller = start(recorder, limit=2000)
+    try:
+        with client(controller) as smtp:
+            smtp.ehlo()
+            code, _ = smtp.mail("alice@example.org", ["SIZE=5000"])
+        assert code == 552
+    finally:
+        controller.stop()
+
+
+def test_lmtp_mode() -> None:
+    recorder = Recorder()
+    controller = start(recorder, lmtp=True)
+    try:
+        with smtplib.LMTP(controller.hostname, controller.port, timeout=10) as lmtp:
+            refused = lmtp.sendmail("alice@example.org", ["pbmserv@localhost"], RAW)
+        assert refused == {}
+        assert recorder.got[0][0] == RAW + b"\r\n"
+    finally:
+        controller.stop()
+
+
+def test_lmtp_answers_once_per_recipient() -> None:
+    recorder = Recorder()
+    controller = start(recorder, lmtp=True)
+    try:
+        with socket.create_connection((controller.hostname, controller.port), timeout=10) as s:
+            f = s.makefile("rb")
+            assert f.readline().startswith(b"220")
+            s.sendall(b"LHLO client\r\n")
+            while not f.readline().startswith(b"250 "):
+                pass
+            for line in (
+                b"MAIL FROM:<alice@example.org>",
+                b"RCPT TO:<pbmserv@localhost>",
+                b"RCPT TO:<ploy@localhost>",
+                b"DATA",
+            ):
+                s.sendall(line + b"\r\n")
+                assert f.readline()[:1] in (b"2", b"3")
+            s.sendall(RAW + b"\r\n.\r\n")
+            assert f.readline() == b"250 Message accepted\r\n"
+            assert f.readline() == b"250 Message accepted\r\n"
+            s.sendall(b"QUIT\r\n")
+            assert f.readline().startswith(b"221")
+        assert len(recorder.got) == 1
+    finally:
+        controller.stop()
+
+
+def test_lmtp_refuses_helo() -> None:
+    recorder = Recorder()
+    controller = start(recorder, lmtp=True)
+    try:
+        with smtplib.SMTP(controller.hostname, controller.port, timeout=10) as smtp:
+            assert smtp.helo()[0] == 500
+    finally:
+        controller.stop()
+
+
+def test_handle_exception_answers_451() -> None:
+    handler = InboundHandler(Recorder().store, accept)
+    answer = asyncio.run(handler.handle_exception(ValueError("boom")))
+    assert answer == "451 4.3.0 Temporary failure, please retry"
