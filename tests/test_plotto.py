@@ -486,3 +486,12 @@ def test_long_games_keep_consistent_state_and_fit_the_mail(seed, players):
     assert all(len(line) <= 76 and line.isascii() for line in text.splitlines())
     drawn = {w for line in text.splitlines() if line.startswith("  |") for w in LETTERS(line)}
     assert set(position.labels()) <= drawn
+
+
+def test_midgame_board_golden():
+    position = long_game(7, 3, 40)
+    text = render_board(position)
+    golden = GOLDEN / "plotto_midgame.txt"
+    if os.environ.get("PBMSERV_UPDATE_GOLDEN"):
+        golden.write_text(text)
+    assert text == golden.read_text()
