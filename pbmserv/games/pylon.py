@@ -1,0 +1,590 @@
+"""Pylon (Cameron Browne, 2006): Go with marbles that stack into a pyramid.
+
+Points live on a doubled grid of (2n-1) x (2n-1) cells (DECISIONS.md): level-L point (i, j),
+0 <= i, j < n-L, sits on cell (2i+L, 2j+L) (0-based), named by column letter and row number
+(``a1`` is the bottom-left board point, ``b2`` the level-1 point resting on the board points a1,
+c1, a3 and c3).  A cell holds the levels of its parity up to its distance from
+the grid edge, and only its lowest empty one can be played, so the cell name alone is a move.
+
+Readings chosen (all written down in templates/help/pylon.txt):
+
+* Buried: a marble is buried when the cell above it two levels up (the same grid cell) holds a
+  marble; only then is it hidden.  Marbles merely resting on it leave it visible and connected.
+  (Example 'f' needs this: its X group "visits the board level" through marbles a level-1 X rests
+  on; the over/under example 'e' cuts board-level X marbles that level-1 O marbles rest on.)
+* Connection: same owner, both visible, and squarely adjacent on one level (not cut), or one
+  resting on the other.  A level-L link is cut when the two level-(L+1) points across its middle
+  hold marbles of one other owner (an enemy link passing over it).  Edge links have no such pair.
+* Freedom: an orthogonal neighbour on the same level that is an empty, valid point (a board point
+  or one resting on four marbles).  Freedoms count only on the level of the marble just played.
+* Capture: after placing at level L, every enemy group with a visible marble orthogonally adjacent
+  to the new marble and no level-L freedom is captured.  The mover then fills, repeatedly until
+  nothing changes, every valid empty point resting on at least one captured marble.
+* Suicide: illegal when the new marble's group has no level-L freedom after the captures.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from functools import cache
+from typing import Any
+
+from pbmserv.games.base import (
+    PASS,
+    Game,
+    IllegalMove,
+    Move,
+    Outcome,
+    Param,
+    Position,
+    SeatInfo,
+    UnreadableMove,
+)
+
+SYMBOLS = ("o", "x", "v", "z")
+EMPTY = -1
+_POINT = re.compile(r"^(?:(\d{1,2}))?([a-z])(\d{1,3})$")
+
+
+class Geometry:
+    """Tables for one board size, computed once: points are ints ordered by level, row, column."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.grid = 2 * n - 1
+        self.level: list[int] = []
+        self.cell: list[tuple[int, int]] = []  # 0-based (column, row) on the doubled grid
+        index: dict[tuple[int, int, int], int] = {}
+        for lv in range(n):
+            for j in range(n - lv):
+                for i in range(n - lv):
+                    index[lv, i, j] = len(self.level)
+                    self.level.append(lv)
+                    self.cell.append((2 * i + lv, 2 * j + lv))
+        self.size = len(self.level)
+        self.at: dict[tuple[int, int], list[int]] = {}  # cell -> its points, lowest level first
+        for p, c in enumerate(self.cell):
+            self.at.setdefault(c, []).append(p)
+        self.below: list[tuple[int, ...]] = []
+        self.above: list[tuple[int, ...]] = [() for _ in range(self.size)]
+        self.nbrs: list[tuple[int, ...]] = []
+        self.links: list[tuple[tuple[int, int, int], ...]] = []  # (neighbour, over1, over2)
+        self.over2: list[int] = []
+        ups: list[list[int]] = [[] for _ in range(self.size)]
+        for (lv, i, j), p in index.items():
+            if lv:
+                sup = tuple(index[lv - 1, i + di, j + dj] for dj in (0, 1) for di in (0, 1))
+            else:
+                sup = ()
+            self.below.append(sup)
+            for s in sup:
+                ups[s].append(p)
+            nb, ln = [], []
+            for di, dj in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+                q = index.get((lv, i + di, j + dj))
+                if q is None:
+                    continue
+                nb.append(q)
+                # the level-(lv+1) pair whose link crosses the middle of p-q
+                if di:
+                    lo = min(i, i + di)
+                    u, v = index.get((lv + 1, lo, j - 1)), index.get((lv + 1, lo, j))
+                else:
+                    lo = min(j, j + dj)
+                    u, v = index.get((lv + 1, i - 1, lo)), index.get((lv + 1, i, lo))
+                if u is None or v is None:
+                    u = v = -1
+                ln.append((q, u, v))
+            self.nbrs.append(tuple(nb))
+            self.links.append(tuple(ln))
+            self.over2.append(index.get((lv + 2, i - 1, j - 1), -1))
+        self.above = [tuple(u) for u in ups]
+        self.names = [f"{chr(97 + c)}{r + 1}" for c, r in self.cell]
+
+    def point(self, level: int, i: int, j: int) -> int:
+        """The point index of level-``level`` point (i, j); KeyError-free lookup for tests."""
+        for p in self.at.get((2 * i + level, 2 * j + level), ()):
+            if self.level[p] == level:
+                return p
+        raise ValueError(f"no level-{level} point ({i}, {j}) on size {self.n}")
+
+
+@cache
+def geometry(n: int) -> Geometry:
+    """The shared tables for size ``n`` (built on first use)."""
+    return Geometry(n)
+
+
+def pyramid(n: int) -> int:
+    """Pieces in a full pyramid of size n: n(n+1)(2n+1)/6."""
+    return n * (n + 1) * (2 * n + 1) // 6
+
+
+class PylonPosition(Position):
+    """A Pylon position: ``board[p]`` is the seat owning point p or EMPTY."""
+
+    def __init__(self, players: int, params: Mapping[str, bool | int]) -> None:
+        super().__init__(players, params)
+        self._init_board()
+        self.turn: int | None = 0
+        self._refresh_turn(0)
+
+    # ----- construction helpers
+
+    def _init_board(self) -> None:
+        self.geo = geometry(int(self.params.get("size", 6)))
+        self.board = [EMPTY] * self.geo.size
+        self.sup = [0] * self.geo.size
+        self.valid = {p for p in range(self.geo.size) if not self.geo.below[p]}
+        self._cache: dict[int, tuple[int, ...]] | None = None
+        self._cache_seat = -1
+
+    @classmethod
+    def set_up(
+        cls,
+        pieces: Iterable[tuple[str, int]],
+        *,
+        size: int = 6,
+        players: int = 2,
+        to_move: int = 0,
+    ) -> PylonPosition:
+        """A position for tests and analysis: ``pieces`` are (point text, seat) pairs placed in
+        order without captures, each on its cell's next free level (``2c3`` checks the level).
+
+        >>> PylonPosition.set_up([("a1", 0), ("c1", 1)], size=3).board_context()["score"]
+        '1 1'
+        """
+        pos = cls(players, {**GAME.defaults(), "size": size})
+        for text, seat in pieces:
+            p = pos._locate("".join(text.split()).lower())
+            if p in pos.valid:
+                pos._put(p, seat)
+            else:
+                raise ValueError(f"{text}: not a free valid point")
+        pos.turn = to_move
+        pos._refresh_turn(to_move)
+        return pos
+
+    def _put(self, p: int, seat: int) -> None:
+        self.board[p] = seat
+        self.valid.discard(p)
+        sup = self.sup
+        for a in self.geo.above[p]:
+            sup[a] += 1
+            if sup[a] == 4:
+                self.valid.add(a)
+
+    # ----- rules core
+
+    def visible(self, p: int, board: list[int] | None = None) -> bool:
+        """A marble is hidden (buried) only by a marble on the same cell two levels up."""
+        b = self.board if board is None else board
+        o = self.geo.over2[p]
+        return o < 0 or b[o] == EMPTY
+
+    def group(self, p: int, board: list[int] | None = None) -> set[int]:
+        """The visibly connected marbles of p's owner that contain p (just {p} if p is buried)."""
+        b = self.board if board is None else board
+        geo = self.geo
+        over2, links, above, below = geo.over2, geo.links, geo.above, geo.below
+        c = b[p]
+        seen = {p}
+        if over2[p] >= 0 and b[over2[p]] != EMPTY:
+            return seen
+        stack = [p]
+        while stack:
+            x = stack.pop()
+            for q, u, v in links[x]:
+                if q in seen or b[q] != c:
+                    continue
+                if u >= 0 and b[u] != EMPTY and b[u] == b[v] and b[u] != c:
+                    continue  # an enemy link passes over this one
+                o = over2[q]
+                if o >= 0 and b[o] != EMPTY:
+                    continue
+                seen.add(q)
+                stack.append(q)
+            for q in above[x] + below[x]:
+                if q in seen or b[q] != c:
+                    continue
+                o = over2[q]
+                if o >= 0 and b[o] != EMPTY:
+                    continue
+                seen.add(q)
+                stack.append(q)
+        return seen
+
+    def _free(self, q: int, b: list[int]) -> bool:
+        if b[q] != EMPTY:
+            return False
+        return all(b[s] != EMPTY for s in self.geo.below[q])
+
+    def _has_freedom(self, members: Iterable[int], level: int, b: list[int]) -> bool:
+        lv, nbrs = self.geo.level, self.geo.nbrs
+        for m in members:
+            if lv[m] == level and any(self._free(q, b) for q in nbrs[m]):
+                return True
+        return False
+
+    def _simulate(self, p: int, seat: int) -> tuple[int, ...] | None:
+        """Play ``seat`` at p on a scratch board: the stacked points, or None for suicide."""
+        geo = self.geo
+        b = self.board[:]
+        b[p] = seat
+        level = geo.level[p]
+        captured: set[int] = set()
+        checked: set[int] = set()
+        for e in geo.nbrs[p]:
+            if b[e] == EMPTY or b[e] == seat or e in checked:
+                continue
+            g = self.group(e, b)
+            checked |= g
+            if not self._has_freedom(g, level, b):
+                captured |= g
+        stacked: list[int] = []
+        if captured:
+            cand = sorted({a for m in captured for a in geo.above[m]})
+            changed = True
+            while changed:
+                changed = False
+                for q in cand:
+                    if self._free(q, b):
+                        b[q] = seat
+                        stacked.append(q)
+                        changed = True
+        if not self._has_freedom(self.group(p, b), level, b):
+            return None
+        return tuple(stacked)
+
+    def _legal_for(self, seat: int) -> dict[int, tuple[int, ...]]:
+        """Every legal placement of ``seat`` with the points its captures fill."""
+        geo, b, valid = self.geo, self.board, self.valid
+        nbrs = geo.nbrs
+        out: dict[int, tuple[int, ...]] = {}
+        for p in sorted(valid):
+            quick = False
+            for q in nbrs[p]:
+                if q in valid:
+                    quick = True
+                    break
+            if quick:
+                for e in nbrs[p]:
+                    c = b[e]
+                    if c == EMPTY or c == seat:
+                        continue
+                    if not any(q != p and q in valid for q in nbrs[e]):
+                        quick = False
+                        break
+            if quick:
+                out[p] = ()
+                continue
+            res = self._simulate(p, seat)
+            if res is not None:
+                out[p] = res
+        return out
+
+    def _moves(self) -> dict[int, tuple[int, ...]]:
+        seat = self.turn
+        if seat is None:
+            return {}
+        if self._cache is None or self._cache_seat != seat:
+            self._cache = self._legal_for(seat)
+            self._cache_seat = seat
+        return self._cache
+
+    def _refresh_turn(self, start: int) -> None:
+        """Give the turn to the first seat from ``start`` still playing; end the game when only
+        one seat is left or nobody can place (a seat that cannot place must pass)."""
+        self._cache = None
+        live = [s for s in range(self.num_seats) if s not in self.resigned]
+        if len(live) <= 1:
+            self.turn = None
+            return
+        order = [(start + k) % self.num_seats for k in range(self.num_seats)]
+        order = [s for s in order if s not in self.resigned]
+        self.turn = order[0]
+        if self._moves():
+            return
+        for s in order[1:]:
+            if self._legal_for(s):
+                return  # order[0] must pass
+        self.turn = None
+
+    # ----- contract hooks
+
+    @property
+    def to_move(self) -> int | None:
+        return self.turn
+
+    def scores(self) -> list[int]:
+        """Marbles on the board per seat, buried ones included."""
+        out = [0] * self.num_seats
+        for c in self.board:
+            if c != EMPTY:
+                out[c] += 1
+        return out
+
+    def seats(self) -> tuple[SeatInfo, ...]:
+        sc = self.scores()
+        return tuple(
+            SeatInfo(
+                SYMBOLS[i],
+                SYMBOLS[i],
+                in_play=i not in self.resigned,
+                note="resigned" if i in self.resigned else f"{sc[i]} marbles",
+            )
+            for i in range(self.num_seats)
+        )
+
+    def _generate(self) -> Iterator[Move]:
+        moves = self._moves()
+        if moves:
+            yield from moves
+        elif self.turn is not None:
+            yield PASS
+
+    def _locate(self, text: str) -> int:
+        """The point a text names (its cell's next free level), or a MoveError."""
+        m = _POINT.match(text)
+        if not m:
+            raise UnreadableMove(
+                f"'{text}' is not a point: write a column letter and a row number,"
+                " e.g. c3, optionally with the level first (2c3)"
+            )
+        geo = self.geo
+        col, row = ord(m.group(2)) - 97, int(m.group(3)) - 1
+        last = chr(96 + geo.grid)
+        if col >= geo.grid or not 0 <= row < geo.grid:
+            raise IllegalMove(f"{text}: off the board (columns a-{last}, rows 1-{geo.grid})")
+        name = f"{m.group(2)}{row + 1}"
+        pts = geo.at.get((col, row))
+        if pts is None:
+            raise IllegalMove(
+                f"{name} is not a point: column and row are both odd (a1, c3: board level"
+                " and levels 2, 4, ...) or both even (b2: levels 1, 3, ...)"
+            )
+        free = [p for p in pts if self.board[p] == EMPTY]
+        levels = [geo.level[p] for p in pts]
+        if m.group(1) is not None:
+            want = int(m.group(1))
+            if want not in levels:
+                raise IllegalMove(
+                    f"{text}: {name} has no level {want} (its levels are "
+                    + ", ".join(map(str, levels))
+                    + ")"
+                )
+            if free and geo.level[free[0]] != want:
+                raise IllegalMove(
+                    f"{text}: the next free level at {name} is {geo.level[free[0]]}, not {want}"
+                )
+        if not free:
+            raise IllegalMove(f"{name} is full: its top level {levels[-1]} holds a marble")
+        return free[0]
+
+    def _parse(self, text: str) -> Move:
+        p = self._locate(text)
+        geo = self.geo
+        name, level = geo.names[p], geo.level[p]
+        if p not in self.valid:
+            missing = [geo.names[s] for s in geo.below[p] if self.board[s] == EMPTY]
+            raise IllegalMove(
+                f"{text}: {name} (level {level}) does not rest on four marbles yet"
+                f" (level {level - 1} empty at {', '.join(missing)})"
+            )
+        moves = self._moves()
+        if not moves:
+            raise IllegalMove("you have no legal placement and must pass")
+        if p not in moves:
+            raise IllegalMove(
+                f"{text}: suicide: a marble at {name} would leave its group without a"
+                f" freedom on level {level}, even after its captures"
+            )
+        return p
+
+    def _format(self, move: Move) -> str:
+        return self.geo.names[move]  # type: ignore[index]
+
+    def _apply(self, move: Move) -> None:
+        seat = self.turn
+        assert seat is not None
+        if move != PASS:
+            p = int(move)  # type: ignore[call-overload]
+            moves = self._moves()
+            stacked = moves[p] if p in moves else self._simulate(p, seat)
+            self._put(p, seat)
+            for q in stacked or ():
+                self._put(q, seat)
+        self._refresh_turn((seat + 1) % self.num_seats)
+
+    def _resign(self, seat: int) -> None:
+        self._refresh_turn((seat + 1) % self.num_seats)
+
+    def outcome(self) -> Outcome | None:
+        if self.turn is not None:
+            return None
+        live = [s for s in range(self.num_seats) if s not in self.resigned]
+        if len(live) == 1:
+            return Outcome((live[0],), "the others resigned")
+        sc = self.scores()
+        best = max(sc[s] for s in live)
+        top = tuple(s for s in live if sc[s] == best)
+        score = "-".join(str(sc[s]) for s in range(self.num_seats))
+        if len(top) == 1:
+            return Outcome(top, f"nobody can place; most marbles ({score})")
+        if len(top) == len(live):
+            return Outcome((), f"nobody can place; equal marbles ({score}): a tie")
+        names = " and ".join(SYMBOLS[s] for s in top)
+        return Outcome(top, f"nobody can place; {names} share the most marbles ({score})")
+
+    def _state(self) -> Any:
+        return {
+            "b": "".join("." if c == EMPTY else str(c) for c in self.board),
+            "t": self.turn,
+        }
+
+    def _load_state(self, state: Any) -> None:
+        self._init_board()
+        for p, ch in enumerate(state["b"]):
+            if ch != ".":
+                self._put(p, int(ch))
+        self.turn = state["t"]
+
+    def copy(self) -> PylonPosition:
+        new = type(self).__new__(type(self))
+        Position.__init__(new, self.num_seats, self.params)
+        new.ply, new.swapped, new.resigned = self.ply, self.swapped, self.resigned
+        new.geo = self.geo
+        new.board = self.board[:]
+        new.sup = self.sup[:]
+        new.valid = set(self.valid)
+        new.turn = self.turn
+        new._cache, new._cache_seat = self._cache, self._cache_seat
+        return new
+
+    def board_context(self) -> dict[str, Any]:
+        return _draw(self)
+
+
+GAME = Game(
+    "pylon",
+    "Pylon",
+    PylonPosition,
+    players=(2, 3, 4),
+    params=(Param("size", "points along a side of the board", 6, 3, 13),),
+    swap="always",
+    summary="Go with stacking marbles and in-place capture",
+)
+
+
+# --------------------------------------------------------------------------- drawing
+
+_CW, _CH, _MARGIN = 3, 2, 3  # columns and lines per doubled-grid cell; label width
+MAX_WIDTH = 76
+
+
+def _draw(pos: PylonPosition) -> dict[str, Any]:
+    """Pre-built drawing lines for the template: boxes on the doubled grid, or per-level grids."""
+    geo = pos.geo
+    width = _MARGIN + 2 * _CW + (geo.grid - 1) * _CW + 1 + _MARGIN
+    lines = _draw_boxes(pos) if width <= MAX_WIDTH else _draw_levels(pos)
+    sc = pos.scores()
+    seats = [
+        {
+            "symbol": SYMBOLS[i],
+            "number": i + 1,
+            "score": sc[i],
+            "note": " (resigned)" if i in pos.resigned else "",
+            "to_move": pos.turn == i,
+        }
+        for i in range(pos.num_seats)
+    ]
+    return {
+        "lines": lines,
+        "compact": width > MAX_WIDTH,
+        "size": geo.n,
+        "last_column": chr(96 + geo.grid),
+        "rows": geo.grid,
+        "seats": seats,
+        "score": " ".join(str(s) for s in sc),
+        "on_board": sum(sc),
+        "maximum": pyramid(geo.n),
+    }
+
+
+def _draw_boxes(pos: PylonPosition) -> list[str]:
+    geo, board = pos.geo, pos.board
+    g = geo.grid
+    left = _MARGIN + _CW  # x of column a's centre
+    top = 3  # y of the top row's centre (a coordinate line and a blank line above)
+    w = left + (g - 1) * _CW + _CW + 1
+    h = top + (g - 1) * _CH + 2 + 3
+    canvas = [[" "] * w for _ in range(h)]
+
+    def xy(p: int) -> tuple[int, int]:
+        c, r = geo.cell[p]
+        return left + c * _CW, top + (g - 1 - r) * _CH
+
+    for p in range(geo.size):  # points are ordered by level, so upper marbles overdraw
+        owner = board[p]
+        x, y = xy(p)
+        if owner == EMPTY:
+            if geo.level[p] == 0:
+                canvas[y][x] = "."
+            continue
+        s = SYMBOLS[owner]
+        for dy in (-2, -1, 0, 1, 2):
+            row = canvas[y + dy]
+            for dx in (-3, -2, -1, 0, 1, 2, 3):
+                if abs(dx) == 3 and abs(dy) == 2:
+                    continue  # transparent corner: the marble below shows in the gap
+                if abs(dy) == 2:
+                    ch = "-"
+                elif abs(dx) == 3:
+                    ch = "|"
+                elif (abs(dx) == 2 and abs(dy) == 1) or (dx == 0 and dy == 0):
+                    ch = s
+                else:
+                    ch = " "
+                row[x + dx] = ch
+    letters = [" "] * w
+    for c in range(g):
+        letters[left + c * _CW] = chr(97 + c)
+    head = "".join(letters).rstrip()
+    out = [head, ""]
+    for y in range(1, h - 1):
+        body = "".join(canvas[y]).rstrip()
+        r = g - 1 - (y - top) // _CH if (y - top) % _CH == 0 and top <= y else None
+        if r is not None and 0 <= r < g:
+            lab = f"{r + 1:>2} "
+            body = lab + body[_MARGIN:]
+            body = body.ljust(w) + f" {r + 1}"
+        out.append(body.rstrip())
+    while out and not out[-1].strip():
+        out.pop()
+    out += ["", head]
+    return out
+
+
+def _draw_levels(pos: PylonPosition) -> list[str]:
+    """Compact view for large boards: one small grid per level ('.' a playable empty point)."""
+    geo, board = pos.geo, pos.board
+    out: list[str] = []
+    for lv in range(geo.n):
+        pts = [p for p in range(geo.size) if geo.level[p] == lv]
+        if lv and all(board[p] == EMPTY and p not in pos.valid for p in pts):
+            break
+        k = geo.n - lv
+        cols = [chr(97 + 2 * i + lv) for i in range(k)]
+        head = "    " + " ".join(cols)
+        out += [f"level {lv}:", head]
+        for j in range(k - 1, -1, -1):
+            row = 2 * j + lv + 1
+            cells = []
+            for i in range(k):
+                p = pts[j * k + i]
+                o = board[p]
+                cells.append(SYMBOLS[o] if o != EMPTY else ("." if p in pos.valid else " "))
+            out.append(f"{row:>3} " + " ".join(cells) + f" {row}")
+        out += [head, ""]
+    return out
