@@ -209,7 +209,8 @@ SETUP_4P_GREEN = (
     ("c3", _SH, "NE"),
 )
 
-SETUP_PARTNERSHIP_RED = (  # red's block; blue's is the same four columns to the right
+SETUP_PARTNERSHIP_RED = (  # red's block; blue's is the same four columns to the right,
+    # except that the lances change sides (medium lance on h1, heavy lance on f1)
     ("c1", _C, "NE NW SE SW"),
     ("b1", _ML, "W N E"),
     ("d1", _HL, "NW N NE"),
@@ -258,6 +259,8 @@ def initial_board(players: int, partnership: bool) -> list[int]:
             top = army in (0, 2)
             for name, kind, dirs in SETUP_PARTNERSHIP_RED:
                 sq = SQUARE[name] + shift
+                if shift and kind in (_ML, _HL):  # the lances swap sides: h1 medium, f1 heavy
+                    sq = SQUARE[name] // 9 * 9 + 8 - SQUARE[name] % 9
                 mask = mask_of(dirs)
                 if top:
                     sq, mask = _mirror_ns(sq), _mirror_ns_mask(mask)
@@ -594,9 +597,9 @@ class PloyPosition(Position):
             return
         if not (own_commander or (strict and ships == 0)):
             return
-        why = "commander captured" if own_commander else "all pieces but the commander captured"
+        why = "commander captured" if own_commander else "lost all pieces but the commander"
         if self.num_seats == 2:
-            self._finish((actor,), f"{COLOURS[victim]}'s {why}")
+            self._finish((actor,), f"{COLOURS[victim]}: {why}")
             self.status[victim] = OUT
             self.notes[victim] = f"eliminated by {COLOURS[actor]} ({why})"
             return
@@ -608,7 +611,7 @@ class PloyPosition(Position):
                 self.notes[victim] = f"{why}; absorbed by {COLOURS[partner]}"
             else:
                 self.notes[victim] = f"eliminated by {COLOURS[actor]} ({why})"
-                self._team_loses(victim, f"{COLOURS[victim]}'s {why}; the team is beaten")
+                self._team_loses(victim, f"{COLOURS[victim]}: {why}; the team is beaten")
             return
         if self.params.get("classic") and ships == 0:
             self._remove_commanders(victim)  # the German rule: a bare commander leaves the board
