@@ -14,6 +14,8 @@ Example::
 
 from __future__ import annotations
 
+import base64
+import binascii
 import codecs
 import email
 import email.header
@@ -21,7 +23,7 @@ import email.utils
 import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
-from email import policy
+from email import errors, policy
 from email.message import Message
 from html.parser import HTMLParser
 
@@ -44,13 +46,18 @@ DEFAULT_COMMAND_WORDS: frozenset[str] = frozenset(
 """Words that start a command line; the dispatcher passes the registry's names instead."""
 
 MAX_COMMANDS = 10
+MAX_COMMENT_LINES = 200
 MAX_REFERENCES = 20
 MASK = "********"
 
 _REPLY_PREFIX = re.compile(r"^\s*(?:(?:re|fwd?|aw|wg|sv|vs|antw)\s*(?:\[\d+\])?\s*:\s*)+", re.I)
 _MSGID = re.compile(r"<[^<>\s]+>")
 _SIGNATURE = re.compile(r"^(?:--|-- |__+)\s*$")
-_ATTRIBUTION = re.compile(r"^\s*(?:on\b.*\bwrote|am\b.*\bschrieb|le\b.*\ba écrit)\s*:\s*$", re.I)
+_ATTRIBUTION = re.compile(
+    r"^\s*(?:on\b.*\bwrote|am\b.*\bschrieb\b.*|le\b.*\ba écrit)\s*:\s*$", re.I
+)
+_ATTRIBUTION_END = re.compile(r"(?:\bwrote|\bschrieb\b.*|a écrit)\s*:\s*$", re.I)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _ORIGINAL = re.compile(
     r"^\s*(?:-{2,}\s*(?:original message|ursprüngliche nachricht|forwarded message)\s*-{2,}"
     r"|_{5,})\s*$",
@@ -310,11 +317,40 @@ def html_to_text(html: str) -> str:
     return parser.text()
 
 
-def _part_text(part: Message) -> str:
+_BASE64_DEFECTS = (
+    errors.InvalidBase64PaddingDefect,
+    errors.InvalidBase64CharactersDefect,
+    errors.InvalidBase64LengthDefect,
+)
+
+
+def _lenient_base64(text: str) -> bytes | None:
+    """Base64 with the damage of truncated mail repaired (missing padding, a stray tail)."""
+    data = re.sub(r"[^A-Za-z0-9+/]", "", text)
+    data = data[: len(data) - (len(data) % 4 == 1)]
+    try:
+        return base64.b64decode(data + "=" * (-len(data) % 4))
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _part_text(part: Message, notes: list[str]) -> str:
     try:
         payload = part.get_payload(decode=True)
     except Exception:  # noqa: BLE001
         payload = None
+    try:
+        cte = str(part.get("Content-Transfer-Encoding", "")).strip().lower()
+        if cte == "base64" and (
+            payload is None or any(isinstance(d, _BASE64_DEFECTS) for d in part.defects)
+        ):
+            encoded = part.get_payload()
+            repaired = _lenient_base64(encoded) if isinstance(encoded, str) else None
+            if repaired is not None:
+                payload = repaired
+                notes.append("a damaged base64 part was read as far as possible")
+    except Exception:  # noqa: BLE001
+        pass
     if payload is None:
         raw = part.get_payload()
         if isinstance(raw, str):
@@ -366,7 +402,7 @@ def _collect(part: Message, texts: list[str], notes: list[str], depth: int = 0) 
         name = _filename(part) or ctype
         notes.append(f"attachment {name} ignored")
         return
-    text = _part_text(part)
+    text = _part_text(part, notes)
     if ctype == "text/html":
         text = html_to_text(text)
         notes.append("HTML part converted to text")
@@ -390,7 +426,9 @@ def _header(msg: Message, name: str) -> str:
         value = msg.get(name)
         if value is None:
             return ""
-        return _BLANKS.sub(" ", str(value).replace("\r", " ").replace("\n", " ")).strip()
+        text = _BLANKS.sub(" ", str(value).replace("\r", " ").replace("\n", " ")).strip()
+        if "\ufffd" not in text:
+            return text
     except Exception:  # noqa: BLE001
         pass
     try:
@@ -453,33 +491,51 @@ def _is_quote(line: str) -> bool:
     return line.lstrip().startswith(">")
 
 
-def _is_attribution(lines: list[str], i: int) -> bool:
+def _attribution(lines: list[str], i: int) -> int:
+    """How many lines the attribution ("On ... wrote:") at ``lines[i]`` takes: 0, 1 or 2."""
     line = lines[i]
     if _ATTRIBUTION.match(line) or _ORIGINAL.match(line):
-        return True
+        return 1
     # Gmail folds long attributions: "On ..., Alice <" / "alice@example.org> wrote:"
-    return (
-        line.strip().lower().startswith(("on ", "am "))
+    if (
+        line.strip().lower().startswith(("on ", "am ", "le "))
         and i + 1 < len(lines)
-        and bool(re.search(r"(wrote|schrieb)\s*:\s*$", lines[i + 1], re.I))
-    )
+        and _ATTRIBUTION_END.search(lines[i + 1])
+    ):
+        return 2
+    return 0
+
+
+def _is_attribution(lines: list[str], i: int) -> bool:
+    return _attribution(lines, i) > 0
 
 
 def strip_history(lines: list[str]) -> list[str]:
     """Lines without signature and quoted history (``>`` lines, attributions, forwards)."""
     kept: list[str] = []
-    for i, line in enumerate(lines):
+    i = 0
+    while i < len(lines):
+        line = lines[i]
         if _SIGNATURE.match(line) or _ORIGINAL.match(line):
             break
-        if _is_attribution(lines, i):
-            rest = lines[i + 1 :]
-            if all(_is_quote(x) or not x.strip() or re.search(r"wrote\s*:\s*$", x) for x in rest):
-                break
+        span = _attribution(lines, i)
+        if span:
+            rest = lines[i + span :]
+            if all(_is_quote(x) or not x.strip() for x in _until_signature(rest)):
+                break  # quoted history down to the end (or to a signature)
+            i += span
             continue
-        if _is_quote(line):
-            continue
-        kept.append(line)
+        if not _is_quote(line):
+            kept.append(line)
+        i += 1
     return kept
+
+
+def _until_signature(lines: list[str]) -> list[str]:
+    for k, line in enumerate(lines):
+        if _SIGNATURE.match(line):
+            return lines[:k]
+    return lines
 
 
 def _tidy(lines: list[str]) -> str:
@@ -612,6 +668,10 @@ def parse_message(
             _read_headers(msg, result, envelope_from)
         except Exception:  # noqa: BLE001
             result.ignored.append("some headers could not be read")
+        if not msg.keys() or any(
+            isinstance(d, errors.MissingHeaderBodySeparatorDefect) for d in msg.defects
+        ):
+            result.ignored.append("the mail has no proper header; it is read as text")
         try:
             _collect(msg, texts, result.ignored)
         except Exception:  # noqa: BLE001
@@ -625,7 +685,7 @@ def parse_message(
     if result.sender is None and envelope_from:
         result.sender = _usable(envelope_from)
     text = "\n\n".join(t for t in texts if t.strip())
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+    text = _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
     result.text = text
     try:
         reason = _automatic(msg, result.sender, envelope_from, servers)
@@ -684,4 +744,12 @@ def _read_commands(result: ParsedMail, text: str, words: set[str], max_commands:
         result.ignored.append(f"{over} {noun} over the limit of {max_commands} ignored")
         commands = commands[:max_commands]
     result.commands = commands
-    result.comment = comment
+    lines = comment.split("\n")
+    if len(lines) > MAX_COMMENT_LINES:
+        over = len(lines) - MAX_COMMENT_LINES
+        result.ignored.append(
+            f"{over} comment lines over the limit of {MAX_COMMENT_LINES} left out"
+        )
+        comment = "\n".join(lines[:MAX_COMMENT_LINES])
+    # the comment goes to every player: a command line typed in it must not show a password
+    result.comment = mask_passwords(comment, words, commands=commands)

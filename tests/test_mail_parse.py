@@ -1,0 +1,388 @@
+"""parse_message on one fixture per case, mask_passwords on a table of cases, and fuzzing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pbmserv.mail.parse import (
+    DEFAULT_COMMAND_WORDS,
+    ParsedMail,
+    command_passwords,
+    html_to_text,
+    mask_passwords,
+    parse_message,
+    subject_command,
+)
+
+FIXTURES = Path(__file__).parent / "mail_fixtures"
+SERVER = "pbmserv@example.net"
+MOVE = "ploy move 101 alice s3cret e4-e5"
+
+
+def parse(name: str, envelope_from: str | None = "alice@example.org", **kw) -> ParsedMail:
+    raw = (FIXTURES / f"{name}.eml").read_bytes()
+    return parse_message(raw, envelope_from, server_addresses=[SERVER], **kw)
+
+
+# name: (commands, comment, ignored)
+CASES: dict[str, tuple[list[str], str, list[str]]] = {
+    "subject_move": ([MOVE], "Your turn, Bob!", []),
+    "body_commands": (
+        [MOVE, "PYLON move 7 alice s3cret a1"],
+        "Two games at once.\nGood luck to you both.",
+        [],
+    ),
+    "subject_and_text": (
+        [MOVE],
+        "Nice opening.\nploy move 102 alice ******** e4-e5",
+        [],
+    ),
+    "over_limit": (
+        [f"ploy show {100 + i}" for i in range(10)],
+        "that is all",
+        ["3 command lines over the limit of 10 ignored"],
+    ),
+    "quoted_printable": (
+        [MOVE],
+        "Café crème, a rather long comment line that the mailer had to break with a soft line"
+        " break because it is long",
+        [],
+    ),
+    "base64": (["pylon move 7 alice s3cret a1"], "Zoë says hi ☺", []),
+    "latin1": ([MOVE], "Schöne Grüße!", []),
+    "undeclared_8bit": ([MOVE], "naïve café", []),
+    "undeclared_latin1": ([MOVE], "naïve café", []),
+    "html_only": ([MOVE], "Fish & chips <3\nsecond line", ["HTML part converted to text"]),
+    "alternative": ([MOVE], "plain wins", []),
+    "reply_quoted": ([MOVE], "Ha, I saw that coming.", []),
+    "crlf_gmail": ([MOVE], "Thanks for the game.", []),
+    "attachment": ([MOVE], "See my drawing.", ["attachment foo.png ignored"]),
+    "auto_reply": ([], "I am out of the office.", []),
+    "vacation": ([MOVE], "I am on vacation until Monday.", []),
+    "dsn": (
+        [],
+        "I'm sorry to have to inform you that your message could not be delivered.",
+        ["attachment text/rfc822-headers ignored"],
+    ),
+    "mailing_list": ([MOVE], "A list post.", []),
+    "no_message_id": (["pylon show 7"], "", []),
+    "garbage": (["ploy show 101"], "ÿþ café", []),
+    "bad_utf8_declared": (["ploy show 101"], "café", []),
+    "malformed": (
+        ["ploy show 101"],
+        "this mail has no headers at all",
+        ["the mail has no proper header; it is read as text"],
+    ),
+    "truncated": (
+        ["ploy show 101"],
+        "hello the",
+        ["a damaged base64 part was read as far as possible"],
+    ),
+    "own_mail": ([], "Summary of Ploy Board 101", []),
+}
+
+AUTOMATIC = {
+    "auto_reply": "Auto-Submitted: auto-replied",
+    "vacation": "Precedence: bulk",
+    "dsn": "sent by mailer-daemon",
+    "mailing_list": "a mailing list mail (List-Id)",
+    "own_mail": "sent by this server",
+}
+
+
+def test_every_fixture_has_a_case() -> None:
+    names = {p.stem for p in FIXTURES.glob("*.eml")}
+    assert names == set(CASES) | {"huge_body"}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_fixture(name: str) -> None:
+    commands, comment, ignored = CASES[name]
+    parsed = parse(name)
+    assert parsed.commands == commands
+    assert parsed.comment == comment
+    assert parsed.ignored == ignored
+    assert parsed.automatic_reason == AUTOMATIC.get(name)
+    assert parsed.is_automatic is (name in AUTOMATIC)
+
+
+def test_senders_and_ids() -> None:
+    p = parse("subject_move")
+    assert (p.sender, p.sender_name, p.message_id) == (
+        "alice@example.org",
+        "Alice Example",
+        "<move1@example.org>",
+    )
+    assert p.subject_is_command and p.references == [] and p.in_reply_to is None
+    assert parse("no_message_id").message_id is None
+    assert parse("no_message_id").sender == "bob@example.org"
+
+
+def test_reply_to_wins_over_from() -> None:
+    p = parse("crlf_gmail")
+    assert p.sender == "alice@home.example"
+    assert p.sender_name == "Alice Example"
+    assert p.references == ["<board101-7@example.net>"]  # In-Reply-To when no References
+
+
+def test_references_folded_header() -> None:
+    p = parse("reply_quoted")
+    assert p.references == ["<board101-1@example.net>", "<board101-7@example.net>"]
+    assert p.in_reply_to == "<board101-7@example.net>"
+    assert not p.subject_is_command  # "Re: Ploy Board 101 alice" is our own subject
+
+
+def test_decoded_headers() -> None:
+    assert parse("base64").subject == "Zug – bitte"
+    p = parse("latin1")
+    assert p.subject == "Grüße" and p.sender_name == "Jürgen Müller"
+    assert parse("garbage").subject == "café"  # unknown charset: utf-8, else latin-1
+
+
+def test_headerless_mail_answers_the_envelope_sender() -> None:
+    assert parse("malformed").sender == "alice@example.org"
+    assert parse("malformed", envelope_from=None).sender is None
+
+
+def test_headers_for_quoting() -> None:
+    assert parse("subject_move").headers == [
+        ("From", "Alice Example <alice@example.org>"),
+        ("To", "pbmserv@example.net"),
+        ("Date", "Sat, 21 Nov 2026 10:00:00 +0000"),
+        ("Subject", MOVE),
+    ]
+
+
+def test_text_is_the_whole_body() -> None:
+    p = parse("reply_quoted")
+    assert "> Summary of Ploy Board 101" in p.text and p.text.startswith(MOVE)
+
+
+def test_huge_body() -> None:
+    p = parse("huge_body")
+    assert p.commands == [MOVE]
+    lines = p.comment.split("\n")
+    assert len(lines) == 200 and lines[0].startswith("line 00000")
+    assert p.ignored == ["1800 comment lines over the limit of 200 left out"]
+
+
+def test_max_commands_parameter() -> None:
+    p = parse("over_limit", max_commands=2)
+    assert p.commands == ["ploy show 100", "ploy show 101"]
+    assert p.ignored == ["11 command lines over the limit of 2 ignored"]
+    p = parse("body_commands", max_commands=1)
+    assert p.ignored == ["1 command line over the limit of 1 ignored"]
+
+
+def test_command_words_parameter() -> None:
+    p = parse("body_commands", command_words={"pylon"})
+    assert p.commands == []
+    assert p.comment.startswith(MOVE.replace("s3cret", "********"))
+    p = parse_message(b"Subject: hex move 3 a pw b\n\n", "a@example.org", command_words={"Hex"})
+    assert p.commands == ["hex move 3 a pw b"]
+
+
+@pytest.mark.parametrize(
+    ("envelope_from", "headers", "reason"),
+    [
+        ("", "", "empty envelope sender (a bounce)"),
+        ("<>", "", "empty envelope sender (a bounce)"),
+        ("postmaster@example.org", "", "sent by postmaster"),
+        ("a@example.org", "From: MAILER-DAEMON@mx.example.org\n", "sent by mailer-daemon"),
+        ("a@example.org", "Auto-Submitted: auto-generated\n", "Auto-Submitted: auto-generated"),
+        ("a@example.org", "Auto-Submitted: no\n", None),
+        ("a@example.org", "Precedence: junk\n", "Precedence: junk"),
+        ("a@example.org", "Precedence: list\n", "Precedence: list"),
+        ("a@example.org", "List-Unsubscribe: <mailto:x@y>\n", "a mailing list mail (List-Unsubscribe)"),
+        ("a@example.org", "X-Pbmserv-Server: other\n", "a pbmserv mail (X-Pbmserv-Server)"),
+        ("a@example.org", "From: PBM <PBMSERV@example.net>\n", "sent by this server"),
+        ("a@example.org", "X-Autoreply: yes\n", "an automatic reply (X-Autoreply)"),
+        (None, "", None),
+    ],
+)  # fmt: skip
+def test_automatic(envelope_from: str | None, headers: str, reason: str | None) -> None:
+    raw = (headers + "Subject: ploy show 101\n\nhi\n").encode()
+    p = parse_message(raw, envelope_from, server_addresses=[SERVER])
+    assert p.automatic_reason == reason
+    assert p.is_automatic is (reason is not None)
+
+
+@pytest.mark.parametrize(
+    ("subject", "command"),
+    [
+        (MOVE, MOVE),
+        ("Re: " + MOVE, MOVE),
+        ("RE: re: Fwd: FW: AW: WG: " + MOVE, MOVE),
+        ("** " + MOVE + " **", MOVE),
+        ("Re: **" + MOVE, MOVE),
+        ("  ploy   move  101 alice s3cret  e4-e5 ", MOVE),
+        ("Ploy Board 101 alice", None),
+        ("Re: Ploy Board 101 alice", None),
+        ("Re: Ploy Board 101 Error", None),
+        ("Ploy board 101 alice s3cret e4-e5", "Ploy board 101 alice s3cret e4-e5"),
+        ("New Ploy Board 101 alice", None),
+        ("Nag: Ploy Board 101 alice", None),
+        ("my move", None),
+        ("", None),
+        ("signup bob pw bob@example.org", "signup bob pw bob@example.org"),
+    ],
+)
+def test_subject_command(subject: str, command: str | None) -> None:
+    assert subject_command(subject, DEFAULT_COMMAND_WORDS) == command
+
+
+@pytest.mark.parametrize(
+    ("body", "commands", "comment"),
+    [
+        ("\n\n  \nploy show 1\nploy show 2\n\nhi", ["ploy show 1", "ploy show 2"], "hi"),
+        ("ploy show 1\nhi there\nploy show 2", ["ploy show 1"], "hi there\nploy show 2"),
+        ("ploy show 1\n-- \nsig", ["ploy show 1"], ""),
+        ("ploy show 1\n--\nsig", ["ploy show 1"], ""),
+        ("ploy show 1\n____\nOutlook", ["ploy show 1"], ""),
+        ("ploy show 1\n> ploy show 2\n", ["ploy show 1"], ""),
+        ("> quoted first\nploy show 1", [], "ploy show 1"),
+        ("ploy show 1\nOn Mon, Bob wrote:\n> x", ["ploy show 1"], ""),
+        (
+            "ploy show 1\n\nmine\n-----Original Message-----\nFrom: x\nold",
+            ["ploy show 1"],
+            "mine",
+        ),
+        ("hello\n\n\n\nworld  \n\n", [], "hello\n\nworld"),
+        ("> a\nmy answer\n> b\nsecond answer", [], "my answer\nsecond answer"),
+        ("ploy\u00a0show 1\n", ["ploy show 1"], ""),
+        ("** ploy show 1 **\n", ["ploy show 1"], ""),
+    ],
+)
+def test_body(body: str, commands: list[str], comment: str) -> None:
+    raw = b"From: a@example.org\nSubject: x\nContent-Type: text/plain; charset=utf-8\n\n"
+    p = parse_message(raw + body.encode())
+    assert (p.commands, p.comment) == (commands, comment)
+
+
+def test_html_to_text() -> None:
+    html = (
+        "<html><head><style>p{}</style><script>var x = '<p>';</script></head><body>"
+        "<p>one&nbsp;two &eacute; &#8364;</p><div>three<br/>four</div>"
+        "<div class=gmail_quote>On Mon, Bob wrote:<blockquote>old <b>text</b>"
+        "<blockquote>older</blockquote></blockquote></div></body></html>"
+    )
+    assert html_to_text(html) == (
+        "one two é €\n\nthree\nfour\n\nOn Mon, Bob wrote:\n> old text\n> > older"
+    )
+
+
+def test_html_reply_drops_the_quote() -> None:
+    raw = (
+        b"From: a@example.org\nSubject: x\nContent-Type: text/html\n\n"
+        b"<div>ploy show 1</div><div>thanks</div><div>On Mon, Bob wrote:"
+        b"<blockquote>ploy move 1 bob pw x</blockquote></div>"
+    )
+    p = parse_message(raw)
+    assert (p.commands, p.comment) == (["ploy show 1"], "thanks")
+
+
+# ----------------------------------------------------------------------------- passwords
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        (MOVE, "ploy move 101 alice ******** e4-e5"),
+        ("PLOY MOVE 101 alice S3cret e4", "PLOY MOVE 101 alice ******** e4"),
+        ("ploy board 101 alice pw e4#12", "ploy board 101 alice ******** e4#12"),
+        ("ploy resign 101 alice pw", "ploy resign 101 alice ********"),
+        ("pylon swap 7 bob pw", "pylon swap 7 bob ********"),
+        ("polis queue 3 bob pw a1", "polis queue 3 bob ******** a1"),
+        ("polis qmove 3 bob pw a1", "polis qmove 3 bob ******** a1"),
+        ("plotto chat 3 bob pw hello all", "plotto chat 3 bob ******** hello all"),
+        ("ploy move 101 alice", "ploy move 101 alice"),  # no password given
+        ("ploy show 101 102 103 104", "ploy show 101 102 103 104"),
+        ("ploy challenge a b c d", "ploy challenge a b c d"),
+        ("hex move 5 bob pw a1", "hex move 5 bob ******** a1"),  # unknown game, numeric board
+        ("I will resign soon and then go", "I will resign soon and then go"),
+        ("signup bob pw bob@example.org", "signup bob ******** bob@example.org"),
+        ("signup bob", "signup bob"),
+        ("signoff bob pw", "signoff bob ********"),
+        ("change password bob old new", "change password bob ******** ********"),
+        ("change password bob old", "change password bob ********"),
+        ("change address bob pw b@x c@y", "change address bob ******** b@x c@y"),
+        ("change something bob pw", "change something bob pw"),
+        ("pbmserv signup bob pw", "pbmserv signup bob ********"),
+        ("> ploy move 101 alice pw e4", "> ploy move 101 alice ******** e4"),
+        (">> ploy move 101 alice pw e4", ">> ploy move 101 alice ******** e4"),
+        (">ploy move 101 alice pw e4", ">ploy move 101 alice ******** e4"),
+        ("Subject: Re: ploy move 1 a pw e4", "Subject: Re: ploy move 1 a ******** e4"),
+        ("** ploy move 1 a pw e4 **", "** ploy move 1 a ******** e4 **"),
+        ("  ploy  move\t1 a  pw  e4", "  ploy  move\t1 a  ********  e4"),
+        ("a\nsignup b pw\n\nc", "a\nsignup b ********\n\nc"),
+        ("", ""),
+    ],
+)
+def test_mask_passwords(text: str, masked: str) -> None:
+    assert mask_passwords(text) == masked
+
+
+def test_mask_passwords_known_passwords_anywhere() -> None:
+    text = "my password is s3cret, really: s3cret\nso s3cret"
+    assert mask_passwords(text, commands=[MOVE]) == (
+        "my password is s3cret, really: ********\nso ********"
+    )
+
+
+def test_mask_passwords_with_command_words() -> None:
+    assert mask_passwords("hex move b5 bob pw a1") == "hex move b5 bob pw a1"
+    assert mask_passwords("hex move b5 bob pw a1", {"hex"}) == "hex move b5 bob ******** a1"
+
+
+def test_command_passwords() -> None:
+    assert command_passwords(MOVE) == ["s3cret"]
+    assert command_passwords("change password bob old new") == ["old", "new"]
+    assert command_passwords("ploy show 101") == []
+
+
+# ----------------------------------------------------------------------------- robustness
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=2000))
+def test_never_raises_on_bytes(raw: bytes) -> None:
+    p = parse_message(raw, "a@example.org")
+    assert isinstance(p.commands, list) and isinstance(p.comment, str)
+
+
+MIME_PIECES = [
+    b"From: a@example.org\n",
+    b"From: =?bogus?Q?x=ZZ?= <>\n",
+    b"Reply-To: ,,,<@>\n",
+    b"Subject: =?utf-8?B?####?=\n",
+    b"Message-ID: <<>>\n",
+    b"References: <a@b> junk <c@d\n",
+    b"Content-Type: multipart/mixed; boundary=B\n",
+    b"Content-Type: multipart/alternative\n",
+    b'Content-Type: text/plain; charset="x-weird"\n',
+    b"Content-Type: text/html; charset=utf-16\n",
+    b"Content-Transfer-Encoding: base64\n",
+    b"Content-Transfer-Encoding: quoted-printable\n",
+    b"Content-Disposition: attachment; filename*=utf-8''%E2%82\n",
+    b"\n",
+    b"--B\n",
+    b"--B--\n",
+    b"ploy move 1 a pw e4\n",
+    b"=E2=82=AC=\n",
+    b"<p>x</p><blockquote>\n",
+    b"\xff\xfe\x00\x80\n",
+    b"SGVsbG8=\n",
+    b"> quoted\n",
+    b"-- \n",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(MIME_PIECES), max_size=30))
+def test_never_raises_on_mime_soup(pieces: list[bytes]) -> None:
+    p = parse_message(b"".join(pieces), "")
+    assert p.is_automatic  # empty envelope sender
