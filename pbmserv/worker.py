@@ -77,6 +77,7 @@ def _process(
         max_commands=settings.max_commands_per_mail,
         server_addresses=[settings.server_address, *settings.accept_recipients],
     )
+    _make_storable(parsed)
     if parsed.is_automatic or not parsed.sender:
         row.last_error = "not answered: " + (parsed.automatic_reason or "no usable sender")
         return InboxStatus.ignored, 0
@@ -96,6 +97,19 @@ def _process(
     for item in answers:
         _queue_answer(session, parsed, row, item, now)
     return InboxStatus.done, len(answers)
+
+
+def _storable(text: str) -> str:
+    """Text that any database takes: undecodable bytes (surrogate escapes) become U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace").replace("\x00", "")
+
+
+def _make_storable(parsed: ParsedMail) -> None:
+    parsed.subject = _storable(parsed.subject or "")
+    parsed.comment = _storable(parsed.comment or "")
+    parsed.text = _storable(parsed.text or "")
+    parsed.commands = [_storable(c) for c in parsed.commands]
+    parsed.ignored = [_storable(n) for n in parsed.ignored]
 
 
 def _answer_allowance(session: Session, settings: Settings, sender: str, now: datetime) -> int:
