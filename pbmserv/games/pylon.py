@@ -222,10 +222,7 @@ class PylonPosition(Position):
 
     def _has_freedom(self, members: Iterable[int], level: int, b: list[int]) -> bool:
         lv, nbrs = self.geo.level, self.geo.nbrs
-        for m in members:
-            if lv[m] == level and any(self._free(q, b) for q in nbrs[m]):
-                return True
-        return False
+        return any(lv[m] == level and any(self._free(q, b) for q in nbrs[m]) for m in members)
 
     def _simulate(self, p: int, seat: int) -> tuple[int, ...] | None:
         """Play ``seat`` at p on a scratch board: the stacked points, or None for suicide."""
@@ -271,7 +268,7 @@ class PylonPosition(Position):
             if quick:
                 for e in nbrs[p]:
                     c = b[e]
-                    if c == EMPTY or c == seat:
+                    if c in (EMPTY, seat):
                         continue
                     if not any(q != p and q in valid for q in nbrs[e]):
                         quick = False
@@ -516,9 +513,9 @@ def _draw_boxes(pos: PylonPosition) -> list[str]:
     geo, board = pos.geo, pos.board
     g = geo.grid
     left = _MARGIN + _CW  # x of column a's centre
-    top = 3  # y of the top row's centre (a coordinate line and a blank line above)
+    top = 2  # y of the top row's centre
     w = left + (g - 1) * _CW + _CW + 1
-    h = top + (g - 1) * _CH + 2 + 3
+    h = top + (g - 1) * _CH + 3
     canvas = [[" "] * w for _ in range(h)]
 
     def xy(p: int) -> tuple[int, int]:
@@ -533,6 +530,7 @@ def _draw_boxes(pos: PylonPosition) -> list[str]:
                 canvas[y][x] = "."
             continue
         s = SYMBOLS[owner]
+        tag = str(geo.level[p]) if geo.level[p] else s  # level number, or the owner on level 0
         for dy in (-2, -1, 0, 1, 2):
             row = canvas[y + dy]
             for dx in (-3, -2, -1, 0, 1, 2, 3):
@@ -542,8 +540,10 @@ def _draw_boxes(pos: PylonPosition) -> list[str]:
                     ch = "-"
                 elif abs(dx) == 3:
                     ch = "|"
-                elif (abs(dx) == 2 and abs(dy) == 1) or (dx == 0 and dy == 0):
+                elif abs(dx) == 2 and abs(dy) == 1:
                     ch = s
+                elif dy == 0 and tag and dx in (0, 1):
+                    ch = tag[dx] if dx < len(tag) else " "
                 else:
                     ch = " "
                 row[x + dx] = ch
@@ -551,18 +551,19 @@ def _draw_boxes(pos: PylonPosition) -> list[str]:
     for c in range(g):
         letters[left + c * _CW] = chr(97 + c)
     head = "".join(letters).rstrip()
-    out = [head, ""]
-    for y in range(1, h - 1):
+    body_lines = []
+    for y in range(h):
         body = "".join(canvas[y]).rstrip()
-        r = g - 1 - (y - top) // _CH if (y - top) % _CH == 0 and top <= y else None
-        if r is not None and 0 <= r < g:
-            lab = f"{r + 1:>2} "
-            body = lab + body[_MARGIN:]
-            body = body.ljust(w) + f" {r + 1}"
-        out.append(body.rstrip())
-    while out and not out[-1].strip():
-        out.pop()
-    out += ["", head]
+        if (y - top) % _CH == 0 and top <= y <= top + (g - 1) * _CH:
+            r = g - 1 - (y - top) // _CH
+            body = f"{r + 1:>2} " + body[_MARGIN:].ljust(w - _MARGIN) + f" {r + 1}"
+        body_lines.append(body.rstrip())
+    while body_lines and not body_lines[0].strip():
+        body_lines.pop(0)
+    while body_lines and not body_lines[-1].strip():
+        body_lines.pop()
+    out = [head, *body_lines]
+    out.append(head)
     return out
 
 
