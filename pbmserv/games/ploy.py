@@ -154,8 +154,34 @@ TURN_MOVES_CLASSIC = [
     [tuple(sq | sq << 7 | k << 14 for k in TURNS_CLASSIC[m]) for m in range(256)]
     for sq in range(81)
 ]
-SHIELD_TURNS = [tuple(k << 14 for k in TURNS[m]) for m in range(256)]
-SHIELD_TURNS_CLASSIC = [tuple(k << 14 for k in TURNS_CLASSIC[m]) for m in range(256)]
+
+
+def _step_table(classic: bool) -> list[tuple[tuple[int, Any], ...]]:
+    """``[sq << 8 | mask]`` for one-point pieces (commander, shield): (target, move or moves).
+
+    A shield's entry holds the plain motion and every motion-plus-turn to that target.
+    """
+    turns = TURNS_CLASSIC if classic else TURNS
+    table: list[tuple[tuple[int, Any], ...]] = []
+    for sq in range(81):
+        for m in range(256):
+            pairs: list[tuple[int, Any]] = []
+            if m and _range_of(m) == 1:
+                for ray in MOTIONS[sq][m]:
+                    for t, mv in ray:
+                        if bin(m).count("1") == 1:
+                            pairs.append((t, (mv, *(mv | k << 14 for k in turns[m]))))
+                        else:
+                            pairs.append((t, mv))
+            table.append(tuple(pairs))
+    return table
+
+
+STEPS = _step_table(False)
+STEPS_CLASSIC = _step_table(True)
+RAYS_FLAT = [MOTIONS[sq][m] for sq in range(81) for m in range(256)]
+TURNS_FLAT = [TURN_MOVES[sq][m] for sq in range(81) for m in range(256)]
+TURNS_FLAT_CLASSIC = [TURN_MOVES_CLASSIC[sq][m] for sq in range(81) for m in range(256)]
 
 
 def mask_of(dirs: str | Sequence[str]) -> int:
@@ -288,6 +314,7 @@ class PloyPosition(Position):
         self.notes: list[str] = [""] * players
         self.turn = 0
         self.result: tuple[tuple[int, ...], str] | None = None
+        self._compute_masks()
 
     # ----- setup for tests and analysis
 
@@ -371,61 +398,61 @@ class PloyPosition(Position):
     def _actor(self) -> int:
         return self.controller(self.turn)
 
-    def _masks(self) -> tuple[int, int]:
-        """Bit sets of the armies the acting seat moves, and of the armies friendly to it."""
-        actor = self._actor()
-        team = self._team(actor)
-        mine = friends = 0
-        for army, seat in enumerate(self.ctrl):
-            if seat == actor:
-                mine |= 1 << army
-            if self._team(seat) == team:
-                friends |= 1 << army
-        return mine, friends
+    def _compute_masks(self) -> None:
+        """Per seat: which armies it moves and which are friendly (recomputed on take-overs)."""
+        out = []
+        for actor in range(self.num_seats):
+            team = self._team(actor)
+            mine = tuple(seat == actor for seat in self.ctrl) + (False,) * (4 - self.num_seats)
+            friends = tuple(self._team(seat) == team for seat in self.ctrl)
+            out.append((mine, friends + (False,) * (4 - self.num_seats)))
+        self._mf = out
+
+    def _masks(self) -> tuple[tuple[bool, ...], tuple[bool, ...]]:
+        """Which armies the acting seat moves, and which armies are friendly to it (by army)."""
+        return self._mf[self.controller(self.turn)]
 
     def move_list(self) -> list[int]:
         """Every legal ordinary move of the seat to move, as ints (empty when it must pass)."""
-        mine, friends = self._masks()
+        mine, friends = self._mf[self.controller(self.turn)]
         board = self.board
-        classic = bool(self.params.get("classic"))
-        turn_moves = TURN_MOVES_CLASSIC if classic else TURN_MOVES
-        shield_turns = SHIELD_TURNS_CLASSIC if classic else SHIELD_TURNS
+        if self.params.get("classic"):
+            steps, turns = STEPS_CLASSIC, TURNS_FLAT_CLASSIC
+        else:
+            steps, turns = STEPS, TURNS_FLAT
+        rays_flat = RAYS_FLAT
         out: list[int] = []
         append = out.append
-        for sq in range(81):
-            p = board[sq]
-            if not p or not mine >> (p >> 12) & 1:
+        extend = out.extend
+        for sq, p in enumerate(board):
+            if not p or not mine[p >> 12]:
                 continue
-            m = p & 255
-            if p >> 8 & 15 == SHIELD:
-                extra = shield_turns[m]
-                for ray in MOTIONS[sq][m]:
-                    for t, mv in ray:
-                        q = board[t]
-                        if q and friends >> (q >> 12) & 1:
-                            break
+            key = sq << 8 | p & 255
+            if p & 0xF00 == 0x700:  # shield: one point, optionally turning afterwards
+                for t, mvs in steps[key]:
+                    q = board[t]
+                    if not q or not friends[q >> 12]:
+                        extend(mvs)
+            elif p & 0xF00 == 0:  # commander: one point
+                for t, mv in steps[key]:
+                    q = board[t]
+                    if not q or not friends[q >> 12]:
                         append(mv)
-                        for e in extra:
-                            append(mv | e)
-                        break
             else:
-                for ray in MOTIONS[sq][m]:
+                for ray in rays_flat[key]:
                     for t, mv in ray:
                         q = board[t]
                         if q:
-                            if not friends >> (q >> 12) & 1:
+                            if not friends[q >> 12]:
                                 append(mv)
                             break
                         append(mv)
-            out.extend(turn_moves[sq][m])
+            extend(turns[key])
         return out
 
     def _generate(self) -> Iterator[Any]:
         moves = self.move_list()
-        if not moves:
-            yield PASS
-            return
-        yield from moves
+        return iter(moves) if moves else iter((PASS,))
 
     def _format(self, move: Any) -> str:
         if move == PASS:
@@ -469,7 +496,7 @@ class PloyPosition(Position):
         mine, friends = self._masks()
         army, kind, mask = p >> 12, p >> 8 & 15, p & 255
         what = f"the {KIND_NAMES[kind]} on {NAMES[frm]}"
-        if not mine >> army & 1:
+        if not mine[army]:
             owner = COLOURS[self.ctrl[army]]
             raise IllegalMove(f"{text}: {what} is not yours (it is {owner}'s)")
         k = 0
@@ -512,7 +539,7 @@ class PloyPosition(Position):
                     raise IllegalMove(f"{text}: the way is blocked at {NAMES[t]}")
             q = self.board[to]
             if q:
-                if friends >> (q >> 12) & 1:
+                if friends[q >> 12]:
                     raise IllegalMove(
                         f"{text}: {NAMES[to]} holds a piece of your own side, "
                         "which you cannot capture"
@@ -581,6 +608,7 @@ class PloyPosition(Position):
 
     def _hand_over(self, seat: int, to: int) -> None:
         self.ctrl = [to if s == seat else s for s in self.ctrl]
+        self._compute_masks()
 
     def _captured(self, q: int) -> None:
         """Consequences of capturing piece ``q`` by the seat acting now."""
@@ -714,6 +742,7 @@ class PloyPosition(Position):
         self.turn = state["t"]
         r = state["r"]
         self.result = None if r is None else (tuple(r[0]), r[1])
+        self._compute_masks()
 
     def copy(self) -> PloyPosition:
         new = object.__new__(type(self))
