@@ -386,3 +386,30 @@ MIME_PIECES = [
 def test_never_raises_on_mime_soup(pieces: list[bytes]) -> None:
     p = parse_message(b"".join(pieces), "")
     assert p.is_automatic  # empty envelope sender
+
+
+def _storable(p: ParsedMail) -> bool:
+    fields = [p.subject, p.sender_name, p.comment, p.text, *p.commands, *p.ignored]
+    fields += [v for _, v in p.headers] + [p.sender or "", p.message_id or "", *p.references]
+    return all(not any(0xD800 <= ord(c) <= 0xDFFF or c == "\x00" for c in f) for f in fields)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(MIME_PIECES), max_size=30), st.binary(max_size=50))
+def test_fields_are_always_storable(pieces: list[bytes], tail: bytes) -> None:
+    assert _storable(parse_message(b"".join(pieces) + tail, "a@example.org"))
+
+
+def test_raw_8bit_headers() -> None:
+    for raw in (
+        b"From: J\xc3\xbcrgen <j@example.org>\nSubject: Gr\xc3\xbc\xc3\x9fe\n\nhi\n",
+        b"From: J\xfcrgen <j@example.org>\nSubject: Gr\xfc\xdfe\n\nhi\n",
+    ):
+        p = parse_message(raw)
+        assert (p.subject, p.sender_name, p.sender) == ("Grüße", "Jürgen", "j@example.org")
+        assert _storable(p)
+
+
+def test_mostly_utf8_body_with_a_broken_byte() -> None:
+    raw = b"Subject: x\nContent-Type: text/plain; charset=utf-8\n\ncaf\xc3\xa9 \xff\n"
+    assert parse_message(raw).comment == "café \ufffd"

@@ -51,7 +51,7 @@ MAX_REFERENCES = 20
 MASK = "********"
 
 _REPLY_PREFIX = re.compile(r"^\s*(?:(?:re|fwd?|aw|wg|sv|vs|antw)\s*(?:\[\d+\])?\s*:\s*)+", re.I)
-_MSGID = re.compile(r"<[^<>\s]+>")
+_MSGID = re.compile(r"<[\x21-\x3b\x3d\x3f-\x7e]{1,250}>")
 _SIGNATURE = re.compile(r"^(?:--|-- |__+)\s*$")
 _ATTRIBUTION = re.compile(
     r"^\s*(?:on\b.*\bwrote|am\b.*\bschrieb\b.*|le\b.*\ba écrit)\s*:\s*$", re.I
@@ -215,7 +215,11 @@ def mask_passwords(
 
 
 def decode_bytes(data: bytes, charset: str | None = None) -> str:
-    """Bytes to text: the declared charset, else UTF-8, else Latin-1 (which never fails)."""
+    """Bytes to text: the declared charset, else UTF-8, else Latin-1 (which never fails).
+
+    UTF-8 with a few broken bytes stays UTF-8 (with U+FFFD for the broken ones) when it has at
+    least as many good non-ASCII characters as broken bytes; otherwise it is Latin-1.
+    """
     if charset:
         try:
             codecs.lookup(charset)
@@ -225,7 +229,21 @@ def decode_bytes(data: bytes, charset: str | None = None) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        return data.decode("latin-1")
+        pass
+    lenient = data.decode("utf-8", "replace")
+    bad = lenient.count("\ufffd")
+    good = sum(1 for c in lenient if ord(c) > 127) - bad
+    if good and good >= bad:
+        return lenient
+    return data.decode("latin-1")
+
+
+_SURROGATES = re.compile(r"[\udc80-\udcff]+")
+
+
+def unsurrogate(text: str) -> str:
+    """Undeclared 8-bit bytes that the ``email`` package kept as surrogate escapes, decoded."""
+    return _SURROGATES.sub(lambda m: decode_bytes(bytes(ord(c) - 0xDC00 for c in m.group())), text)
 
 
 class _HtmlToText(HTMLParser):
@@ -357,6 +375,8 @@ def _part_text(part: Message, notes: list[str]) -> str:
             payload = raw.encode("utf-8", "surrogateescape")
         else:
             return ""
+    if not isinstance(payload, bytes):
+        return ""
     try:
         charset = part.get_content_charset()
     except Exception:  # noqa: BLE001
@@ -428,7 +448,7 @@ def _header(msg: Message, name: str) -> str:
             return ""
         text = _BLANKS.sub(" ", str(value).replace("\r", " ").replace("\n", " ")).strip()
         if "\ufffd" not in text:
-            return text
+            return unsurrogate(text)
     except Exception:  # noqa: BLE001
         pass
     try:
@@ -438,7 +458,7 @@ def _header(msg: Message, name: str) -> str:
                 text = "".join(
                     decode_bytes(c, cs) if isinstance(c, bytes) else c for c, cs in chunks
                 )
-                return " ".join(text.split())
+                return unsurrogate(" ".join(text.split()))
     except Exception:  # noqa: BLE001
         pass
     return ""
@@ -685,7 +705,7 @@ def parse_message(
     if result.sender is None and envelope_from:
         result.sender = _usable(envelope_from)
     text = "\n\n".join(t for t in texts if t.strip())
-    text = _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = _CONTROL.sub("", unsurrogate(text).replace("\r\n", "\n").replace("\r", "\n"))
     result.text = text
     try:
         reason = _automatic(msg, result.sender, envelope_from, servers)
@@ -694,7 +714,24 @@ def parse_message(
     result.is_automatic = reason is not None
     result.automatic_reason = reason
     _read_commands(result, text, words, max_commands)
+    _make_clean(result)
     return result
+
+
+def _clean(text: str) -> str:
+    return _CONTROL.sub("", unsurrogate(text))
+
+
+def _make_clean(result: ParsedMail) -> None:
+    """Every text field storable anywhere: no surrogate escapes, no control characters."""
+    result.subject = _clean(result.subject)
+    result.sender_name = _clean(result.sender_name)
+    result.commands = [_clean(c) for c in result.commands]
+    result.comment = _clean(result.comment)
+    result.ignored = [_clean(n) for n in result.ignored]
+    result.headers = [(n, _clean(v)) for n, v in result.headers]
+    if result.sender is not None and (_clean(result.sender) != result.sender):
+        result.sender = None
 
 
 def _fallback_body(raw: bytes) -> str:
