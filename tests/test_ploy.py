@@ -576,7 +576,7 @@ def test_board_drawing():
         assert lines[0].split() == list("abcdefghi")
     text = render_board(GAME.new(2))
     assert " 1 |  .   -(M)-  (L)   (H)   (C)   (H)   (L)  -(M)-   .   | 1" in text
-    assert "(X) green" in text and "[X] red" in text
+    assert "(X) green" in text and "[X] red" in text and "{X}" not in text
 
 
 def test_help_text():

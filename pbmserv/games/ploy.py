@@ -770,15 +770,18 @@ class PloyPosition(Position):
             rows.append({"rank": r + 1, "lines": [" ".join(top), " ".join(mid), " ".join(bot)]})
         seats = []
         for s, info in enumerate(self.seats()):
+            parts = [] if info.in_play else ["out"]
+            if info.note:
+                parts.append(info.note)
             armies = [COLOURS[a] for a, c in enumerate(self.ctrl) if c == s and a != s]
-            extra = f"; also moves {', '.join(armies)}" if armies else ""
-            where = "" if info.in_play else " (out)"
+            if armies:
+                parts.append(f"also moves {', '.join(armies)}")
             seats.append(
                 {
                     "mark": BRACKETS[s][0] + "X" + BRACKETS[s][1],
                     "label": info.label,
-                    "text": f"{info.note}{extra}".strip("; ") + where,
-                    "team": info.team,
+                    "team": None if info.team is None else ("green+yellow", "red+blue")[info.team],
+                    "text": "; ".join(parts),
                     "to_move": self.to_move == s,
                 }
             )
