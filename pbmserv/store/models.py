@@ -15,6 +15,7 @@ from sqlalchemy import (
     JSON,
     DateTime,
     Enum,
+    Float,
     ForeignKey,
     Integer,
     LargeBinary,
@@ -87,6 +88,11 @@ class User(Base):
     password_hash: Mapped[str] = mapped_column(String(255))
     created: Mapped[datetime] = mapped_column(UTCDateTime())
     accepts_challenges: Mapped[bool] = mapped_column(default=True)
+    game_limit: Mapped[int | None] = mapped_column(Integer, nullable=True)  # most active games
+    seeking: Mapped[int] = mapped_column(Integer, default=0)  # games wanted (standings)
+    vacation_until: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    vacation_year: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    vacation_used: Mapped[float] = mapped_column(Float, default=0.0)  # days in vacation_year
     addresses: Mapped[list[Address]] = relationship(
         back_populates="user", cascade="all, delete-orphan", order_by="Address.id"
     )
@@ -121,6 +127,8 @@ class Board(Base):
     position_cache: Mapped[str | None] = mapped_column(Text, nullable=True)
     cache_ply: Mapped[int] = mapped_column(Integer, default=0)
     version: Mapped[int] = mapped_column(Integer, default=0)  # bumped by every change
+    nagged_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    rating_changes: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
 
     seats: Mapped[list[Seat]] = relationship(
         back_populates="board", cascade="all, delete-orphan", order_by="Seat.index"
@@ -130,6 +138,9 @@ class Board(Base):
     )
     comments: Mapped[list[Comment]] = relationship(
         back_populates="board", cascade="all, delete-orphan", order_by="Comment.id"
+    )
+    subscriptions: Mapped[list[Subscription]] = relationship(
+        back_populates="board", cascade="all, delete-orphan", order_by="Subscription.id"
     )
     __mapper_args__ = {"version_id_col": version}
 
@@ -144,6 +155,8 @@ class Seat(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
     queued_resign: Mapped[bool] = mapped_column(default=False)
     queued_move: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    submitted_move: Mapped[str | None] = mapped_column(String(80), nullable=True)  # "move#N"
+    time_used: Mapped[float] = mapped_column(Float, default=0.0)  # seconds on own turns
     board: Mapped[Board] = relationship(back_populates="seats")
     user: Mapped[User] = relationship()
 
@@ -174,6 +187,38 @@ class Comment(Base):
     text: Mapped[str] = mapped_column(Text)
     at: Mapped[datetime] = mapped_column(UTCDateTime())
     board: Mapped[Board] = relationship(back_populates="comments")
+    user: Mapped[User] = relationship()
+
+
+class Subscription(Base):
+    """A spectator of a board: ``all`` board mails, or only the ``result``."""
+
+    __tablename__ = "subscriptions"
+    __table_args__ = (UniqueConstraint("board_id", "user_id", name="uq_subscriptions_board_user"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    board_id: Mapped[int] = mapped_column(ForeignKey("boards.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(8))  # "all" | "result"
+    board: Mapped[Board] = relationship(back_populates="subscriptions")
+    user: Mapped[User] = relationship()
+
+
+class Rating(Base):
+    """A player's Elo rating and record in one game type."""
+
+    __tablename__ = "ratings"
+    __table_args__ = (UniqueConstraint("user_id", "game", name="uq_ratings_user_game"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    game: Mapped[str] = mapped_column(String(32), index=True)
+    rating: Mapped[float] = mapped_column(Float)
+    games: Mapped[int] = mapped_column(Integer, default=0)  # rated games finished
+    won: Mapped[int] = mapped_column(Integer, default=0)
+    lost: Mapped[int] = mapped_column(Integer, default=0)
+    tied: Mapped[int] = mapped_column(Integer, default=0)
+    last_game_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     user: Mapped[User] = relationship()
 
 
