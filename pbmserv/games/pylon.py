@@ -400,13 +400,15 @@ class PylonPosition(Position):
         return p
 
     def _format(self, move: Move) -> str:
-        return self.geo.names[move]  # type: ignore[index]
+        assert isinstance(move, int)
+        return self.geo.names[move]
 
     def _apply(self, move: Move) -> None:
         seat = self.turn
         assert seat is not None
         if move != PASS:
-            p = int(move)  # type: ignore[call-overload]
+            assert isinstance(move, int)
+            p = move
             moves = self._moves()
             stacked = moves[p] if p in moves else self._simulate(p, seat)
             self._put(p, seat)
