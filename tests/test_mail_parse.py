@@ -202,6 +202,7 @@ def test_command_words_parameter() -> None:
         ("a@example.org", "From: PBM <PBMSERV@example.net>\n", "sent by this server"),
         ("a@example.org", "X-Autoreply: yes\n", "an automatic reply (X-Autoreply)"),
         (None, "", None),
+        ("<pbmserv@example.net>", "", "sent by this server"),
     ],
 )  # fmt: skip
 def test_automatic(envelope_from: str | None, headers: str, reason: str | None) -> None:
@@ -413,3 +414,23 @@ def test_raw_8bit_headers() -> None:
 def test_mostly_utf8_body_with_a_broken_byte() -> None:
     raw = b"Subject: x\nContent-Type: text/plain; charset=utf-8\n\ncaf\xc3\xa9 \xff\n"
     assert parse_message(raw).comment == "café \ufffd"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "am " + "schrieb x " * 30_000,  # one long decoded line: no quadratic regex
+        "On Mon, Bob wrote:\nmine\n" * 40_000,  # many attributions: linear history stripping
+        "> q\n" * 100_000,
+        "ploy show 1\n" * 50_000,
+    ],
+)
+def test_big_bodies_are_fast(body: str) -> None:
+    import base64
+    import time
+
+    raw = b"Subject: x\nContent-Transfer-Encoding: base64\n\n" + base64.encodebytes(body.encode())
+    start = time.perf_counter()
+    p = parse_message(raw)
+    assert time.perf_counter() - start < 3
+    assert len(p.commands) <= 10

@@ -47,6 +47,7 @@ DEFAULT_COMMAND_WORDS: frozenset[str] = frozenset(
 
 MAX_COMMANDS = 10
 MAX_COMMENT_LINES = 200
+MAX_ATTRIBUTION = 300
 MAX_REFERENCES = 20
 MASK = "********"
 
@@ -514,12 +515,15 @@ def _is_quote(line: str) -> bool:
 def _attribution(lines: list[str], i: int) -> int:
     """How many lines the attribution ("On ... wrote:") at ``lines[i]`` takes: 0, 1 or 2."""
     line = lines[i]
+    if len(line) > MAX_ATTRIBUTION:  # also keeps the regular expressions linear
+        return 0
     if _ATTRIBUTION.match(line) or _ORIGINAL.match(line):
         return 1
     # Gmail folds long attributions: "On ..., Alice <" / "alice@example.org> wrote:"
     if (
         line.strip().lower().startswith(("on ", "am ", "le "))
         and i + 1 < len(lines)
+        and len(lines[i + 1]) <= MAX_ATTRIBUTION
         and _ATTRIBUTION_END.search(lines[i + 1])
     ):
         return 2
@@ -532,16 +536,22 @@ def _is_attribution(lines: list[str], i: int) -> bool:
 
 def strip_history(lines: list[str]) -> list[str]:
     """Lines without signature and quoted history (``>`` lines, attributions, forwards)."""
+    # quoted_tail[k]: lines[k:] hold only quotes and blanks up to the end or a signature
+    quoted_tail = [True] * (len(lines) + 1)
+    for k in range(len(lines) - 1, -1, -1):
+        line = lines[k]
+        quoted_tail[k] = bool(_SIGNATURE.match(line)) or (
+            (_is_quote(line) or not line.strip()) and quoted_tail[k + 1]
+        )
     kept: list[str] = []
     i = 0
     while i < len(lines):
         line = lines[i]
-        if _SIGNATURE.match(line) or _ORIGINAL.match(line):
+        if _SIGNATURE.match(line) or (len(line) <= MAX_ATTRIBUTION and _ORIGINAL.match(line)):
             break
         span = _attribution(lines, i)
         if span:
-            rest = lines[i + span :]
-            if all(_is_quote(x) or not x.strip() for x in _until_signature(rest)):
+            if quoted_tail[i + span]:
                 break  # quoted history down to the end (or to a signature)
             i += span
             continue
@@ -549,13 +559,6 @@ def strip_history(lines: list[str]) -> list[str]:
             kept.append(line)
         i += 1
     return kept
-
-
-def _until_signature(lines: list[str]) -> list[str]:
-    for k, line in enumerate(lines):
-        if _SIGNATURE.match(line):
-            return lines[:k]
-    return lines
 
 
 def _tidy(lines: list[str]) -> str:
@@ -622,7 +625,8 @@ def _automatic(
             return f"sent by {local}"
     if msg is None:
         return None
-    if sender and sender.lower() in servers:
+    envelope = (envelope_from or "").strip("<> ").lower()
+    if (sender and sender.lower() in servers) or envelope in servers:
         return "sent by this server"
     from_addrs = {a.lower() for _, a in _addresses(_header(msg, "From"))}
     if from_addrs & servers:
