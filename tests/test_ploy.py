@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pbmserv.games import get_game
-from pbmserv.games.base import PASS, RESIGN, IllegalMove, UnreadableMove
+from pbmserv.games.base import PASS, RESIGN, AmbiguousMove, IllegalMove, UnreadableMove
 from pbmserv.games.ploy import NAMES, SQUARE, PloyPosition
 from pbmserv.render import render_board
 
@@ -685,3 +685,34 @@ def test_random_games_match_reference(players, params, seed):
     out = p.outcome()
     if out is not None:
         assert out.winners and p.to_move is None
+
+
+MOVE_LIKE = r"\A[a-j][0-9]{1,2}([-x][a-j][0-9])?([+-][0-9]{1,2})?#?\Z"
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.from_regex(MOVE_LIKE), seed=st.integers(min_value=0, max_value=20))
+def test_move_like_texts_parse_to_legal_moves_or_say_why(text, seed):
+    rng = random.Random(seed)
+    players, params = VARIANTS[seed % len(VARIANTS)]
+    p = GAME.new(players, params)
+    for _ in range(rng.randrange(0, 40)):
+        if p.to_move is None:
+            break
+        p.play(rng.choice(list(p.legal_moves())))
+    if p.to_move is None:
+        return
+    try:
+        move = p.parse_move(text)
+    except (IllegalMove, UnreadableMove, AmbiguousMove) as exc:
+        assert str(exc)
+    else:
+        assert move in set(p.legal_moves())
+        assert p.parse_move(p.format_move(move)) == move
+
+
+def test_same_point_texts():
+    p = GAME.new(2)
+    with pytest.raises(IllegalMove, match="must leave its point"):
+        p.parse_move("e3-e3")
+    assert p.parse_move("e3-e3+1") == p.parse_move("e3+1")

@@ -490,6 +490,11 @@ class PloyPosition(Position):
                 f"'{text}': say where the piece goes ({NAMES[frm]}-...) or how it turns "
                 f"({NAMES[frm]}+1, {NAMES[frm]}-1, ...)"
             )
+        if to == frm and sep is not None and (sign is None or sep == "x"):
+            raise IllegalMove(
+                f"{text}: a piece must leave its point, or turn in place "
+                f"({NAMES[frm]}+1, {NAMES[frm]}-1, ...)"
+            )
         p = self.board[frm]
         if not p:
             raise IllegalMove(f"{text}: there is no piece on {NAMES[frm]}")
