@@ -434,3 +434,14 @@ def test_big_bodies_are_fast(body: str) -> None:
     p = parse_message(raw)
     assert time.perf_counter() - start < 3
     assert len(p.commands) <= 10
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["multipart/mixed", 'multipart/mixed; boundary="NOT-THERE"', "multipart/alternative"],
+)
+def test_broken_multipart_is_read_as_text(content_type: str) -> None:
+    raw = f"From: a@example.org\nContent-Type: {content_type}\n\nploy show 1\n\nhi\n".encode()
+    p = parse_message(raw)
+    assert (p.commands, p.comment) == (["ploy show 1"], "hi")
+    assert p.ignored == ["a broken multipart mail is read as plain text"]

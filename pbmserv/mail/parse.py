@@ -416,7 +416,11 @@ def _collect(part: Message, texts: list[str], notes: list[str], depth: int = 0) 
         for child in children:
             _collect(child, texts, notes, depth + 1)
         return
-    if ctype == "message/rfc822" or ctype.startswith("message/"):
+    if ctype.startswith("multipart/"):  # no boundary, or none found: its text is all we have
+        notes.append("a broken multipart mail is read as plain text")
+        texts.append(_part_text(part, notes))
+        return
+    if ctype.startswith("message/"):
         notes.append(f"attached message ({ctype}) ignored")
         return
     if _is_attachment(part) or ctype not in ("text/plain", "text/html"):
