@@ -292,7 +292,48 @@ class PolisPosition(Position):
                     yield frm << 6 | to
 
     def _legal(self, frm: int, to: int) -> bool:
-        """Whether the step ``frm``-``to`` (onto an empty square) keeps the moved piece safe."""
+        """Whether the step ``frm``-``to`` (onto an empty square) keeps the moved piece safe.
+
+        Fast path for dogs: only the squares around ``to`` matter, so the hops are worked out
+        in a small dict of changed squares; an enemy chariot among the flankers (whose stun
+        would matter) falls back to the full resolution.
+        """
+        board = self.board
+        p = board[frm]
+        if not IS_DOG[p]:
+            return self._legal_full(frm, to)
+        mover = self.turn
+        stunned = self.stunned
+        hopped = []
+        for n, t, beyond in HOPS[to]:
+            if n == frm:
+                continue
+            q = board[n]
+            if not q or (t != frm and board[t]):
+                continue
+            owner = OWNER[q]
+            if IS_CHARIOT[q] and stunned[owner]:
+                continue
+            if owner != mover and beyond >= 0 and beyond != frm and OWNER[board[beyond]] == owner:
+                continue
+            hopped.append((n, t, q))
+        changed = {frm: EMPTY}
+        for n, _t, _q in hopped:
+            changed[n] = EMPTY
+        for _n, t, q in hopped:
+            changed[t] = q
+        enemy = 1 - mover
+        for a, b in AXES[to]:
+            pa = changed.get(a, board[a])
+            pb = changed.get(b, board[b])
+            if OWNER[pa] == enemy and OWNER[pb] == enemy:
+                if IS_CHARIOT[pa] or IS_CHARIOT[pb]:
+                    return self._legal_full(frm, to)
+                return False
+        return True
+
+    def _legal_full(self, frm: int, to: int) -> bool:
+        """The full resolution of the step (hops, stun, captures, stun) on a copy of the board."""
         board = self.board[:]
         chariots = self.chariots[:]
         mover = self.turn
