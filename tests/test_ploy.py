@@ -441,6 +441,7 @@ def test_partnership_absorption_and_team_end():
     p.push_text("g9+1")  # yellow
     p.push_text("g1+1")  # blue
     assert p.to_move == 0 and p.controller(0) == 2  # green's turn, played by yellow
+    assert "green's turn is played by yellow" in render_board(p)
     with pytest.raises(IllegalMove, match="own side"):
         p.parse_move("c4xc5")  # the partner's piece blocks
     p.push_text("c4+1")  # yellow turns green's shield on green's turn
