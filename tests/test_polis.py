@@ -3,7 +3,9 @@ random-game properties, and an independent slow reference resolver to compare ag
 
 from __future__ import annotations
 
+import os
 import random
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -696,3 +698,59 @@ def test_random_game_properties(seed):
     assert GAME.replay(2, {}, record).serialize() == p.serialize()
     if p.outcome() is not None:
         assert p.to_move is None
+
+
+# --------------------------------------------------------------------------- golden board
+
+GOLDEN_RECORD = [
+    "d7-e6",
+    "b2-a3",
+    "c7-b6",
+    "g2-f3",
+    "b5-c4",
+    "c1-b2",
+    "g8-f7",
+    "a4-b4",
+    "e5-d4",
+    "d2-d3",
+    "d8-e8",
+    "c1-d2",
+    "b8-c7",
+    "a2-b3",
+    "a5-a4",
+    "g1-f2",
+    "e7-f8",
+    "b4-a3",
+    "c6-b5",
+    "h2-h3",
+    "b5-a6",
+    "c5-d6",
+    "e8-e7",
+    "f1-e1",
+    "g8-f7",
+    "d2-e2",
+    "d7-c8",
+    "f1-f2",
+    "c8-d8",
+    "g1-f1",
+    "f7-e8",
+    "d1-c2",
+    "h8-g8",
+    "g4-f5",
+    "f6-g5",
+    "c2-b3",
+    "e8-f8",
+    "d1-c2",
+    "a6-a5",
+    "d3-e2",
+]
+
+
+@pytest.mark.parametrize("plies", [0, len(GOLDEN_RECORD)])
+def test_golden_board(plies):
+    """The drawing after a fixed record (UPDATE_GOLDEN=1 rewrites the file after a layout change)."""
+    path = Path(__file__).parent / "golden" / f"polis_board_{plies}.txt"
+    text = render_board(GAME.replay(2, {}, GOLDEN_RECORD[:plies]))
+    if os.environ.get("UPDATE_GOLDEN") or not path.exists():
+        path.write_text(text)
+    assert text == path.read_text()

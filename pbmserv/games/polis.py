@@ -266,7 +266,9 @@ class PolisPosition(Position):
             dogs = self.board.count(BLUE_DOG if seat == 0 else RED_DOG)
             goal = GOAL_RANK[seat] + 1
             note = (
-                "resigned" if seat in self.resigned else f"{dogs} dogs, chariot aims at rank {goal}"
+                "resigned"
+                if seat in self.resigned
+                else f"{dogs} dog{'' if dogs == 1 else 's'}, chariot aims at rank {goal}"
             )
             out.append(
                 SeatInfo(
