@@ -62,6 +62,22 @@ def test_initial_move_counts():
     assert total == 22 * 22
 
 
+def perft(position: PolisPosition, depth: int) -> int:
+    if depth == 0:
+        return 1
+    total = 0
+    for move in position.legal_moves():
+        child = position.copy()
+        child.play(move)
+        total += perft(child, depth - 1)
+    return total
+
+
+def test_perft_depth_3():
+    # regression figure; the legal-move sets themselves are checked against the reference below
+    assert perft(GAME.new(2), 3) == 18360
+
+
 # --------------------------------------------------------------------------- rules examples
 
 
