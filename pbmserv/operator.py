@@ -196,6 +196,20 @@ def status(ctx: click.Context) -> None:
     answer(ctx, "pbmserv status", _text(lines))
 
 
+# ----------------------------------------------------------------------------- tick
+
+
+@click.command("tick", help="Check the clocks once: nags and forfeits (for cron).")
+@click.pass_context
+def tick(ctx: click.Context) -> None:
+    from pbmserv.clocks import tick as check_clocks
+    from pbmserv.dispatch import request
+
+    now = request(ctx).now
+    report = check_clocks(_sessions(ctx), _settings(ctx), now)
+    answer(ctx, "pbmserv tick", _text(report.lines(now)))
+
+
 # ----------------------------------------------------------------------------- serve
 
 
@@ -220,6 +234,7 @@ def serve(
     run_server(
         settings, listen=not no_listen, log=lambda text: print(text, file=sys.stderr, flush=True)
     )
+    answer(ctx, "pbmserv serve", "pbmserv stopped.\n")
 
 
-OPERATOR_COMMANDS: list[click.Command] = [db_group, mail_group, status, serve]
+OPERATOR_COMMANDS: list[click.Command] = [db_group, mail_group, status, serve, tick]

@@ -22,6 +22,7 @@ from pbmserv.store.db import session_factory
 
 log = logging.getLogger("pbmserv.server")
 POLL_SECONDS = 1.0
+CLOCK_SECONDS = 300.0  # how often the clocks are checked (nags, forfeits)
 
 
 def utcnow() -> datetime:
@@ -89,13 +90,25 @@ class Server:
             self.outgoing.wait(POLL_SECONDS)
             self.outgoing.clear()
 
+    def _clock_loop(self) -> None:
+        from pbmserv.clocks import tick
+
+        while not self.stopping.is_set():
+            try:
+                tick(self.sessions, self.settings, self.clock())
+                self.outgoing.set()
+            except Exception:  # noqa: BLE001
+                log.exception("clocks")
+            self.stopping.wait(CLOCK_SECONDS)
+
     # ----- lifecycle
 
     def start(self) -> None:
         released = inbox.release_dead_claims(self.sessions)
         if released:
             log.warning("%d mails of a crashed worker are queued again", released)
-        for target, name in ((self._worker_loop, "worker"), (self._sender_loop, "sender")):
+        loops = ((self._worker_loop, "worker"), (self._sender_loop, "sender"))
+        for target, name in (*loops, (self._clock_loop, "clocks")):
             thread = threading.Thread(target=target, name=f"pbmserv-{name}", daemon=True)
             thread.start()
             self.threads.append(thread)
@@ -146,4 +159,3 @@ def run_server(
     stop.wait()
     log("pbmserv stopping ...")
     server.stop()
-    log("pbmserv stopped")

@@ -77,7 +77,6 @@ def _process(
         max_commands=settings.max_commands_per_mail,
         server_addresses=[settings.server_address, *settings.accept_recipients],
     )
-    _make_storable(parsed)
     if parsed.is_automatic or not parsed.sender:
         row.last_error = "not answered: " + (parsed.automatic_reason or "no usable sender")
         return InboxStatus.ignored, 0
@@ -97,19 +96,6 @@ def _process(
     for item in answers:
         _queue_answer(session, parsed, row, item, now)
     return InboxStatus.done, len(answers)
-
-
-def _storable(text: str) -> str:
-    """Text that any database takes: undecodable bytes (surrogate escapes) become U+FFFD."""
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace").replace("\x00", "")
-
-
-def _make_storable(parsed: ParsedMail) -> None:
-    parsed.subject = _storable(parsed.subject or "")
-    parsed.comment = _storable(parsed.comment or "")
-    parsed.text = _storable(parsed.text or "")
-    parsed.commands = [_storable(c) for c in parsed.commands]
-    parsed.ignored = [_storable(n) for n in parsed.ignored]
 
 
 def _answer_allowance(session: Session, settings: Settings, sender: str, now: datetime) -> int:
@@ -156,12 +142,13 @@ def _run_commands(
 
 
 def _quote(parsed: ParsedMail, line: str) -> str:
-    """The command and the original mail, quoted, passwords masked."""
-    original = parsed.text or ""
-    quoted = "\n".join("> " + x for x in mask_passwords(original).splitlines()[:60])
+    """The command and the original mail, quoted, every password masked."""
+    words = command_words()
+    mask = lambda text: mask_passwords(text, words, commands=parsed.commands)  # noqa: E731
+    quoted = "\n".join("> " + x for x in mask(parsed.text or "").splitlines()[:60])
     return (
-        f"Your command was:\n  {mask_passwords(line)}\n\n"
-        f"Your mail (Subject: {mask_passwords(parsed.subject or '')}):\n{quoted}\n"
+        f"Your command was:\n  {mask(line)}\n\n"
+        f"Your mail (Subject: {mask(parsed.subject or '')}):\n{quoted}\n"
     )
 
 

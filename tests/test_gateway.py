@@ -79,7 +79,7 @@ class Gateway:
     def mails(self, to: str | None = None) -> list[EmailMessage]:
         box = mailbox.Maildir(self.settings.maildir_path, create=True)
         found = []
-        for key in box:
+        for key in box.iterkeys():
             msg = message_from_bytes(box.get_bytes(key), policy=policy.default)
             if to is None or msg["To"] == to:
                 found.append(msg)
