@@ -8,8 +8,8 @@ the grid edge, and only its lowest empty one can be played, so the cell name alo
 
 Readings chosen (all written down in templates/help/pylon.txt):
 
-* Buried: a marble is buried when the cell above it two levels up (the same grid cell) holds a
-  marble; only then is it hidden.  Marbles merely resting on it leave it visible and connected.
+* Buried: a marble is buried when a marble stands two levels up on the same grid cell; only
+  then is it hidden.  Marbles merely resting on it leave it visible and connected.
   (Example 'f' needs this: its X group "visits the board level" through marbles a level-1 X rests
   on; the over/under example 'e' cuts board-level X marbles that level-1 O marbles rest on.)
 * Connection: same owner, both visible, and squarely adjacent on one level (not cut), or one
@@ -21,6 +21,8 @@ Readings chosen (all written down in templates/help/pylon.txt):
   to the new marble and no level-L freedom is captured.  The mover then fills, repeatedly until
   nothing changes, every valid empty point resting on at least one captured marble.
 * Suicide: illegal when the new marble's group has no level-L freedom after the captures.
+* End: nobody can place.  Most marbles (buried included) among seats not resigned wins; if all
+  of them tie it is a draw, if some tie for the top they are joint winners.
 """
 
 from __future__ import annotations
