@@ -98,6 +98,20 @@ class User(Base):
     )
 
 
+class Robot(Base):
+    """A user whose moves the server computes (:mod:`pbmserv.robots`); it never gets mail."""
+
+    __tablename__ = "robots"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    game: Mapped[str] = mapped_column(String(32))  # the game it is listed for
+    level: Mapped[str] = mapped_column(String(32))  # a name of pbmserv.robots.LEVELS, nodes=N ...
+    created: Mapped[datetime] = mapped_column(UTCDateTime())
+    user: Mapped[User] = relationship()
+
+
 class Address(Base):
     __tablename__ = "addresses"
 
