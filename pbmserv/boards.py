@@ -19,6 +19,7 @@ from pbmserv.games.base import PASS, RESIGN, Game, MoveError, Position
 from pbmserv.store.models import Board, BoardStatus, Comment, MoveRecord, Proposal, Seat, User
 
 FIRST_BOARD_NUMBER = 101
+FORFEIT = "Forfeit"  # the automatic entry of a seat that ran out of time (plays RESIGN)
 
 
 class BoardError(Exception):
@@ -55,7 +56,7 @@ def replay(board: Board, upto: int | None = None) -> Position:
     moves = board.moves if upto is None else board.moves[:upto]
     position = game.new(len(board.seats), board.params)
     for record in moves:
-        position.play(position.parse_move(record.text))
+        position.play(RESIGN if record.text == FORFEIT else position.parse_move(record.text))
     return position
 
 
@@ -189,6 +190,10 @@ def play_move(
             Comment(ply=len(board.moves), user=user, text=comment.strip(), at=now)
         )
     entries += run_automatic(board, position, now=now, notes=notes)
+    mover_seat = board.seats[entries[0].seat]
+    mover_seat.time_used = (mover_seat.time_used or 0.0) + (
+        now - board.last_move_at
+    ).total_seconds()
     board.last_move_at = now
     _close_if_over(board, position, now)
     _close_proposals(session, board)
@@ -247,6 +252,15 @@ def _close_if_over(board: Board, position: Position, now: datetime) -> None:
     board.finished_at = now
     board.winners = list(outcome.winners)
     board.result = outcome.reason
+    _rate(board, now)
+
+
+def _rate(board: Board, now: datetime) -> None:
+    from sqlalchemy.orm import object_session
+
+    from pbmserv.ratings import rate_board
+
+    rate_board(object_session(board), board, now)
 
 
 def _close_proposals(session: Session, board: Board) -> None:
@@ -352,6 +366,7 @@ def vote(
             board.winners = []
             board.result = "draw agreed"
             note += " The game is drawn by agreement."
+            _rate(board, now)
         else:
             position = take_back(board)
             note += " The last move is taken back."

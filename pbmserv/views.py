@@ -113,6 +113,11 @@ def clock_lines(board: Board) -> list[str]:
     lines = [f"Started:   {fmt(board.created)}", f"Last move: {fmt(board.last_move_at)}"]
     if board.finished_at:
         lines.append(f"Finished:  {fmt(board.finished_at)}")
+    if board.options.get("totaltime"):
+        from pbmserv.clocks import format_days
+
+        used = ", ".join(f"{s.user.userid} {format_days(s.time_used or 0.0)}" for s in board.seats)
+        lines.append(f"Time used: {used} (of {format_days(board.options['totaltime'] * 86400)})")
     return lines
 
 
@@ -132,6 +137,8 @@ def board_mail_body(
     comments = [c for c in board.comments if comment_ply is not None and c.ply == comment_ply]
     params = " ".join(game.format_params(board.params))
     options = " ".join(f"--{k}={v}" for k, v in sorted(board.options.items()))
+    from pbmserv.ratings import changes_line
+
     return render(
         "mail/board.txt.j2",
         game=game.display_name,
@@ -148,5 +155,10 @@ def board_mail_body(
             for i, info in enumerate(position.seats())
         ],
         comments=[(c.user.userid, c.text) for c in comments],
+        ratings=changes_line(board) if board.status is BoardStatus.finished else "",
+        subscribers=[
+            s.user.userid + (" (result only)" if s.kind == "result" else "")
+            for s in board.subscriptions
+        ],
         clock=clock_lines(board),
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import click
 
 from pbmserv.commands.accounts import register_account_commands
+from pbmserv.commands.community import add_game_commands, register_community_commands
 from pbmserv.commands.games import game_group
 from pbmserv.games import all_games
 
@@ -42,8 +43,10 @@ def build_commands() -> click.Group:
         aliases={"sub": "subscribe", "unsub": "unsubscribe"},
     )
     register_account_commands(group)
+    register_community_commands(group)
     for game in all_games():
         sub = game_group(game, AliasGroup)
+        add_game_commands(game, sub)
         group.add_command(sub)
         for alias in game.aliases:
             group.aliases[alias.lower()] = game.name

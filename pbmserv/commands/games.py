@@ -10,6 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from pbmserv import accounts, boards
+from pbmserv.commands import community
 from pbmserv.commands.common import (
     RAW,
     login,
@@ -110,6 +111,8 @@ def challenge(game: Game, req: Request, ctx: click.Context, words: list[str]) ->
                 problems.append(f"there is no player '{userid}'")
             elif not user.accepts_challenges:
                 problems.append(f"{userid} does not accept challenges")
+            elif reason := community.over_limit(session, user):
+                problems.append(reason)
             else:
                 users.append(user)
         if not req.trusted and users:
@@ -127,6 +130,7 @@ def challenge(game: Game, req: Request, ctx: click.Context, words: list[str]) ->
                 + (", ".join(p.describe() for p in game.params) or "none"),
             )
         board, position = boards.create_board(session, game, users, params, options, req.now)
+        community.after_challenge(users)
         notes: list[str] = []
         boards.run_automatic(board, position, now=req.now, notes=notes)
         body = board_mail_body(board, position, notes=notes)
@@ -210,10 +214,10 @@ def _announce(
     *,
     new: bool = False,
 ) -> None:
-    """The board mail to the sender, and the same mail to every other player."""
+    """The board mail to the sender, and the same mail to every other player and spectator."""
     body = board_mail_body(board, position, notes=notes, comment_ply=len(board.moves))
     subject = board_subject(board, position, new=new)
-    notify_users(session, req, _players(board), subject, body, skip=actor)
+    notify_users(session, req, community.audience(board), subject, body, skip=actor)
     answer(ctx, subject, body)
 
 

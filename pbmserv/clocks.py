@@ -1,0 +1,222 @@
+"""The clocks of correspondence play: reminders ("nags"), forfeits, the chess clock, vacations.
+
+:func:`tick` looks at every active board once; the server calls it on a schedule and
+``pbmserv tick`` once (for cron).  Time always comes in as an argument, so tests move it.
+
+- The player to move is nagged when the board's last move is ``nag`` days old, and again once
+  per further ``nag`` days: subject ``Nag: <Game> Board <n> <userid>``.
+- When the last move is ``forfeit`` days old, or the player to move has used up the
+  ``--totaltime`` of his seat (time counts only on one's own turn), the seat forfeits: the
+  automatic entry ``Forfeit`` (replayed as a resignation) and the board mail to everyone.  An
+  open draw proposal is accepted instead: the game ends drawn.
+- Defaults come from the settings (``nag_days`` 7, ``forfeit_days`` 21); ``--nagtime`` and
+  ``--forfeittime`` set them per board; a board whose options hold ``"tournament": true`` uses
+  1 and 7 days unless those options are given.
+- A user on vacation (``vacation`` command) is neither nagged nor forfeited; after the vacation
+  he has ``GRACE_DAYS`` before the clock can forfeit him.  The allowance is
+  ``VACATION_DAYS_PER_YEAR`` per calendar year (counted in the year the vacation starts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from pbmserv import boards
+from pbmserv.config import Settings
+from pbmserv.games.base import RESIGN
+from pbmserv.store.models import Board, BoardStatus, MoveRecord, User
+
+TOURNAMENT_NAG_DAYS = 1.0
+TOURNAMENT_FORFEIT_DAYS = 7.0
+VACATION_DAYS_PER_YEAR = 42
+GRACE_DAYS = 2
+DAY = 86400.0
+
+
+@dataclass
+class TickReport:
+    nags: list[str] = field(default_factory=list)  # "Nim 101 alice"
+    forfeits: list[str] = field(default_factory=list)
+    draws: list[str] = field(default_factory=list)
+
+    def lines(self, now: datetime) -> list[str]:
+        head = f"Clock check at {now:%Y-%m-%d %H:%M} UTC:"
+        return [
+            head,
+            f"  nags:     {len(self.nags)} {' '.join(self.nags)}".rstrip(),
+            f"  forfeits: {len(self.forfeits)} {' '.join(self.forfeits)}".rstrip(),
+            f"  draws:    {len(self.draws)} {' '.join(self.draws)}".rstrip(),
+        ]
+
+
+def format_days(seconds: float) -> str:
+    """``3d 04h`` for a duration in seconds."""
+    hours = int(seconds // 3600)
+    return f"{hours // 24}d {hours % 24:02d}h"
+
+
+def periods(board: Board, settings: Settings) -> tuple[float, float]:
+    """The board's nag and forfeit periods in days."""
+    tournament = bool(board.options.get("tournament"))
+    nag = board.options.get("nagtime") or (TOURNAMENT_NAG_DAYS if tournament else settings.nag_days)
+    forfeit = board.options.get("forfeittime") or (
+        TOURNAMENT_FORFEIT_DAYS if tournament else settings.forfeit_days
+    )
+    return float(nag), float(forfeit)
+
+
+def on_vacation(user: User, now: datetime) -> bool:
+    return user.vacation_until is not None and now < user.vacation_until
+
+
+def protected(user: User, now: datetime) -> bool:
+    """On vacation, or within the grace period after it: the clock cannot forfeit him."""
+    return user.vacation_until is not None and now < user.vacation_until + timedelta(
+        days=GRACE_DAYS
+    )
+
+
+def tick(sessions: sessionmaker[Session], settings: Settings, now: datetime) -> TickReport:
+    """Check the clock of every active board (one transaction per board)."""
+    report = TickReport()
+    with sessions() as session:
+        ids = list(session.scalars(select(Board.id).where(Board.status == BoardStatus.active)))
+    for board_id in ids:
+        with sessions() as session, session.begin():
+            board = session.get(Board, board_id)
+            if board is None or board.status is not BoardStatus.active:
+                continue
+            if session.bind is not None and session.bind.dialect.name == "postgresql":
+                session.refresh(board, with_for_update=True)
+            check_board(session, settings, board, now, report)
+    return report
+
+
+def check_board(
+    session: Session, settings: Settings, board: Board, now: datetime, report: TickReport
+) -> None:
+    position = boards.position_of(board)
+    mover = boards.user_to_move(board, position)
+    if mover is None or position.to_move is None:
+        return
+    nag_days, forfeit_days = periods(board, settings)
+    elapsed = (now - board.last_move_at).total_seconds()
+    seat = board.seats[position.to_move]
+    total = board.options.get("totaltime")
+    out_of_time = elapsed >= forfeit_days * DAY or (
+        total is not None and (seat.time_used or 0.0) + elapsed >= float(total) * DAY
+    )
+    name = f"{boards.game_of(board).display_name} {board.number} {mover.userid}"
+    if out_of_time and not protected(mover, now):
+        if any(p.kind == "draw" for p in boards.open_proposals(session, board)):
+            _draw(session, settings, board, position, mover, now)
+            report.draws.append(name)
+        else:
+            _forfeit(session, settings, board, position, mover, now, elapsed)
+            report.forfeits.append(name)
+        return
+    if on_vacation(mover, now) or elapsed < nag_days * DAY:
+        return
+    last = board.nagged_at
+    if last is not None and last >= board.last_move_at and now - last < timedelta(days=nag_days):
+        return
+    board.nagged_at = now
+    _nag(session, settings, board, position, mover, now, elapsed, forfeit_days)
+    report.nags.append(name)
+
+
+def _request(settings: Settings, session: Session, now: datetime):  # type: ignore[no-untyped-def]
+    from pbmserv.dispatch import Request
+
+    return Request(settings=settings, sessions=None, channel="clock", now=now)  # type: ignore[arg-type]
+
+
+def _nag(
+    session: Session,
+    settings: Settings,
+    board: Board,
+    position: object,
+    mover: User,
+    now: datetime,
+    elapsed: float,
+    forfeit_days: float,
+) -> None:
+    from pbmserv.commands.common import notify_users
+    from pbmserv.views import board_mail_body, game_name
+
+    deadline = board.last_move_at + timedelta(days=forfeit_days)
+    note = (
+        f"Reminder: it has been your turn for {format_days(elapsed)}. Without a move the "
+        f"board is forfeited on {deadline:%Y-%m-%d %H:%M} UTC."
+    )
+    body = board_mail_body(board, position, notes=[note])  # type: ignore[arg-type]
+    subject = f"Nag: {game_name(board)} Board {board.number} {mover.userid}"
+    notify_users(session, _request(settings, session, now), [mover], subject, body)
+
+
+def _announce(
+    session: Session, settings: Settings, board: Board, position: object, notes: list[str], now
+) -> None:  # type: ignore[no-untyped-def]
+    from pbmserv.commands.common import notify_users
+    from pbmserv.commands.community import audience
+    from pbmserv.views import board_mail_body, board_subject
+
+    body = board_mail_body(board, position, notes=notes)  # type: ignore[arg-type]
+    subject = board_subject(board, position)  # type: ignore[arg-type]
+    notify_users(session, _request(settings, session, now), audience(board), subject, body)
+
+
+def _draw(
+    session: Session,
+    settings: Settings,
+    board: Board,
+    position: object,
+    mover: User,
+    now: datetime,
+) -> None:
+    for proposal in boards.open_proposals(session, board):
+        proposal.open = False
+    board.status = BoardStatus.finished
+    board.finished_at = now
+    board.winners = []
+    board.result = "draw proposal accepted at the time limit"
+    board.last_move_at = now
+    boards._rate(board, now)
+    note = f"{mover.userid} ran out of time; the open draw proposal is accepted instead."
+    _announce(session, settings, board, position, [note], now)
+
+
+def _forfeit(
+    session: Session,
+    settings: Settings,
+    board: Board,
+    position,  # type: ignore[no-untyped-def]
+    mover: User,
+    now: datetime,
+    elapsed: float,
+) -> None:
+    seat = position.to_move
+    board.seats[seat].time_used = (board.seats[seat].time_used or 0.0) + elapsed
+    board.moves.append(
+        MoveRecord(
+            ply=len(board.moves) + 1,
+            seat=seat,
+            user_id=mover.id,
+            text=boards.FORFEIT,
+            auto=True,
+            at=now,
+            source="clock",
+        )
+    )
+    position.play(RESIGN)
+    notes = [f"{mover.userid} forfeits: out of time after {format_days(elapsed)} without a move."]
+    boards.run_automatic(board, position, now=now, notes=notes)
+    board.last_move_at = now
+    boards._close_if_over(board, position, now)
+    boards._close_proposals(session, board)
+    boards._store_cache(board, position)
+    _announce(session, settings, board, position, notes, now)

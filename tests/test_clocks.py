@@ -1,0 +1,220 @@
+"""Clocks: nags, forfeits, per-board periods, the chess clock, vacations and `pbmserv tick`."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from pbmserv import boards, clocks
+from pbmserv.store.models import Board
+
+
+def tick(shell):
+    return clocks.tick(shell.sessions, shell.settings, shell.clock.now)
+
+
+def board(shell, number=101):
+    with shell.sessions() as s:
+        found = s.scalar(select(Board).where(Board.game == "nim", Board.number == number))
+        found.seats, found.moves  # noqa: B018 - load before the session closes
+        return found
+
+
+def records(shell, number=101):
+    return [(m.seat, m.text, m.auto) for m in board(shell, number).moves]
+
+
+def nags(shell):
+    return [(m.recipient, m.subject) for m in shell.outbox() if m.subject.startswith("Nag:")]
+
+
+def test_nag_after_seven_days_once_per_period(shell, clock):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    shell.ok("nim move 101 alice pw-alice 1")
+    clock.advance(days=6, hours=23)
+    assert tick(shell).nags == []
+    clock.advance(hours=1)
+    assert tick(shell).nags == ["Nim 101 bob"]
+    assert nags(shell) == [("bob@example.org", "Nag: Nim Board 101 bob")]
+    mail = [m for m in shell.outbox() if m.subject.startswith("Nag:")][0]
+    assert "Reminder: it has been your turn for 7d 00h" in mail.body
+    assert "forfeited on 2026-11-22 12:00 UTC" in mail.body
+    assert "Pile: 14" in mail.body
+    clock.advance(days=3)
+    assert tick(shell).nags == []  # once per nag period
+    clock.advance(days=4)
+    assert tick(shell).nags == ["Nim 101 bob"]  # 14 days: the second period
+    assert len(nags(shell)) == 2
+    shell.ok("nim move 101 bob pw-bob 1")  # a move starts the count again
+    clock.advance(days=6)
+    assert tick(shell).nags == []
+    clock.advance(days=1)
+    assert tick(shell).nags == ["Nim 101 alice"]
+
+
+def test_forfeit_at_21_days_is_recorded_and_replayable(shell, clock):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    shell.ok("nim move 101 alice pw-alice 2")
+    clock.advance(days=21)
+    before = len(shell.outbox())
+    report = tick(shell)
+    assert report.forfeits == ["Nim 101 bob"]
+    assert records(shell) == [(0, "2", False), (1, "Forfeit", True)]
+    found = board(shell)
+    assert found.status.value == "finished" and found.winners == [0]
+    position = boards.replay(found)
+    assert position.outcome() is not None and position.outcome().winners == (0,)
+    assert boards.position_of(found).serialize() == position.serialize()
+    mails = shell.outbox()[before:]
+    assert sorted(m.recipient for m in mails) == ["alice@example.org", "bob@example.org"]
+    assert all(m.subject == "Nim Board 101" for m in mails)
+    body = mails[0].body
+    assert "bob forfeits: out of time" in body and "Forfeit (Auto)" in body
+    assert "Game won by alice." in body and "Rating changes: alice 1600 -> 1616" in body
+    assert "Forfeit (Auto)" in shell.ok("nim show 101").body
+    assert tick(shell).forfeits == []  # nothing more to do
+
+
+def test_three_player_forfeit_continues_the_game(shell, clock):
+    shell.signup("alice", "bob", "carol")
+    shell.ok("nim challenge alice bob carol")
+    clock.advance(days=22)
+    assert tick(shell).forfeits == ["Nim 101 alice"]
+    with shell.sessions() as s:
+        found = s.scalar(select(Board).where(Board.number == 101))
+        assert found.status.value == "active"
+        assert boards.user_to_move(found, boards.position_of(found)).userid == "bob"
+    shell.ok("nim move 101 bob pw-bob 1")
+    assert records(shell)[-1] == (1, "1", False)
+
+
+def test_per_board_periods_and_tournament_flag(shell, clock):
+    shell.signup("alice", "bob", "carol")
+    shell.ok("nim challenge alice bob --nagtime=2 --forfeittime=5")
+    shell.ok("nim challenge bob carol")
+    shell.ok("nim challenge carol alice")
+    with shell.sessions() as s, s.begin():
+        b = s.scalar(select(Board).where(Board.number == 103))
+        b.options = {**b.options, "tournament": True}
+    clock.advance(days=1)
+    assert tick(shell).nags == ["Nim 103 carol"]
+    clock.advance(days=1)
+    assert tick(shell).nags == ["Nim 101 alice", "Nim 103 carol"]
+    clock.advance(days=3)
+    report = tick(shell)
+    assert report.forfeits == ["Nim 101 alice"]
+    clock.advance(days=2)
+    report = tick(shell)
+    assert report.forfeits == ["Nim 103 carol"]
+    assert board(shell, 102).status.value == "active"
+
+
+def test_totaltime_runs_only_on_ones_own_turn(shell, clock):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob --totaltime=3")
+    clock.advance(days=1)
+    shell.ok("nim move 101 alice pw-alice 1")
+    clock.advance(days=2)
+    shell.ok("nim move 101 bob pw-bob 1")
+    found = board(shell)
+    assert [s.time_used for s in found.seats] == [86400.0, 2 * 86400.0]
+    body = shell.ok("nim show 101").body
+    assert "Time used: alice 1d 00h, bob 2d 00h (of 3d 00h)" in body
+    clock.advance(days=1, hours=23)  # alice: 2d 23h in all
+    assert tick(shell).forfeits == []
+    shell.ok("nim move 101 alice pw-alice 1")
+    clock.advance(days=1)  # bob: 3d: his chess clock has run out long before 21 days
+    assert tick(shell).forfeits == ["Nim 101 bob"]
+    assert records(shell)[-1] == (1, "Forfeit", True)
+
+
+def test_pending_draw_is_accepted_instead_of_a_forfeit(shell, clock):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    shell.ok("nim move 101 alice pw-alice 1")
+    shell.ok("nim move 101 bob pw-bob propose")
+    clock.advance(days=21)
+    report = tick(shell)
+    assert report.draws == ["Nim 101 bob"] and report.forfeits == []
+    found = board(shell)
+    assert found.status.value == "finished" and found.winners == []
+    assert all(m.text != "Forfeit" for m in found.moves)
+    mail = shell.outbox()[-1]
+    assert "open draw proposal is accepted" in mail.body and "Game was a tie." in mail.body
+
+
+def test_vacation_suspends_nags_and_forfeits_with_grace(shell, clock):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    shell.ok("nim move 101 alice pw-alice 1")
+    answer = shell.ok("vacation bob pw-bob 30")
+    assert "bob is on vacation until 2026-12-01 12:00 UTC; 30 of 42" in answer.body
+    clock.advance(days=29)
+    report = tick(shell)
+    assert report.nags == [] and report.forfeits == []
+    clock.advance(days=1, hours=1)  # back: nagged, but not forfeited during the grace
+    report = tick(shell)
+    assert report.nags == ["Nim 101 bob"] and report.forfeits == []
+    assert "back from vacation" in shell.ok("vacation bob pw-bob").body
+    clock.advance(days=1)
+    assert tick(shell).forfeits == []
+    clock.advance(hours=23)
+    assert tick(shell).forfeits == ["Nim 101 bob"]
+
+
+def test_vacation_allowance_and_off(shell, clock):
+    shell.signup("alice")
+    shell.ok("vacation alice pw-alice 20")
+    clock.advance(days=5)
+    off = shell.ok("vacation alice pw-alice off")
+    assert "back from vacation" in off.body and "5 of 42 vacation days used in 2026" in off.body
+    assert shell("vacation alice pw-alice off").status == 1
+    shell.ok("vacation alice pw-alice 30")
+    too_much = shell("vacation alice pw-alice 43")
+    assert too_much.status == 2 and "1 to 42 days" in too_much.body
+    clock.advance(days=1)
+    again = shell.ok("vacation alice pw-alice 20")  # 5 + 1 used, 29 given back, 20 more
+    assert "26 of 42" in again.body
+    over = shell("vacation alice pw-alice 40")
+    assert over.status == 1 and "vacation days left in 2026" in over.body
+    clock.advance(days=60)  # a new calendar year: a new allowance
+    assert "0 of 42 vacation days used in 2027" in shell.ok("vacation alice pw-alice").body
+    shell.ok("vacation alice pw-alice 42")
+
+
+def test_pbmserv_tick_from_the_shell(shell, clock):
+    from pbmserv.cli import build_cli
+    from pbmserv.dispatch import Request, run
+
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    clock.advance(days=8)
+    req = Request(settings=shell.settings, sessions=shell.sessions, now=clock.now)
+    [result] = run(build_cli(), ["tick"], req)
+    assert result.status == 0 and result.subject == "pbmserv tick"
+    assert "Clock check at 2026-11-09 12:00 UTC:" in result.body
+    assert "nags:     1 Nim 101 alice" in result.body
+    assert "forfeits: 0" in result.body
+    assert nags(shell) == [("alice@example.org", "Nag: Nim Board 101 alice")]
+
+
+def test_server_checks_the_clocks(shell, clock, monkeypatch):
+    from pbmserv import server
+
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    clock.advance(days=8)
+    monkeypatch.setattr(server, "CLOCK_SECONDS", 0.05)
+    running = server.Server(shell.settings, listen=False, clock=lambda: clock.now)
+    running.start()
+    try:
+        import time
+
+        for _ in range(100):
+            if nags(shell):
+                break
+            time.sleep(0.05)
+    finally:
+        running.stop()
+    assert nags(shell) == [("alice@example.org", "Nag: Nim Board 101 alice")]
