@@ -1,4 +1,4 @@
-"""The operator's shell commands: ``db``, ``mail``, ``status`` and ``serve``.
+"""The operator's shell commands: ``db``, ``mail``, ``status``, ``serve`` and ``robot``.
 
 They exist only in the shell (:mod:`pbmserv.cli`); a mail can never reach them.
 """
@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 from pbmserv.config import Settings
 from pbmserv.dispatch import Refused, answer
 from pbmserv.render import render
+from pbmserv.robots.commands import robot_group
 
 
 def _settings(ctx: click.Context) -> Settings:
@@ -237,4 +238,4 @@ def serve(
     answer(ctx, "pbmserv serve", "pbmserv stopped.\n")
 
 
-OPERATOR_COMMANDS: list[click.Command] = [db_group, mail_group, status, serve, tick]
+OPERATOR_COMMANDS: list[click.Command] = [db_group, mail_group, status, serve, tick, robot_group]

@@ -23,6 +23,7 @@ from pbmserv.store.db import session_factory
 log = logging.getLogger("pbmserv.server")
 POLL_SECONDS = 1.0
 CLOCK_SECONDS = 300.0  # how often the clocks are checked (nags, forfeits)
+ROBOT_POLL_SECONDS = 5.0  # how often the robots look for a turn when no move woke them
 
 
 def utcnow() -> datetime:
@@ -42,6 +43,7 @@ class Server:
         self.stopping = threading.Event()
         self.work = threading.Event()
         self.outgoing = threading.Event()
+        self.robots = threading.Event()  # a move was played: a robot may be to move
         self.threads: list[threading.Thread] = []
         self.controller: Any = None
 
@@ -74,6 +76,7 @@ class Server:
                 done = None
             if done is not None:
                 self.outgoing.set()
+                self.robots.set()
                 continue
             self.work.wait(POLL_SECONDS)
             self.work.clear()
@@ -101,6 +104,24 @@ class Server:
                 log.exception("clocks")
             self.stopping.wait(CLOCK_SECONDS)
 
+    def _robot_loop(self) -> None:
+        """Robots think here, never in the worker or the listener; mails go out as for humans."""
+        from pbmserv.robots.service import run_pending
+
+        while not self.stopping.is_set():
+            try:
+                done = run_pending(
+                    self.sessions, self.settings, self.clock, stop=self.stopping.is_set
+                )
+            except Exception:  # noqa: BLE001
+                log.exception("robots")
+                done = []
+            if any(d.played for d in done):
+                self.outgoing.set()
+                continue
+            self.robots.wait(ROBOT_POLL_SECONDS)
+            self.robots.clear()
+
     # ----- lifecycle
 
     def start(self) -> None:
@@ -108,7 +129,7 @@ class Server:
         if released:
             log.warning("%d mails of a crashed worker are queued again", released)
         loops = ((self._worker_loop, "worker"), (self._sender_loop, "sender"))
-        for target, name in (*loops, (self._clock_loop, "clocks")):
+        for target, name in (*loops, (self._clock_loop, "clocks"), (self._robot_loop, "robots")):
             thread = threading.Thread(target=target, name=f"pbmserv-{name}", daemon=True)
             thread.start()
             self.threads.append(thread)
@@ -137,6 +158,7 @@ class Server:
         self.stopping.set()
         self.work.set()
         self.outgoing.set()
+        self.robots.set()
         for thread in self.threads:
             thread.join(timeout=30)
         self.threads.clear()

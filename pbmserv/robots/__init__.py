@@ -1,0 +1,73 @@
+"""Robot players: users marked as robots, whose moves the server computes and plays.
+
+* :mod:`pbmserv.robots.search`: one alpha-beta search (iterative deepening, MTD(f) or PVS, a
+  transposition table, move ordering, quiescence; paranoid with more than two players);
+* :mod:`pbmserv.robots.ploy`, ``polis``, ``pylon``, ``plotto``: each game's evaluation and move
+  ordering (any other game is played through the engine contract alone, with a neutral
+  evaluation, so a new game gets a legal, if weak, robot for free);
+* :mod:`pbmserv.robots.service`: finding boards where a robot is to move and playing its move
+  through :func:`pbmserv.boards.play_move`, with the same mails as a human move.
+
+A level is a budget per move: ``easy``/``normal``/``strong`` are node budgets (reproducible
+play), ``expert`` a time budget; ``nodes=N`` and ``seconds=S`` give any budget.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from pbmserv.games.base import SWAP, Position
+from pbmserv.robots.search import Adapter, Budget, SearchResult, search
+
+LEVELS: dict[str, Budget] = {
+    "easy": Budget(nodes=300, depth=2),
+    "normal": Budget(nodes=5_000),
+    "strong": Budget(nodes=40_000),
+    "expert": Budget(seconds=20.0),
+}
+DEFAULT_LEVEL = "normal"
+ADAPTERS = {
+    "ploy": "pbmserv.robots.ploy:PloyAdapter",
+    "polis": "pbmserv.robots.polis:PolisAdapter",
+    "pylon": "pbmserv.robots.pylon:PylonAdapter",
+    "plotto": "pbmserv.robots.plotto:PlottoAdapter",
+}
+
+
+def budget_of(level: str) -> Budget:
+    """The budget a level names (``easy``, ..., ``nodes=N``, ``seconds=S``); ValueError if none."""
+    level = level.strip().lower()
+    if level in LEVELS:
+        return LEVELS[level]
+    key, sep, value = level.partition("=")
+    try:
+        if sep and key == "nodes" and int(value) > 0:
+            return Budget(nodes=int(value))
+        if sep and key == "seconds" and float(value) > 0:
+            return Budget(seconds=float(value))
+    except ValueError:
+        pass
+    names = ", ".join(LEVELS)
+    raise ValueError(f"unknown robot level {level!r}; levels: {names}, nodes=N, seconds=S")
+
+
+def adapter_for(game_name: str) -> Adapter:
+    """The search adapter of a game (the contract-only default for games without one)."""
+    path = ADAPTERS.get(game_name)
+    if path is None:
+        return Adapter()
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)()
+
+
+def choose_move(position: Position, budget: Budget) -> SearchResult:
+    """The robot's move in ``position`` (its seat is the one to move), as a search result.
+
+    With the pie rule available, the robot swaps when the search says the seat to move stands
+    worse than the first player (swapping takes over the first player's side as it stands).
+    """
+    adapter = adapter_for(position.game.name)
+    result = search(position, adapter, budget)
+    if position.swap_available() and result.score < 0:
+        return SearchResult(SWAP, -result.score, result.depth, result.nodes, result.seconds)
+    return result

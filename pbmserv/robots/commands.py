@@ -1,0 +1,103 @@
+"""The operator's ``robot`` commands (shell only): add, list, level, run."""
+
+from __future__ import annotations
+
+import click
+
+from pbmserv.dispatch import Refused, answer, request
+from pbmserv.render import render
+
+
+def _sessions(ctx: click.Context):  # type: ignore[no-untyped-def]
+    return request(ctx).sessions
+
+
+def _text(lines: list[str]) -> str:
+    return render("mail/text.txt.j2", lines=lines)
+
+
+@click.group("robot", help="Robot players: users whose moves the server computes.")
+def robot_group() -> None:
+    pass
+
+
+@robot_group.command("add", help="Create robot NAME for GAME (it accepts challenges at once).")
+@click.argument("name")
+@click.option("--game", "game", required=True, help="The game it plays (ploy, polis, ...).")
+@click.option(
+    "--level",
+    default=None,
+    help="easy, normal (default), strong, expert (20 s a move), nodes=N or seconds=S.",
+)
+@click.pass_context
+def robot_add(ctx: click.Context, name: str, game: str, level: str | None) -> None:
+    from pbmserv.robots import DEFAULT_LEVEL
+    from pbmserv.robots.service import add_robot
+
+    req = request(ctx)
+    with _sessions(ctx)() as session, session.begin():
+        try:
+            user = add_robot(session, name, game, level or DEFAULT_LEVEL, req.now)
+        except (ValueError, KeyError) as exc:
+            raise Refused(str(exc).strip("'\"")) from None
+        userid = user.userid
+    answer(
+        ctx,
+        "pbmserv robot add",
+        f"Robot {userid} plays {game.lower()} at level {level or DEFAULT_LEVEL}; "
+        "challenge it like any player.\n",
+    )
+
+
+@robot_group.command("list", help="Every robot with its game and level.")
+@click.pass_context
+def robot_list(ctx: click.Context) -> None:
+    from sqlalchemy import select
+
+    from pbmserv.store.models import Robot
+
+    with _sessions(ctx)() as session:
+        rows = [
+            f"{r.user.userid:<20} {r.game:<10} {r.level}"
+            for r in session.scalars(select(Robot).order_by(Robot.game, Robot.user_id))
+        ]
+    answer(ctx, "pbmserv robot list", _text(rows or ["There are no robots."]))
+
+
+@robot_group.command("level", help="Change the level of robot NAME.")
+@click.argument("name")
+@click.argument("level")
+@click.pass_context
+def robot_level(ctx: click.Context, name: str, level: str) -> None:
+    from pbmserv import accounts
+    from pbmserv.robots import budget_of
+    from pbmserv.store.models import Robot
+
+    try:
+        budget_of(level)
+    except ValueError as exc:
+        raise Refused(str(exc)) from None
+    with _sessions(ctx)() as session, session.begin():
+        user = accounts.find_user(session, name)
+        robot = session.get(Robot, user.id) if user else None
+        if robot is None:
+            raise Refused(f"there is no robot '{accounts.normalise_userid(name)}'")
+        robot.level = level.strip().lower()
+    answer(ctx, "pbmserv robot level", f"Robot {user.userid} now plays at level {level}.\n")
+
+
+@robot_group.command("run", help="Play every pending robot move once (for cron and the shell).")
+@click.option("--until-idle", is_flag=True, help="Repeat until no robot is to move.")
+@click.pass_context
+def robot_run(ctx: click.Context, until_idle: bool) -> None:
+    from pbmserv.robots.service import run_pending, run_until_idle
+
+    req = request(ctx)
+    runner = run_until_idle if until_idle else run_pending
+    done = runner(req.sessions, req.settings, lambda: req.now)
+    lines = [
+        f"{d.game} {d.number}: {d.userid} "
+        + (f"played {d.text} (depth {d.depth}, {d.nodes} nodes)" if d.played else d.text)
+        for d in done
+    ]
+    answer(ctx, "pbmserv robot run", _text(lines or ["No robot is to move."]))

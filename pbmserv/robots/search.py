@@ -1,0 +1,337 @@
+"""The robots' search: iterative-deepening alpha-beta with a transposition table, for any game.
+
+One search serves every game and every number of players.  It is written in *minimax* form
+(not negamax) around one fixed point of view, the team of the seat that is to move at the root
+(the "robot team"): nodes where a seat of the robot team moves are max nodes, all others are min
+nodes.  With two players this is plain alpha-beta; with three or four it is the *paranoid*
+search (every opponent is assumed to play against the robot team), which keeps alpha-beta
+pruning sound when turn order is irregular (passes, eliminations, partners taking over turns).
+
+The pieces, as in the Ploy program's engine (its manual: MTD(f), a transposition table,
+node budgets):
+
+* iterative deepening from depth 1; each iteration is driven by MTD(f) (a series of zero-window
+  alpha-beta searches converging on the minimax value, guessed from the previous iteration), or
+  by PVS (the first move with a full window, the others with a null window and a re-search);
+* a transposition table keyed by the adapter's cheap position key, storing a bound (exact, lower,
+  upper), the depth it holds for and the best move, which is tried first on the next visit;
+* move ordering: the table move, then two killer moves per ply, then the adapter's static hint
+  (captures, wins, central squares), then the history heuristic;
+* a quiescence search over the adapter's "noisy" moves (captures) at the horizon, bounded in depth;
+* a budget in nodes (reproducible: the search is deterministic) or in seconds; the move of the
+  last finished iteration is played.
+
+Scores are integers from the robot team's point of view; a win is worth ``WIN - plies`` so the
+search prefers the fastest win and the slowest loss.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pbmserv.games.base import SWAP, Move, Position
+
+WIN = 1_000_000
+INF = 10 * WIN
+EXACT, LOWER, UPPER = 0, 1, 2
+MAX_PLY = 64
+
+
+class _OutOfBudget(Exception):
+    """Raised inside the search when the node or time budget is spent."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much a robot may think per move: nodes (reproducible), seconds, and a depth cap."""
+
+    nodes: int | None = None
+    seconds: float | None = None
+    depth: int = 40
+
+
+@dataclass
+class SearchResult:
+    move: Move | None
+    score: int
+    depth: int  # the deepest finished iteration
+    nodes: int
+    seconds: float
+    pv: list[Move] = field(default_factory=list)
+
+
+Hashable = Any
+
+
+class Adapter:
+    """What the search needs to know about one game.  The defaults use only the engine contract
+    (``copy``, ``play``, ``legal_moves``, ``outcome``), so they work for every game; per-game
+    adapters (:mod:`pbmserv.robots.evaluation`) make them faster and smarter."""
+
+    driver = "pvs"  # or "mtdf"
+    quiescence = 0  # plies of capture search at the horizon
+
+    def key(self, pos: Position) -> Hashable:
+        return pos.serialize()
+
+    def moves(self, pos: Position) -> list[Move]:
+        return [m for m in pos.legal_moves() if m != SWAP]
+
+    def play(self, pos: Position, move: Move) -> Position:
+        child = pos.copy()
+        child.play(move)
+        return child
+
+    def team(self, pos: Position, seat: int) -> Any:
+        """The team of ``seat``; seats of one team are on one side of the search."""
+        info = pos.seats()[seat]
+        return ("team", info.team) if info.team is not None else ("seat", seat)
+
+    def evaluate(self, pos: Position, team: Any) -> int:
+        """A static score of a position that is not over, from ``team``'s point of view."""
+        return 0
+
+    def hint(self, pos: Position, move: Move) -> int:
+        """A static ordering score of ``move`` in ``pos``; higher is tried first."""
+        return 0
+
+    def noisy(self, pos: Position, move: Move) -> bool:
+        """Whether ``move`` is worth searching past the horizon (a capture)."""
+        return False
+
+
+def terminal_score(pos: Position, adapter: Adapter, team: Any, ply: int) -> int | None:
+    """The score of a finished game (None while it goes on): a win for the team, a loss, or 0."""
+    if pos.to_move is not None:
+        return None
+    outcome = pos.outcome()
+    if outcome is None or outcome.draw:
+        return 0
+    ours = [s for s in outcome.winners if adapter.team(pos, s) == team]
+    if len(ours) == len(outcome.winners):
+        return WIN - ply
+    if ours:  # shared with an opponent (Pylon's joint winners)
+        return 0
+    return -WIN + ply
+
+
+class Searcher:
+    """One search from one root position (a fresh table each time: reproducible)."""
+
+    def __init__(
+        self, adapter: Adapter, budget: Budget, clock: Callable[[], float] = time.monotonic
+    ):
+        self.adapter = adapter
+        self.budget = budget
+        self.clock = clock
+        self.table: dict[Hashable, tuple[int, int, int, Move | None]] = {}
+        self.killers: list[list[Move]] = [[] for _ in range(MAX_PLY + 8)]
+        self.history: dict[Move, int] = {}
+        self.nodes = 0
+        self.deadline = 0.0
+        self.team: Any = None
+        self.hard = True  # the budget applies (off while depth 1 is searched)
+
+    # ----- budget
+
+    def _tick(self) -> None:
+        self.nodes += 1
+        if not self.hard:
+            return
+        nodes = self.budget.nodes
+        if nodes is not None and self.nodes >= nodes:
+            raise _OutOfBudget
+        seconds = self.budget.seconds
+        if seconds is not None and self.nodes & 127 == 0 and self.clock() >= self.deadline:
+            raise _OutOfBudget
+
+    # ----- the driver
+
+    def run(self, root: Position) -> SearchResult:
+        start = self.clock()
+        self.deadline = start + (self.budget.seconds or 0.0)
+        adapter = self.adapter
+        seat = root.to_move
+        if seat is None:
+            return SearchResult(None, 0, 0, 0, 0.0)
+        self.team = adapter.team(root, root.controller(seat))
+        moves = adapter.moves(root)
+        if len(moves) == 1:
+            return SearchResult(moves[0], 0, 0, 1, self.clock() - start, [moves[0]])
+        best: Move | None = moves[0] if moves else None
+        score, done = 0, 0
+        guess = adapter.evaluate(root, self.team)
+        for depth in range(1, self.budget.depth + 1):
+            self.hard = depth > 1
+            try:
+                if adapter.driver == "mtdf":
+                    value = self._mtdf(root, depth, guess)
+                else:
+                    value = self._alphabeta(root, depth, -INF, INF, 0)
+            except _OutOfBudget:
+                break
+            entry = self.table.get(adapter.key(root))
+            if entry is not None and entry[3] is not None:
+                best = entry[3]
+            score, done, guess = value, depth, value
+            if abs(value) >= WIN - MAX_PLY:  # a proven result: deeper search changes nothing
+                break
+        return SearchResult(best, score, done, self.nodes, self.clock() - start, self._pv(root))
+
+    def _mtdf(self, root: Position, depth: int, guess: int) -> int:
+        g, lower, upper = guess, -INF, INF
+        while lower < upper:
+            beta = g + 1 if g == lower else g
+            g = self._alphabeta(root, depth, beta - 1, beta, 0)
+            if g < beta:
+                upper = g
+            else:
+                lower = g
+        return g
+
+    def _pv(self, root: Position) -> list[Move]:
+        line: list[Move] = []
+        pos = root
+        seen = set()
+        while len(line) < 12:
+            key = self.adapter.key(pos)
+            entry = self.table.get(key)
+            if entry is None or entry[3] is None or key in seen or pos.to_move is None:
+                break
+            seen.add(key)
+            if entry[3] not in self.adapter.moves(pos):
+                break
+            line.append(entry[3])
+            pos = self.adapter.play(pos, entry[3])
+        return line
+
+    # ----- alpha-beta (minimax form, fail-soft)
+
+    def _ordered(
+        self, pos: Position, moves: list[Move], first: Move | None, ply: int
+    ) -> list[Move]:
+        adapter, history = self.adapter, self.history
+        killers = self.killers[ply] if ply < len(self.killers) else []
+
+        def rank(m: Move) -> int:
+            if m == first:
+                return 1 << 40
+            score = adapter.hint(pos, m) << 20
+            if m in killers:
+                score += 1 << 19
+            return score + history.get(m, 0)
+
+        return sorted(moves, key=rank, reverse=True)
+
+    def _alphabeta(self, pos: Position, depth: int, alpha: int, beta: int, ply: int) -> int:
+        self._tick()
+        adapter = self.adapter
+        done = terminal_score(pos, adapter, self.team, ply)
+        if done is not None:
+            return done
+        if depth <= 0:
+            return self._quiesce(pos, alpha, beta, ply, adapter.quiescence)
+        key = adapter.key(pos)
+        entry = self.table.get(key)
+        first = None
+        if entry is not None:
+            e_depth, e_flag, e_value, first = entry
+            if e_depth >= depth and ply > 0:
+                if e_flag == EXACT:
+                    return e_value
+                if e_flag == LOWER and e_value >= beta:
+                    return e_value
+                if e_flag == UPPER and e_value <= alpha:
+                    return e_value
+        moves = adapter.moves(pos)
+        maximise = adapter.team(pos, pos.controller(pos.to_move)) == self.team  # type: ignore[arg-type]
+        a0, b0 = alpha, beta
+        best_move = None
+        best = -INF if maximise else INF
+        pvs = adapter.driver == "pvs"
+        for i, move in enumerate(self._ordered(pos, moves, first, ply)):
+            child = adapter.play(pos, move)
+            if pvs and i > 0 and beta - alpha > 1:
+                if maximise:
+                    value = self._alphabeta(child, depth - 1, alpha, alpha + 1, ply + 1)
+                    if alpha < value < beta:
+                        value = self._alphabeta(child, depth - 1, value, beta, ply + 1)
+                else:
+                    value = self._alphabeta(child, depth - 1, beta - 1, beta, ply + 1)
+                    if alpha < value < beta:
+                        value = self._alphabeta(child, depth - 1, alpha, value, ply + 1)
+            else:
+                value = self._alphabeta(child, depth - 1, alpha, beta, ply + 1)
+            if maximise:
+                if value > best:
+                    best, best_move = value, move
+                    alpha = max(alpha, value)
+            else:
+                if value < best:
+                    best, best_move = value, move
+                    beta = min(beta, value)
+            if alpha >= beta:
+                self._cutoff(move, depth, ply)
+                break
+        if best <= a0:
+            flag = UPPER
+            best_move = first if first is not None else best_move  # a fail-low move is no guide
+        elif best >= b0:
+            flag = LOWER
+        else:
+            flag = EXACT
+        self.table[key] = (depth, flag, best, best_move)
+        return best
+
+    def _cutoff(self, move: Move, depth: int, ply: int) -> None:
+        if ply < len(self.killers):
+            killers = self.killers[ply]
+            if move not in killers:
+                killers.insert(0, move)
+                del killers[2:]
+        self.history[move] = self.history.get(move, 0) + depth * depth
+
+    def _quiesce(self, pos: Position, alpha: int, beta: int, ply: int, left: int) -> int:
+        adapter = self.adapter
+        stand = adapter.evaluate(pos, self.team)
+        if left <= 0:
+            return stand
+        maximise = adapter.team(pos, pos.controller(pos.to_move)) == self.team  # type: ignore[arg-type]
+        if maximise:
+            if stand >= beta:
+                return stand
+            alpha = max(alpha, stand)
+        else:
+            if stand <= alpha:
+                return stand
+            beta = min(beta, stand)
+        best = stand
+        noisy = [m for m in adapter.moves(pos) if adapter.noisy(pos, m)]
+        noisy.sort(key=lambda m: adapter.hint(pos, m), reverse=True)
+        for move in noisy:
+            self._tick()
+            child = adapter.play(pos, move)
+            done = terminal_score(child, adapter, self.team, ply + 1)
+            value = (
+                done if done is not None else self._quiesce(child, alpha, beta, ply + 1, left - 1)
+            )
+            if maximise:
+                if value > best:
+                    best = value
+                    alpha = max(alpha, value)
+            elif value < best:
+                best = value
+                beta = min(beta, value)
+            if alpha >= beta:
+                break
+        return best
+
+
+def search(
+    pos: Position, adapter: Adapter, budget: Budget, clock: Callable[[], float] = time.monotonic
+) -> SearchResult:
+    """Search ``pos`` (not over) within ``budget``; the result's move is the one to play."""
+    return Searcher(adapter, budget, clock).run(pos)

@@ -1,0 +1,247 @@
+"""The robot turn: find boards where a robot is to move, think, and play through the board service.
+
+Thinking takes seconds, so it never happens inside a database transaction:
+
+1. a short read finds the pending turns (:func:`pending`) with the position as it stands;
+2. the move is computed with no session open (:func:`pbmserv.robots.choose_move`);
+3. a short write transaction plays it with :func:`pbmserv.boards.play_move` and the ply guard
+   ``expected_ply``: if the board changed meanwhile (an undo, a resignation, another robot loop
+   that was quicker) the move is refused and nothing is stored, so a move is never doubled.
+   Board rows also carry a version counter, so a concurrent writer makes the commit fail instead
+   of overwriting.
+
+The automatic loop (queued moves, forced passes) runs inside ``play_move`` as for a human move,
+and the board mail goes to the human players (and spectators) through the same code as a human
+move's.  Robots have no mail address, so nothing is ever mailed to them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+import click
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm.exc import StaleDataError
+
+from pbmserv import boards
+from pbmserv.config import Settings
+from pbmserv.dispatch import Request
+from pbmserv.games import get_game
+from pbmserv.games.base import MoveError
+from pbmserv.robots import budget_of, choose_move
+from pbmserv.store.models import Board, BoardStatus, Robot, Seat, User
+
+log = logging.getLogger("pbmserv.robots")
+NO_PASSWORD = "robot: no password"  # not an argon2 hash: every password check fails
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A robot's pending turn, as read: enough to think without the database."""
+
+    board_id: int
+    game: str
+    number: int
+    ply: int  # the move number the robot's move will be (the expected_ply guard)
+    user_id: int
+    userid: str
+    level: str
+    decline: bool  # challenged in a game it is not listed for, before its first move
+    state: str  # the serialised position
+
+
+@dataclass(frozen=True)
+class Done:
+    """What one robot turn did, for logs and the operator."""
+
+    game: str
+    number: int
+    userid: str
+    text: str  # the move played, "declined", or why nothing was played
+    played: bool
+    nodes: int = 0
+    depth: int = 0
+    seconds: float = 0.0
+
+
+def pending(session: Session) -> list[Turn]:
+    """Every active board where a robot is to move, oldest move first."""
+    query = (
+        select(Board)
+        .join(Seat, Seat.board_id == Board.id)
+        .join(Robot, Robot.user_id == Seat.user_id)
+        .where(Board.status == BoardStatus.active)
+        .order_by(Board.last_move_at, Board.id)
+    )
+    robots = {r.user_id: r for r in session.scalars(select(Robot))}
+    turns = []
+    for board in session.scalars(query).unique():
+        position = boards.position_of(board)
+        mover = boards.user_to_move(board, position)
+        if mover is None or mover.id not in robots:
+            continue
+        robot = robots[mover.id]
+        decline = board.game != robot.game and not any(
+            boards.has_moved(board, s) for s in boards.seats_of(board, mover)
+        )
+        turns.append(
+            Turn(
+                board.id,
+                board.game,
+                board.number,
+                len(board.moves) + 1,
+                mover.id,
+                mover.userid,
+                robot.level,
+                decline,
+                position.serialize(),
+            )
+        )
+    return turns
+
+
+def think(turn: Turn) -> tuple[str, int, int, float]:
+    """The robot's move text for ``turn`` (no database): (text, nodes, depth, seconds)."""
+    game = get_game(turn.game)
+    position = game.position_class.deserialize(turn.state)
+    result = choose_move(position, budget_of(turn.level))
+    assert result.move is not None
+    return position.format_move(result.move), result.nodes, result.depth, result.seconds
+
+
+def play_turn(
+    sessions: sessionmaker[Session],
+    settings: Settings,
+    turn: Turn,
+    now: Callable[[], datetime],
+) -> Done:
+    """Think (outside any transaction), then play the move if the board has not changed."""
+    if turn.decline:
+        text, nodes, depth, seconds = "declined", 0, 0, 0.0
+    else:
+        text, nodes, depth, seconds = think(turn)
+    when = now()
+    req = Request(settings=settings, sessions=sessions, channel="robot", now=when, source="robot")
+    try:
+        with sessions() as session, session.begin():
+            board = session.get(Board, turn.board_id)
+            user = session.get(User, turn.user_id)
+            if board is None or user is None:
+                return Done(turn.game, turn.number, turn.userid, "board gone", False)
+            if turn.decline:
+                _decline(session, req, board, user)
+            else:
+                _play(session, req, board, user, text, turn.ply)
+    except (boards.BoardError, MoveError) as exc:
+        log.info("robot %s on %s %d: %s", turn.userid, turn.game, turn.number, exc)
+        return Done(turn.game, turn.number, turn.userid, str(exc), False)
+    except (StaleDataError, IntegrityError):  # another writer played on this board first
+        return Done(turn.game, turn.number, turn.userid, "the board changed meanwhile", False)
+    return Done(turn.game, turn.number, turn.userid, text, True, nodes, depth, seconds)
+
+
+def _context(req: Request) -> click.Context:
+    """A click context carrying ``req``: the game commands' helpers take answers from it."""
+    return click.Context(click.Command("robot"), obj=req)
+
+
+def _play(session: Session, req: Request, board: Board, user: User, text: str, ply: int) -> None:
+    from pbmserv.commands.games import _announce
+
+    position = boards.position_of(board)
+    played = boards.play_move(
+        session, board, position, user, text, now=req.now, source="robot", expected_ply=ply
+    )
+    _announce(session, req, _context(req), played.board, played.position, played.notes, user)
+
+
+def _decline(session: Session, req: Request, board: Board, user: User) -> None:
+    """A robot challenged in a game it is not listed for leaves the board (as a human can)."""
+    from pbmserv.commands.common import notify_users
+    from pbmserv.commands.games import _announce
+    from pbmserv.render import render
+
+    if board.status is not BoardStatus.active:
+        raise boards.BoardError("the game is over")
+    note, position = boards.decline(session, board, user, req.now)
+    others = [s.user for s in board.seats]
+    if position is None:
+        body = render("mail/text.txt.j2", lines=[note])
+        subject = f"{boards.game_of(board).display_name} Board {board.number}"
+        notify_users(session, req, others, subject, body, skip=user)
+        return
+    _announce(session, req, _context(req), board, position, [note], user, new=True)
+
+
+def run_pending(
+    sessions: sessionmaker[Session],
+    settings: Settings,
+    now: Callable[[], datetime],
+    *,
+    stop: Callable[[], bool] = lambda: False,
+) -> list[Done]:
+    """Play one move on every board where a robot is to move now (one pass)."""
+    try:
+        with sessions() as session:
+            turns = pending(session)
+    except SQLAlchemyError:
+        log.exception("robots: reading the pending turns")
+        return []
+    done = []
+    for turn in turns:
+        if stop():
+            break
+        result = play_turn(sessions, settings, turn, now)
+        log.info(
+            "robot %s on %s %d: %s (%d nodes, depth %d, %.1fs)",
+            result.userid,
+            result.game,
+            result.number,
+            result.text,
+            result.nodes,
+            result.depth,
+            result.seconds,
+        )
+        done.append(result)
+    return done
+
+
+def run_until_idle(
+    sessions: sessionmaker[Session],
+    settings: Settings,
+    now: Callable[[], datetime],
+    *,
+    max_moves: int = 10_000,
+) -> list[Done]:
+    """Pass after pass until no robot is to move (robot against robot plays to the end)."""
+    done: list[Done] = []
+    while len(done) < max_moves:
+        batch = run_pending(sessions, settings, now)
+        done += batch
+        if not any(d.played for d in batch):
+            break
+    return done
+
+
+def add_robot(session: Session, userid: str, game: str, level: str, now: datetime) -> User:
+    """Create robot user ``userid`` for ``game``; ValueError says what is wrong."""
+    from pbmserv import accounts
+
+    userid = accounts.normalise_userid(userid)
+    problem = accounts.check_userid(userid)
+    if problem:
+        raise ValueError(problem)
+    if accounts.find_user(session, userid) is not None:
+        raise ValueError(f"the userid '{userid}' is taken")
+    game_name = get_game(game).name  # KeyError names the known games
+    budget_of(level)
+    user = User(userid=userid, password_hash=NO_PASSWORD, created=now, accepts_challenges=True)
+    session.add(user)
+    session.flush()
+    session.add(Robot(user_id=user.id, game=game_name, level=level.strip().lower(), created=now))
+    return user

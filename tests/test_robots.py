@@ -1,0 +1,150 @@
+"""Robot players through the dispatcher: the operator's robot commands, a human against a robot,
+robots against each other to the end, declines, the ply guard, and no mail to robots."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from pbmserv.dispatch import Request, run, split
+from pbmserv.robots.service import pending, play_turn, run_pending
+from pbmserv.store.models import Board, BoardStatus, MoveRecord, Robot, User
+
+
+def operator(shell, line: str):
+    """Run an operator (shell-only) command line, as ``pbmserv ...`` does."""
+    from pbmserv.cli import build_cli
+
+    req = Request(
+        settings=shell.settings, sessions=shell.sessions, now=shell.clock.now, source="shell"
+    )
+    answers = run(build_cli(), split(line), req)
+    return answers[0]
+
+
+def operator_ok(shell, line: str):
+    result = operator(shell, line)
+    assert result.status == 0, result.body
+    return result
+
+
+def board(shell, number: int, game: str = "nim") -> Board:
+    with shell.sessions() as s:
+        found = s.scalar(select(Board).where(Board.game == game, Board.number == number))
+        assert found is not None
+        found.moves, found.seats  # noqa: B018 - load before the session closes
+        for seat in found.seats:
+            seat.user  # noqa: B018
+        return found
+
+
+def test_robot_add_list_level_and_refusals(shell):
+    operator_ok(shell, "robot add deep --game nim --level easy")
+    listed = operator_ok(shell, "robot list").body
+    assert "deep" in listed and "nim" in listed and "easy" in listed
+    assert operator(shell, "robot add deep --game nim").status == 1  # taken
+    assert "unknown robot level" in operator(shell, "robot add x2 --game nim --level huge").body
+    assert "unknown game" in operator(shell, "robot add x3 --game chess").body
+    operator_ok(shell, "robot level deep nodes=500")
+    assert "nodes=500" in operator_ok(shell, "robot list").body
+    assert operator(shell, "robot level nobody easy").status == 1
+    # no password opens a robot's account
+    shell.signup("alice")
+    shell.ok("nim challenge alice deep")
+    for guess in ("", "robot", "robot: no password", "x" * 40):
+        assert shell(f"nim move 101 deep '{guess}' 1").status == 1
+    with shell.sessions() as s:
+        robot = s.scalar(select(Robot))
+        assert robot is not None and robot.user.addresses == []
+
+
+def test_human_against_robot_mails_only_the_human(shell, clock):
+    shell.signup("alice")
+    operator_ok(shell, "robot add bot --game nim --level normal")
+    shell.ok("nim challenge alice bot -pile=10")
+    before = len(shell.outbox())
+    assert "No robot is to move" in operator_ok(shell, "robot run").body
+    shell.ok("nim move 101 alice pw-alice 1")  # 9 left: the robot takes 1 and leaves 8
+    clock.advance(minutes=5)
+    ran = operator_ok(shell, "robot run").body
+    assert "nim 101: bot played 1" in ran
+    found = board(shell, 101)
+    assert [m.text for m in found.moves] == ["1", "1"]
+    assert found.moves[-1].source == "robot"
+    mails = shell.outbox()[before:]
+    assert {m.recipient for m in mails} == {"alice@example.org"}
+    assert any("Board 101" in m.subject and "alice" in m.subject for m in mails)
+    assert "No robot is to move" in operator_ok(shell, "robot run").body  # never twice
+    # the robot wins the game it cannot lose from 8 stones
+    while board(shell, 101).status is BoardStatus.active:
+        shell.ok("nim move 101 alice pw-alice 1")
+        operator_ok(shell, "robot run")
+    assert board(shell, 101).winners == [1]
+
+
+def test_robots_play_each_other_to_the_end(shell):
+    operator_ok(shell, "robot add left --game pylon --level easy")
+    operator_ok(shell, "robot add right --game pylon --level nodes=200")
+    shell.ok("pylon challenge left right -size=3")
+    result = operator_ok(shell, "robot run --until-idle")
+    found = board(shell, 101, "pylon")
+    assert found.status is BoardStatus.finished
+    assert len(found.moves) >= 5
+    assert result.body.count("played") >= 5
+    assert shell.outbox() == []  # nobody to mail: both players are robots
+
+
+def test_robot_declines_a_game_it_is_not_listed_for(shell):
+    shell.signup("alice")
+    operator_ok(shell, "robot add nimbot --game nim")
+    shell.ok("polis challenge nimbot alice")
+    done = operator_ok(shell, "robot run").body
+    assert "declined" in done
+    found = board(shell, 101, "polis")
+    assert found.status is BoardStatus.removed
+    assert any("declined" in m.body for m in shell.outbox())
+
+
+def test_a_stale_robot_turn_is_refused_not_doubled(shell, settings, sessions, clock):
+    shell.signup("alice")
+    operator_ok(shell, "robot add bot --game nim --level easy")
+    shell.ok("nim challenge bot alice -pile=12")
+    with sessions() as s:
+        (turn,) = pending(s)
+    first = play_turn(sessions, settings, turn, lambda: clock.now)
+    assert first.played
+    second = play_turn(sessions, settings, turn, lambda: clock.now)  # the same turn again
+    assert not second.played and "not move" in second.text
+    with sessions() as s:
+        assert len(s.scalars(select(MoveRecord)).all()) == 1
+    assert run_pending(sessions, settings, lambda: clock.now) == []
+
+
+def test_robot_user_is_a_user_like_others(shell):
+    operator_ok(shell, "robot add helper --game plotto --level easy")
+    shell.signup("bob")
+    shell.ok("plotto challenge helper bob")  # the robot moves first
+    operator_ok(shell, "robot run")
+    found = board(shell, 101, "plotto")
+    assert len(found.moves) == 1 and found.moves[0].seat == 0
+    with shell.sessions() as s:
+        user = s.scalar(select(User).where(User.userid == "helper"))
+        assert user is not None and user.accepts_challenges
+
+
+def test_the_serve_process_plays_robot_turns(shell, settings):
+    import time
+
+    from pbmserv.server import Server
+
+    shell.signup("alice")
+    operator_ok(shell, "robot add bot --game nim --level normal")
+    shell.ok("nim challenge bot alice -pile=7")  # the robot is to move
+    server = Server(settings, listen=False)
+    server.start()
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not board(shell, 101).moves:
+            time.sleep(0.1)
+    finally:
+        server.stop()
+    assert [m.text for m in board(shell, 101).moves] == ["3"]  # 7 - 3 = 4: a won position
