@@ -1,0 +1,226 @@
+"""Spectators, chat, queued and two-step moves, and accept/reject/limit/seek."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from pbmserv.store.models import Board, User
+
+
+def records(shell, number=101):
+    with shell.sessions() as s:
+        board = s.scalar(select(Board).where(Board.game == "nim", Board.number == number))
+        return [(m.seat, m.text, m.auto) for m in board.moves]
+
+
+def new_mails(shell, before):
+    return [(m.recipient.split("@")[0], m.subject) for m in shell.outbox()[before:]]
+
+
+# ----------------------------------------------------------------------------- spectators
+
+
+def test_subscribe_notify_and_unsubscribe_fan_out(shell):
+    shell.signup("alice", "bob", "carol", "dave")
+    shell.ok("nim challenge alice bob -pile=5")
+    sub = shell.ok("nim sub 101 carol pw-carol")
+    assert "carol now gets every mail of Nim board 101" in sub.body
+    shell.ok("nim notify 101 dave pw-dave")
+    before = len(shell.outbox())
+    moved = shell.ok("nim move 101 alice pw-alice 1")
+    assert "Subscribers:\n  carol\n  dave (result only)\n" in moved.body
+    assert new_mails(shell, before) == [
+        ("bob", "Nim Board 101 bob"),
+        ("carol", "Nim Board 101 bob"),
+    ]
+    before = len(shell.outbox())
+    shell.ok("nim unsub 101 carol pw-carol")
+    shell.ok("nim move 101 bob pw-bob 1")
+    assert new_mails(shell, before) == [("alice", "Nim Board 101 alice")]
+    before = len(shell.outbox())
+    shell.ok("nim move 101 alice pw-alice 3")  # takes the last stone
+    assert sorted(new_mails(shell, before)) == [("bob", "Nim Board 101"), ("dave", "Nim Board 101")]
+    assert shell("nim unsubscribe 101 carol pw-carol").status == 1
+
+
+def test_subscribe_refusals(shell):
+    shell.signup("alice", "bob", "carol")
+    shell.ok("nim challenge alice bob -pile=1")
+    assert "plays on board 101" in shell("nim subscribe 101 alice pw-alice").body
+    assert shell("nim subscribe 101 carol wrong").status == 1
+    assert shell("nim subscribe 102 carol pw-carol").status == 1
+    shell.ok("nim move 101 alice pw-alice 1")
+    assert "is over" in shell("nim subscribe 101 carol pw-carol").body
+
+
+def test_forfeit_mail_reaches_result_only_spectators(shell, clock):
+    from pbmserv import clocks
+
+    shell.signup("alice", "bob", "dave")
+    shell.ok("nim challenge alice bob")
+    shell.ok("nim notify 101 dave pw-dave")
+    clock.advance(days=7)
+    clocks.tick(shell.sessions, shell.settings, clock.now)
+    assert all(m.recipient != "dave@example.org" for m in shell.outbox())
+    clock.advance(days=14)
+    clocks.tick(shell.sessions, shell.settings, clock.now)
+    assert [m.subject for m in shell.outbox() if m.recipient == "dave@example.org"] == [
+        "Nim Board 101"
+    ]
+
+
+# ----------------------------------------------------------------------------- chat
+
+
+def test_chat_goes_to_players_and_spectators_only_from_them(shell):
+    shell.signup("alice", "bob", "carol", "mallory")
+    shell.ok("nim challenge alice bob")
+    shell.ok("nim subscribe 101 carol pw-carol")
+    before = len(shell.outbox())
+    said = shell.ok(
+        "nim chat 101 carol pw-carol",
+        channel="mail",
+        sender="carol@example.org",
+        comment="Nice opening!",
+    )
+    assert said.subject == "Nim Board 101 Chat"
+    assert "carol writes:\n\nNice opening!" in said.body
+    assert sorted(new_mails(shell, before)) == [
+        ("alice", "Nim Board 101 Chat"),
+        ("bob", "Nim Board 101 Chat"),
+    ]
+    shell.ok("nim chat 101 alice pw-alice thanks carol")
+    assert "alice writes:\n\nthanks carol" in shell.outbox()[-1].body
+    refused = shell("nim chat 101 mallory pw-mallory", comment="spam")
+    assert refused.status == 1 and "only the players and spectators" in refused.body
+    assert "nothing to say" in shell("nim chat 101 alice pw-alice").body
+
+
+# ----------------------------------------------------------------------------- queue
+
+
+def test_queued_move_is_played_when_the_turn_comes(shell):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    queued = shell.ok("nim qmove 101 bob pw-bob 2")
+    assert "is queued" in queued.body
+    moved = shell.ok("nim move 101 alice pw-alice 1")
+    assert records(shell) == [(0, "1", False), (1, "2", True)]
+    assert moved.subject == "Nim Board 101 alice" and "2 (Auto)" in moved.body
+    # on one's own turn the queued move is played at once
+    played = shell.ok("nim queue 101 alice pw-alice 3")
+    assert played.subject == "Nim Board 101 bob" and records(shell)[-1] == (0, "3", False)
+
+
+def test_illegal_queued_move_is_reported(shell):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob -pile=5")
+    assert "cannot queue 'x'" in shell("nim queue 101 bob pw-bob x").body
+    queued = shell.ok("nim queue 101 bob pw-bob 3")
+    assert "is queued" in queued.body
+    moved = shell.ok("nim move 101 alice pw-alice 3")  # two left: taking 3 is illegal now
+    assert "The queued move 3 of bob was not legal" in moved.body
+    assert moved.subject == "Nim Board 101 bob"
+    assert records(shell) == [(0, "3", False)]
+    mail = shell.outbox()[-1]
+    assert mail.recipient == "bob@example.org" and "The queued move 3 of bob" in mail.body
+
+
+def test_queue_warns_now_cancel_and_resign(shell):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob -pile=2")
+    warned = shell.ok("nim queue 101 bob pw-bob 3")
+    assert "not legal in the current position" in warned.body
+    shell.ok("nim queue 101 bob pw-bob cancel")
+    shell.ok("nim move 101 alice pw-alice 1")
+    assert records(shell) == [(0, "1", False)]
+    shell.ok("nim move 101 bob pw-bob 1")  # bob takes the last stone: no queue involved
+    assert shell("nim queue 101 alice pw-alice 1").status == 1  # the game is over
+
+
+# ----------------------------------------------------------------------------- submit, confirm
+
+
+def test_submit_then_confirm(shell):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    assert "not your turn" in shell("nim submit 101 bob pw-bob 1").body
+    assert "you may take 1 to 3" in shell("nim submit 101 alice pw-alice 4").body
+    before = len(shell.outbox())
+    preview = shell.ok("nim submit 101 alice pw-alice 2")
+    assert preview.subject == "Nim Board 101 Submitted"
+    assert "Your move 2 (move 1)" in preview.body and "Pile: 13" in preview.body
+    assert "nim confirm 101 alice PASSWORD" in preview.body
+    assert records(shell) == [] and len(shell.outbox()) == before
+    done = shell.ok("nim confirm 101 alice pw-alice")
+    assert done.subject == "Nim Board 101 bob"
+    assert records(shell) == [(0, "2", False)]
+    assert "no submitted move" in shell("nim confirm 101 alice pw-alice").body
+
+
+def test_confirm_of_a_stale_submission_is_refused(shell):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    shell.ok("nim submit 101 alice pw-alice 2")
+    shell.ok("nim move 101 alice pw-alice 1")
+    shell.ok("nim move 101 bob pw-bob 1")
+    stale = shell("nim confirm 101 alice pw-alice")
+    assert stale.status == 1 and "not move 1" in stale.body
+    assert len(records(shell)) == 2
+
+
+# ----------------------------------------------------------------------------- accounts
+
+
+def user(shell, userid):
+    with shell.sessions() as s:
+        return s.scalar(select(User).where(User.userid == userid))
+
+
+def test_accept_and_reject(shell):
+    shell.signup("alice", "bob")
+    shell.ok("reject bob pw-bob")
+    assert user(shell, "bob").accepts_challenges is False
+    refused = shell("nim challenge alice bob")
+    assert refused.status == 1 and "bob does not accept challenges" in refused.body
+    assert shell("accept bob wrong").status == 1
+    shell.ok("accept bob pw-bob")
+    shell.ok("nim challenge alice bob")
+
+
+def test_limit_refuses_challenges_over_it(shell):
+    shell.signup("alice", "bob", "carol")
+    answer = shell.ok("limit bob pw-bob 1")
+    assert "bob takes at most 1 active games (now 0 active)" in answer.body
+    shell.ok("nim challenge alice bob -pile=1")
+    refused = shell("nim challenge carol bob")
+    assert refused.status == 1 and "bob has 1 active games and takes at most 1" in refused.body
+    shell.ok("nim move 101 alice pw-alice 1")  # the game ends: room for one more
+    shell.ok("nim challenge carol bob")
+    shell.ok("limit bob pw-bob none")
+    shell.ok("nim challenge alice bob")
+    assert shell("limit bob pw-bob many").status == 2
+
+
+def test_seek_counts_down_and_turns_accept_on(shell):
+    shell.signup("alice", "bob")
+    shell.ok("reject bob pw-bob")
+    answer = shell.ok("seek bob pw-bob 2")
+    assert "bob seeks 2 more games" in answer.body
+    assert user(shell, "bob").accepts_challenges is True
+    shell.ok("nim challenge alice bob")
+    assert user(shell, "bob").seeking == 1
+    assert "bob" in shell.ok("nim standings").body
+    shell.ok("seek bob pw-bob 0")
+    assert user(shell, "bob").seeking == 0
+    assert "bob" not in shell.ok("nim standings").body
+
+
+def test_help_lists_the_new_commands(shell):
+    general = shell.ok("help").body
+    for word in ("vacation", "accept", "reject", "limit", "seek"):
+        assert f"\n  {word} USERID PASSWORD" in general, word
+    game = shell.ok("nim help").body
+    for word in ("subscribe", "unsubscribe", "notify", "chat", "queue", "submit", "confirm"):
+        assert f"nim {word} BOARD USERID PASSWORD" in game, word
+    assert "nim standings" in game
