@@ -180,6 +180,10 @@ def play_move(
     move = position.parse_move(text)  # MoveError propagates with its message for the player
     notes: list[str] = []
     entries = [_record(board, position, move, user, auto=False, now=now, source=source)]
+    mover_seat = board.seats[entries[0].seat]  # his clock ran since the last move
+    mover_seat.time_used = (mover_seat.time_used or 0.0) + (
+        now - board.last_move_at
+    ).total_seconds()
     if move == RESIGN:
         notes.append(f"{user.userid} resigned.")
     if position.swapped and entries[0].text == "swap":
@@ -190,10 +194,6 @@ def play_move(
             Comment(ply=len(board.moves), user=user, text=comment.strip(), at=now)
         )
     entries += run_automatic(board, position, now=now, notes=notes)
-    mover_seat = board.seats[entries[0].seat]
-    mover_seat.time_used = (mover_seat.time_used or 0.0) + (
-        now - board.last_move_at
-    ).total_seconds()
     board.last_move_at = now
     _close_if_over(board, position, now)
     _close_proposals(session, board)
@@ -206,6 +206,7 @@ def _exchange_seats(board: Board) -> None:
     first.user, second.user = second.user, first.user
     first.queued_move, second.queued_move = second.queued_move, first.queued_move
     first.queued_resign, second.queued_resign = second.queued_resign, first.queued_resign
+    first.time_used, second.time_used = second.time_used, first.time_used
 
 
 def run_automatic(
