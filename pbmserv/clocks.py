@@ -27,8 +27,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv import boards
 from pbmserv.config import Settings
-from pbmserv.games.base import RESIGN
-from pbmserv.store.models import Board, BoardStatus, MoveRecord, User
+from pbmserv.games.base import RESIGN, Position
+from pbmserv.store.models import Board, BoardStatus, MoveRecord, Outbox, OutboxStatus, User
 
 TOURNAMENT_NAG_DAYS = 1.0
 TOURNAMENT_FORFEIT_DAYS = 7.0
@@ -113,10 +113,10 @@ def check_board(
     name = f"{boards.game_of(board).display_name} {board.number} {mover.userid}"
     if out_of_time and not protected(mover, now):
         if any(p.kind == "draw" for p in boards.open_proposals(session, board)):
-            _draw(session, settings, board, position, mover, now)
+            _draw(session, board, position, mover, now)
             report.draws.append(name)
         else:
-            _forfeit(session, settings, board, position, mover, now, elapsed)
+            _forfeit(session, board, position, mover, now, elapsed)
             report.forfeits.append(name)
         return
     if on_vacation(mover, now) or elapsed < nag_days * DAY:
@@ -125,27 +125,35 @@ def check_board(
     if last is not None and last >= board.last_move_at and now - last < timedelta(days=nag_days):
         return
     board.nagged_at = now
-    _nag(session, settings, board, position, mover, now, elapsed, forfeit_days)
+    _nag(session, board, position, mover, now, elapsed, forfeit_days)
     report.nags.append(name)
 
 
-def _request(settings: Settings, session: Session, now: datetime):  # type: ignore[no-untyped-def]
-    from pbmserv.dispatch import Request
+def _mail(session: Session, users: list[User], subject: str, body: str, now: datetime) -> None:
+    from pbmserv.commands.common import addresses_of
 
-    return Request(settings=settings, sessions=None, channel="clock", now=now)  # type: ignore[arg-type]
+    for address in addresses_of(users):
+        session.add(
+            Outbox(
+                recipient=address,
+                subject=subject,
+                body=body,
+                created=now,
+                status=OutboxStatus.pending,
+                next_attempt=now,
+            )
+        )
 
 
 def _nag(
     session: Session,
-    settings: Settings,
     board: Board,
-    position: object,
+    position: Position,
     mover: User,
     now: datetime,
     elapsed: float,
     forfeit_days: float,
 ) -> None:
-    from pbmserv.commands.common import notify_users
     from pbmserv.views import board_mail_body, game_name
 
     deadline = board.last_move_at + timedelta(days=forfeit_days)
@@ -153,31 +161,23 @@ def _nag(
         f"Reminder: it has been your turn for {format_days(elapsed)}. Without a move the "
         f"board is forfeited on {deadline:%Y-%m-%d %H:%M} UTC."
     )
-    body = board_mail_body(board, position, notes=[note])  # type: ignore[arg-type]
+    body = board_mail_body(board, position, notes=[note])
     subject = f"Nag: {game_name(board)} Board {board.number} {mover.userid}"
-    notify_users(session, _request(settings, session, now), [mover], subject, body)
+    _mail(session, [mover], subject, body, now)
 
 
 def _announce(
-    session: Session, settings: Settings, board: Board, position: object, notes: list[str], now
-) -> None:  # type: ignore[no-untyped-def]
-    from pbmserv.commands.common import notify_users
+    session: Session, board: Board, position: Position, notes: list[str], now: datetime
+) -> None:
+    """The board mail to every player and spectator (result-only ones when it is over)."""
     from pbmserv.commands.community import audience
     from pbmserv.views import board_mail_body, board_subject
 
-    body = board_mail_body(board, position, notes=notes)  # type: ignore[arg-type]
-    subject = board_subject(board, position)  # type: ignore[arg-type]
-    notify_users(session, _request(settings, session, now), audience(board), subject, body)
+    body = board_mail_body(board, position, notes=notes)
+    _mail(session, audience(board), board_subject(board, position), body, now)
 
 
-def _draw(
-    session: Session,
-    settings: Settings,
-    board: Board,
-    position: object,
-    mover: User,
-    now: datetime,
-) -> None:
+def _draw(session: Session, board: Board, position: Position, mover: User, now: datetime) -> None:
     for proposal in boards.open_proposals(session, board):
         proposal.open = False
     board.status = BoardStatus.finished
@@ -187,19 +187,19 @@ def _draw(
     board.last_move_at = now
     boards._rate(board, now)
     note = f"{mover.userid} ran out of time; the open draw proposal is accepted instead."
-    _announce(session, settings, board, position, [note], now)
+    _announce(session, board, position, [note], now)
 
 
 def _forfeit(
     session: Session,
-    settings: Settings,
     board: Board,
-    position,  # type: ignore[no-untyped-def]
+    position: Position,
     mover: User,
     now: datetime,
     elapsed: float,
 ) -> None:
     seat = position.to_move
+    assert seat is not None
     board.seats[seat].time_used = (board.seats[seat].time_used or 0.0) + elapsed
     board.moves.append(
         MoveRecord(
@@ -219,4 +219,4 @@ def _forfeit(
     boards._close_if_over(board, position, now)
     boards._close_proposals(session, board)
     boards._store_cache(board, position)
-    _announce(session, settings, board, position, notes, now)
+    _announce(session, board, position, notes, now)

@@ -7,7 +7,8 @@ gets every board mail; a ``notify`` spectator only the mail that ends the game.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import datetime, timedelta
 
 import click
 from sqlalchemy import func, select
@@ -274,7 +275,8 @@ def submit(game: Game, req: Request, ctx: click.Context, words: list[str]) -> No
         shown = copy.format_move(move)
         copy.play(move)
         ply = len(board.moves) + 1
-        board.seats[position.controller(position.to_move)].submitted_move = f"{text}#{ply}"
+        for seat in boards.seats_of(board, user):
+            board.seats[seat].submitted_move = f"{text}#{ply}"
         lines = [
             f"Your move {shown} (move {ply}) on {game.display_name} board {number} is stored "
             "but not played.",
@@ -472,7 +474,7 @@ def vacation_command(req: Request, ctx: click.Context, args: tuple[str, ...]) ->
     answer(ctx, "pbmserv vacation", _text(lines))
 
 
-def _vacation_status(user: User, now) -> str:  # type: ignore[no-untyped-def]
+def _vacation_status(user: User, now: datetime) -> str:
     allowance = clocks.VACATION_DAYS_PER_YEAR
     used = (user.vacation_used or 0.0) if user.vacation_year == now.year else 0.0
     if clocks.on_vacation(user, now):
@@ -485,7 +487,9 @@ def _vacation_status(user: User, now) -> str:  # type: ignore[no-untyped-def]
     return f"{state}; {used:g} of {allowance} vacation days used in {now.year}."
 
 
-ACCOUNT_COMMANDS = [
+AccountFn = Callable[[Request, click.Context, tuple[str, ...]], None]
+
+ACCOUNT_COMMANDS: list[tuple[str, AccountFn, str, str]] = [
     ("accept", accept_command, "USERID PASSWORD", "Take challenges (the default)."),
     ("reject", reject_command, "USERID PASSWORD", "Take no challenges."),
     ("limit", limit_command, "USERID PASSWORD N|none", "Take at most N active games in all."),
@@ -499,16 +503,19 @@ ACCOUNT_COMMANDS = [
 ]
 
 
+def _account_callback(fn: AccountFn) -> Callable[[click.Context, tuple[str, ...]], None]:
+    def callback(ctx: click.Context, args: tuple[str, ...]) -> None:
+        fn(request(ctx), ctx, args)
+
+    return callback
+
+
 def register_community_commands(group: click.Group) -> None:
     for name, fn, metavar, help_text in ACCOUNT_COMMANDS:
-
-        def callback(ctx: click.Context, args: tuple[str, ...], _fn=fn) -> None:  # type: ignore[no-untyped-def]
-            _fn(request(ctx), ctx, args)
-
         group.add_command(
             click.Command(
                 name,
-                callback=click.pass_context(callback),
+                callback=click.pass_context(_account_callback(fn)),
                 params=[raw_args(metavar)],
                 context_settings=RAW,
                 help=help_text,
