@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -30,6 +31,7 @@ from pbmserv.config import Settings
 from pbmserv.games.base import RESIGN, Position
 from pbmserv.store.models import Board, BoardStatus, MoveRecord, Outbox, OutboxStatus, User
 
+log = logging.getLogger("pbmserv.clocks")
 TOURNAMENT_NAG_DAYS = 1.0
 TOURNAMENT_FORFEIT_DAYS = 7.0
 VACATION_DAYS_PER_YEAR = 42
@@ -86,13 +88,25 @@ def tick(sessions: sessionmaker[Session], settings: Settings, now: datetime) -> 
     with sessions() as session:
         ids = list(session.scalars(select(Board.id).where(Board.status == BoardStatus.active)))
     for board_id in ids:
-        with sessions() as session, session.begin():
-            board = session.get(Board, board_id)
-            if board is None or board.status is not BoardStatus.active:
-                continue
-            if session.bind is not None and session.bind.dialect.name == "postgresql":
-                session.refresh(board, with_for_update=True)
-            check_board(session, settings, board, now, report)
+        done = TickReport()  # counted only once its transaction is committed
+        try:
+            with sessions() as session, session.begin():
+                board = session.get(Board, board_id)
+                if board is not None and board.status is BoardStatus.active:
+                    if session.bind is not None and session.bind.dialect.name == "postgresql":
+                        session.refresh(board, with_for_update=True)
+                    check_board(session, settings, board, now, done)
+        except Exception:  # noqa: BLE001 - e.g. a move changed the board meanwhile: next tick
+            log.exception("clock check of board id %s", board_id)
+            continue
+        report.nags += done.nags
+        report.forfeits += done.forfeits
+        report.draws += done.draws
+    for kind, names in (("nag", report.nags), ("forfeit", report.forfeits)):
+        for name in names:
+            log.info("%s: %s", kind, name)
+    for name in report.draws:
+        log.info("draw at the time limit: %s", name)
     return report
 
 

@@ -218,3 +218,13 @@ def test_server_checks_the_clocks(shell, clock, monkeypatch):
     finally:
         running.stop()
     assert nags(shell) == [("alice@example.org", "Nag: Nim Board 101 alice")]
+
+
+def test_one_broken_board_does_not_stop_the_clock(shell, clock):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    shell.ok("nim challenge bob alice")
+    with shell.sessions() as s, s.begin():
+        s.scalar(select(Board).where(Board.number == 101)).position_cache = "{broken"
+    clock.advance(days=7)
+    assert tick(shell).nags == ["Nim 102 bob"]
