@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from pbmserv.games.base import PASS, Move, Position
-from pbmserv.games.ploy import COMMANDER, SHIELD
+from pbmserv.games.ploy import ROT, SHIELD
 from pbmserv.robots.search import Adapter
 
 VALUES = (0, 520, 480, 440, 300, 280, 240, 160)  # by kind: C, HL, ML, LL, hp, mp, lp, S
@@ -32,7 +32,30 @@ SCARCITY = 150  # per piece under three, under the strict elimination rule
 TEMPO = 15
 
 
+def _piece_value(sq: int, p: int) -> int:
+    return VALUES[p >> 8 & 15] + 4 * CENTRE[sq] + 6 * POPCOUNT[p & 255]
+
+
+VALUE = [[_piece_value(sq, p) if p & 255 else 0 for p in range(2048)] for sq in range(81)]
+"""``VALUE[sq][p & 0x7FF]``: what a piece (kind and flags, any army) is worth on ``sq``."""
+
+
+def _army_sums(board: list[int]) -> tuple[list[int], list[int]]:
+    """Per army: the sum of its pieces' values, and its pieces other than the commander."""
+    values, ships = [0, 0, 0, 0], [0, 0, 0, 0]
+    for sq, p in enumerate(board):
+        if p:
+            army = p >> 12
+            values[army] += VALUE[sq][p & 0x7FF]
+            if p & 0xF00:
+                ships[army] += 1
+    return values, ships
+
+
 class PloyAdapter(Adapter):
+    """The search's view of Ploy.  The evaluation is kept incrementally: each child position
+    carries per-army sums (``_robot_sums``) updated from its parent's by the move alone."""
+
     driver = "mtdf"
     quiescence = 4
 
@@ -42,44 +65,70 @@ class PloyAdapter(Adapter):
     def moves(self, pos: Position) -> list[Move]:
         return pos.move_list() or [PASS]  # type: ignore[attr-defined]
 
+    def _sums(self, pos: Position) -> tuple[list[int], list[int]]:
+        sums = getattr(pos, "_robot_sums", None)
+        if sums is None:
+            sums = _army_sums(pos.board)  # type: ignore[attr-defined]
+            pos._robot_sums = sums  # type: ignore[attr-defined]
+        return sums
+
     def play(self, pos: Position, move: Move) -> Position:
+        values, ships = self._sums(pos)
+        board = pos.board  # type: ignore[attr-defined]
+        q = 0
+        if move is not PASS:
+            frm, to, k = move & 127, move >> 7 & 127, move >> 14
+            p = board[frm]
+            new = p & ~255 | ROT[p & 255][k] if k else p
+            values = values[:]
+            values[p >> 12] += VALUE[to][new & 0x7FF] - VALUE[frm][p & 0x7FF]
+            q = board[to] if to != frm else 0
+            if q:
+                ships = ships[:]
+                values[q >> 12] -= VALUE[to][q & 0x7FF]
+                if q & 0xF00:
+                    ships[q >> 12] -= 1
         child = pos.copy()
         child.play(move)
+        # -classic may take a bare commander off the board too: then count again
+        removed = q and child.board.count(0) != board.count(0) + 1  # type: ignore[attr-defined]
+        child._robot_sums = None if removed else (values, ships)  # type: ignore[attr-defined]
         return child
 
     def team(self, pos: Position, seat: int) -> Any:
         return seat % 2 if pos.params.get("partnership") else seat
 
     def evaluate(self, pos: Position, team: Any) -> int:
+        values, ships = self._sums(pos)
+        strict = not pos.params.get("relaxed")
+        to_move = pos.to_move
+        tempo = 0 if to_move is None else (TEMPO if pos.controller(to_move) == team else -TEMPO)
+        if pos.num_seats == 2:  # the fast path: army = seat = team
+            score = values[team] - values[1 - team] + tempo
+            if strict:
+                score -= SCARCITY * (max(0, 3 - ships[team]) - max(0, 3 - ships[1 - team]))
+            return score
         ctrl = pos.ctrl  # type: ignore[attr-defined]
         partnership = bool(pos.params.get("partnership"))
         per_team: dict[Any, int] = {}
         pieces: dict[Any, int] = {}
-        for sq, p in enumerate(pos.board):  # type: ignore[attr-defined]
-            if not p:
-                continue
-            seat = ctrl[p >> 12]
+        for army, seat in enumerate(ctrl):
             t = seat % 2 if partnership else seat
-            kind = p >> 8 & 15
-            value = VALUES[kind] + 4 * CENTRE[sq] + 6 * POPCOUNT[p & 255]
-            per_team[t] = per_team.get(t, 0) + value
-            if kind != COMMANDER:
-                pieces[t] = pieces.get(t, 0) + 1
-        if not pos.params.get("relaxed"):
+            per_team[t] = per_team.get(t, 0) + values[army]
+            pieces[t] = pieces.get(t, 0) + ships[army]
+        if strict:
             for t, n in pieces.items():
                 if n < 3:
                     per_team[t] -= SCARCITY * (3 - n)
         mine = per_team.pop(team, 0)
         others = max(per_team.values(), default=0)
-        score = mine - others
-        to_move = pos.to_move
         if to_move is not None:
             mover = self.team(pos, pos.controller(to_move))
-            score += TEMPO if mover == team else -TEMPO
-        return score
+            tempo = TEMPO if mover == team else -TEMPO
+        return mine - others + tempo
 
     def hint(self, pos: Position, move: Move) -> int:
-        if move == PASS:
+        if move is PASS:
             return 0
         frm, to = move & 127, move >> 7 & 127
         board = pos.board  # type: ignore[attr-defined]
@@ -91,7 +140,7 @@ class PloyAdapter(Adapter):
         return 0
 
     def noisy(self, pos: Position, move: Move) -> bool:
-        if move == PASS:
+        if move is PASS:
             return False
         frm, to = move & 127, move >> 7 & 127
         return to != frm and bool(pos.board[to])  # type: ignore[attr-defined]
