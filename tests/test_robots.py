@@ -148,3 +148,18 @@ def test_the_serve_process_plays_robot_turns(shell, settings):
     finally:
         server.stop()
     assert [m.text for m in board(shell, 101).moves] == ["3"]  # 7 - 3 = 4: a won position
+
+
+def test_a_robot_with_an_address_still_gets_no_mail(shell):
+    from pbmserv.store.models import Address
+
+    shell.signup("alice")
+    operator_ok(shell, "robot add bot --game nim --level easy")
+    with shell.sessions() as s, s.begin():
+        robot = s.scalar(select(User).where(User.userid == "bot"))
+        s.add(Address(user_id=robot.id, address="bot@example.org"))
+    shell.ok("nim challenge alice bot")
+    shell.ok("nim move 101 alice pw-alice 2")
+    operator_ok(shell, "robot run")
+    assert "bot@example.org" not in {m.recipient for m in shell.outbox()}
+    assert "alice@example.org" in {m.recipient for m in shell.outbox()}

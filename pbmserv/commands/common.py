@@ -101,8 +101,17 @@ def notify_users(
     *,
     skip: User | None = None,
 ) -> None:
-    """Mail ``body`` to every address of ``users`` except the acting user's and the sender's."""
+    """Mail ``body`` to every address of ``users`` except the acting user's and the sender's
+    (robots never get mail)."""
+    from sqlalchemy import select
+
+    from pbmserv.store.models import Robot
+
     targets = [u for u in users if skip is None or u.id != skip.id]
+    robots = set(
+        session.scalars(select(Robot.user_id).where(Robot.user_id.in_([u.id for u in targets])))
+    )
+    targets = [u for u in targets if u.id not in robots]
     mails = [
         Mail(address, subject, body)
         for address in addresses_of(targets)
