@@ -311,3 +311,73 @@ class AnswerCount(Base):
     sender: Mapped[str] = mapped_column(String(320), primary_key=True)
     day: Mapped[str] = mapped_column(String(10), primary_key=True)  # YYYY-MM-DD
     count: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class Tournament(Base):
+    """A tournament (:mod:`pbmserv.tournaments`); its number (``t3``) is its id."""
+
+    __tablename__ = "tournaments"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(32), unique=True)
+    game: Mapped[str] = mapped_column(String(32))
+    params: Mapped[dict[str, Any]] = mapped_column(JSON)
+    format: Mapped[str] = mapped_column(String(16))  # roundrobin | swiss | knockout
+    rounds: Mapped[int | None] = mapped_column(Integer, nullable=True)  # set at the start
+    double: Mapped[bool] = mapped_column(default=False)
+    status: Mapped[str] = mapped_column(String(16))  # open | running | finished
+    current_round: Mapped[int] = mapped_column(Integer, default=0)
+    created: Mapped[datetime] = mapped_column(UTCDateTime())
+    created_by: Mapped[str] = mapped_column(String(32))
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    players: Mapped[list[TournamentPlayer]] = relationship(
+        back_populates="tournament", cascade="all, delete-orphan", order_by="TournamentPlayer.id"
+    )
+    games: Mapped[list[TournamentGame]] = relationship(
+        back_populates="tournament",
+        cascade="all, delete-orphan",
+        order_by="(TournamentGame.round, TournamentGame.number)",
+    )
+
+
+class TournamentPlayer(Base):
+    __tablename__ = "tournament_players"
+    __table_args__ = (
+        UniqueConstraint("tournament_id", "user_id", name="uq_tournament_players_tournament_user"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), index=True
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    seed: Mapped[int | None] = mapped_column(Integer, nullable=True)  # 1 = strongest
+    withdrawn: Mapped[bool] = mapped_column(default=False)
+    joined: Mapped[datetime] = mapped_column(UTCDateTime())
+    tournament: Mapped[Tournament] = relationship(back_populates="players")
+    user: Mapped[User] = relationship()
+
+
+class TournamentGame(Base):
+    """One pairing: board ``t<tournament>r<round>b<number>``, or a bye (no second player)."""
+
+    __tablename__ = "tournament_games"
+    __table_args__ = (
+        UniqueConstraint("tournament_id", "round", "number", name="uq_tournament_games_board"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), index=True
+    )
+    round: Mapped[int] = mapped_column(Integer)
+    number: Mapped[int] = mapped_column(Integer)
+    board_id: Mapped[int | None] = mapped_column(
+        ForeignKey("boards.id"), nullable=True, unique=True
+    )
+    first_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    second_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
+    result: Mapped[str | None] = mapped_column(String(8), nullable=True)  # 1-0 0-1 1/2 bye
+    tournament: Mapped[Tournament] = relationship(back_populates="games")
+    board: Mapped[Board | None] = relationship()
