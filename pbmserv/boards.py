@@ -257,11 +257,16 @@ def _close_if_over(board: Board, position: Position, now: datetime) -> None:
 
 
 def _rate(board: Board, now: datetime) -> None:
+    """What follows every finished game: the ratings, then the tournament it belongs to."""
     from sqlalchemy.orm import object_session
 
     from pbmserv.ratings import rate_board
+    from pbmserv.tournaments import board_finished
 
-    rate_board(object_session(board), board, now)
+    session = object_session(board)
+    rate_board(session, board, now)
+    if session is not None:
+        board_finished(session, board, now)
 
 
 def _close_proposals(session: Session, board: Board) -> None:

@@ -13,6 +13,7 @@ import click
 from pbmserv.commands.accounts import register_account_commands
 from pbmserv.commands.community import add_game_commands, register_community_commands
 from pbmserv.commands.games import game_group
+from pbmserv.commands.tournament import tournament_group
 from pbmserv.games import all_games
 
 
@@ -36,6 +37,36 @@ class AliasGroup(click.Group):
         return (cmd.name if cmd else name), cmd, rest
 
 
+class GameGroup(AliasGroup):
+    """A game's group: a tournament board name (``t3r2b5``, also ``t3r2b5#7``) stands for its
+    board number: every board argument of ``show``, the first argument of the other commands."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, cmd, rest = super().resolve_command(ctx, args)
+        if cmd is not None and rest:
+            rest = _board_names(ctx, self.name or "", rest, every=name == "show")
+        return name, cmd, rest
+
+
+def _board_names(ctx: click.Context, game: str, words: list[str], *, every: bool) -> list[str]:
+    from pbmserv import tournaments
+    from pbmserv.dispatch import Refused, request
+
+    out = list(words)
+    for i, word in enumerate(out if every else out[:1]):
+        name, sep, at = word.partition("#")
+        if not tournaments.BOARD_NAME.fullmatch(name):
+            continue
+        with request(ctx).sessions() as session:
+            number = tournaments.resolve_board(session, game, name)
+        if number is None:
+            raise Refused(f"there is no {game} board {name.lower()}")
+        out[i] = f"{number}{sep}{at}"
+    return out
+
+
 def build_commands() -> click.Group:
     group = AliasGroup(
         "pbmserv",
@@ -44,8 +75,9 @@ def build_commands() -> click.Group:
     )
     register_account_commands(group)
     register_community_commands(group)
+    group.add_command(tournament_group(AliasGroup))
     for game in all_games():
-        sub = game_group(game, AliasGroup)
+        sub = game_group(game, GameGroup)
         add_game_commands(game, sub)
         group.add_command(sub)
         for alias in game.aliases:

@@ -250,7 +250,9 @@ def resign(game: Game, req: Request, ctx: click.Context, number: int, user_id: i
             raise _board_error(board, position, "the game is over")
         if not seats:
             raise _board_error(board, position, f"{user.userid} does not play on board {number}")
-        if not any(boards.has_moved(board, s) for s in seats):
+        if not board.options.get("tournament") and not any(
+            boards.has_moved(board, s) for s in seats
+        ):  # a tournament game cannot be declined: resigning it loses it
             note, new_position = boards.decline(session, board, user, req.now)
             others = _players(board)
             if new_position is None:

@@ -1,0 +1,782 @@
+"""Tournaments: pairing (round robin, Swiss, knockout), standings, and the service that plays
+them out on ordinary boards.
+
+- Two-player games only (any registered game that two can play).
+- A tournament has a number (its id): board ``t3r2b5`` is tournament 3, round 2, board 5.  Its
+  boards are ordinary boards of the game with the options ``nagtime=1``, ``forfeittime=7`` and
+  ``tournament=<board name>`` (shown in the board mail heading).
+- Seeds are fixed at the start: rating in the game (1600 without one), then order of joining.
+- When the last game of a round ends (:func:`board_finished`, called from
+  :mod:`pbmserv.boards` for every finished board), the next round is paired and its boards
+  created, and every player gets the pairings and standings; after the last round the final
+  standings.
+- Scores: win 1, draw 1/2, loss 0; a Swiss bye scores 1, a round-robin bye (sitting out) 0.
+  Standings: score, then Buchholz (sum of the opponents' scores), then Sonneborn-Berger (the
+  scores of beaten opponents plus half those of drawn ones), then seed.
+- Round robin: the circle method (seed 1 fixed, the others rotate); ``--double`` plays the whole
+  cycle again with seats swapped.  Seats: the player with fewer first seats so far moves first;
+  on equal counts the one who was second in his last game; otherwise the higher seed.
+- Swiss: a maximum-weight matching (networkx) over all pairs that have not met yet, weighted so
+  that, in this order, score differences are smallest, colour (first-seat) preferences are kept,
+  and inside a score group the top half meets the bottom half (1-5, 2-6, ... in an 8-group);
+  a player floating down is the lowest of his group and meets the highest he can below.  An
+  odd count gives a bye to the lowest-ranked player without one.  If no pairing without
+  rematches exists, rematches are allowed (and said so).
+- Knockout: a seeded bracket (1-8, 4-5, 2-7, 3-6 for eight; byes to the top seeds when the count
+  is not a power of two); winners advance, the higher seed moves first.  A tie is replayed once
+  with seats swapped; if the replay is also a tie the higher seed advances.
+- A player who withdraws is paired no more; his running tournament games are resigned.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from pbmserv import boards
+from pbmserv.games import get_game
+from pbmserv.store.models import (
+    Board,
+    BoardStatus,
+    Outbox,
+    OutboxStatus,
+    Rating,
+    Robot,
+    Tournament,
+    TournamentGame,
+    TournamentPlayer,
+    User,
+)
+
+FORMATS = ("roundrobin", "swiss", "knockout")
+NAG_DAYS = 1.0
+FORFEIT_DAYS = 7.0
+BOARD_NAME = re.compile(r"t(\d+)r(\d+)b(\d+)", re.I)
+WIN, LOSS, DRAW, BYE = "1-0", "0-1", "1/2", "bye"
+
+
+class TournamentError(Exception):
+    """A tournament request the rules refuse; the message is for the sender."""
+
+
+def board_name(tournament_id: int, round_: int, number: int) -> str:
+    return f"t{tournament_id}r{round_}b{number}"
+
+
+# ----------------------------------------------------------------------------- pure pairing
+
+
+def circle_rounds(players: Sequence[int], double: bool = False) -> list[list[tuple[int, int]]]:
+    """Round-robin rounds by the circle method; a pair with -1 is a bye (sitting out).
+
+    >>> circle_rounds([1, 2, 3, 4])
+    [[(1, 4), (2, 3)], [(3, 1), (4, 2)], [(1, 2), (3, 4)]]
+    """
+    ring = list(players) + ([-1] if len(players) % 2 else [])
+    n = len(ring)
+    rounds: list[list[tuple[int, int]]] = []
+    firsts = {p: 0 for p in ring}
+    seconds = {p: 0 for p in ring}
+    last: dict[int, str] = {}
+    for r in range(n - 1):
+        rest = ring[1:]
+        shift = r % len(rest)
+        rest = rest[len(rest) - shift :] + rest[: len(rest) - shift]
+        arranged = [ring[0], *rest]
+        pairs = []
+        for i in range(n // 2):
+            a, b = arranged[i], arranged[n - 1 - i]
+            if b == -1 or a == -1:
+                pairs.append((a, b) if b == -1 else (b, a))
+                continue
+            first, second = _seat_order(a, b, firsts, seconds, last)
+            firsts[first] += 1
+            seconds[second] += 1
+            last[first], last[second] = "first", "second"
+            pairs.append((first, second))
+        rounds.append(pairs)
+    if double:
+        rounds += [[(b, a) if b != -1 else (a, b) for a, b in pairs] for pairs in rounds]
+    return rounds
+
+
+def _seat_order(
+    a: int, b: int, firsts: dict[int, int], seconds: dict[int, int], last: dict[int, str]
+) -> tuple[int, int]:
+    """``a`` is the higher-ranked player; the returned pair is (first seat, second seat)."""
+    balance_a, balance_b = firsts[a] - seconds[a], firsts[b] - seconds[b]
+    if balance_a != balance_b:
+        return (a, b) if balance_a < balance_b else (b, a)
+    if last.get(a) != last.get(b):
+        return (a, b) if last.get(b) == "first" or last.get(a) == "second" else (b, a)
+    return a, b
+
+
+@dataclass
+class SwissInput:
+    """What Swiss pairing needs, players ranked best first."""
+
+    ranked: list[int]
+    scores: dict[int, float]
+    met: set[frozenset[int]] = field(default_factory=set)
+    colours: dict[int, list[str]] = field(default_factory=dict)  # "first"/"second" per game
+    had_bye: set[int] = field(default_factory=set)
+
+
+def swiss_pairs(data: SwissInput) -> tuple[list[tuple[int, int]], int | None, bool]:
+    """Pairs (first seat, second seat) best board first, the bye, and whether rematches were
+    needed."""
+    import networkx as nx
+
+    ranked = list(data.ranked)
+    bye = None
+    if len(ranked) % 2:
+        bye = next((p for p in reversed(ranked) if p not in data.had_bye), ranked[-1])
+        ranked.remove(bye)
+    rank = {p: i for i, p in enumerate(ranked)}
+    groups: dict[float, list[int]] = {}
+    for p in ranked:
+        groups.setdefault(data.scores.get(p, 0.0), []).append(p)
+
+    def balance(p: int) -> int:
+        seq = data.colours.get(p, [])
+        return seq.count("first") - seq.count("second")
+
+    def preference(p: int) -> tuple[str | None, bool]:
+        """The wanted seat and whether the wish is strong (unequal counts so far)."""
+        b = balance(p)
+        if b:
+            return ("second" if b > 0 else "first"), True
+        seq = data.colours.get(p, [])
+        if seq:
+            return ("second" if seq[-1] == "first" else "first"), False
+        return None, False
+
+    def cost(a: int, b: int) -> int:
+        sa, sb = data.scores.get(a, 0.0), data.scores.get(b, 0.0)
+        diff = round(abs(sa - sb) * 2)
+        (pa, strong_a), (pb, strong_b) = preference(a), preference(b)
+        clash = 0
+        if pa is not None and pa == pb:
+            clash = 2 if strong_a and strong_b else 1
+        if sa == sb:  # top half against bottom half, the top boards first
+            group = groups[sa]
+            i, j = sorted((group.index(a), group.index(b)))
+            dutch = abs(j - i - len(group) // 2) * (len(group) - i)
+        else:  # the lowest of the higher group floats down to the highest of the lower one
+            high, low = (a, b) if sa > sb else (b, a)
+            upper, lower = groups[max(sa, sb)], groups[min(sa, sb)]
+            dutch = (len(upper) - 1 - upper.index(high)) + lower.index(low)
+        return diff * diff * 10**10 + clash * 10**7 + dutch
+
+    def match(allow_rematch: bool) -> set[tuple[int, int]]:
+        graph = nx.Graph()
+        graph.add_nodes_from(ranked)
+        for i, a in enumerate(ranked):
+            for b in ranked[i + 1 :]:
+                rematch = frozenset((a, b)) in data.met
+                if rematch and not allow_rematch:
+                    continue
+                graph.add_edge(a, b, weight=10**15 - cost(a, b) - (10**14 if rematch else 0))
+        return nx.max_weight_matching(graph, maxcardinality=True)
+
+    matching = match(False)
+    rematches = len(matching) * 2 < len(ranked)
+    if rematches:
+        matching = match(True)
+    pairs = sorted(
+        (tuple(sorted(pair, key=rank.__getitem__)) for pair in matching),
+        key=lambda pair: rank[pair[0]],
+    )
+    seated = []
+    for number, (a, b) in enumerate(pairs, start=1):
+        seated.append(_swiss_seats(a, b, number, balance, data.colours))
+    return seated, bye, rematches
+
+
+def _swiss_seats(
+    a: int, b: int, number: int, balance: object, colours: dict[int, list[str]]
+) -> tuple[int, int]:
+    """Seats for higher-ranked ``a`` and ``b``: the lower first-seat balance moves first; then
+    the one who was second last time; then ``a`` gets the opposite of his last seat; with no
+    history, ``a`` moves first on odd boards."""
+    ba, bb = balance(a), balance(b)  # type: ignore[operator]
+    if ba != bb:
+        return (a, b) if ba < bb else (b, a)
+    la = (colours.get(a) or [None])[-1]
+    lb = (colours.get(b) or [None])[-1]
+    if la != lb and la is not None and lb is not None:
+        return (a, b) if la == "second" else (b, a)
+    if la is not None:
+        return (a, b) if la == "second" else (b, a)
+    return (a, b) if number % 2 else (b, a)
+
+
+def bracket(size: int) -> list[int]:
+    """Seed order of a knockout bracket: ``bracket(8) == [1, 8, 4, 5, 2, 7, 3, 6]``."""
+    order = [1]
+    while len(order) < size:
+        total = 2 * len(order) + 1
+        order = [x for seed in order for x in (seed, total - seed)]
+    return order
+
+
+# ----------------------------------------------------------------------------- standings
+
+
+@dataclass
+class Standing:
+    user_id: int
+    userid: str
+    seed: int
+    score: float = 0.0
+    buchholz: float = 0.0
+    berger: float = 0.0
+    played: int = 0
+    status: str = ""  # "withdrawn", "out" (knockout), "" otherwise
+    rank: int = 0
+
+
+def points(result: str | None, tournament: Tournament) -> tuple[float, float] | None:
+    """(first, second) points of a result, None while the game runs."""
+    if result == WIN:
+        return 1.0, 0.0
+    if result == LOSS:
+        return 0.0, 1.0
+    if result == DRAW:
+        return 0.5, 0.5
+    if result == BYE:
+        return (1.0 if tournament.format in ("swiss", "knockout") else 0.0), 0.0
+    return None
+
+
+def standings(tournament: Tournament) -> list[Standing]:
+    """The players in standing order with score, Buchholz and Sonneborn-Berger."""
+    table = {
+        p.user_id: Standing(
+            p.user_id, p.user.userid, p.seed or 0, status="withdrawn" if p.withdrawn else ""
+        )
+        for p in tournament.players
+    }
+    results: list[tuple[int, int, float]] = []  # (player, opponent, his points)
+    for row in tournament.games:
+        got = points(row.result, tournament)
+        if got is None:
+            continue
+        table[row.first_id].score += got[0]
+        if row.second_id is None:
+            continue
+        table[row.second_id].score += got[1]
+        results += [(row.first_id, row.second_id, got[0]), (row.second_id, row.first_id, got[1])]
+    for player, opponent, got in results:
+        table[player].played += 1
+        table[player].buchholz += table[opponent].score
+        table[player].berger += got * table[opponent].score
+    if tournament.format == "knockout":
+        for user_id in eliminated(tournament):
+            if not table[user_id].status:
+                table[user_id].status = "out"
+    ordered = sorted(
+        table.values(),
+        key=lambda s: (s.status == "out", -s.score, -s.buchholz, -s.berger, s.seed),
+    )
+    for i, s in enumerate(ordered, start=1):
+        s.rank = i
+    return ordered
+
+
+def eliminated(tournament: Tournament) -> set[int]:
+    out: set[int] = set()
+    for round_ in range(1, tournament.current_round + 1):
+        for winner, loser in _knockout_results(tournament, round_):
+            if winner is not None and loser is not None:
+                out.add(loser)
+    return out
+
+
+def _knockout_results(tournament: Tournament, round_: int) -> list[tuple[int | None, int | None]]:
+    """(winner, loser) per match of a knockout round in bracket order; (None, None) while it
+    is undecided."""
+    matches: dict[frozenset[int], list[TournamentGame]] = {}
+    order: list[frozenset[int]] = []
+    for row in tournament.games:
+        if row.round != round_:
+            continue
+        key = frozenset(x for x in (row.first_id, row.second_id) if x is not None)
+        if key not in matches:
+            order.append(key)
+        matches.setdefault(key, []).append(row)
+    seeds = {p.user_id: p.seed or 0 for p in tournament.players}
+    out: list[tuple[int | None, int | None]] = []
+    for key in order:
+        rows = matches[key]
+        decided: tuple[int | None, int | None] = (None, None)
+        draws = 0
+        for row in rows:
+            if row.result == BYE:
+                decided = (row.first_id, None)
+            elif row.result == WIN:
+                decided = (row.first_id, row.second_id)
+            elif row.result == LOSS:
+                decided = (row.second_id, row.first_id)
+            elif row.result == DRAW:
+                draws += 1
+        if decided == (None, None) and draws >= 2:
+            a, b = sorted(key, key=seeds.__getitem__)
+            decided = (a, b)
+        out.append(decided)
+    return out
+
+
+# ----------------------------------------------------------------------------- the service
+
+
+def find(session: Session, name: str) -> Tournament:
+    """A tournament by name, or by number as ``t3``."""
+    query = select(Tournament).where(Tournament.name == name.lower())
+    tournament = session.scalar(query)
+    if tournament is None and re.fullmatch(r"t\d+", name, re.I):
+        tournament = session.get(Tournament, int(name[1:]))
+    if tournament is None:
+        raise TournamentError(f"there is no tournament '{name}'")
+    return tournament
+
+
+def resolve_board(session: Session, game: str, name: str) -> int | None:
+    """The board number of a tournament board name (``t3r2b5``) of ``game``, else None."""
+    m = BOARD_NAME.fullmatch(name)
+    if m is None:
+        return None
+    t, r, b = (int(x) for x in m.groups())
+    row = session.scalar(
+        select(TournamentGame).where(
+            TournamentGame.tournament_id == t,
+            TournamentGame.round == r,
+            TournamentGame.number == b,
+        )
+    )
+    if row is None or row.board is None or row.board.game != game:
+        return None
+    return row.board.number
+
+
+def create(
+    session: Session,
+    name: str,
+    game_name: str,
+    params: dict[str, bool | int],
+    fmt: str,
+    rounds: int | None,
+    double: bool,
+    by: str,
+    now: datetime,
+) -> Tournament:
+    if not re.fullmatch(r"[a-z][a-z0-9_-]{0,31}", name) or re.fullmatch(r"t\d+", name):
+        raise TournamentError(
+            f"'{name}' is not a tournament name (a letter, then letters, digits, - or _; "
+            "not t<number>)"
+        )
+    if session.scalar(select(Tournament).where(Tournament.name == name)) is not None:
+        raise TournamentError(f"there is already a tournament '{name}'")
+    if fmt not in FORMATS:
+        raise TournamentError(f"--format must be one of {', '.join(FORMATS)}, not '{fmt}'")
+    if rounds is not None and fmt != "swiss":
+        raise TournamentError("--rounds is for Swiss tournaments only")
+    if double and fmt != "roundrobin":
+        raise TournamentError("--double is for round-robin tournaments only")
+    game = get_game(game_name)
+    game.check_players(2, params)  # PlayersError: tournaments are for two-player games
+    tournament = Tournament(
+        name=name,
+        game=game.name,
+        params=params,
+        format=fmt,
+        rounds=rounds,
+        double=double,
+        status="open",
+        current_round=0,
+        created=now,
+        created_by=by,
+    )
+    session.add(tournament)
+    session.flush()
+    return tournament
+
+
+def join(session: Session, tournament: Tournament, user: User, now: datetime) -> None:
+    if tournament.status != "open":
+        raise TournamentError(f"tournament {tournament.name} has started; joining is closed")
+    if any(p.user_id == user.id for p in tournament.players):
+        raise TournamentError(f"{user.userid} has already joined tournament {tournament.name}")
+    tournament.players.append(TournamentPlayer(user=user, joined=now, withdrawn=False))
+    session.flush()
+
+
+def withdraw(session: Session, tournament: Tournament, user: User, now: datetime) -> list[str]:
+    """Take ``user`` out; before the start he just leaves.  Returns notes."""
+    player = next((p for p in tournament.players if p.user_id == user.id), None)
+    if player is None or player.withdrawn:
+        raise TournamentError(f"{user.userid} does not play in tournament {tournament.name}")
+    if tournament.status == "open":
+        tournament.players.remove(player)
+        session.flush()
+        return [f"{user.userid} has left tournament {tournament.name}."]
+    if tournament.status == "finished":
+        raise TournamentError(f"tournament {tournament.name} is over")
+    player.withdrawn = True
+    notes = [f"{user.userid} withdraws from tournament {tournament.name}."]
+    for row in list(tournament.games):
+        board = row.board
+        if board is None or board.status is not BoardStatus.active:
+            continue
+        if user.id not in (row.first_id, row.second_id):
+            continue
+        position = boards.position_of(board)
+        mover = boards.user_to_move(board, position)
+        name = board_name(tournament.id, row.round, row.number)
+        if mover is not None and mover.id == user.id:
+            played = boards.play_move(
+                session, board, position, user, "resign", now=now, source="withdraw"
+            )
+            _board_mail(session, board, played.position, played.notes, now)
+        else:
+            boards.queue_resign(board, user)
+            notes.append(f"His resignation on {name} is queued for his turn.")
+    session.flush()
+    if tournament.status == "running":
+        _advance_if_done(session, tournament, now)
+    return notes
+
+
+def start(session: Session, tournament: Tournament, now: datetime) -> None:
+    if tournament.status != "open":
+        raise TournamentError(f"tournament {tournament.name} has already started")
+    players = [p for p in tournament.players if not p.withdrawn]
+    if len(players) < 2:
+        raise TournamentError(f"tournament {tournament.name} needs at least two players")
+    ratings = dict(
+        session.execute(
+            select(Rating.user_id, Rating.rating).where(
+                Rating.game == tournament.game, Rating.user_id.in_([p.user_id for p in players])
+            )
+        ).all()
+    )
+    players.sort(key=lambda p: (-ratings.get(p.user_id, 1600.0), p.id))
+    for seed, player in enumerate(players, start=1):
+        player.seed = seed
+    n = len(players)
+    if tournament.format == "roundrobin":
+        tournament.rounds = (n if n % 2 else n - 1) * (2 if tournament.double else 1)
+    elif tournament.format == "swiss":
+        if tournament.rounds is None:
+            tournament.rounds = min(max(1, math.ceil(math.log2(n))), n - 1 if n % 2 == 0 else n)
+        if tournament.rounds > (n - 1 if n % 2 == 0 else n):
+            raise TournamentError(
+                f"{tournament.rounds} Swiss rounds without rematches need more than {n} players"
+            )
+    else:
+        tournament.rounds = max(1, math.ceil(math.log2(n)))
+    tournament.status = "running"
+    tournament.started_at = now
+    _next_round(session, tournament, now)
+
+
+def board_finished(session: Session, board: Board, now: datetime) -> None:
+    """Record the result of a finished tournament board; pair the next round when it was the
+    last game of its round."""
+    if not board.options.get("tournament"):
+        return
+    row = session.scalar(select(TournamentGame).where(TournamentGame.board_id == board.id))
+    if row is None or row.result is not None:
+        return
+    tournament = row.tournament
+    if session.bind is not None and session.bind.dialect.name == "postgresql":
+        session.refresh(tournament, with_for_update=True)
+    winners = {board.seats[w].user_id for w in board.winners or []}
+    if not winners or len(winners) > 1:
+        row.result = DRAW
+    else:
+        row.result = WIN if row.first_id in winners else LOSS
+    session.flush()
+    _advance_if_done(session, tournament, now)
+
+
+def _advance_if_done(session: Session, tournament: Tournament, now: datetime) -> None:
+    current = [g for g in tournament.games if g.round == tournament.current_round]
+    if any(g.result is None for g in current):
+        return
+    if tournament.format == "knockout" and _replays(session, tournament, now):
+        return
+    if _over(tournament):
+        tournament.status = "finished"
+        tournament.finished_at = now
+        _round_mail(session, tournament, now, final=True)
+        return
+    _next_round(session, tournament, now)
+
+
+def _over(tournament: Tournament) -> bool:
+    if tournament.format == "knockout":
+        alive = [w for w, _ in _knockout_results(tournament, tournament.current_round)]
+        active = {p.user_id for p in tournament.players if not p.withdrawn}
+        return len(alive) <= 1 or len([w for w in alive if w in active]) <= 1
+    active = [p for p in tournament.players if not p.withdrawn]
+    return tournament.current_round >= (tournament.rounds or 0) or len(active) < 2
+
+
+def _replays(session: Session, tournament: Tournament, now: datetime) -> bool:
+    """Knockout: a replay (seats swapped) for every match of the round tied once; True if any."""
+    round_ = tournament.current_round
+    rows = [g for g in tournament.games if g.round == round_]
+    matches: dict[frozenset[int], list[TournamentGame]] = {}
+    for g in rows:
+        if g.second_id is not None:
+            matches.setdefault(frozenset((g.first_id, g.second_id)), []).append(g)
+    number = len(rows)
+    for games in matches.values():
+        if len(games) == 1 and games[0].result == DRAW and games[0].second_id is not None:
+            number += 1
+            pair = (games[0].second_id, games[0].first_id)
+            _make_board(session, tournament, round_, number, pair, now)
+    if number > len(rows):
+        _round_mail(session, tournament, now, replay=True)
+        return True
+    return False
+
+
+def _next_round(session: Session, tournament: Tournament, now: datetime) -> None:
+    tournament.current_round += 1
+    round_ = tournament.current_round
+    notes: list[str] = []
+    active = [p for p in tournament.players if not p.withdrawn]
+    by_seed = {p.seed: p.user_id for p in tournament.players}
+    pairs: list[tuple[int, int | None]] = []
+    if tournament.format == "roundrobin":
+        seeds = sorted(p.seed or 0 for p in tournament.players)
+        schedule = circle_rounds(seeds, tournament.double)
+        withdrawn = {p.seed for p in tournament.players if p.withdrawn}
+        for a, b in schedule[round_ - 1]:
+            if a in withdrawn or b in withdrawn:
+                continue
+            pairs.append((by_seed[a], None if b == -1 else by_seed[b]))
+    elif tournament.format == "swiss":
+        table = standings(tournament)
+        ranked = [s.user_id for s in table if s.status != "withdrawn"]
+        data = SwissInput(ranked, {s.user_id: s.score for s in table})
+        for row in tournament.games:
+            if row.second_id is None:
+                data.had_bye.add(row.first_id)
+                continue
+            data.met.add(frozenset((row.first_id, row.second_id)))
+            data.colours.setdefault(row.first_id, []).append("first")
+            data.colours.setdefault(row.second_id, []).append("second")
+        seated, bye, rematches = swiss_pairs(data)
+        pairs = list(seated)
+        if bye is not None:
+            pairs.append((bye, None))
+        if rematches:
+            notes.append("No pairing without rematches was possible; some players meet again.")
+    else:
+        if round_ == 1:
+            size = 2 ** math.ceil(math.log2(max(2, len(active))))
+            order = bracket(size)
+            n = len(tournament.players)
+            for i in range(0, size, 2):
+                a, b = order[i], order[i + 1]
+                if a > n and b > n:
+                    continue
+                if b > n:
+                    pairs.append((by_seed[a], None))
+                elif a > n:
+                    pairs.append((by_seed[b], None))
+                else:
+                    pairs.append((by_seed[min(a, b)], by_seed[max(a, b)]))
+        else:
+            seeds = {p.user_id: p.seed or 0 for p in tournament.players}
+            winners = [w for w, _ in _knockout_results(tournament, round_ - 1)]
+            for i in range(0, len(winners), 2):
+                group = [w for w in winners[i : i + 2] if w is not None]
+                if len(group) == 2:
+                    a, b = sorted(group, key=seeds.__getitem__)
+                    pairs.append((a, b))
+                elif group:
+                    pairs.append((group[0], None))
+    for number, pair in enumerate(pairs, start=1):
+        _make_board(session, tournament, round_, number, pair, now)
+    session.flush()
+    _round_mail(session, tournament, now, notes=notes)
+    # a round of byes only (or games ended at once) goes straight on
+    if all(g.result is not None for g in tournament.games if g.round == round_):
+        _advance_if_done(session, tournament, now)
+
+
+def _make_board(
+    session: Session,
+    tournament: Tournament,
+    round_: int,
+    number: int,
+    pair: tuple[int, int | None],
+    now: datetime,
+) -> TournamentGame:
+    first, second = pair
+    row = TournamentGame(round=round_, number=number, first_id=first, second_id=second)
+    tournament.games.append(row)
+    if second is None:
+        row.result = BYE
+        session.flush()
+        return row
+    name = board_name(tournament.id, round_, number)
+    users = [session.get(User, first), session.get(User, second)]
+    options = {"nagtime": NAG_DAYS, "forfeittime": FORFEIT_DAYS, "tournament": name}
+    board, position = boards.create_board(
+        session, get_game(tournament.game), users, dict(tournament.params), options, now
+    )  # type: ignore[arg-type]
+    row.board = board
+    session.flush()
+    note = f"Tournament {tournament.name}, round {round_}: this is board {name}."
+    _board_mail(session, board, position, [note], now, new=True)
+    return row
+
+
+# ----------------------------------------------------------------------------- mail
+
+
+def _mail(session: Session, users: Iterable[User], subject: str, body: str, now: datetime) -> None:
+    from pbmserv.commands.common import addresses_of
+
+    users = list(users)
+    robots = set(
+        session.scalars(select(Robot.user_id).where(Robot.user_id.in_([u.id for u in users])))
+    )
+    for address in addresses_of(u for u in users if u.id not in robots):
+        session.add(
+            Outbox(
+                recipient=address,
+                subject=subject,
+                body=body,
+                created=now,
+                status=OutboxStatus.pending,
+                next_attempt=now,
+            )
+        )
+
+
+def _board_mail(
+    session: Session,
+    board: Board,
+    position: object,
+    notes: list[str],
+    now: datetime,
+    *,
+    new: bool = False,
+) -> None:
+    from pbmserv.commands.community import audience
+    from pbmserv.views import board_mail_body, board_subject
+
+    body = board_mail_body(board, position, notes=notes)  # type: ignore[arg-type]
+    _mail(session, audience(board), board_subject(board, position, new=new), body, now)  # type: ignore[arg-type]
+
+
+def pairing_rows(tournament: Tournament, round_: int) -> list[tuple[str, str, str, str, str]]:
+    """(board name, game board number, first, second, result) of one round."""
+    names = {p.user_id: p.user.userid for p in tournament.players}
+    rows = []
+    for g in tournament.games:
+        if g.round != round_:
+            continue
+        if g.second_id is None:
+            rows.append(("-", "-", names[g.first_id], "(bye)", "bye"))
+            continue
+        result = g.result or ("" if g.board is None else "playing")
+        rows.append(
+            (
+                board_name(tournament.id, g.round, g.number),
+                str(g.board.number) if g.board else "-",
+                names[g.first_id],
+                names[g.second_id],
+                {WIN: "1-0", LOSS: "0-1", DRAW: "1/2-1/2"}.get(result, result),
+            )
+        )
+    return rows
+
+
+def describe(tournament: Tournament) -> str:
+    game = get_game(tournament.game)
+    params = " ".join(game.format_params(tournament.params))
+    fmt = {"roundrobin": "round robin", "swiss": "Swiss", "knockout": "knockout"}[tournament.format]
+    if tournament.double:
+        fmt = "double round robin"
+    rounds = f", {tournament.rounds} rounds" if tournament.rounds else ""
+    extra = f" {params}" if params else ""
+    return f"Tournament {tournament.name} (t{tournament.id}): {game.display_name}{extra}, {fmt}{rounds}"
+
+
+def standings_text(tournament: Tournament) -> str:
+    from pbmserv.render import render
+
+    return render(
+        "mail/tournament.txt.j2",
+        heading=describe(tournament),
+        status=_status_line(tournament),
+        standings=standings(tournament),
+        rounds=[],
+        notes=[],
+    )
+
+
+def pairings_text(tournament: Tournament, rounds: Sequence[int]) -> str:
+    from pbmserv.render import render
+
+    return render(
+        "mail/tournament.txt.j2",
+        heading=describe(tournament),
+        status=_status_line(tournament),
+        standings=[],
+        rounds=[(r, pairing_rows(tournament, r)) for r in rounds],
+        notes=[],
+    )
+
+
+def _status_line(tournament: Tournament) -> str:
+    if tournament.status == "open":
+        names = ", ".join(p.user.userid for p in tournament.players) or "nobody yet"
+        return f"Open for entries; joined: {names}."
+    if tournament.status == "finished":
+        return "Finished."
+    return f"Round {tournament.current_round} of {tournament.rounds} is being played."
+
+
+def _round_mail(
+    session: Session,
+    tournament: Tournament,
+    now: datetime,
+    *,
+    final: bool = False,
+    replay: bool = False,
+    notes: Sequence[str] = (),
+) -> None:
+    from pbmserv.render import render
+
+    round_ = tournament.current_round
+    if final:
+        subject = f"Tournament {tournament.name} final standings"
+    elif replay:
+        subject = f"Tournament {tournament.name} round {round_} replays"
+    else:
+        subject = f"Tournament {tournament.name} round {round_}"
+    body = render(
+        "mail/tournament.txt.j2",
+        heading=describe(tournament),
+        status=_status_line(tournament),
+        standings=standings(tournament),
+        rounds=[] if final else [(round_, pairing_rows(tournament, round_))],
+        notes=list(notes),
+    )
+    users = [p.user for p in tournament.players if not p.withdrawn]
+    _mail(session, users, subject, body, now)

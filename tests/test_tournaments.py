@@ -1,0 +1,282 @@
+"""Tournaments played out through the dispatcher with the test game Nim (-pile=1: the first
+player wins by taking the stone; the second wins when the first resigns or forfeits; a draw is
+proposed and accepted).  Expected pairings and standings are worked out by hand in the comments
+from the rules in pbmserv/tournaments.py."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select
+
+from pbmserv import clocks, tournaments
+from pbmserv.store.models import Board, BoardStatus, Tournament, TournamentGame, User
+
+
+def _game(shell, name: str) -> tuple[int, str, str]:
+    """Board number and the userids in seat order of tournament board ``name``."""
+    t, r, b = (int(x) for x in tournaments.BOARD_NAME.fullmatch(name).groups())
+    with shell.sessions() as s:
+        row = s.scalar(
+            select(TournamentGame).where(
+                TournamentGame.tournament_id == t,
+                TournamentGame.round == r,
+                TournamentGame.number == b,
+            )
+        )
+        assert row is not None and row.board is not None, name
+        return row.board.number, row.board.seats[0].user.userid, row.board.seats[1].user.userid
+
+
+def pairings(shell, tid: int, round_: int) -> list[tuple[str, str]]:
+    with shell.sessions() as s:
+        rows = s.scalars(
+            select(TournamentGame)
+            .where(TournamentGame.tournament_id == tid, TournamentGame.round == round_)
+            .order_by(TournamentGame.number)
+        )
+        names = {u.id: u.userid for u in s.scalars(select(User))}
+        return [(names[g.first_id], names[g.second_id] if g.second_id else "") for g in rows]
+
+
+def play(shell, name: str, result: str) -> None:
+    """``first``: the first player wins; ``second``: the first resigns; ``draw``: agreed."""
+    number, first, second = _game(shell, name)
+    if result == "first":
+        shell.ok(f"nim move {name} {first} pw-{first} 1")
+    elif result == "second":
+        shell.ok(f"nim resign {name} {first} pw-{first}")
+    else:
+        shell.ok(f"nim move {name} {first} pw-{first} propose")
+        shell.ok(f"nim move {number} {second} pw-{second} accept")
+
+
+def table(shell, name: str) -> list[tuple[str, float, float, float]]:
+    with shell.sessions() as s:
+        t = tournaments.find(s, name)
+        return [(x.userid, x.score, x.buchholz, x.berger) for x in tournaments.standings(t)]
+
+
+def mails(shell, subject: str) -> list[str]:
+    return sorted(m.recipient for m in shell.outbox() if m.subject == subject)
+
+
+# ----------------------------------------------------------------------------- pure pairing
+
+
+def test_circle_method_and_double():
+    assert tournaments.circle_rounds([1, 2, 3, 4]) == [
+        [(1, 4), (2, 3)],
+        [(3, 1), (4, 2)],
+        [(1, 2), (3, 4)],
+    ]
+    double = tournaments.circle_rounds([1, 2, 3, 4], double=True)
+    assert double[3:] == [[(4, 1), (3, 2)], [(1, 3), (2, 4)], [(2, 1), (4, 3)]]
+    odd = tournaments.circle_rounds([1, 2, 3])
+    assert [p for r in odd for p in r if -1 in p] == [(1, -1), (2, -1), (3, -1)]
+    for rounds in (tournaments.circle_rounds(list(range(1, 7))),):
+        met = [frozenset(p) for r in rounds for p in r]
+        assert len(met) == len(set(met)) == 15  # everyone meets everyone once
+        for player in range(1, 7):
+            firsts = sum(1 for r in rounds for p in r if p[0] == player)
+            assert firsts in (2, 3)  # 5 games: seats balanced
+
+
+def test_bracket_order():
+    assert tournaments.bracket(8) == [1, 8, 4, 5, 2, 7, 3, 6]
+    assert tournaments.bracket(4) == [1, 4, 2, 3]
+
+
+def test_swiss_avoids_rematches_and_gives_one_bye():
+    data = tournaments.SwissInput(
+        ranked=[1, 2, 3, 4, 5],
+        scores={1: 1, 2: 1, 3: 0.5, 4: 0.5, 5: 0},
+        met={frozenset((1, 2)), frozenset((3, 4))},
+        had_bye={5},
+    )
+    pairs, bye, rematches = tournaments.swiss_pairs(data)
+    assert bye == 4 and not rematches  # the lowest-ranked player who had no bye yet
+    assert {frozenset(p) for p in pairs} == {frozenset((1, 3)), frozenset((2, 5))}
+
+
+# ----------------------------------------------------------------------------- commands
+
+
+def test_only_admins_create_and_start(shell):
+    shell.signup("ann", "bob")
+    r = shell("tournament create cup ann pw-ann --game nim --format swiss", channel="mail")
+    assert r.status == 1 and "administrator" in r.body
+    shell.settings.admins = ["ann"]
+    shell.ok("tournament create cup ann pw-ann --game=nim --format=swiss", channel="mail")
+    r = shell("tournament create cup --game nim --format swiss")
+    assert r.status == 1 and "already" in r.body
+    r = shell("tournament create two --game nim --format knockout --rounds 3")
+    assert r.status == 1 and "Swiss" in r.body
+    r = shell("tournament start cup", channel="mail")
+    assert r.status != 0  # mail must name an admin and his password
+    shell.ok("tournament join cup ann pw-ann", channel="mail")
+    r = shell("tournament start cup")
+    assert r.status == 1 and "two players" in r.body
+    r = shell("tournament join cup bob wrong")
+    assert r.status == 1
+    shell.ok("tournament join cup bob pw-bob")
+    shell.ok("tournament start cup ann pw-ann", channel="mail")
+    r = shell("tournament join cup bob pw-bob")
+    assert r.status == 1 and "closed" in r.body
+    assert "t1r1b1" in shell.ok("tournament pairings cup").body
+    assert "Tournament cup" in shell.ok("tournament list").body
+
+
+def test_round_robin_played_out_with_a_nag_and_a_forfeit(shell, clock):
+    shell.signup("ann", "bob", "cat", "dan")
+    shell.ok("tournament create rr --game nim -pile=1 --format roundrobin")
+    for u in ("ann", "bob", "cat", "dan"):
+        shell.ok(f"tournament join rr {u} pw-{u}")
+    shell.ok("tournament start rr")
+    # seeds by join order (all rated 1600): the circle method gives
+    # R1 1-4 2-3, R2 3-1 4-2, R3 1-2 3-4 (seats by balance, see test_circle_method)
+    assert pairings(shell, 1, 1) == [("ann", "dan"), ("bob", "cat")]
+    with shell.sessions() as s:
+        board = s.scalar(select(Board).where(Board.number == _game(shell, "t1r1b1")[0]))
+        assert board.options == {"nagtime": 1.0, "forfeittime": 7.0, "tournament": "t1r1b1"}
+    assert mails(shell, "New Nim Board 101 ann") == ["ann@example.org", "dan@example.org"]
+    assert len(mails(shell, "Tournament rr round 1")) == 4
+    assert "--tournament=t1r1b1" in shell.ok("nim show t1r1b1").body
+    play(shell, "t1r1b1", "first")  # ann beats dan
+    assert pairings(shell, 1, 2) == []  # round 2 waits for the last game of round 1
+    play(shell, "t1r1b2", "draw")  # bob - cat drawn
+    assert pairings(shell, 1, 2) == [("cat", "ann"), ("dan", "bob")]
+    assert len(mails(shell, "Tournament rr round 2")) == 4
+    play(shell, "t1r2b1", "second")  # cat resigns: ann wins
+    play(shell, "t1r2b2", "first")  # dan beats bob
+    assert pairings(shell, 1, 3) == [("ann", "bob"), ("cat", "dan")]
+    play(shell, "t1r3b2", "first")  # cat beats dan
+    clock.advance(days=1, minutes=1)
+    report = clocks.tick(shell.sessions, shell.settings, clock.now)
+    assert report.nags == [f"Nim {_game(shell, 't1r3b1')[0]} ann"]  # tournament nag: 1 day
+    clock.advance(days=6)
+    report = clocks.tick(shell.sessions, shell.settings, clock.now)
+    assert report.forfeits == [f"Nim {_game(shell, 't1r3b1')[0]} ann"]  # forfeit: 7 days
+    # ann 2 (beat dan, cat); bob 1.5; cat 1.5; dan 1.
+    # Buchholz: ann 1+1.5+1.5=4, bob 1.5+1+2=4.5, cat 1.5+2+1=4.5, dan 2+1.5+1.5=5
+    # S-B: ann 1+1.5=2.5, bob .75+2=2.75, cat .75+1=1.75, dan 1.5
+    assert table(shell, "rr") == [
+        ("ann", 2.0, 4.0, 2.5),
+        ("bob", 1.5, 4.5, 2.75),
+        ("cat", 1.5, 4.5, 1.75),
+        ("dan", 1.0, 5.0, 1.5),
+    ]
+    with shell.sessions() as s:
+        assert s.scalar(select(Tournament.status)) == "finished"
+    final = [m for m in shell.outbox() if m.subject == "Tournament rr final standings"]
+    assert len(final) == 4 and "Forfeit" not in final[0].body
+    assert "bob" in shell.ok("tournament standings rr").body
+    body = shell.ok("nim show t1r3b1").body
+    assert "Forfeit" in body and "Game won by bob" in body
+
+
+def test_swiss_eight_players(shell, clock):
+    players = [f"p{i}" for i in range(1, 9)]
+    shell.signup(*players)
+    shell.ok("tournament create sw --game nim -pile=1 --format swiss --rounds 3")
+    for u in players:
+        shell.ok(f"tournament join sw {u} pw-{u}", channel="mail", sender=f"{u}@example.org")
+    shell.ok("tournament start sw")
+    # R1: one score group, top half against bottom half, seats alternate by board
+    assert pairings(shell, 1, 1) == [("p1", "p5"), ("p6", "p2"), ("p3", "p7"), ("p8", "p4")]
+    play(shell, "t1r1b1", "first")  # p1 wins
+    play(shell, "t1r1b2", "second")  # p2 wins
+    play(shell, "t1r1b3", "second")  # p7 wins
+    play(shell, "t1r1b4", "draw")  # p8 - p4
+    # ranked p1 p2 p7 (1) | p4 p8 (1/2, met) | p3 p5 p6 (0).  p7 floats to p8 (colours fit),
+    # p4 floats to the top of the zero group, p3; p5 - p6 stay.  Lower first-seat balance first.
+    assert pairings(shell, 1, 2) == [("p2", "p1"), ("p7", "p8"), ("p4", "p3"), ("p5", "p6")]
+    play(shell, "t1r2b1", "second")  # p1 wins
+    play(shell, "t1r2b2", "first")  # p7 wins
+    play(shell, "t1r2b3", "draw")  # p4 - p3
+    play(shell, "t1r2b4", "second")  # p6 wins
+    # ranked p1 p7 (2) | p2 p4 p6 (1) | p3 p8 (1/2) | p5 (0).  p2-p6 met and p2-p4 clash on
+    # colour, so p4-p6; p2 floats down to p3; p8-p5.  Seats: who was second last time moves first.
+    assert pairings(shell, 1, 3) == [("p1", "p7"), ("p3", "p2"), ("p6", "p4"), ("p8", "p5")]
+    play(shell, "t1r3b1", "first")  # p1 wins
+    play(shell, "t1r3b3", "first")  # p6 wins
+    play(shell, "t1r3b4", "draw")  # p8 - p5
+    clock.advance(days=7, minutes=1)
+    report = clocks.tick(shell.sessions, shell.settings, clock.now)
+    assert len(report.forfeits) == 1  # p3 forfeits: p2 wins
+    assert table(shell, "sw") == [
+        ("p1", 3.0, 4.5, 4.5),
+        ("p2", 2.0, 5.5, 2.5),
+        ("p7", 2.0, 4.5, 1.5),
+        ("p6", 2.0, 3.5, 1.5),
+        ("p4", 1.0, 3.5, 0.75),
+        ("p8", 1.0, 3.5, 0.75),
+        ("p5", 0.5, 6.0, 0.5),
+        ("p3", 0.5, 5.0, 0.5),
+    ]
+    met = [frozenset(p) for r in (1, 2, 3) for p in pairings(shell, 1, r)]
+    assert len(met) == len(set(met))  # no rematches
+    assert len(mails(shell, "Tournament sw final standings")) == 8
+
+
+def test_swiss_bye_for_an_odd_count(shell):
+    shell.signup("ann", "bob", "cat")
+    shell.ok("tournament create odd --game nim -pile=1 --format swiss --rounds 2")
+    for u in ("ann", "bob", "cat"):
+        shell.ok(f"tournament join odd {u} pw-{u}")
+    shell.ok("tournament start odd")
+    assert pairings(shell, 1, 1) == [("ann", "bob"), ("cat", "")]  # cat: bye (1 point)
+    play(shell, "t1r1b1", "first")
+    # ann 1, cat 1 (bye), bob 0: bob may not get... ann-cat play, bob (no bye yet) sits out
+    assert pairings(shell, 1, 2) == [("cat", "ann"), ("bob", "")]
+    assert "(bye)" in shell.ok("tournament pairings odd 1").body
+
+
+def test_knockout_with_a_replayed_tie_and_board_names(shell):
+    shell.signup("ann", "bob", "cat", "dan", "eve")
+    shell.ok("tournament create ko --game nim -pile=1 --format knockout")
+    for u in ("ann", "bob", "cat", "dan", "eve"):
+        shell.ok(f"tournament join ko {u} pw-{u}")
+    shell.ok("tournament start ko")
+    # 5 players, bracket of 8: 1-(8), 4-5, 2-(7), 3-(6): three byes to the top seeds
+    assert pairings(shell, 1, 1) == [("ann", ""), ("dan", "eve"), ("bob", ""), ("cat", "")]
+    play(shell, "t1r1b2", "draw")
+    assert pairings(shell, 1, 1)[-1] == ("eve", "dan")  # replay, seats swapped: t1r1b5
+    play(shell, "t1r1b5", "first")  # eve wins
+    assert pairings(shell, 1, 2) == [("ann", "eve"), ("bob", "cat")]
+    play(shell, "t1r2b1", "second")  # eve beats ann
+    play(shell, "t1r2b2", "draw")
+    play(shell, "t1r2b3", "draw")  # the replay ties too: the higher seed, bob, advances
+    assert pairings(shell, 1, 3) == [("bob", "eve")]
+    play(shell, "t1r3b1", "first")
+    with shell.sessions() as s:
+        t = tournaments.find(s, "ko")
+        assert t.status == "finished"
+        assert [x.userid for x in tournaments.standings(t)][0] == "bob"
+    r = shell("nim show t1r9b1")
+    assert r.status == 1 and "no nim board t1r9b1" in r.body
+
+
+def test_withdraw(shell):
+    shell.signup("ann", "bob", "cat", "dan")
+    shell.ok("tournament create wd --game nim -pile=5 --format roundrobin")
+    for u in ("ann", "bob", "cat", "dan"):
+        shell.ok(f"tournament join wd {u} pw-{u}")
+    shell.ok("tournament withdraw wd dan pw-dan")  # before the start: just leaves
+    shell.ok("tournament join wd dan pw-dan")
+    shell.ok("tournament start wd")
+    shell.ok("tournament withdraw wd ann pw-ann")  # ann is to move on t1r1b1: resigned at once
+    with shell.sessions() as s:
+        number = _game(shell, "t1r1b1")[0]
+        board = s.scalar(select(Board).where(Board.number == number))
+        assert board.status is BoardStatus.finished
+    play(shell, "t1r1b2", "second")
+    # round 2 (3-1 4-2): ann is paired no more
+    assert pairings(shell, 1, 2) == [("dan", "bob")]
+    r = shell("tournament withdraw wd ann pw-ann")
+    assert r.status == 1
+
+
+@pytest.mark.parametrize("line", ["tournament standings nosuch", "tournament pairings nosuch"])
+def test_unknown_tournament(shell, line):
+    r = shell(line)
+    assert r.status == 1 and "no tournament" in r.body
