@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -201,16 +201,17 @@ def swiss_pairs(data: SwissInput) -> tuple[list[tuple[int, int]], int | None, bo
 
 
 def _swiss_seats(
-    a: int, b: int, number: int, balance: object, colours: dict[int, list[str]]
+    a: int, b: int, number: int, balance: Callable[[int], int], colours: dict[int, list[str]]
 ) -> tuple[int, int]:
     """Seats for higher-ranked ``a`` and ``b``: the lower first-seat balance moves first; then
     the one who was second last time; then ``a`` gets the opposite of his last seat; with no
     history, ``a`` moves first on odd boards."""
-    ba, bb = balance(a), balance(b)  # type: ignore[operator]
+    ba, bb = balance(a), balance(b)
     if ba != bb:
         return (a, b) if ba < bb else (b, a)
-    la = (colours.get(a) or [None])[-1]
-    lb = (colours.get(b) or [None])[-1]
+    seq_a, seq_b = colours.get(a) or [], colours.get(b) or []
+    la = seq_a[-1] if seq_a else None
+    lb = seq_b[-1] if seq_b else None
     if la != lb and la is not None and lb is not None:
         return (a, b) if la == "second" else (b, a)
     if la is not None:
@@ -274,10 +275,10 @@ def standings(tournament: Tournament) -> list[Standing]:
             continue
         table[row.second_id].score += got[1]
         results += [(row.first_id, row.second_id, got[0]), (row.second_id, row.first_id, got[1])]
-    for player, opponent, got in results:
+    for player, opponent, share in results:
         table[player].played += 1
         table[player].buchholz += table[opponent].score
-        table[player].berger += got * table[opponent].score
+        table[player].berger += share * table[opponent].score
     if tournament.format == "knockout":
         for user_id in eliminated(tournament):
             if not table[user_id].status:
@@ -524,8 +525,8 @@ def _advance_if_done(session: Session, tournament: Tournament, now: datetime) ->
 def _over(tournament: Tournament) -> bool:
     if tournament.format == "knockout":
         alive = [w for w, _ in _knockout_results(tournament, tournament.current_round)]
-        active = {p.user_id for p in tournament.players if not p.withdrawn}
-        return len(alive) <= 1 or len([w for w in alive if w in active]) <= 1
+        playing = {p.user_id for p in tournament.players if not p.withdrawn}
+        return len(alive) <= 1 or len([w for w in alive if w in playing]) <= 1
     active = [p for p in tournament.players if not p.withdrawn]
     return tournament.current_round >= (tournament.rounds or 0) or len(active) < 2
 
@@ -558,8 +559,7 @@ def _next_round(session: Session, tournament: Tournament, now: datetime) -> None
     by_seed = {p.seed: p.user_id for p in tournament.players}
     pairs: list[tuple[int, int | None]] = []
     if tournament.format == "roundrobin":
-        seeds = sorted(p.seed or 0 for p in tournament.players)
-        schedule = circle_rounds(seeds, tournament.double)
+        schedule = circle_rounds(sorted(p.seed or 0 for p in tournament.players), tournament.double)
         withdrawn = {p.seed for p in tournament.players if p.withdrawn}
         for a, b in schedule[round_ - 1]:
             if a in withdrawn or b in withdrawn:
@@ -632,11 +632,15 @@ def _make_board(
         session.flush()
         return row
     name = board_name(tournament.id, round_, number)
-    users = [session.get(User, first), session.get(User, second)]
-    options = {"nagtime": NAG_DAYS, "forfeittime": FORFEIT_DAYS, "tournament": name}
+    users = [u for u in (session.get(User, first), session.get(User, second)) if u is not None]
+    options: dict[str, object] = {
+        "nagtime": NAG_DAYS,
+        "forfeittime": FORFEIT_DAYS,
+        "tournament": name,
+    }
     board, position = boards.create_board(
         session, get_game(tournament.game), users, dict(tournament.params), options, now
-    )  # type: ignore[arg-type]
+    )
     row.board = board
     session.flush()
     note = f"Tournament {tournament.name}, round {round_}: this is board {name}."

@@ -280,3 +280,20 @@ def test_withdraw(shell):
 def test_unknown_tournament(shell, line):
     r = shell(line)
     assert r.status == 1 and "no tournament" in r.body
+
+
+def test_double_round_robin_swaps_seats_and_names_take_a_move_number(shell):
+    shell.signup("ann", "bob")
+    shell.ok("tournament create dbl --game nim -pile=3 --format roundrobin --double")
+    shell.ok("tournament join dbl ann pw-ann")
+    shell.ok("tournament join dbl bob pw-bob")
+    shell.ok("tournament start dbl")
+    assert pairings(shell, 1, 1) == [("ann", "bob")]
+    shell.ok("nim move t1r1b1 ann pw-ann 1#1")
+    assert "Position after move 1" in shell.ok("nim show t1r1b1#1").body
+    shell.ok("nim move t1r1b1 bob pw-bob 2")  # bob takes the last stone
+    assert pairings(shell, 1, 2) == [("bob", "ann")]
+    play(shell, "t1r2b1", "second")  # bob resigns
+    assert table(shell, "dbl") == [("ann", 1.0, 2.0, 1.0), ("bob", 1.0, 2.0, 1.0)]
+    with shell.sessions() as s:
+        assert tournaments.find(s, "t1").status == "finished"
