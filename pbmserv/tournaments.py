@@ -240,7 +240,7 @@ class Standing:
     buchholz: float = 0.0
     berger: float = 0.0
     played: int = 0
-    status: str = ""  # "withdrawn", "out" (knockout), "" otherwise
+    status: str = ""  # "withdrawn", "out in round N" (knockout), "" otherwise
     rank: int = 0
 
 
@@ -279,25 +279,28 @@ def standings(tournament: Tournament) -> list[Standing]:
         table[player].played += 1
         table[player].buchholz += table[opponent].score
         table[player].berger += share * table[opponent].score
+    out_in: dict[int, int] = {}  # knockout: who went out later ranks higher
     if tournament.format == "knockout":
-        for user_id in eliminated(tournament):
+        out_in = eliminated(tournament)
+        for user_id, round_ in out_in.items():
             if not table[user_id].status:
-                table[user_id].status = "out"
+                table[user_id].status = f"out in round {round_}"
     ordered = sorted(
         table.values(),
-        key=lambda s: (s.status == "out", -s.score, -s.buchholz, -s.berger, s.seed),
+        key=lambda s: (-out_in.get(s.user_id, 10**6), -s.score, -s.buchholz, -s.berger, s.seed),
     )
     for i, s in enumerate(ordered, start=1):
         s.rank = i
     return ordered
 
 
-def eliminated(tournament: Tournament) -> set[int]:
-    out: set[int] = set()
+def eliminated(tournament: Tournament) -> dict[int, int]:
+    """Knockout: the round in which each beaten player went out."""
+    out: dict[int, int] = {}
     for round_ in range(1, tournament.current_round + 1):
         for winner, loser in _knockout_results(tournament, round_):
             if winner is not None and loser is not None:
-                out.add(loser)
+                out[loser] = round_
     return out
 
 
