@@ -33,13 +33,11 @@ class Outcome:
 
 
 def command_words() -> set[str]:
-    from pbmserv.games import all_games
+    """The words that start a command line: every top-level command, game and alias."""
+    from pbmserv.commands import commands
 
-    words = {"pbmserv", "signup", "change", "signoff", "list", "help"}
-    for game in all_games():
-        words.add(game.name)
-        words.update(a.lower() for a in game.aliases)
-    return words
+    words = {"pbmserv", *commands.commands, *getattr(commands, "aliases", {})}
+    return {w.lower() for w in words}
 
 
 def process_next(

@@ -183,7 +183,7 @@ def test_garbage_raises_move_errors_only(name, players, params, text):
         assert move == RESIGN or move in set(position.legal_moves())
 
 
-@pytest.mark.parametrize("name", [g.name for g in all_games()])
+@pytest.mark.parametrize("name", [g.name for g in all_games() if g.name != "nim"])
 def test_fixed_garbage(name):
     game = get_game(name)
     position = game.new(game.min_players)

@@ -445,3 +445,17 @@ def test_broken_multipart_is_read_as_text(content_type: str) -> None:
     p = parse_message(raw)
     assert (p.commands, p.comment) == (["ploy show 1"], "hi")
     assert p.ignored == ["a broken multipart mail is read as plain text"]
+
+
+@pytest.mark.parametrize(
+    "line,masked",
+    [
+        ("vacation alice s3cret 10", "vacation alice ******** 10"),
+        ("accept alice s3cret", "accept alice ********"),
+        ("limit alice s3cret 5", "limit alice ******** 5"),
+        ("seek alice s3cret 2", "seek alice ******** 2"),
+        ("tournament join spring alice s3cret", "tournament join spring alice ********"),
+    ],
+)
+def test_account_and_tournament_passwords_are_masked(line, masked):
+    assert mask_passwords(line) == masked

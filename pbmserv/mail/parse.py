@@ -127,13 +127,18 @@ _GAME_VERBS_BOARD_USER_PW = frozenset(
 )
 
 
+_ACCOUNT_WORDS = frozenset({"signup", "signoff", "vacation", "accept", "reject", "limit", "seek"})
+
+
 def _password_slots(words: list[str], i: int, command_words: Collection[str]) -> list[int]:
     """Indexes of password words for a command starting at ``words[i]`` (lower-cased, bare).
 
     | shape                                       | masked          |
     |---------------------------------------------|-----------------|
     | ``<game> move/resign/swap/... B U PW ...``  | 5th word        |
-    | ``signup U PW ...``, ``signoff U PW``       | 3rd word        |
+    | ``signup U PW ...``, ``signoff U PW``,      | 3rd word        |
+    | ``vacation/accept/reject/limit/seek U PW``  |                 |
+    | ``tournament join/withdraw NAME U PW``      | 5th word        |
     | ``change password U OLD NEW``               | 4th and 5th     |
     | ``change address U PW ...``                 | 4th word        |
 
@@ -141,8 +146,10 @@ def _password_slots(words: list[str], i: int, command_words: Collection[str]) ->
     """
     word = words[i]
     n = len(words)
-    if word in ("signup", "signoff"):
+    if word in _ACCOUNT_WORDS:
         return [i + 2] if i + 2 < n else []
+    if word == "tournament" and i + 1 < n and words[i + 1] in ("join", "withdraw"):
+        return [i + 4] if i + 4 < n else []
     if word == "change" and i + 1 < n:
         if words[i + 1] == "password":
             return [j for j in (i + 3, i + 4) if j < n]
