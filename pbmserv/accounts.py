@@ -8,14 +8,18 @@ the key is refused until ``auth_lockout_minutes`` have passed.
 
 from __future__ import annotations
 
+import hashlib
 import re
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from functools import lru_cache
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.store.models import Address, AuthFailure, User
@@ -92,6 +96,57 @@ def set_password(user: User, settings: Settings, password: str) -> None:
     user.password_hash = hasher(settings).hash(password)
 
 
+_VERIFIED: OrderedDict[tuple[str, bytes], None] = OrderedDict()
+_VERIFIED_LOCK = threading.Lock()
+_VERIFIED_MAX = 4096
+
+
+def check_password(settings: Settings, password_hash: str, password: str) -> bool:
+    """argon2 verification, remembering recent successes (hash + SHA-256 of the password, in
+    memory only) so that :func:`preverify` can pay the deliberate cost outside a transaction."""
+    key = (password_hash, hashlib.sha256(password.encode("utf-8", "surrogatepass")).digest())
+    with _VERIFIED_LOCK:
+        if key in _VERIFIED:
+            _VERIFIED.move_to_end(key)
+            return True
+    try:
+        ok = hasher(settings).verify(password_hash, password)
+    except (VerificationError, InvalidHashError):
+        return False
+    if ok:
+        with _VERIFIED_LOCK:
+            _VERIFIED[key] = None
+            while len(_VERIFIED) > _VERIFIED_MAX:
+                _VERIFIED.popitem(last=False)
+    return ok
+
+
+def preverify(
+    sessions: sessionmaker[Session], settings: Settings, pairs: Iterable[tuple[str, str]]
+) -> None:
+    """Check (userid, password) pairs before the caller opens its write transaction.
+
+    argon2 is slow on purpose; done inside the transaction it would hold SQLite's single write
+    lock (or a board's row lock) for tens of milliseconds per mail.  Successes are remembered,
+    so the check inside the transaction is a dictionary look-up; failures are still counted
+    there, by :func:`authenticate`.
+    """
+    wanted = [(normalise_userid(u), p) for u, p in pairs if u]
+    if not wanted:
+        return
+    with sessions() as session:
+        hashes = dict(
+            session.execute(
+                select(User.userid, User.password_hash).where(
+                    User.userid.in_({u for u, _ in wanted})
+                )
+            ).all()
+        )
+    for userid, password in wanted:
+        if userid in hashes:
+            check_password(settings, hashes[userid], password)
+
+
 def _failure_keys(userid: str, sender: str | None) -> list[str]:
     keys = [f"user:{normalise_userid(userid)}"]
     if sender:
@@ -148,18 +203,15 @@ def authenticate(
 ) -> User:
     """The user ``userid`` if ``password`` is right; AuthError otherwise.
 
-    A failure is recorded even though the caller's transaction may roll back: the caller must
-    commit the session after an AuthError (the dispatcher does).
+    A failure is recorded in ``session``: the caller must let that transaction commit even
+    though the command is refused (:func:`pbmserv.commands.common.login` does).
     """
     keys = _failure_keys(userid, sender)
     _check_throttle(session, settings, keys, now)
     user = find_user(session, userid)
     ok = False
     if user is not None:
-        try:
-            ok = hasher(settings).verify(user.password_hash, password)
-        except (VerificationError, InvalidHashError):
-            ok = False
+        ok = check_password(settings, user.password_hash, password)
     else:
         hasher(settings).hash(password)  # same cost as a real check: no userid probing by timing
     if not ok:

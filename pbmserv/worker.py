@@ -15,10 +15,10 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from pbmserv import inbox
+from pbmserv import accounts, inbox
 from pbmserv.config import Settings
 from pbmserv.dispatch import Answer, Request, run, split
-from pbmserv.mail.parse import ParsedMail, mask_passwords, parse_message
+from pbmserv.mail.parse import ParsedMail, command_credentials, mask_passwords, parse_message
 from pbmserv.render import render
 from pbmserv.store.models import AnswerCount, Inbox, InboxStatus, Outbox, OutboxStatus
 
@@ -48,12 +48,25 @@ def process_next(
         row = inbox.claim(session, now())
         if row is None:
             return None
-        message_id = row.id
+        message_id, raw, mail_from = row.id, row.raw, row.mail_from
     try:
+        words = command_words()
+        parsed = parse_message(
+            raw,
+            mail_from,
+            command_words=words,
+            max_commands=settings.max_commands_per_mail,
+            server_addresses=[settings.server_address, *settings.accept_recipients],
+        )
+        if not parsed.is_automatic:
+            credentials = [
+                pair for line in parsed.commands for pair in command_credentials(line, words)
+            ]
+            accounts.preverify(sessions, settings, credentials)
         with sessions() as session, session.begin():
             row = session.get(Inbox, message_id)
             assert row is not None
-            status, count = _process(session, settings, row, now())
+            status, count = _process(session, settings, row, parsed, now())
             row.status = status
             row.processed_at = now()
             row.claimed_by = None
@@ -66,15 +79,9 @@ def process_next(
 
 
 def _process(
-    session: Session, settings: Settings, row: Inbox, now: datetime
+    session: Session, settings: Settings, row: Inbox, parsed: ParsedMail, now: datetime
 ) -> tuple[InboxStatus, int]:
-    parsed = parse_message(
-        row.raw,
-        row.mail_from,
-        command_words=command_words(),
-        max_commands=settings.max_commands_per_mail,
-        server_addresses=[settings.server_address, *settings.accept_recipients],
-    )
+    """Everything one mail causes, inside the caller's transaction (parsed outside it)."""
     if parsed.is_automatic or not parsed.sender:
         row.last_error = "not answered: " + (parsed.automatic_reason or "no usable sender")
         return InboxStatus.ignored, 0

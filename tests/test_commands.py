@@ -336,3 +336,15 @@ def test_cache_agrees_with_replay(shell):
     with shell.sessions() as s:
         assert s.scalar(select(MoveRecord).where(MoveRecord.ply == 8)).text
     assert all(isinstance(m, Outbox) for m in shell.outbox())
+
+
+def test_preverified_passwords_skip_argon2_but_failures_still_count(shell):
+    from pbmserv import accounts
+
+    shell.signup("alice")
+    accounts.preverify(shell.sessions, shell.settings, [("alice", "pw-alice"), ("alice", "bad")])
+    with shell.sessions() as s:
+        hash_ = accounts.find_user(s, "alice").password_hash
+    assert accounts.check_password(shell.settings, hash_, "pw-alice")
+    assert not accounts.check_password(shell.settings, hash_, "bad")
+    assert "wrong password" in shell("change password alice bad newpass").body

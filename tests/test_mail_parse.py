@@ -459,3 +459,16 @@ def test_broken_multipart_is_read_as_text(content_type: str) -> None:
 )
 def test_account_and_tournament_passwords_are_masked(line, masked):
     assert mask_passwords(line) == masked
+
+
+def test_common_account_words_mask_only_at_a_line_start():
+    assert mask_passwords("I am on vacation until Monday.") == "I am on vacation until Monday."
+    assert mask_passwords("> vacation alice s3cret 3") == "> vacation alice ******** 3"
+
+
+def test_command_credentials_pair_userid_and_password():
+    from pbmserv.mail.parse import command_credentials
+
+    assert command_credentials("pylon move 101 alice s3cret c3") == [("alice", "s3cret")]
+    assert command_credentials("change password alice old new") == [("alice", "old"), ("old", "new")]
+    assert command_credentials("pylon show 101") == []

@@ -146,7 +146,9 @@ def _password_slots(words: list[str], i: int, command_words: Collection[str]) ->
     """
     word = words[i]
     n = len(words)
-    if word in _ACCOUNT_WORDS:
+    if word in ("signup", "signoff") or (
+        word in _ACCOUNT_WORDS and not any(words[:i])  # common words: only at a line's start
+    ):
         return [i + 2] if i + 2 < n else []
     if word == "tournament" and i + 1 < n and words[i + 1] in ("join", "withdraw"):
         return [i + 4] if i + 4 < n else []
@@ -177,6 +179,22 @@ def command_passwords(line: str, command_words: Collection[str] | None = None) -
         for j in _password_slots(bare, i, words_cmd):
             found.append(tokens[j])
     return found
+
+
+def command_credentials(
+    line: str, command_words: Collection[str] | None = None
+) -> list[tuple[str, str]]:
+    """(userid, password) pairs a command line may authenticate with: each password word and
+    the word before it (for ``change password U OLD NEW`` the second pair is a harmless guess)."""
+    words_cmd = {w.lower() for w in (command_words or DEFAULT_COMMAND_WORDS)}
+    tokens = line.split()
+    bare = [_bare(t) for t in tokens]
+    return [
+        (bare[j - 1], tokens[j])
+        for i in range(len(tokens))
+        for j in _password_slots(bare, i, words_cmd)
+        if j > 0
+    ]
 
 
 def mask_passwords(
