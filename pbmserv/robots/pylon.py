@@ -5,6 +5,10 @@ count of marbles is the score itself.  Evaluation (100 = one marble), from one t
 
 * marbles: mine minus the strongest opponent's (with three or four players the paranoid
   search would otherwise fear the sum of all opponents);
+* groups in danger: a group with a single freedom on one of its levels can be captured by one
+  placement there (and the captor then fills the points resting on it), so its marbles count
+  ``DANGER`` against its owner when an opponent is to move, and less (``DANGER_MOVER``, it can
+  still defend) when the owner is to move;
 * the side to move gets half a marble (it places the next one).
 
 Captures are where marbles change hands in bulk (the captor fills every point resting on the
@@ -22,6 +26,31 @@ from pbmserv.robots.search import Adapter
 
 MARBLE = 100
 TEMPO = 50
+DANGER = 60
+DANGER_MOVER = 15
+
+
+def marbles_in_danger(pos: Position) -> list[int]:
+    """Per seat: marbles in groups with a single freedom on some level of the group."""
+    board, geo, valid = pos.board, pos.geo, pos.valid  # type: ignore[attr-defined]
+    level, nbrs = geo.level, geo.nbrs
+    out = [0] * pos.num_seats
+    seen: set[int] = set()
+    for p, owner in enumerate(board):
+        if owner == EMPTY or p in seen:
+            continue
+        group = pos.group(p)  # type: ignore[attr-defined]
+        seen |= group
+        freedoms: dict[int, set[int]] = {}
+        for m in group:
+            lv = level[m]
+            free = freedoms.setdefault(lv, set())
+            for q in nbrs[m]:
+                if q in valid:
+                    free.add(q)
+        if any(len(free) == 1 for free in freedoms.values()):
+            out[owner] += len(group)
+    return out
 
 
 class PylonAdapter(Adapter):
@@ -41,13 +70,17 @@ class PylonAdapter(Adapter):
         for c in pos.board:  # type: ignore[attr-defined]
             if c != EMPTY:
                 counts[c] += 1
+        danger = marbles_in_danger(pos)
+        mover = pos.turn  # type: ignore[attr-defined]
+        value = [
+            counts[s] * MARBLE
+            - danger[s] * (DANGER_MOVER if s == mover else DANGER)
+            + (TEMPO if s == mover else 0)
+            for s in range(pos.num_seats)
+        ]
         live = [s for s in range(pos.num_seats) if s not in pos.resigned]
-        mine = counts[team] * MARBLE
-        others = max((counts[s] for s in live if s != team), default=0) * MARBLE
-        score = mine - others
-        if pos.turn is not None:  # type: ignore[attr-defined]
-            score += TEMPO if pos.turn == team else -TEMPO  # type: ignore[attr-defined]
-        return score
+        others = max((value[s] for s in live if s != team), default=0)
+        return value[team] - others
 
     def hint(self, pos: Position, move: Move) -> int:
         if move == PASS:
