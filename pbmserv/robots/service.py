@@ -196,7 +196,12 @@ def run_pending(
     for turn in turns:
         if stop():
             break
-        result = play_turn(sessions, settings, turn, now)
+        try:
+            result = play_turn(sessions, settings, turn, now)
+        except Exception:  # noqa: BLE001 - one bad board must not stop the other robots
+            log.exception("robot %s on %s %d", turn.userid, turn.game, turn.number)
+            done.append(Done(turn.game, turn.number, turn.userid, "failed (see the log)", False))
+            continue
         log.info(
             "robot %s on %s %d: %s (%d nodes, depth %d, %.1fs)",
             result.userid,
