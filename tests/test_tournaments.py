@@ -298,3 +298,28 @@ def test_double_round_robin_swaps_seats_and_names_take_a_move_number(shell):
     assert table(shell, "dbl") == [("ann", 1.0, 2.0, 1.0), ("bob", 1.0, 2.0, 1.0)]
     with shell.sessions() as s:
         assert tournaments.find(s, "t1").status == "finished"
+
+
+def test_join_and_standings_by_mail_through_the_worker(shell, settings, sessions, clock):
+    from pbmserv import inbox
+    from pbmserv.worker import process_next
+
+    shell.signup("ann")
+    shell.ok("tournament create cup --game nim --format swiss")
+
+    def mail(subject: str, n: int) -> None:
+        raw = (
+            f"From: ann@example.org\r\nTo: pbmserv@example.org\r\nSubject: {subject}\r\n"
+            f"Message-ID: <t{n}@example.org>\r\n\r\nthanks\r\n"
+        ).encode()
+        inbox.store(sessions, raw, "ann@example.org", ["pbmserv@example.org"], clock.now)
+        while process_next(sessions, settings, lambda: clock.now) is not None:
+            pass
+
+    mail("tournament join cup ann pw-ann", 1)
+    mail("tournament join cup ann pw-ann", 2)  # twice: refused, password masked in the quote
+    answers = [m for m in shell.outbox() if m.recipient == "ann@example.org"]
+    assert [m.subject for m in answers[-2:]] == ["Tournament cup joined", "Tournament cup error"]
+    assert "already joined" in answers[-1].body and "pw-ann" not in answers[-1].body
+    with shell.sessions() as s:
+        assert [p.user.userid for p in tournaments.find(s, "cup").players] == ["ann"]
