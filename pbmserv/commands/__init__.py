@@ -37,15 +37,22 @@ class AliasGroup(click.Group):
         return (cmd.name if cmd else name), cmd, rest
 
 
+BOARD_FIRST = frozenset(
+    {"move", "swap", "resign", "show", "preview", "queue", "submit", "confirm"}
+    | {"subscribe", "unsubscribe", "notify", "chat"}
+)
+
+
 class GameGroup(AliasGroup):
     """A game's group: a tournament board name (``t3r2b5``, also ``t3r2b5#7``) stands for its
-    board number: every board argument of ``show``, the first argument of the other commands."""
+    board number: every board argument of ``show``, the first argument of the other commands
+    that name a board (:data:`BOARD_FIRST`)."""
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
         name, cmd, rest = super().resolve_command(ctx, args)
-        if cmd is not None and rest:
+        if cmd is not None and rest and name in BOARD_FIRST:
             rest = _board_names(ctx, self.name or "", rest, every=name == "show")
         return name, cmd, rest
 
