@@ -323,3 +323,32 @@ def test_join_and_standings_by_mail_through_the_worker(shell, settings, sessions
     assert "already joined" in answers[-1].body and "pw-ann" not in answers[-1].body
     with shell.sessions() as s:
         assert [p.user.userid for p in tournaments.find(s, "cup").players] == ["ann"]
+
+
+@pytest.mark.parametrize("count", [6, 7, 10, 11])
+def test_swiss_random_results_keep_the_rules(count):
+    import random
+
+    rng = random.Random(count)
+    players = list(range(1, count + 1))
+    data = tournaments.SwissInput(ranked=players, scores=dict.fromkeys(players, 0.0))
+    for _ in range(count // 2):
+        pairs, bye, rematches = tournaments.swiss_pairs(data)
+        assert not rematches
+        assert (bye is None) == (count % 2 == 0) and bye not in data.had_bye
+        seen = [p for pair in pairs for p in pair] + ([bye] if bye else [])
+        assert sorted(seen) == players
+        for first, second in pairs:
+            data.met.add(frozenset((first, second)))
+            data.colours.setdefault(first, []).append("first")
+            data.colours.setdefault(second, []).append("second")
+            got = rng.choice((1.0, 0.5, 0.0))
+            data.scores[first] += got
+            data.scores[second] += 1 - got
+        if bye:
+            data.had_bye.add(bye)
+            data.scores[bye] += 1
+        data.ranked = sorted(players, key=lambda p: (-data.scores[p], p))
+    for p in players:  # seats stay balanced: never more than two apart
+        seq = data.colours[p]
+        assert abs(seq.count("first") - seq.count("second")) <= 2
