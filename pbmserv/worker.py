@@ -35,8 +35,11 @@ class Outcome:
 def command_words() -> set[str]:
     """The words that start a command line: every top-level command, game and alias."""
     from pbmserv.commands import commands
+    from pbmserv.games import all_games
 
     words = {"pbmserv", *commands.commands, *getattr(commands, "aliases", {})}
+    for game in all_games():
+        words.update([game.name, *game.aliases])
     return {w.lower() for w in words}
 
 

@@ -14,7 +14,7 @@ from pbmserv.commands.accounts import register_account_commands
 from pbmserv.commands.community import add_game_commands, register_community_commands
 from pbmserv.commands.games import game_group
 from pbmserv.commands.tournament import tournament_group
-from pbmserv.games import all_games
+from pbmserv.games import game_names, get_game
 
 
 class AliasGroup(click.Group):
@@ -74,8 +74,34 @@ def _board_names(ctx: click.Context, game: str, words: list[str], *, every: bool
     return out
 
 
+class RootGroup(AliasGroup):
+    """The top level: account and community commands, and one group per game, built on first
+    use so that a command for one game imports only that game's engine."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(game_names()))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            return command
+        name = self.aliases.get(cmd_name.lower(), cmd_name.lower())
+        if not name.isidentifier():
+            return None
+        try:
+            game = get_game(name)
+        except KeyError:
+            return None
+        if game.name in self.commands:  # an alias of a game built before
+            return self.commands[game.name]
+        sub = game_group(game, GameGroup)
+        add_game_commands(game, sub)
+        self.add_command(sub)
+        return sub
+
+
 def build_commands() -> click.Group:
-    group = AliasGroup(
+    group = RootGroup(
         "pbmserv",
         help="Commands of the pbmserv game server (the same by mail and from a shell).",
         aliases={"sub": "subscribe", "unsub": "unsubscribe"},
@@ -83,12 +109,6 @@ def build_commands() -> click.Group:
     register_account_commands(group)
     register_community_commands(group)
     group.add_command(tournament_group(AliasGroup))
-    for game in all_games():
-        sub = game_group(game, GameGroup)
-        add_game_commands(game, sub)
-        group.add_command(sub)
-        for alias in game.aliases:
-            group.aliases[alias.lower()] = game.name
     return group
 
 

@@ -13,6 +13,7 @@ from pbmserv.games.base import Game
 
 _REGISTRY: dict[str, Game] = {}
 _GAMES: list[Game] = []
+_LOADED = False
 
 
 def register(game: Game) -> None:
@@ -26,23 +27,45 @@ def register(game: Game) -> None:
     _GAMES.append(game)
 
 
+def _module_names() -> list[str]:
+    return sorted(
+        info.name
+        for info in pkgutil.iter_modules(__path__)
+        if not info.name.startswith("_") and info.name != "base"
+    )
+
+
+def _import(module_name: str) -> None:
+    module = importlib.import_module(f"{__name__}.{module_name}")
+    game = getattr(module, "GAME", None)
+    if isinstance(game, Game) and game not in _GAMES:
+        register(game)
+
+
 def _load() -> None:
-    if _GAMES:
+    global _LOADED
+    if _LOADED:
         return
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
-        if info.name.startswith("_") or info.name == "base":
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        game = getattr(module, "GAME", None)
-        if isinstance(game, Game):
-            register(game)
+    for name in _module_names():
+        _import(name)
+    _LOADED = True
+
+
+def game_names() -> list[str]:
+    """The names of every game, without importing the engines (a module is named after its
+    game), so that a command for one game does not pay for building another's tables."""
+    return sorted(set(_module_names()) | {g.name for g in _GAMES})
 
 
 def get_game(name: str) -> Game:
     """The game called ``name`` (or one of its aliases); KeyError names the known games."""
-    _load()
+    key = name.lower()
+    if key not in _REGISTRY and key in _module_names():
+        _import(key)  # only this engine
+    if key not in _REGISTRY:
+        _load()  # maybe an alias
     try:
-        return _REGISTRY[name.lower()]
+        return _REGISTRY[key]
     except KeyError:
         known = ", ".join(g.name for g in all_games())
         raise KeyError(f"unknown game {name!r}; known games: {known}") from None

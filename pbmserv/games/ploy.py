@@ -129,20 +129,21 @@ def _range_of(mask: int) -> int:
 
 
 def _motion_table() -> list[list[tuple[tuple[tuple[int, int], ...], ...]]]:
-    """``[sq][mask]``: per flag, the (target, move) pairs within the piece's range, in order."""
+    """``[sq][mask]``: per flag, the (target, move) pairs within the piece's range, in order.
+
+    Built from the few distinct rays per (point, direction, range) so that importing the
+    module stays cheap (it is imported by every shell command that touches Ploy).
+    """
+    ranges = [_range_of(m) if m else 0 for m in range(256)]
     table = []
     for sq in range(81):
-        row = []
-        for m in range(256):
-            r = _range_of(m) if m else 0
-            row.append(
-                tuple(
-                    tuple((t, sq | t << 7) for t in RAYS[sq][d][:r])
-                    for d in DIRS_OF[m]
-                    if RAYS[sq][d]
-                )
-            )
-        table.append(row)
+        pieces = [
+            [tuple((t, sq | t << 7) for t in RAYS[sq][d][:r]) for r in range(9)] for d in range(8)
+        ]
+        present = [bool(RAYS[sq][d]) for d in range(8)]
+        table.append(
+            [tuple(pieces[d][ranges[m]] for d in DIRS_OF[m] if present[d]) for m in range(256)]
+        )
     return table
 
 
@@ -162,18 +163,19 @@ def _step_table(classic: bool) -> list[tuple[tuple[int, Any], ...]]:
     A shield's entry holds the plain motion and every motion-plus-turn to that target.
     """
     turns = TURNS_CLASSIC if classic else TURNS
-    table: list[tuple[tuple[int, Any], ...]] = []
+    one_point = [m for m in range(1, 256) if _range_of(m) == 1]
+    single = {m for m in one_point if bin(m).count("1") == 1}
+    table: list[tuple[tuple[int, Any], ...]] = [()] * (81 * 256)
     for sq in range(81):
-        for m in range(256):
+        for m in one_point:
             pairs: list[tuple[int, Any]] = []
-            if m and _range_of(m) == 1:
-                for ray in MOTIONS[sq][m]:
-                    for t, mv in ray:
-                        if bin(m).count("1") == 1:
-                            pairs.append((t, (mv, *(mv | k << 14 for k in turns[m]))))
-                        else:
-                            pairs.append((t, mv))
-            table.append(tuple(pairs))
+            for ray in MOTIONS[sq][m]:
+                for t, mv in ray:
+                    if m in single:
+                        pairs.append((t, (mv, *(mv | k << 14 for k in turns[m]))))
+                    else:
+                        pairs.append((t, mv))
+            table[sq << 8 | m] = tuple(pairs)
     return table
 
 
