@@ -212,9 +212,7 @@ def authenticate(
     ok = False
     if user is not None:
         ok = check_password(settings, user.password_hash, password)
-    else:
-        hasher(settings).hash(password)  # same cost as a real check: no userid probing by timing
-    if not ok:
+    if user is None or not ok:  # (userids are public: the games lists show them)
         _record_failure(session, settings, keys, now)
         if user is None:
             raise AuthError(f"unknown userid '{normalise_userid(userid)}'")

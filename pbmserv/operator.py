@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from datetime import UTC, datetime
+from typing import BinaryIO
 
 import click
 from sqlalchemy import func, select
@@ -132,9 +133,7 @@ def mail_retry(ctx: click.Context, message_id: int) -> None:
 @click.option("--sender", default="", help="The envelope sender (default: from the headers).")
 @click.option("--no-process", is_flag=True, help="Only store it; a running server processes it.")
 @click.pass_context
-def mail_inject(
-    ctx: click.Context, source: click.utils.LazyFile, sender: str, no_process: bool
-) -> None:
+def mail_inject(ctx: click.Context, source: BinaryIO, sender: str, no_process: bool) -> None:
     from pbmserv import inbox
     from pbmserv.worker import process_next
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import click
 from sqlalchemy import select
 
@@ -162,12 +164,12 @@ def game_help(name: str) -> str:
 
 
 def register_account_commands(group: click.Group) -> None:
-    def add(name: str, fn: object, metavar: str) -> click.Command:
+    def add(name: str, fn: Callable[..., None], metavar: str) -> click.Command:
         cmd = click.Command(
             name,
             callback=fn,
             params=[raw_args(metavar)],
-            context_settings=RAW,  # type: ignore[arg-type]
+            context_settings=RAW,
             help=(fn.__doc__ or "").strip(),
             add_help_option=True,
         )

@@ -518,7 +518,7 @@ def _make(
     def callback(ctx: click.Context, args: tuple[str, ...]) -> None:
         fn(game, request(ctx), ctx, list(args))
 
-    params = [raw_args(metavar)] if metavar else [raw_args("")]
+    params: list[click.Parameter] = [raw_args(metavar)]
     return click.Command(
         name, callback=callback, params=params, context_settings=RAW, help=help_text
     )

@@ -209,10 +209,10 @@ class PolisPosition(Position):
         self._setup(INITIAL, 0)
 
     def _setup(self, rows: Sequence[str], turn: int) -> None:
-        board = []
+        board: list[int] = []
         for row in reversed(rows):
             board.extend(CHARS.index(c) for c in row)
-        self.board: list[int] = board
+        self.board = board
         self.chariots: list[int] = _chariots(board)
         self.turn = turn
         self.stunned: tuple[bool, bool] = _stun(board, self.chariots, 1 - turn)
