@@ -65,3 +65,10 @@ def test_whole_game_through_the_dispatcher(shell, game):
     if os.environ.get("UPDATE_GOLDEN") or not golden.exists():
         golden.write_text(text)
     assert text == golden.read_text(), f"board mail layout changed: compare with {golden}"
+
+
+@pytest.mark.parametrize("game", REAL_GAMES, ids=[g.name for g in REAL_GAMES])
+def test_help_texts_fit_a_mail(shell, game):
+    for text in (shell.ok(f"{game.name} help").body, shell.ok("help").body):
+        for line in text.splitlines():
+            assert len(line) <= 76 and line.isascii(), line
