@@ -83,7 +83,8 @@ def robot_level(ctx: click.Context, name: str, level: str) -> None:
         if robot is None:
             raise Refused(f"there is no robot '{accounts.normalise_userid(name)}'")
         robot.level = level.strip().lower()
-    answer(ctx, "pbmserv robot level", f"Robot {user.userid} now plays at level {level}.\n")
+        userid = robot.user.userid
+    answer(ctx, "pbmserv robot level", f"Robot {userid} now plays at level {level}.\n")
 
 
 @robot_group.command("run", help="Play every pending robot move once (for cron and the shell).")

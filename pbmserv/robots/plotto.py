@@ -106,7 +106,7 @@ class PlottoAdapter(Adapter):
             score += value if s == team else -value
         return score
 
-    def hint(self, pos: Position, move: Move) -> int:
+    def hint(self, pos: Position, move: Any) -> int:
         cell, number = divmod(move, 8)
         players = pos.num_seats
         tournament = bool(pos.params.get("tournament"))

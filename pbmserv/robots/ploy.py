@@ -72,7 +72,7 @@ class PloyAdapter(Adapter):
             pos._robot_sums = sums  # type: ignore[attr-defined]
         return sums
 
-    def play(self, pos: Position, move: Move) -> Position:
+    def play(self, pos: Position, move: Any) -> Position:
         values, ships = self._sums(pos)
         board = pos.board  # type: ignore[attr-defined]
         q = 0
@@ -127,7 +127,7 @@ class PloyAdapter(Adapter):
             tempo = TEMPO if mover == team else -TEMPO
         return mine - others + tempo
 
-    def hint(self, pos: Position, move: Move) -> int:
+    def hint(self, pos: Position, move: Any) -> int:
         if move is PASS:
             return 0
         frm, to = move & 127, move >> 7 & 127
@@ -139,7 +139,7 @@ class PloyAdapter(Adapter):
             return 1 + (board[frm] >> 8 & 15 == SHIELD)
         return 0
 
-    def noisy(self, pos: Position, move: Move) -> bool:
+    def noisy(self, pos: Position, move: Any) -> bool:
         if move is PASS:
             return False
         frm, to = move & 127, move >> 7 & 127

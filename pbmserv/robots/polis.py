@@ -60,7 +60,7 @@ class PolisAdapter(Adapter):
             score[mover] += TEMPO + RACE[abs(GOAL_RANK[mover] - rank[mover])] // 4
         return score[team] - score[1 - team]
 
-    def hint(self, pos: Position, move: Move) -> int:
+    def hint(self, pos: Position, move: Any) -> int:
         frm, to = move >> 6, move & 63
         piece = pos.board[frm]  # type: ignore[attr-defined]
         forward = (to >> 3) - (frm >> 3)
