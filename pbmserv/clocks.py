@@ -29,7 +29,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbmserv import boards
 from pbmserv.config import Settings
 from pbmserv.games.base import RESIGN, Position
-from pbmserv.store.models import Board, BoardStatus, MoveRecord, Outbox, OutboxStatus, User
+from pbmserv.outbox import mail_users
+from pbmserv.store.models import Board, BoardStatus, MoveRecord, User
 
 log = logging.getLogger("pbmserv.clocks")
 TOURNAMENT_NAG_DAYS = 1.0
@@ -143,22 +144,6 @@ def check_board(
     report.nags.append(name)
 
 
-def _mail(session: Session, users: list[User], subject: str, body: str, now: datetime) -> None:
-    from pbmserv.commands.common import addresses_of
-
-    for address in addresses_of(users):
-        session.add(
-            Outbox(
-                recipient=address,
-                subject=subject,
-                body=body,
-                created=now,
-                status=OutboxStatus.pending,
-                next_attempt=now,
-            )
-        )
-
-
 def _nag(
     session: Session,
     board: Board,
@@ -177,7 +162,7 @@ def _nag(
     )
     body = board_mail_body(board, position, notes=[note])
     subject = f"Nag: {game_name(board)} Board {board.number} {mover.userid}"
-    _mail(session, [mover], subject, body, now)
+    mail_users(session, [mover], subject, body, now)
 
 
 def _announce(
@@ -188,7 +173,7 @@ def _announce(
     from pbmserv.views import board_mail_body, board_subject
 
     body = board_mail_body(board, position, notes=notes)
-    _mail(session, audience(board), board_subject(board, position), body, now)
+    mail_users(session, audience(board), board_subject(board, position), body, now)
 
 
 def _draw(session: Session, board: Board, position: Position, mover: User, now: datetime) -> None:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -41,13 +41,11 @@ from sqlalchemy.orm import Session
 
 from pbmserv import boards
 from pbmserv.games import get_game
+from pbmserv.outbox import mail_users
 from pbmserv.store.models import (
     Board,
     BoardStatus,
-    Outbox,
-    OutboxStatus,
     Rating,
-    Robot,
     Tournament,
     TournamentGame,
     TournamentPlayer,
@@ -654,26 +652,6 @@ def _make_board(
 # ----------------------------------------------------------------------------- mail
 
 
-def _mail(session: Session, users: Iterable[User], subject: str, body: str, now: datetime) -> None:
-    from pbmserv.commands.common import addresses_of
-
-    users = list(users)
-    robots = set(
-        session.scalars(select(Robot.user_id).where(Robot.user_id.in_([u.id for u in users])))
-    )
-    for address in addresses_of(u for u in users if u.id not in robots):
-        session.add(
-            Outbox(
-                recipient=address,
-                subject=subject,
-                body=body,
-                created=now,
-                status=OutboxStatus.pending,
-                next_attempt=now,
-            )
-        )
-
-
 def _board_mail(
     session: Session,
     board: Board,
@@ -687,7 +665,7 @@ def _board_mail(
     from pbmserv.views import board_mail_body, board_subject
 
     body = board_mail_body(board, position, notes=notes)  # type: ignore[arg-type]
-    _mail(session, audience(board), board_subject(board, position, new=new), body, now)  # type: ignore[arg-type]
+    mail_users(session, audience(board), board_subject(board, position, new=new), body, now)  # type: ignore[arg-type]
 
 
 def pairing_rows(tournament: Tournament, round_: int) -> list[tuple[str, str, str, str, str]]:
@@ -786,4 +764,4 @@ def _round_mail(
         notes=list(notes),
     )
     users = [p.user for p in tournament.players if not p.withdrawn]
-    _mail(session, users, subject, body, now)
+    mail_users(session, users, subject, body, now)

@@ -9,8 +9,8 @@ from sqlalchemy.orm import Session
 
 from pbmserv.accounts import AuthError, authenticate
 from pbmserv.dispatch import Refused, Request
-from pbmserv.store.models import Outbox, OutboxStatus, User
-from pbmserv.views import Mail
+from pbmserv.outbox import mail_users
+from pbmserv.store.models import User
 
 RAW = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": ["--help"]}
 
@@ -66,32 +66,6 @@ def parse_board_number(text: str) -> tuple[int, int | None]:
         raise click.UsageError(f"'{text}' is not a board number") from None
 
 
-def queue_mail(
-    session: Session, mails: Iterable[Mail], now_source: Request, inbox_id: int | None = None
-) -> None:
-    for mail in mails:
-        session.add(
-            Outbox(
-                recipient=mail.to,
-                subject=mail.subject,
-                body=mail.body,
-                created=now_source.now,
-                status=OutboxStatus.pending,
-                next_attempt=now_source.now,
-                inbox_id=inbox_id,
-            )
-        )
-
-
-def addresses_of(users: Iterable[User]) -> list[str]:
-    seen: list[str] = []
-    for user in users:
-        for a in user.addresses:
-            if a.address not in seen:
-                seen.append(a.address)
-    return seen
-
-
 def notify_users(
     session: Session,
     req: Request,
@@ -103,18 +77,4 @@ def notify_users(
 ) -> None:
     """Mail ``body`` to every address of ``users`` except the acting user's and the sender's
     (robots never get mail)."""
-    from sqlalchemy import select
-
-    from pbmserv.store.models import Robot
-
-    targets = [u for u in users if skip is None or u.id != skip.id]
-    robots = set(
-        session.scalars(select(Robot.user_id).where(Robot.user_id.in_([u.id for u in targets])))
-    )
-    targets = [u for u in targets if u.id not in robots]
-    mails = [
-        Mail(address, subject, body)
-        for address in addresses_of(targets)
-        if not (req.sender and address.lower() == req.sender.lower())
-    ]
-    queue_mail(session, mails, req)
+    mail_users(session, users, subject, body, req.now, skip=skip, skip_address=req.sender)
