@@ -150,7 +150,11 @@ def _password_slots(words: list[str], i: int, command_words: Collection[str]) ->
         word in _ACCOUNT_WORDS and not any(words[:i])  # common words: only at a line's start
     ):
         return [i + 2] if i + 2 < n else []
-    if word == "tournament" and i + 1 < n and words[i + 1] in ("join", "withdraw", "create", "start"):
+    if (
+        word == "tournament"
+        and i + 1 < n
+        and words[i + 1] in ("join", "withdraw", "create", "start")
+    ):
         return [i + 4] if i + 4 < n else []
     if word == "change" and i + 1 < n:
         if words[i + 1] == "password":
