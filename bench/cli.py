@@ -42,7 +42,11 @@ def populate(data: Path, game_name: str, count: int) -> list[str]:
     game = get_game(game_name)
     users = [f"player{i}" for i in range(20)]
     for user in users:
-        run(commands, ["signup", user, f"pw-{user}", f"{user}@example.org"], Request(settings, sessions))
+        run(
+            commands,
+            ["signup", user, f"pw-{user}", f"{user}@example.org"],
+            Request(settings, sessions),
+        )
     rng = random.Random(1)
     for i in range(count):
         a, b = rng.sample(users, 2)
@@ -74,7 +78,12 @@ def main() -> None:
             seats = {b.number: b.seats[0].user.userid for b in s.query(Board).all()}
         numbers = sorted(seats)
         exe = str(BIN / "pbmserv")
-        figures: dict[str, list[float]] = {"python3 -c pass": [], "show": [], "games": [], "move": []}
+        figures: dict[str, list[float]] = {
+            "python3 -c pass": [],
+            "show": [],
+            "games": [],
+            "move": [],
+        }
         for i in range(args.runs):
             figures["python3 -c pass"].append(timed([sys.executable, "-c", "pass"], env))
             number = numbers[(i * 37) % len(numbers)]

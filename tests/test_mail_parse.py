@@ -470,5 +470,8 @@ def test_command_credentials_pair_userid_and_password():
     from pbmserv.mail.parse import command_credentials
 
     assert command_credentials("pylon move 101 alice s3cret c3") == [("alice", "s3cret")]
-    assert command_credentials("change password alice old new") == [("alice", "old"), ("old", "new")]
+    assert command_credentials("change password alice old new") == [
+        ("alice", "old"),
+        ("old", "new"),
+    ]
     assert command_credentials("pylon show 101") == []

@@ -106,7 +106,13 @@ def upgrade() -> None:
         sa.Column(
             "status",
             sa.Enum(
-                "pending", "sending", "sent", "failed", name="outbox_status", native_enum=False, length=16
+                "pending",
+                "sending",
+                "sent",
+                "failed",
+                name="outbox_status",
+                native_enum=False,
+                length=16,
             ),
             nullable=False,
         ),
