@@ -169,6 +169,7 @@ def run_server(
 ) -> None:
     """Run until SIGTERM or SIGINT."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.getLogger("mail.log").setLevel(logging.WARNING)  # aiosmtpd logs every connection
     server = Server(settings, listen=listen)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
