@@ -231,9 +231,14 @@ def serve(
         settings.listen_port = port
     if lmtp:
         settings.lmtp = True
-    run_server(
-        settings, listen=not no_listen, log=lambda text: print(text, file=sys.stderr, flush=True)
-    )
+    try:
+        run_server(
+            settings, listen=not no_listen, log=lambda text: print(text, file=sys.stderr, flush=True)
+        )
+    except OSError as exc:  # the port is taken, the data directory is not writable, ...
+        raise Refused(
+            f"cannot serve on {settings.listen_host}:{settings.listen_port}: {exc.strerror or exc}"
+        ) from None
     answer(ctx, "pbmserv serve", "pbmserv stopped.\n")
 
 

@@ -174,7 +174,11 @@ def run_server(
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    server.start()
+    try:
+        server.start()
+    except BaseException:
+        server.stop()
+        raise
     where = f"{settings.listen_host}:{settings.listen_port} ({'LMTP' if settings.lmtp else 'SMTP'})"
     log(f"pbmserv serving on {where if listen else 'no port (worker only)'}; store {settings.url}")
     if settings.outbox == "maildir":

@@ -73,3 +73,16 @@ def test_help_on_every_level(data):
 def test_db_upgrade(data):
     result = pbmserv("db", "upgrade", data=data)
     assert result.returncode == 0, result.stderr
+
+
+def test_serve_on_a_taken_port_says_so(data):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = pbmserv("serve", "--port", str(port), data=data)
+    assert result.returncode == 1
+    assert f"cannot serve on 127.0.0.1:{port}" in result.stderr
+    assert "Traceback" not in result.stderr
