@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from pbmserv.config import Settings, load_settings
 from pbmserv.dispatch import USAGE, Request, run
+from pbmserv.games import game_names
 
 
 class LazySessions:
@@ -99,7 +100,20 @@ def main(argv: Sequence[str] | None = None, prog_name: str = "pbmserv") -> int:
     for item in answers:
         stream = sys.stderr if item.status else sys.stdout
         stream.write(item.body if item.body.endswith("\n") else item.body + "\n")
+    if status == 0 and args and args[0].lower() in game_names():
+        _robots_answer(req)
     return status
+
+
+def _robots_answer(req: Request) -> None:
+    """Without a running server, robots to move on any board answer at once (and say so)."""
+    from datetime import UTC, datetime
+
+    from pbmserv.robots.service import run_until_idle
+
+    for done in run_until_idle(req.sessions, req.settings, lambda: datetime.now(UTC)):  # type: ignore[arg-type]
+        if done.played:
+            print(f"Robot {done.userid} played {done.text} on {done.game} board {done.number}.")
 
 
 def _game_main(name: str) -> None:

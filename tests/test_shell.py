@@ -86,3 +86,15 @@ def test_serve_on_a_taken_port_says_so(data):
     assert result.returncode == 1
     assert f"cannot serve on 127.0.0.1:{port}" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_robot_answers_a_shell_move_at_once(data):
+    pbmserv("signup", "alice", "secret1", data=data)
+    added = pbmserv("robot", "add", "polibot", "--game", "polis", "--level", "easy", data=data)
+    assert added.returncode == 0, added.stderr
+    assert pbmserv("polis", "challenge", "alice", "polibot", data=data).returncode == 0
+    moved = pbmserv("polis", "move", "101", "alice", "secret1", "a7-a6", data=data)
+    assert moved.returncode == 0, moved.stderr
+    assert "Robot polibot played" in moved.stdout
+    shown = pbmserv("polis", "show", "101", data=data)
+    assert "It is alice's turn." in shown.stdout
