@@ -111,6 +111,43 @@ def read_diagram(text: str) -> dict[tuple[int, int], str]:
     return {((col - left) // 3, line + shift): tok for line, col, tok in found}
 
 
+def line_owner(a: int, b: int, players: int, tournament: bool) -> int | None:
+    """The seat a line with end numbers ``a`` and ``b`` wins for, if any."""
+    if tournament:
+        return (a - 1) % 2 if a != b and a % 2 == b % 2 else None  # {1, 3} or {2, 4}
+    return a - 1 if a == b and a <= players else None
+
+
+def line_seats(
+    board: dict[int, int], cell: int, number: int, players: int, tournament: bool
+) -> set[int]:
+    """Seats for which ``number`` on the empty ``cell`` completes a line of 4+ through it.
+
+    Any 4 or more consecutive pieces with the seat's number(s) at both ends count, whatever
+    lies beyond them (public: the robots use it to count threats).
+    """
+    seats: set[int] = set()
+    for d in AXES:
+        back = [number]
+        c = cell - d
+        while c in board:
+            back.append(board[c])
+            c -= d
+        fwd = [number]
+        c = cell + d
+        while c in board:
+            fwd.append(board[c])
+            c += d
+        if len(back) + len(fwd) < 5:  # the run (cell counted twice) is shorter than 4
+            continue
+        for i, a in enumerate(back):
+            for j in range(max(0, 3 - i), len(fwd)):
+                seat = line_owner(a, fwd[j], players, tournament)
+                if seat is not None:
+                    seats.add(seat)
+    return seats
+
+
 class PlottoPosition(Position):
     """A Plotto position: pieces on an unbounded hex grid, incremental playable-cell bookkeeping."""
 
@@ -330,38 +367,9 @@ class PlottoPosition(Position):
 
     def _line_seats(self, cell: int, number: int) -> set[int]:
         """Seats for which a new line (4+ pieces, through ``cell``) has their number(s) at the ends."""
-        board = self.board
-        tournament = bool(self.params.get("tournament"))
-        seats: set[int] = set()
-        for d in AXES:
-            back = [number]
-            c = cell - d
-            while c in board:
-                back.append(board[c])
-                c -= d
-            fwd = [number]
-            c = cell + d
-            while c in board:
-                fwd.append(board[c])
-                c += d
-            if len(back) + len(fwd) < 5:  # the run (cell counted twice) is shorter than 4
-                continue
-            for i, a in enumerate(back):
-                for j in range(max(0, 3 - i), len(fwd)):
-                    seat = self._seat_for(a, fwd[j], tournament)
-                    if seat is not None:
-                        seats.add(seat)
-        return seats
-
-    def _seat_for(self, a: int, b: int, tournament: bool) -> int | None:
-        """The seat a line with end numbers ``a`` and ``b`` wins for, if any."""
-        if tournament:
-            if a != b and a % 2 == b % 2:  # {1, 3} or {2, 4}
-                return (a - 1) % 2
-            return None
-        if a == b and a <= self.num_seats:
-            return a - 1
-        return None
+        return line_seats(
+            self.board, cell, number, self.num_seats, bool(self.params.get("tournament"))
+        )
 
     def _advance(self) -> None:
         for _ in range(self.num_seats):

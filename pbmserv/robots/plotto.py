@@ -22,46 +22,13 @@ from __future__ import annotations
 from typing import Any
 
 from pbmserv.games.base import Move, Position
-from pbmserv.games.plotto import AXES
+from pbmserv.games.plotto import line_seats
 from pbmserv.robots.search import WIN, Adapter
 
 NEAR_WIN = WIN // 2
 DOUBLE = 5_000
 THREAT = 400
 TEMPO = 20
-
-
-def line_owner(a: int, b: int, players: int, tournament: bool) -> int | None:
-    """The seat a line with end numbers ``a`` and ``b`` wins for (the engine's rule)."""
-    if tournament:
-        return (a - 1) % 2 if a != b and a % 2 == b % 2 else None
-    return a - 1 if a == b and a <= players else None
-
-
-def line_seats(
-    board: dict[int, int], cell: int, number: int, players: int, tournament: bool
-) -> set[int]:
-    """Seats for which ``number`` placed on the empty ``cell`` completes a line."""
-    seats: set[int] = set()
-    for d in AXES:
-        back = [number]
-        c = cell - d
-        while c in board:
-            back.append(board[c])
-            c -= d
-        fwd = [number]
-        c = cell + d
-        while c in board:
-            fwd.append(board[c])
-            c += d
-        if len(back) + len(fwd) < 5:
-            continue
-        for i, a in enumerate(back):
-            for j in range(max(0, 3 - i), len(fwd)):
-                seat = line_owner(a, fwd[j], players, tournament)
-                if seat is not None:
-                    seats.add(seat)
-    return seats
 
 
 def threats(pos: Position) -> list[int]:
