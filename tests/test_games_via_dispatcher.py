@@ -72,3 +72,70 @@ def test_help_texts_fit_a_mail(shell, game):
     for text in (shell.ok(f"{game.name} help").body, shell.ok("help").body):
         for line in text.splitlines():
             assert len(line) <= 76 and line.isascii(), line
+
+
+def _plan(game, players, params, seed, stop, prefer_captures=False):
+    """A seeded random game, cut where ``stop(position, move)`` first holds after a move."""
+    rng = random.Random(seed)
+    position = game.new(players, params)
+    plan = []
+    while position.to_move is not None:
+        moves = [m for m in position.legal_moves() if str(m) not in ("swap", "resign")]
+        captures = [m for m in moves if "x" in position.format_move(m)] if prefer_captures else []
+        move = rng.choice(captures) if captures and rng.random() < 0.9 else rng.choice(moves)
+        plan.append((position.controller(position.to_move), position.format_move(move)))
+        position.play(move)
+        if stop(position, move):
+            return plan
+    raise AssertionError("the seeded game never reached the wanted state")
+
+
+def test_automatic_forced_pass_in_pylon(shell):
+    from pbmserv.games import get_game
+    from pbmserv.games.base import PASS
+
+    game = get_game("pylon")
+    plan = _plan(game, 2, {"size": 3}, 6, lambda p, m: m == PASS and p.to_move is not None)
+    shell.signup("alice", "bob")
+    shell.ok("pylon challenge alice bob -size=3")
+    users = ["alice", "bob"]
+    for seat, text in plan:
+        if text != "pass":
+            last = shell.ok(f"pylon move 101 {users[seat]} pw-{users[seat]} {text}")
+    passer = plan[-1][0]
+    with shell.sessions() as s:
+        board = s.scalar(select(Board).where(Board.game == "pylon"))
+        record = [(m.seat, m.text, m.auto) for m in board.moves]
+    assert record[-1] == (passer, "pass", True)
+    assert "pass (Auto)" in last.body
+    assert last.subject == f"Pylon Board 101 {users[1 - passer]}"  # the other player again
+
+
+def test_eliminated_ploy_seat_is_skipped(shell):
+    from pbmserv.games import get_game
+
+    game = get_game("ploy")
+
+    def one_out(position, move):
+        return position.to_move is not None and sum(not s.in_play for s in position.seats()) == 1
+
+    plan = _plan(game, 4, {}, 0, one_out, prefer_captures=True)
+    users = ["alice", "bob", "carol", "dave"]
+    shell.signup(*users)
+    shell.ok("ploy challenge alice bob carol dave")
+    for seat, text in plan:
+        last = shell.ok(f"ploy move 101 {users[seat]} pw-{users[seat]} {text}")
+    _, mover, _ = _state(shell, game)
+    with shell.sessions() as s:
+        board = s.scalar(select(Board).where(Board.game == "ploy"))
+        out = [i for i, info in enumerate(boards.position_of(board).seats()) if not info.in_play]
+    assert len(out) == 1 and "eliminated by" in last.body
+    victim = users[out[0]]
+    for _ in range(8):  # two more rounds: the eliminated seat never gets a turn
+        status, mover, moves = _state(shell, game)
+        assert mover != victim
+        move = sorted(moves)[0]
+        last = shell.ok(f"ploy move 101 {mover} pw-{mover} {move}")
+        assert not last.subject.endswith(victim)
+    rows = [line for line in last.body.splitlines() if line[:5].strip().rstrip(".").isdigit()]
+    assert any("--" in row for row in rows[-2:]), "the skipped seat shows -- in the move list"
