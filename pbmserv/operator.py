@@ -130,7 +130,7 @@ def mail_retry(ctx: click.Context, message_id: int) -> None:
 
 @mail_group.command("inject", help="Store a mail from FILE (or stdin) and process the queue.")
 @click.argument("source", type=click.File("rb"), default="-")
-@click.option("--sender", default="", help="The envelope sender (default: from the headers).")
+@click.option("--sender", default="", help="The envelope sender (default: Return-Path or From).")
 @click.option("--no-process", is_flag=True, help="Only store it; a running server processes it.")
 @click.pass_context
 def mail_inject(ctx: click.Context, source: BinaryIO, sender: str, no_process: bool) -> None:
@@ -141,6 +141,14 @@ def mail_inject(ctx: click.Context, source: BinaryIO, sender: str, no_process: b
     settings = _settings(ctx)
     if len(raw) > settings.max_message_bytes:
         raise Refused(f"the mail is larger than {settings.max_message_bytes} bytes")
+    if not sender:  # no envelope: the sender is the address in From (Return-Path if any)
+        from email.parser import BytesHeaderParser
+        from email.utils import parseaddr
+
+        headers = BytesHeaderParser().parsebytes(raw, headersonly=True)
+        sender = parseaddr(str(headers.get("Return-Path") or headers.get("From") or ""))[1]
+        if not sender:
+            raise Refused("the mail names no sender: give --sender")
     sessions = _sessions(ctx)
     stored = inbox.store(sessions, raw, sender, [settings.server_address], datetime.now(UTC))
     note = f"Mail stored as {stored.id}." if stored.new else f"Mail already stored as {stored.id}."

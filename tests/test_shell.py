@@ -98,3 +98,26 @@ def test_a_robot_answers_a_shell_move_at_once(data):
     assert "Robot polibot played" in moved.stdout
     shown = pbmserv("polis", "show", "101", data=data)
     assert "It is alice's turn." in shown.stdout
+
+
+def test_operator_mail_commands_and_status(data, tmp_path):
+    mail = tmp_path / "signup.eml"
+    mail.write_bytes(
+        b"From: alice@example.org\r\nTo: pbmserv@localhost\r\nMessage-ID: <m1@example.org>\r\n"
+        b"Subject: signup alice secret1\r\n\r\nhello\r\n"
+    )
+    first = pbmserv("mail", "inject", str(mail), data=data)
+    assert first.returncode == 0 and "stored as 1" in first.stdout, first.stderr
+    again = pbmserv("mail", "inject", data=data, stdin=mail.read_text())
+    assert "already stored as 1" in again.stdout
+    listed = pbmserv("mail", "list", "--all", data=data)
+    assert "done" in listed.stdout and "alice@example.org" in listed.stdout
+    shown = pbmserv("mail", "show", "1", data=data)
+    assert "signup alice ********" in shown.stdout and "secret1" not in shown.stdout
+    assert pbmserv("mail", "retry", "99", data=data).returncode == 1
+    answers = list((data / "Maildir" / "new").iterdir())
+    assert len(answers) == 1 and b"Subject: pbmserv signup" in answers[0].read_bytes()
+    status = pbmserv("status", data=data)
+    assert status.returncode == 0
+    for word in ("Inbox:", "done", "Outbox:", "sent", "Games in progress:"):
+        assert word in status.stdout

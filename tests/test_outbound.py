@@ -1,0 +1,81 @@
+"""The sender against a real relay on 127.0.0.1: sent once, retried with backoff on 4xx,
+recorded as failed on 5xx."""
+
+from __future__ import annotations
+
+import socket
+from datetime import timedelta
+
+import pytest
+from aiosmtpd.controller import Controller
+from sqlalchemy import select
+
+from pbmserv.outbound import deliver_pending, make_sink
+from pbmserv.store.models import Outbox, OutboxStatus
+
+
+class Relay:
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+        self.received: list[bytes] = []
+
+    async def handle_DATA(self, server, session, envelope):
+        if self.answer.startswith("250"):
+            self.received.append(envelope.original_content)
+        return self.answer
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def relay(settings):
+    def start(answer: str) -> Relay:
+        handler = Relay(answer)
+        port = free_port()
+        controller = Controller(handler, hostname="127.0.0.1", port=port)
+        controller.start()
+        started.append(controller)
+        settings.outbox, settings.relay_host, settings.relay_port = "smtp", "127.0.0.1", port
+        return handler
+
+    started: list[Controller] = []
+    yield start
+    for controller in started:
+        controller.stop()
+
+
+def rows(shell):
+    with shell.sessions() as s:
+        return list(s.scalars(select(Outbox).order_by(Outbox.id)))
+
+
+def test_sent_exactly_once(shell, settings, relay, clock):
+    handler = relay("250 OK")
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    assert deliver_pending(shell.sessions, settings, make_sink(settings), clock.now) == 2
+    assert deliver_pending(shell.sessions, settings, make_sink(settings), clock.now) == 0
+    assert len(handler.received) == 2
+    assert {r.status for r in rows(shell)} == {OutboxStatus.sent}
+    assert all(r.message_id for r in rows(shell))
+
+
+def test_temporary_failure_backs_off_then_permanent_is_recorded(shell, settings, relay, clock):
+    relay("451 4.3.0 try later")
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    assert deliver_pending(shell.sessions, settings, make_sink(settings), clock.now) == 0
+    row = rows(shell)[0]
+    assert row.status is OutboxStatus.pending and row.attempts == 1
+    assert row.next_attempt > clock.now and "451" in row.last_error
+    assert deliver_pending(shell.sessions, settings, make_sink(settings), clock.now) == 0
+    assert rows(shell)[0].attempts == 1  # not due yet
+    relay("550 5.1.1 no such user")
+    later = clock.advance(hours=1)
+    deliver_pending(shell.sessions, settings, make_sink(settings), later + timedelta(minutes=1))
+    row = rows(shell)[0]
+    assert row.status is OutboxStatus.failed and "550" in row.last_error
