@@ -193,12 +193,45 @@ def play_move(
         board.comments.append(
             Comment(ply=len(board.moves), user=user, text=comment.strip(), at=now)
         )
-    entries += run_automatic(board, position, now=now, notes=notes)
+    entries += _after_move(session, board, position, now, notes)
+    return Played(board, position, entries, notes)
+
+
+def _after_move(
+    session: Session, board: Board, position: Position, now: datetime, notes: list[str]
+) -> list[MoveRecord]:
+    """What follows every entry: the automatic loop, closing the game if it ended, dropping
+    open proposals, refreshing the cached position."""
+    entries = run_automatic(board, position, now=now, notes=notes)
     board.last_move_at = now
     _close_if_over(board, position, now)
     _close_proposals(session, board)
     _store_cache(board, position)
+    return entries
+
+
+def forfeit(
+    session: Session, board: Board, position: Position, user: User, now: datetime, elapsed: float
+) -> Played:
+    """The player to move ran out of time: an automatic ``Forfeit`` entry (it plays RESIGN)."""
+    seat = board.seats[position.to_move]  # type: ignore[index]
+    seat.time_used = (seat.time_used or 0.0) + elapsed
+    entry = _record(board, position, RESIGN, user, auto=True, now=now, source="clock")
+    entry.text = FORFEIT
+    notes: list[str] = []
+    entries = [entry, *_after_move(session, board, position, now, notes)]
     return Played(board, position, entries, notes)
+
+
+def finish_draw(session: Session, board: Board, reason: str, now: datetime) -> None:
+    """End the game drawn (agreement, or an open draw accepted at the time limit)."""
+    _close_proposals(session, board)
+    board.status = BoardStatus.finished
+    board.finished_at = now
+    board.winners = []
+    board.result = reason
+    board.last_move_at = now
+    _rate(board, now)
 
 
 def _exchange_seats(board: Board) -> None:
@@ -367,12 +400,8 @@ def vote(
     if voters <= accepted:
         proposal.open = False
         if proposal.kind == "draw":
-            board.status = BoardStatus.finished
-            board.finished_at = now
-            board.winners = []
-            board.result = "draw agreed"
+            finish_draw(session, board, "draw agreed", now)
             note += " The game is drawn by agreement."
-            _rate(board, now)
         else:
             position = take_back(board)
             note += " The last move is taken back."

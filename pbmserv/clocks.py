@@ -28,9 +28,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv import boards
 from pbmserv.config import Settings
-from pbmserv.games.base import RESIGN, Position
+from pbmserv.games.base import Position
 from pbmserv.outbox import mail_users
-from pbmserv.store.models import Board, BoardStatus, MoveRecord, User
+from pbmserv.store.models import Board, BoardStatus, User
 
 log = logging.getLogger("pbmserv.clocks")
 TOURNAMENT_NAG_DAYS = 1.0
@@ -177,14 +177,7 @@ def _announce(
 
 
 def _draw(session: Session, board: Board, position: Position, mover: User, now: datetime) -> None:
-    for proposal in boards.open_proposals(session, board):
-        proposal.open = False
-    board.status = BoardStatus.finished
-    board.finished_at = now
-    board.winners = []
-    board.result = "draw proposal accepted at the time limit"
-    board.last_move_at = now
-    boards._rate(board, now)
+    boards.finish_draw(session, board, "draw proposal accepted at the time limit", now)
     note = f"{mover.userid} ran out of time; the open draw proposal is accepted instead."
     _announce(session, board, position, [note], now)
 
@@ -197,25 +190,6 @@ def _forfeit(
     now: datetime,
     elapsed: float,
 ) -> None:
-    seat = position.to_move
-    assert seat is not None
-    board.seats[seat].time_used = (board.seats[seat].time_used or 0.0) + elapsed
-    board.moves.append(
-        MoveRecord(
-            ply=len(board.moves) + 1,
-            seat=seat,
-            user_id=mover.id,
-            text=boards.FORFEIT,
-            auto=True,
-            at=now,
-            source="clock",
-        )
-    )
-    position.play(RESIGN)
+    played = boards.forfeit(session, board, position, mover, now, elapsed)
     notes = [f"{mover.userid} forfeits: out of time after {format_days(elapsed)} without a move."]
-    boards.run_automatic(board, position, now=now, notes=notes)
-    board.last_move_at = now
-    boards._close_if_over(board, position, now)
-    boards._close_proposals(session, board)
-    boards._store_cache(board, position)
-    _announce(session, board, position, notes, now)
+    _announce(session, board, played.position, notes + played.notes, now)
