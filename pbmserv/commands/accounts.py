@@ -8,7 +8,7 @@ import click
 from sqlalchemy import select
 
 from pbmserv import accounts
-from pbmserv.commands.common import RAW, login, need, raw_args, take_password
+from pbmserv.commands.common import login, need, raw_command, take_password
 from pbmserv.dispatch import Refused, Request, answer, with_request
 from pbmserv.games import all_games, get_game
 from pbmserv.render import render
@@ -165,15 +165,7 @@ def game_help(name: str) -> str:
 
 def register_account_commands(group: click.Group) -> None:
     def add(name: str, fn: Callable[..., None], metavar: str) -> click.Command:
-        cmd = click.Command(
-            name,
-            callback=fn,
-            params=[raw_args(metavar)],
-            context_settings=RAW,
-            help=(fn.__doc__ or "").strip(),
-            add_help_option=True,
-        )
-        return cmd
+        return raw_command(name, fn, metavar, (fn.__doc__ or "").strip())
 
     group.add_command(add("signup", signup, "USERID PASSWORD [ADDRESS...]"))
     group.add_command(add("signoff", signoff, "USERID PASSWORD"))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import click
 from sqlalchemy.orm import Session
@@ -17,6 +17,15 @@ RAW = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_na
 
 def raw_args(metavar: str) -> click.Argument:
     return click.Argument(["args"], nargs=-1, type=click.UNPROCESSED, metavar=metavar)
+
+
+def raw_command(
+    name: str, callback: Callable[..., None], metavar: str, help_text: str
+) -> click.Command:
+    """A command whose words are taken raw (pbmserv syntax, parsed by the callback)."""
+    return click.Command(
+        name, callback=callback, params=[raw_args(metavar)], context_settings=RAW, help=help_text
+    )
 
 
 def need(words: Sequence[str], count: int, usage: str) -> None:

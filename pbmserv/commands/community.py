@@ -16,15 +16,14 @@ from sqlalchemy.orm import Session
 
 from pbmserv import boards, clocks, ratings
 from pbmserv.commands.common import (
-    RAW,
     login,
     need,
     notify_users,
     parse_board_number,
-    raw_args,
+    raw_command,
     take_password,
 )
-from pbmserv.dispatch import Refused, Request, answer, request
+from pbmserv.dispatch import Refused, Request, answer, with_request
 from pbmserv.games.base import Game, MoveError, UnreadableMove
 from pbmserv.render import render, render_board
 from pbmserv.store.models import Board, BoardStatus, Seat, Subscription, User
@@ -503,21 +502,6 @@ ACCOUNT_COMMANDS: list[tuple[str, AccountFn, str, str]] = [
 ]
 
 
-def _account_callback(fn: AccountFn) -> Callable[[click.Context, tuple[str, ...]], None]:
-    def callback(ctx: click.Context, args: tuple[str, ...]) -> None:
-        fn(request(ctx), ctx, args)
-
-    return callback
-
-
 def register_community_commands(group: click.Group) -> None:
     for name, fn, metavar, help_text in ACCOUNT_COMMANDS:
-        group.add_command(
-            click.Command(
-                name,
-                callback=click.pass_context(_account_callback(fn)),
-                params=[raw_args(metavar)],
-                context_settings=RAW,
-                help=help_text,
-            )
-        )
+        group.add_command(raw_command(name, with_request(fn), metavar, help_text))

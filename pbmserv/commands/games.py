@@ -12,12 +12,11 @@ from sqlalchemy.orm import Session, selectinload
 from pbmserv import accounts, boards
 from pbmserv.commands import community
 from pbmserv.commands.common import (
-    RAW,
     login,
     need,
     notify_users,
     parse_board_number,
-    raw_args,
+    raw_command,
     take_password,
 )
 from pbmserv.dispatch import Refused, Request, answer, request
@@ -518,7 +517,4 @@ def _make(
     def callback(ctx: click.Context, args: tuple[str, ...]) -> None:
         fn(game, request(ctx), ctx, list(args))
 
-    params: list[click.Parameter] = [raw_args(metavar)]
-    return click.Command(
-        name, callback=callback, params=params, context_settings=RAW, help=help_text
-    )
+    return raw_command(name, callback, metavar, help_text)
