@@ -47,6 +47,7 @@ def shell_request(settings: Settings) -> Request:
         settings=settings,
         sessions=LazySessions(settings),  # type: ignore[arg-type]
         channel="shell",
+        now=settings.clock(),
         source="shell",
         env_password=os.environ.get("PBMSERV_PASSWORD"),
         prompt=prompt,
@@ -91,9 +92,14 @@ def main(argv: Sequence[str] | None = None, prog_name: str = "pbmserv") -> int:
     except click.UsageError as exc:
         click.echo(f"Error: {exc.format_message()}", err=True)
         return USAGE
-    settings = load_settings(
-        options.get("config"), data_dir=Path(options["data-dir"]) if "data-dir" in options else None
-    )
+    try:
+        settings = load_settings(
+            options.get("config"),
+            data_dir=Path(options["data-dir"]) if "data-dir" in options else None,
+        )
+    except (OSError, ValueError) as exc:  # an unreadable config file, a bad setting
+        click.echo(f"Error: {exc}", err=True)
+        return USAGE
     req = shell_request(settings)
     answers = run(build_cli(), args, req, prog_name=prog_name)
     status = max(a.status for a in answers)
@@ -107,11 +113,9 @@ def main(argv: Sequence[str] | None = None, prog_name: str = "pbmserv") -> int:
 
 def _robots_answer(req: Request) -> None:
     """Without a running server, robots to move on any board answer at once (and say so)."""
-    from datetime import UTC, datetime
-
     from pbmserv.robots.service import run_until_idle
 
-    for done in run_until_idle(req.sessions, req.settings, lambda: datetime.now(UTC)):  # type: ignore[arg-type]
+    for done in run_until_idle(req.sessions, req.settings, req.settings.clock):  # type: ignore[arg-type]
         if done.played:
             print(f"Robot {done.userid} played {done.text} on {done.game} board {done.number}.")
 

@@ -9,8 +9,11 @@ from __future__ import annotations
 import os
 import tomllib
 from dataclasses import dataclass, field, fields
+from functools import cached_property
 from pathlib import Path
 from typing import Any
+
+from pbmserv.clock import Clock, make_clock, parse_instant
 
 
 @dataclass
@@ -49,12 +52,19 @@ class Settings:
     # clocks
     nag_days: float = 7.0
     forfeit_days: float = 21.0
+    # test hook: an ISO-8601 instant the clock starts at (empty: the system clock)
+    now: str = ""
 
     @property
     def url(self) -> str:
         if self.database_url:
             return self.database_url
         return f"sqlite:///{(self.data_dir / 'pbmserv.sqlite3').resolve()}"
+
+    @cached_property
+    def clock(self) -> Clock:
+        """The time source of everything this process does (see :mod:`pbmserv.clock`)."""
+        return make_clock(self.now)
 
     @property
     def maildir_path(self) -> Path:
@@ -66,6 +76,7 @@ _ENV = {
     "PBMSERV_DATABASE_URL": "database_url",
     "PBMSERV_LISTEN_PORT": "listen_port",
     "PBMSERV_ADMINS": "admins",
+    "PBMSERV_NOW": "now",
 }
 
 
@@ -104,4 +115,9 @@ def load_settings(path: str | os.PathLike[str] | None = None, **overrides: Any) 
     for key, value in overrides.items():
         if value is not None:
             setattr(settings, key, _coerce(key, value))
+    if settings.now:
+        try:
+            parse_instant(settings.now)
+        except ValueError as exc:
+            raise ValueError(f"setting now (PBMSERV_NOW): {exc}") from None
     return settings

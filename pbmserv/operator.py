@@ -6,7 +6,6 @@ They exist only in the shell (:mod:`pbmserv.cli`); a mail can never reach them.
 from __future__ import annotations
 
 import sys
-from datetime import UTC, datetime
 from typing import BinaryIO
 
 import click
@@ -150,10 +149,10 @@ def mail_inject(ctx: click.Context, source: BinaryIO, sender: str, no_process: b
         if not sender:
             raise Refused("the mail names no sender: give --sender")
     sessions = _sessions(ctx)
-    stored = inbox.store(sessions, raw, sender, [settings.server_address], datetime.now(UTC))
+    stored = inbox.store(sessions, raw, sender, [settings.server_address], settings.clock())
     note = f"Mail stored as {stored.id}." if stored.new else f"Mail already stored as {stored.id}."
     if not no_process:
-        while process_next(sessions, settings, lambda: datetime.now(UTC)) is not None:
+        while process_next(sessions, settings, settings.clock) is not None:
             pass
         _deliver_now(settings, sessions)
     answer(ctx, "pbmserv mail inject", note + "\n")
@@ -162,7 +161,7 @@ def mail_inject(ctx: click.Context, source: BinaryIO, sender: str, no_process: b
 def _deliver_now(settings: Settings, sessions) -> None:  # type: ignore[no-untyped-def]
     from pbmserv.outbound import deliver_pending, make_sink
 
-    deliver_pending(sessions, settings, make_sink(settings), datetime.now(UTC))
+    deliver_pending(sessions, settings, make_sink(settings), settings.clock())
 
 
 # ----------------------------------------------------------------------------- status
@@ -241,7 +240,9 @@ def serve(
         settings.lmtp = True
     try:
         run_server(
-            settings, listen=not no_listen, log=lambda text: print(text, file=sys.stderr, flush=True)
+            settings,
+            listen=not no_listen,
+            log=lambda text: print(text, file=sys.stderr, flush=True),
         )
     except OSError as exc:  # the port is taken, the data directory is not writable, ...
         raise Refused(

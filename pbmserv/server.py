@@ -13,10 +13,10 @@ import logging
 import signal
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
 from pbmserv import inbox
+from pbmserv.clock import Clock
 from pbmserv.config import Settings
 from pbmserv.store.db import session_factory
 
@@ -26,19 +26,15 @@ CLOCK_SECONDS = 300.0  # how often the clocks are checked (nags, forfeits)
 ROBOT_POLL_SECONDS = 5.0  # how often the robots look for a turn when no move woke them
 
 
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
 class Server:
     """The running parts of a server; ``start()`` and ``stop()`` are for tests and the CLI."""
 
     def __init__(
-        self, settings: Settings, *, listen: bool = True, clock: Callable[[], datetime] = utcnow
+        self, settings: Settings, *, listen: bool = True, clock: Clock | None = None
     ) -> None:
         self.settings = settings
         self.listen = listen
-        self.clock = clock
+        self.clock = clock or settings.clock
         self.sessions = session_factory(settings.url)
         self.stopping = threading.Event()
         self.work = threading.Event()
@@ -140,6 +136,7 @@ class Server:
                 store_message=self.store_message,
                 accept_recipient=self.accept_recipient,
                 max_recipients=self.settings.max_recipients,
+                clock=self.clock,
             )
             self.controller = make_controller(
                 handler,
