@@ -69,8 +69,11 @@ def settings(tmp_path: Path, database_url: str) -> Settings:
 @pytest.fixture
 def sessions(settings: Settings):
     from pbmserv.store.db import session_factory
+    from pbmserv.web.links import attach
 
-    return session_factory(settings.url)
+    factory = session_factory(settings.url)
+    attach(factory, settings)
+    return factory
 
 
 class Clock:
