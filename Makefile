@@ -14,10 +14,14 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# The browser test drives Debian's chromium (PBMSERV_CHROMIUM names another binary) through
+# the playwright package of the test extras; without it that test is skipped and says why.
 # The store tests run on SQLite always, and again on PostgreSQL when
 # PBMSERV_TEST_DATABASE_URL names one (.ci/run sets it when the local server answers).
 test: $(STAMP)
 	$(BIN)/ruff check .
+	@test -x "$${PBMSERV_CHROMIUM:-/usr/bin/chromium}" || echo "== Chromium not found:" \
+		"the browser test (tests/test_web_browser.py) is skipped; apt-get install -y chromium"
 	env -u PBMSERV_TEST_DATABASE_URL $(BIN)/python -m pytest -q $(PYTEST_ARGS)
 	@if [ -n "$$PBMSERV_TEST_DATABASE_URL" ]; then \
 		echo "== store tests again on $$PBMSERV_TEST_DATABASE_URL"; \

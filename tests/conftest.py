@@ -63,6 +63,8 @@ def settings(tmp_path: Path, database_url: str) -> Settings:
         server_address="pbmserv@example.org",
         accept_recipients=["pbmserv@example.org"],
         mail_domain="example.org",
+        web_port=0,  # any free port when a test starts the server
+        web_base_url="https://games.example.org",
     )
 
 

@@ -113,13 +113,16 @@ def create_app(
         assert isinstance(exc, HTTPException)
         if exc.status_code == 405:
             return Response("Method Not Allowed\n", 405, {"Allow": "GET, HEAD"})
-        return web.page(request, "error.html.j2", exc.status_code, code=exc.status_code,
-                        message=exc.detail)
+        return web.page(
+            request, "error.html.j2", exc.status_code, code=exc.status_code, message=exc.detail
+        )
 
     app = Starlette(
         routes=[
             *routes.routes(web),
-            Mount("/static", StaticFiles(directory=templates_dir() / "web" / "static"), name="static"),
+            Mount(
+                "/static", StaticFiles(directory=templates_dir() / "web" / "static"), name="static"
+            ),
         ],
         exception_handlers={HTTPException: http_error},
     )

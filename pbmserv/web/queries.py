@@ -154,7 +154,12 @@ def clock_rows(board: Board, settings: Settings, now: datetime) -> list[tuple[st
 
 
 def board_page(
-    session: Session, settings: Settings, game_name: str, number: int, ply: int | None, now: datetime
+    session: Session,
+    settings: Settings,
+    game_name: str,
+    number: int,
+    ply: int | None,
+    now: datetime,
 ) -> BoardPage:
     game = game_or_404(game_name)
     board = stored_board(session, game, number)

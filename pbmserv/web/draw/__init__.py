@@ -42,13 +42,13 @@ def circle(cx: Number, cy: Number, r: Number, cls: str) -> Shape:
 
 
 def line(x1: Number, y1: Number, x2: Number, y2: Number, cls: str) -> Shape:
-    return Shape(
-        "line", {"x1": _r(x1), "y1": _r(y1), "x2": _r(x2), "y2": _r(y2), "class": cls}
-    )
+    return Shape("line", {"x1": _r(x1), "y1": _r(y1), "x2": _r(x2), "y2": _r(y2), "class": cls})
 
 
 def polygon(points: list[tuple[Number, Number]], cls: str) -> Shape:
-    return Shape("polygon", {"points": " ".join(f"{_r(x)},{_r(y)}" for x, y in points), "class": cls})
+    return Shape(
+        "polygon", {"points": " ".join(f"{_r(x)},{_r(y)}" for x, y in points), "class": cls}
+    )
 
 
 def text(x: Number, y: Number, value: str, cls: str) -> Shape:

@@ -23,7 +23,10 @@ def draw(position: Any) -> Drawing:
         shapes.append(line(M + S / 2, y, M + 9 * S - S / 2, y, "grid"))
         shapes.append(line(x, M + S / 2, x, M + 9 * S - S / 2, "grid"))
         shapes += [text(x, M - 10, FILES[i], "coord"), text(x, M + 9 * S + 20, FILES[i], "coord")]
-        shapes += [text(M / 2, y + 5, str(i + 1), "coord"), text(M + 9 * S + M / 2, y + 5, str(i + 1), "coord")]
+        shapes += [
+            text(M / 2, y + 5, str(i + 1), "coord"),
+            text(M + 9 * S + M / 2, y + 5, str(i + 1), "coord"),
+        ]
     pieces = 0
     for square, piece in enumerate(position.board):
         if not piece:

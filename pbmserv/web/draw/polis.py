@@ -32,12 +32,17 @@ def draw(position: Any) -> Drawing:
     for sq in range(64):
         x, y = corner(sq)
         shade = "light" if (sq & 7) % 2 != (sq >> 3) % 2 else "dark"
-        shapes.append(rect(x, y, S, S, f"square {shade}" + (" last" if square_name(sq) in last else "")))
+        shapes.append(
+            rect(x, y, S, S, f"square {shade}" + (" last" if square_name(sq) in last else ""))
+        )
     for i in range(8):
         x = M + i * S + S / 2
         y = M + (7 - i) * S + S / 2
         shapes += [text(x, M - 10, FILES[i], "coord"), text(x, M + 8 * S + 20, FILES[i], "coord")]
-        shapes += [text(M / 2, y + 5, str(i + 1), "coord"), text(M + 8 * S + M / 2, y + 5, str(i + 1), "coord")]
+        shapes += [
+            text(M / 2, y + 5, str(i + 1), "coord"),
+            text(M + 8 * S + M / 2, y + 5, str(i + 1), "coord"),
+        ]
     pieces = 0
     for sq, piece in enumerate(position.board):
         if piece == EMPTY:
@@ -49,7 +54,10 @@ def draw(position: Any) -> Drawing:
         shapes.append(
             group(
                 "captured",
-                [line(x + 12, y + 12, x + S - 12, y + S - 12, "cross"), line(x + S - 12, y + 12, x + 12, y + S - 12, "cross")],
+                [
+                    line(x + 12, y + 12, x + S - 12, y + S - 12, "cross"),
+                    line(x + S - 12, y + 12, x + 12, y + S - 12, "cross"),
+                ],
                 f"captured on {square_name(name)}",
             )
         )

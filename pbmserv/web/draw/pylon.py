@@ -26,7 +26,10 @@ def draw(position: Any) -> Drawing:
         x, y = xy(i, i)
         letter, number = chr(97 + i), str(i + 1)
         shapes += [text(x, M - 10, letter, "coord"), text(x, M + side + 20, letter, "coord")]
-        shapes += [text(M / 2, y + 5, number, "coord"), text(M + side + M / 2, y + 5, number, "coord")]
+        shapes += [
+            text(M / 2, y + 5, number, "coord"),
+            text(M + side + M / 2, y + 5, number, "coord"),
+        ]
     marbles = 0
     for p in range(geo.size):  # ordered by level: upper marbles are drawn last
         col, row = geo.cell[p]
