@@ -117,6 +117,10 @@ def _check_pages(browser, base, numbers, expected, tmp_path) -> None:  # type: i
         page.screenshot(path=str(shot))
         shutil.copy(shot, ARTIFACTS / shot.name)
         assert shot.stat().st_size > 10_000
+    # the README's picture (docs/web-board.png is a copy): a Ploy board page, top part
+    page.set_viewport_size({"width": 1200, "height": 760})
+    page.goto(f"{base}/boards/ploy/{numbers['ploy']}")
+    page.screenshot(path=str(ARTIFACTS / "web-board.png"))
     # any position without JavaScript: the range input's GET form, then a "next" link
     page.goto(f"{base}/boards/ploy/{numbers['ploy']}")
     page.locator("form.slider input[type=range]").fill("0")

@@ -10,7 +10,7 @@ from typing import Any
 from pbmserv.games.plotto import label_of, xy_of
 from pbmserv.web.draw import Drawing, Shape, group, polygon, text
 
-R = 26  # hex circumradius
+R = 30  # hex circumradius
 M = 34
 DX, DY = 1.5 * R, sqrt(3) / 2 * R  # per column, per half-row
 

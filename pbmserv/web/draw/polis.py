@@ -36,12 +36,12 @@ def draw(position: Any) -> Drawing:
             rect(x, y, S, S, f"square {shade}" + (" last" if square_name(sq) in last else ""))
         )
     for i in range(8):
-        x = M + i * S + S / 2
-        y = M + (7 - i) * S + S / 2
-        shapes += [text(x, M - 10, FILES[i], "coord"), text(x, M + 8 * S + 20, FILES[i], "coord")]
+        cx = M + i * S + S / 2
+        cy = M + (7 - i) * S + S / 2
+        shapes += [text(cx, M - 10, FILES[i], "coord"), text(cx, M + 8 * S + 20, FILES[i], "coord")]
         shapes += [
-            text(M / 2, y + 5, str(i + 1), "coord"),
-            text(M + 8 * S + M / 2, y + 5, str(i + 1), "coord"),
+            text(M / 2, cy + 5, str(i + 1), "coord"),
+            text(M + 8 * S + M / 2, cy + 5, str(i + 1), "coord"),
         ]
     pieces = 0
     for sq, piece in enumerate(position.board):
@@ -49,8 +49,8 @@ def draw(position: Any) -> Drawing:
             continue
         pieces += 1
         shapes.append(_piece(position, sq, piece))
-    for name in getattr(position, "last_captured", ()):
-        x, y = corner(name)
+    for sq in position.last_captured:
+        x, y = corner(sq)
         shapes.append(
             group(
                 "captured",
@@ -58,7 +58,7 @@ def draw(position: Any) -> Drawing:
                     line(x + 12, y + 12, x + S - 12, y + S - 12, "cross"),
                     line(x + S - 12, y + 12, x + 12, y + S - 12, "cross"),
                 ],
-                f"captured on {square_name(name)}",
+                f"captured on {square_name(sq)}",
             )
         )
     return Drawing(

@@ -21,7 +21,7 @@ def draw(position: Any) -> Drawing:
         return M + U + col * U, M + U + (g - 1 - row) * U
 
     side = (g + 1) * U
-    shapes: list[Shape] = [rect(M, M, side, side, "board")]
+    shapes: list[Shape] = [rect(M - 4, M - 4, side + 8, side + 8, "board")]
     for i in range(g):
         x, y = xy(i, i)
         letter, number = chr(97 + i), str(i + 1)
