@@ -402,3 +402,12 @@ def test_users_table_unchanged_by_a_hostile_lookup(site, sessions):
     with sessions() as s:
         assert s.scalar(select(User).where(User.userid == "alice")) is not None
         assert s.scalar(select(Outbox).limit(1)) is not None
+
+
+def test_a_game_without_a_drawing_still_has_its_page(shell, settings, clock):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    client = TestClient(create_app(settings, lambda: clock.now))
+    page = client.get("/boards/nim/101")
+    assert page.status_code == 200
+    assert "<svg" not in page.text and "The board as mailed" in page.text

@@ -77,7 +77,7 @@ def _piece(position: Any, sq: int, piece: int) -> Shape:
     title = f"{PIECE_NAMES[piece]} on {name}"
     if IS_CHARIOT[piece]:
         children = [rect(x + 11, y + 11, S - 22, S - 22, "body", rx=6)]
-        if position.stunned[owner]:
+        if position.is_stunned(owner):
             children.append(circle(cx, cy, S * 0.47, "stun"))
             title += " (stunned)"
     else:
