@@ -202,6 +202,10 @@ def test_lists_players_and_tournament(site, shell):
         assert f'href="/players/{userid}"' in cup
     assert cup.count('href="/boards/ploy/') == 2  # round 1: two boards
     assert "t1r1b1" in cup and "t1r1b2" in cup
+    first = re.search(r'href="(/boards/ploy/\d+)">Ploy \d+</a> \(t1r1b1\)', cup)
+    assert first is not None
+    board_page = client.get(first.group(1)).text
+    assert 'Board t1r1b1 of <a href="/tournaments/t1">tournament t1</a>' in board_page
     assert "spring" in client.get("/tournaments").text
 
 
@@ -321,7 +325,9 @@ def test_every_board_mail_links_to_its_page(shell, sessions, clock):
     subjects = {m.subject.split()[0] for m in board_mails}
     assert {"New", "Nag:", "Ploy", "Polis"} <= subjects
     for mail in board_mails:
-        game, number = re.search(r"(\w+) Board (\d+)", mail.subject).groups()  # type: ignore[union-attr]
+        found = re.search(r"(\w+) Board (\d+)", mail.subject)
+        assert found is not None
+        game, number = found.groups()
         link = f"On the web: https://games.example.org/boards/{game.lower()}/{number}\n"
         assert mail.body.endswith(link), mail.subject
     # tournament boards (made deep in the domain layer) carry it as well

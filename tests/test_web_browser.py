@@ -90,7 +90,7 @@ def test_board_pages_in_chromium(shell, settings, clock, sessions, tmp_path):
         served.stop()
 
 
-def _check_pages(browser, base, numbers, expected, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def _check_pages(browser, base, numbers, expected, tmp_path):  # type: ignore[no-untyped-def]
     page = browser.new_page(viewport={"width": 1280, "height": 1000}, java_script_enabled=False)
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)

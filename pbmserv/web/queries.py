@@ -12,9 +12,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
-from pbmserv.boards import FORFEIT, replay
+from pbmserv.boards import replay
 from pbmserv.clocks import format_days, periods
 from pbmserv.config import Settings
 from pbmserv.games import get_game
@@ -29,7 +29,7 @@ from pbmserv.store.models import (
     TournamentPlayer,
     User,
 )
-from pbmserv.tournaments import board_name, describe, standings
+from pbmserv.tournaments import BOARD_NAME, board_name, describe, standings
 
 LIST_LIMIT = 500  # newest boards shown per list
 
@@ -88,7 +88,8 @@ class BoardPage:
     move_rows: list[list[MoveCell | None]]
     comments: list[tuple[int, str, str, datetime]]
     clock: list[tuple[str, str]]
-    tournament: str | None = None
+    tournament: str | None = None  # the board's name in its tournament, t1r2b3
+    tournament_page: str | None = None  # the tournament's page name, t1
 
 
 def heading(board: Board, game: Game) -> str:
@@ -183,7 +184,7 @@ def board_page(
         )
         for s in board.seats
     ]
-    tournament = board.options.get("tournament")
+    name = str(board.options.get("tournament") or "")
     return BoardPage(
         board=board,
         game=game,
@@ -197,12 +198,9 @@ def board_page(
         move_rows=move_rows(board),
         comments=[(c.ply, c.user.userid, c.text, c.at) for c in board.comments],
         clock=clock_rows(board, settings, now),
-        tournament=str(tournament) if tournament else None,
+        tournament=name or None,
+        tournament_page=f"t{found.group(1)}" if (found := BOARD_NAME.fullmatch(name)) else None,
     )
-
-
-def is_forfeit(text: str) -> bool:
-    return text == FORFEIT
 
 
 # ----------------------------------------------------------------------------- lists
@@ -218,6 +216,16 @@ class BoardRow:
     status: str  # "alice to move", "won by bob", "tie"
 
 
+def current_position(board: Board) -> Position:
+    """The position now: the cache when it is up to date (only read here), else a replay."""
+    if board.position_cache and board.cache_ply == len(board.moves):
+        return get_game(board.game).position_class.deserialize(board.position_cache)
+    return replay(board)
+
+
+LIST_LOADS = (selectinload(Board.seats).selectinload(Seat.user), selectinload(Board.moves))
+
+
 def _row(board: Board) -> BoardRow:
     game = get_game(board.game)
     users = [s.user.userid for s in board.seats]
@@ -225,7 +233,7 @@ def _row(board: Board) -> BoardRow:
         winners = [users[w] for w in board.winners or [] if w < len(users)]
         status = f"won by {' and '.join(winners)}" if winners else "tie"
     else:
-        position = replay(board)
+        position = current_position(board)
         seat = position.to_move
         status = "" if seat is None else f"{users[position.controller(seat)]} to move"
     return BoardRow(game, board.number, users, len(board.moves), board.last_move_at, status)
@@ -235,7 +243,7 @@ def board_lists(session: Session, game: Game | None) -> tuple[list[BoardRow], li
     """Active and finished boards (of one game, or all), the most recently moved first."""
     out: tuple[list[BoardRow], list[BoardRow]] = ([], [])
     for status, rows in zip((BoardStatus.active, BoardStatus.finished), out, strict=True):
-        query = select(Board).where(Board.status == status)
+        query = select(Board).options(*LIST_LOADS).where(Board.status == status)
         if game is not None:
             query = query.where(Board.game == game.name)
         query = query.order_by(Board.last_move_at.desc(), Board.id.desc()).limit(LIST_LIMIT)
@@ -268,6 +276,7 @@ def player_page(session: Session, userid: str) -> PlayerPage:
     )
     boards = session.scalars(
         select(Board)
+        .options(*LIST_LOADS)
         .join(Seat, Seat.board_id == Board.id)
         .where(Seat.user_id == user.id, Board.status != BoardStatus.removed)
         .order_by(Board.last_move_at.desc(), Board.id.desc())

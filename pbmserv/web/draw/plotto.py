@@ -65,6 +65,9 @@ def draw(position: Any) -> Drawing:
     return Drawing(
         width=round(width, 1),
         height=round(height, 1),
-        label=f"Plotto after move {position.ply}: {len(position.board)} pieces, {len(order)} open cells",
+        label=(
+            f"Plotto after move {position.ply}: "
+            f"{len(position.board)} pieces, {len(order)} open cells"
+        ),
         shapes=shapes,
     )
