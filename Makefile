@@ -24,8 +24,12 @@ venv: $(STAMP)
 # Lint, format check and type check first, then the suite, in parallel (pytest-xdist).
 # Store tests run on a SQLite file, and on PostgreSQL as well when PBMSERV_TEST_DATABASE_URL
 # names a database made for the run (.ci/run creates one with a unique name and drops it).
+# The browser test drives Debian's chromium (PBMSERV_CHROMIUM names another binary) through
+# the playwright package of the test extras; without it that test is skipped and says why.
 TEST_JOBS ?= auto
 test: $(STAMP) lint typecheck
+	@test -x "$${PBMSERV_CHROMIUM:-/usr/bin/chromium}" || echo "== Chromium not found:" \
+		"the browser test (tests/test_web_browser.py) is skipped; apt-get install -y chromium"
 	@if [ -n "$$PBMSERV_TEST_DATABASE_URL" ]; then \
 		echo "== store tests on SQLite and on PostgreSQL ($${PBMSERV_TEST_DATABASE_URL##*/})"; \
 	else echo "== PBMSERV_TEST_DATABASE_URL not set: store tests run on SQLite only"; fi

@@ -32,8 +32,10 @@ class LazySessions:
     def __call__(self) -> Session:
         if self._factory is None:
             from pbmserv.store.db import session_factory
+            from pbmserv.web.links import attach
 
             self._factory = session_factory(self.settings.url)
+            attach(self._factory, self.settings)
         return self._factory()
 
 

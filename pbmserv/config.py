@@ -52,6 +52,10 @@ class Settings:
     # clocks
     nag_days: float = 7.0
     forfeit_days: float = 21.0
+    # read-only web pages (pbmserv.web), served on listen_host by `pbmserv serve`
+    web_enabled: bool = True
+    web_port: int = 8080  # 0: any free port
+    web_base_url: str = ""  # empty: http://<listen_host>:<web_port>; used for board mail links
     # test hook: an ISO-8601 instant the clock starts at (empty: the system clock)
     now: str = ""
 
@@ -75,6 +79,7 @@ _ENV = {
     "PBMSERV_DATA_DIR": "data_dir",
     "PBMSERV_DATABASE_URL": "database_url",
     "PBMSERV_LISTEN_PORT": "listen_port",
+    "PBMSERV_WEB_PORT": "web_port",
     "PBMSERV_ADMINS": "admins",
     "PBMSERV_NOW": "now",
 }

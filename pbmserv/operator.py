@@ -23,8 +23,11 @@ def _settings(ctx: click.Context) -> Settings:
 
 def _sessions(ctx: click.Context):  # type: ignore[no-untyped-def]
     from pbmserv.store.db import session_factory
+    from pbmserv.web.links import attach
 
-    return session_factory(_settings(ctx).url)
+    factory = session_factory(_settings(ctx).url)
+    attach(factory, _settings(ctx))
+    return factory
 
 
 def _text(lines: list[str]) -> str:

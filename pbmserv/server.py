@@ -42,6 +42,10 @@ class Server:
         self.robots = threading.Event()  # a move was played: a robot may be to move
         self.threads: list[threading.Thread] = []
         self.controller: Any = None
+        self.web: Any = None  # pbmserv.web.serve.WebServer while the pages are served
+        from pbmserv.web.links import attach
+
+        attach(self.sessions, settings)  # board mails link to the pages
 
     # ----- the listener's callback
 
@@ -147,8 +151,16 @@ class Server:
                 timeout=self.settings.smtp_timeout,
             )
             self.controller.start()
+            if self.settings.web_enabled:
+                from pbmserv.web.serve import WebServer
+
+                self.web = WebServer(self.settings, self.clock)
+                self.web.start()
 
     def stop(self) -> None:
+        if self.web is not None:
+            self.web.stop()
+            self.web = None
         if self.controller is not None:
             self.controller.stop()
             self.controller = None
@@ -178,6 +190,8 @@ def run_server(
         raise
     where = f"{settings.listen_host}:{settings.listen_port} ({'LMTP' if settings.lmtp else 'SMTP'})"
     log(f"pbmserv serving on {where if listen else 'no port (worker only)'}; store {settings.url}")
+    if server.web is not None:
+        log(f"web pages on http://{settings.listen_host}:{server.web.port}/")
     if settings.outbox == "maildir":
         log(f"answers are delivered to the Maildir {settings.maildir_path.resolve()}")
     stop.wait()

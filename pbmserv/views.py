@@ -12,6 +12,7 @@ from datetime import datetime
 from pbmserv.games.base import Position, SeatInfo
 from pbmserv.render import render, render_board
 from pbmserv.store.models import Board, BoardStatus, MoveRecord
+from pbmserv.web.links import board_link
 
 MOVE_MAIL_ROUNDS = 4
 COLUMN_WIDTH = 14
@@ -161,4 +162,5 @@ def board_mail_body(
             for s in board.subscriptions
         ],
         clock=clock_lines(board),
+        link=board_link(board),
     )

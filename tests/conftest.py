@@ -118,14 +118,19 @@ def settings(tmp_path: Path, database_url: str, clock: Clock) -> Settings:
         accept_recipients=["pbmserv@example.org"],
         mail_domain="example.org",
         now=clock.now.isoformat(),
+        web_port=0,  # any free port when a test starts the server
+        web_base_url="https://games.example.org",
     )
 
 
 @pytest.fixture
 def sessions(settings: Settings):
     from pbmserv.store.db import session_factory
+    from pbmserv.web.links import attach
 
-    return session_factory(settings.url)
+    factory = session_factory(settings.url)
+    attach(factory, settings)
+    return factory
 
 
 TEST_START = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)  # the calendar every test starts on
