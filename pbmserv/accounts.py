@@ -1,9 +1,14 @@
 """User accounts: sign-up, passwords (argon2id), addresses, and throttling of failed logins.
 
 Passwords are compared case-sensitively through argon2 and never stored, echoed or logged.
-Failed checks are counted per userid and per sender address: past ``auth_slowdown_after``
+Failed checks are counted per sender address and per userid: past ``auth_slowdown_after``
 failures a new attempt must wait an exponentially growing delay, past ``auth_lockout_after``
-the key is refused until ``auth_lockout_minutes`` have passed.
+the key is refused until ``auth_lockout_minutes`` have passed.  A mail from one of the
+account's own confirmed addresses is counted under a key of its own ("owner:USERID"), and the
+right password from there is always accepted: nobody else's guesses can lock the owner out.
+
+Addresses are exactly one RFC 5322 addr-spec, checked by the standard library's
+``email.headerregistry`` parser: no lists, no display names, no local-only names.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from email.errors import HeaderParseError
+from email.headerregistry import Address as MailAddress
 from functools import lru_cache
 
 from argon2 import PasswordHasher
@@ -25,7 +32,7 @@ from pbmserv.config import Settings
 from pbmserv.store.models import Address, AuthFailure, User
 
 USERID_RE = re.compile(r"^[a-z][a-z0-9_.-]{1,31}$")
-ADDRESS_RE = re.compile(r"^[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+$|^[^@\s<>]+@localhost$")
+_DOMAIN_RE = re.compile(r"^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$|^localhost$")
 MIN_PASSWORD = 4
 
 
@@ -56,9 +63,28 @@ def check_userid(userid: str) -> str | None:
     return None
 
 
+def parse_address(text: str) -> str | None:
+    """The one addr-spec ``text`` is, lower-cased; None unless it is exactly one.
+
+    >>> parse_address("Alice@Example.org"), parse_address("a@example.org,root")
+    ('alice@example.org', None)
+    >>> parse_address("root"), parse_address("Eve <eve@example.org>")
+    (None, None)
+    """
+    text = text.strip()
+    try:
+        parsed = MailAddress(addr_spec=text)
+    except (ValueError, IndexError, TypeError, HeaderParseError):
+        return None
+    local, domain = parsed.username, parsed.domain.lower()
+    if not local or '"' in parsed.addr_spec or not _DOMAIN_RE.match(domain):
+        return None
+    return f"{local}@{domain}".lower()
+
+
 def check_address(address: str) -> str | None:
-    if not ADDRESS_RE.match(address):
-        return f"'{address}' is not a mail address"
+    if parse_address(address) is None:
+        return f"'{address}' is not a mail address (give one address like name@example.org)"
     return None
 
 
@@ -80,12 +106,15 @@ def create_user(
     password: str,
     addresses: list[str],
     now: datetime,
+    *,
+    confirmed: bool = True,
 ) -> User:
+    """A new account; addresses given by mail start ``confirmed=False``."""
     user = User(
         userid=normalise_userid(userid),
         password_hash=hasher(settings).hash(password),
         created=now,
-        addresses=[Address(address=a.strip().lower()) for a in addresses],
+        addresses=[Address(address=a.strip().lower(), confirmed=confirmed) for a in addresses],
     )
     session.add(user)
     session.flush()
@@ -147,7 +176,18 @@ def preverify(
             check_password(settings, hashes[userid], password)
 
 
-def _failure_keys(userid: str, sender: str | None) -> list[str]:
+def confirmed_addresses(user: User) -> list[str]:
+    return [a.address for a in user.addresses if a.confirmed]
+
+
+def is_owner_address(user: User | None, sender: str | None) -> bool:
+    """Whether ``sender`` is one of the confirmed addresses of ``user``."""
+    return bool(user and sender and sender.strip().lower() in confirmed_addresses(user))
+
+
+def _failure_keys(userid: str, sender: str | None, owner: bool) -> list[str]:
+    if owner:
+        return [f"owner:{normalise_userid(userid)}"]
     keys = [f"user:{normalise_userid(userid)}"]
     if sender:
         keys.append(f"sender:{sender.strip().lower()}")
@@ -206,12 +246,19 @@ def authenticate(
     A failure is recorded in ``session``: the caller must let that transaction commit even
     though the command is refused (:func:`pbmserv.commands.common.login` does).
     """
-    keys = _failure_keys(userid, sender)
-    _check_throttle(session, settings, keys, now)
     user = find_user(session, userid)
+    owner = is_owner_address(user, sender)
+    keys = _failure_keys(userid, sender, owner)
     ok = False
-    if user is not None:
+    if owner:  # the right password from the owner's own address is never refused
+        assert user is not None
         ok = check_password(settings, user.password_hash, password)
+        if not ok:
+            _check_throttle(session, settings, keys, now)
+    else:
+        _check_throttle(session, settings, keys, now)
+        if user is not None:
+            ok = check_password(settings, user.password_hash, password)
     if user is None or not ok:  # (userids are public: the games lists show them)
         _record_failure(session, settings, keys, now)
         if user is None:

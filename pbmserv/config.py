@@ -32,7 +32,17 @@ class Settings:
     max_recipients: int = 20
     smtp_timeout: int = 300
     max_commands_per_mail: int = 10
-    max_answers_per_day: int = 50
+    # caps on what unauthenticated or failing mail can cause (an authenticated command from
+    # the player's confirmed address is always executed and answered): see README "Security"
+    max_answers_per_day: int = 50  # answers to a player's confirmed address
+    max_stranger_answers_per_day: int = 5  # answers to an address no account has confirmed
+    max_mails_per_recipient_per_day: int = 20  # answers and confirmation mails to one address
+    max_challenges_per_day: int = 20  # challenges asked for by mail, per challenger
+    max_signup_addresses: int = 3  # addresses one signup or change address may give
+    token_hours: int = 48  # confirmation and password reset codes expire after this
+    unconfirmed_account_days: int = 3  # accounts without a confirmed address are then removed
+    outbox_lease_minutes: int = 10  # a mail left 'sending' this long by a dead sender is resent
+    inbox_retention_days: int = 30  # processed mails (kept with passwords masked) are deleted
     # outbound delivery: "maildir" (default) or "smtp"
     outbox: str = "maildir"
     maildir: Path = Path("")  # empty: <data_dir>/Maildir

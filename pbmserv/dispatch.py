@@ -50,6 +50,9 @@ class Request:
     env_password: str | None = None  # shell: PBMSERV_PASSWORD, never on the command line
     prompt: Callable[[str], str] | None = None  # shell: asks for a missing password
     answers: list[Answer] = field(default_factory=list)
+    # set by a right password given from that account's confirmed address: such a command is
+    # never capped (see pbmserv.limits)
+    owner_verified: bool = False
 
     @property
     def trusted(self) -> bool:

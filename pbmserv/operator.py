@@ -68,7 +68,7 @@ def db_downgrade(ctx: click.Context, revision: str) -> None:
 # ----------------------------------------------------------------------------- mail
 
 
-@click.group("mail", help="The inbox: list, show, retry and inject mails.")
+@click.group("mail", help="The inbox (list, show, retry, inject) and the outbox.")
 def mail_group() -> None:
     pass
 
@@ -161,6 +161,75 @@ def mail_inject(ctx: click.Context, source: BinaryIO, sender: str, no_process: b
     answer(ctx, "pbmserv mail inject", note + "\n")
 
 
+@mail_group.group("outbox", help="Outgoing mail: list, show and retry.")
+def outbox_group() -> None:
+    pass
+
+
+@outbox_group.command("list", help="Outgoing mails (default: all but the sent ones).")
+@click.option("--all", "show_all", is_flag=True, help="Also list the mails sent.")
+@click.pass_context
+def outbox_list(ctx: click.Context, show_all: bool) -> None:
+    from pbmserv.store.models import Outbox, OutboxStatus
+
+    with _sessions(ctx)() as session:
+        query = select(Outbox).order_by(Outbox.id)
+        if not show_all:
+            query = query.where(Outbox.status != OutboxStatus.sent)
+        rows = session.scalars(query).all()
+        lines = [f"{'id':>6}  {'status':<8} {'tries':>5}  {'created':<16}  to / subject"]
+        for row in rows:
+            lines.append(
+                f"{row.id:>6}  {row.status.value:<8} {row.attempts:>5}  "
+                f"{row.created:%Y-%m-%d %H:%M}  {row.recipient}  {row.subject[:50]}"
+            )
+    if len(lines) == 1:
+        lines = ["The outbox has no mails waiting, being sent or failed."]
+    answer(ctx, "pbmserv mail outbox list", _text(lines))
+
+
+@outbox_group.command("show", help="One outgoing mail and its delivery record.")
+@click.argument("mail_id", type=int)
+@click.pass_context
+def outbox_show(ctx: click.Context, mail_id: int) -> None:
+    from pbmserv.store.models import Outbox
+
+    with _sessions(ctx)() as session:
+        row = session.get(Outbox, mail_id)
+        if row is None:
+            raise Refused(f"there is no mail {mail_id} in the outbox")
+        lines = [
+            f"Mail {row.id}: {row.status.value}, {row.attempts} attempts",
+            f"To: {row.recipient}",
+            f"Subject: {row.subject}",
+            f"Created: {row.created:%Y-%m-%d %H:%M:%S} UTC",
+        ]
+        if row.claimed_by:
+            lines.append(f"Claimed by {row.claimed_by} at {row.claimed_at:%Y-%m-%d %H:%M:%S} UTC")
+        if row.sent_at:
+            lines.append(f"Sent: {row.sent_at:%Y-%m-%d %H:%M:%S} UTC")
+        if row.last_error:
+            lines += ["Last error:", row.last_error.strip()]
+        lines += ["", row.body]
+    answer(ctx, "pbmserv mail outbox show", _text(lines))
+
+
+@outbox_group.command("retry", help="Send mail ID (failed or stuck) again at once.")
+@click.argument("mail_id", type=int)
+@click.pass_context
+def outbox_retry(ctx: click.Context, mail_id: int) -> None:
+    from pbmserv.store.models import Outbox, OutboxStatus
+
+    now = _settings(ctx).clock()
+    with _sessions(ctx)() as session, session.begin():
+        row = session.get(Outbox, mail_id)
+        if row is None:
+            raise Refused(f"there is no mail {mail_id} in the outbox")
+        row.status, row.next_attempt, row.attempts = OutboxStatus.pending, now, 0
+        row.claimed_at = row.claimed_by = None
+    answer(ctx, "pbmserv mail outbox retry", f"Mail {mail_id} is queued to be sent again.\n")
+
+
 def _deliver_now(settings: Settings, sessions) -> None:  # type: ignore[no-untyped-def]
     from pbmserv.outbound import deliver_pending, make_sink
 
@@ -214,10 +283,12 @@ def status(ctx: click.Context) -> None:
 def tick(ctx: click.Context) -> None:
     from pbmserv.clocks import tick as check_clocks
     from pbmserv.dispatch import request
+    from pbmserv.housekeeping import housekeeping
 
     now = request(ctx).now
     report = check_clocks(_sessions(ctx), _settings(ctx), now)
-    answer(ctx, "pbmserv tick", _text(report.lines(now)))
+    lines = report.lines(now) + housekeeping(_sessions(ctx), _settings(ctx), now)
+    answer(ctx, "pbmserv tick", _text(lines))
 
 
 # ----------------------------------------------------------------------------- serve

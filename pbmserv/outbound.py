@@ -1,19 +1,22 @@
 """The sender: delivers the outbox to the relay or the local Maildir, each mail exactly once.
 
-A mail is first marked ``sending`` in its own transaction, then handed over, then marked
-``sent``: a crash in between leaves it ``sending`` (shown by ``pbmserv status``) rather than
-sending it twice.  Temporary failures are retried with backoff; permanent ones are recorded.
+A mail is first marked ``sending`` in its own transaction (a lease: ``claimed_at`` and
+``claimed_by``), then handed over, then marked ``sent``.  A mail left ``sending`` by a process
+that died is sent again once the lease (``outbox_lease_minutes``) is over: a crash may send a
+mail twice, never lose it.  Temporary failures are retried with backoff; permanent ones are
+recorded.  The operator lists, shows and retries outgoing mail with ``pbmserv mail outbox``.
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
+from pbmserv.inbox import worker_id
 from pbmserv.mail.compose import OutgoingMail, build_message
 from pbmserv.mail.deliver import (
     MaildirSink,
@@ -42,11 +45,18 @@ def make_sink(settings: Settings) -> MaildirSink | SmtpRelay:
     return MaildirSink(settings.maildir_path)
 
 
-def _claim(sessions: sessionmaker[Session], now: datetime) -> list[int]:
+def _claim(sessions: sessionmaker[Session], settings: Settings, now: datetime) -> list[int]:
+    expired = now - timedelta(minutes=settings.outbox_lease_minutes)
     with sessions() as session, session.begin():
         query = (
             select(Outbox)
-            .where(Outbox.status == OutboxStatus.pending, Outbox.next_attempt <= now)
+            .where(
+                or_(
+                    (Outbox.status == OutboxStatus.pending) & (Outbox.next_attempt <= now),
+                    (Outbox.status == OutboxStatus.sending)
+                    & or_(Outbox.claimed_at.is_(None), Outbox.claimed_at < expired),
+                )
+            )
             .order_by(Outbox.id)
             .limit(BATCH)
         )
@@ -54,7 +64,13 @@ def _claim(sessions: sessionmaker[Session], now: datetime) -> list[int]:
             query = query.with_for_update(skip_locked=True)
         rows = session.scalars(query).all()
         for row in rows:
+            if row.status is OutboxStatus.sending:
+                log.warning(
+                    "mail %s was left sending by %s: sending it again", row.id, row.claimed_by
+                )
             row.status = OutboxStatus.sending
+            row.claimed_at = now
+            row.claimed_by = worker_id()
             row.attempts += 1
         return [row.id for row in rows]
 
@@ -68,7 +84,7 @@ def deliver_pending(
     """Deliver every mail that is due; return how many were sent."""
     sent = 0
     while True:
-        ids = _claim(sessions, now)
+        ids = _claim(sessions, settings, now)
         if not ids:
             return sent
         for mail_id in ids:
@@ -115,6 +131,7 @@ def _deliver_one(
         row = session.get(Outbox, mail_id)
         assert row is not None
         row.message_id = message["Message-ID"]
+        row.claimed_at = row.claimed_by = None
         if error is None:
             row.status = OutboxStatus.sent
             row.sent_at = now

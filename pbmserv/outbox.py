@@ -2,7 +2,9 @@
 
 Every kind of mail (board mails, nags, forfeits, tournament rounds, chat) goes through
 :func:`mail_users`, so the rules hold everywhere: one mail per address, robots never get mail,
-and the acting user and the mail's own sender are not sent a copy of their answer.
+an address nobody has confirmed gets nothing (its only mail is the confirmation mail, see
+:mod:`pbmserv.confirmation`), and the acting user and the mail's own sender are not sent a copy
+of their answer.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def mail_users(
     for user in targets:
         if user.id in robots:
             continue
-        for address in (a.address for a in user.addresses):
+        for address in (a.address for a in user.addresses if a.confirmed):
             if address in seen or (skip_address and address.lower() == skip_address.lower()):
                 continue
             seen.add(address)
@@ -50,3 +52,17 @@ def mail_users(
                 )
             )
     return len(seen)
+
+
+def queue_mail(session: Session, recipient: str, subject: str, body: str, now: datetime) -> None:
+    """Queue one mail to one address (confirmation and reset codes)."""
+    session.add(
+        Outbox(
+            recipient=recipient,
+            subject=subject,
+            body=body,
+            created=now,
+            status=OutboxStatus.pending,
+            next_attempt=now,
+        )
+    )

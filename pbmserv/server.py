@@ -95,10 +95,12 @@ class Server:
 
     def _clock_loop(self) -> None:
         from pbmserv.clocks import tick
+        from pbmserv.housekeeping import housekeeping
 
         while not self.stopping.is_set():
             try:
                 tick(self.sessions, self.settings, self.clock())
+                housekeeping(self.sessions, self.settings, self.clock())
                 self.outgoing.set()
             except Exception:  # noqa: BLE001
                 log.exception("clocks")

@@ -15,12 +15,12 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from pbmserv import accounts, inbox
+from pbmserv import accounts, inbox, limits
 from pbmserv.config import Settings
 from pbmserv.dispatch import Answer, Request, run, split
 from pbmserv.mail.parse import ParsedMail, command_credentials, mask_passwords, parse_message
 from pbmserv.render import render
-from pbmserv.store.models import AnswerCount, Inbox, InboxStatus, Outbox, OutboxStatus
+from pbmserv.store.models import Inbox, InboxStatus, Outbox, OutboxStatus
 
 log = logging.getLogger("pbmserv.worker")
 
@@ -70,6 +70,7 @@ def process_next(
             row = session.get(Inbox, message_id)
             assert row is not None
             status, count = _process(session, settings, row, parsed, now())
+            row.raw = masked_copy(parsed, words)  # no password at rest
             row.status = status
             row.processed_at = now()
             row.claimed_by = None
@@ -84,51 +85,59 @@ def process_next(
 def _process(
     session: Session, settings: Settings, row: Inbox, parsed: ParsedMail, now: datetime
 ) -> tuple[InboxStatus, int]:
-    """Everything one mail causes, inside the caller's transaction (parsed outside it)."""
-    if parsed.is_automatic or not parsed.sender:
+    """Everything one mail causes, inside the caller's transaction (parsed outside it).
+
+    Every command is executed.  The answers of a mail whose password was right and which came
+    from that account's confirmed address are always sent; any other mail gets at most one
+    answer, within the caps of :mod:`pbmserv.limits`.
+    """
+    sender = accounts.parse_address(parsed.sender or "")
+    if parsed.is_automatic or not sender:
         row.last_error = "not answered: " + (parsed.automatic_reason or "no usable sender")
         return InboxStatus.ignored, 0
-    allowance = _answer_allowance(session, settings, parsed.sender, now)
-    if allowance == 0:
-        row.last_error = "not answered: daily answer limit reached"
-        return InboxStatus.ignored, 0
-    answers = _run_commands(session, settings, parsed, row, now)
-    if allowance == 1:
-        answers = [
-            Answer(
-                "pbmserv: answer limit reached",
-                f"This server has answered {settings.max_answers_per_day} mails from "
-                f"{parsed.sender} today. Further mails are not answered until tomorrow (UTC).\n",
-            )
-        ]
+    parsed.sender = sender
+    answers, verified = _run_commands(session, settings, parsed, row, now)
+    if not verified:
+        allowance = limits.answer_allowance(session, settings, sender, now)
+        if allowance == 0:
+            row.last_error = "not answered: daily answer limit reached"
+            return InboxStatus.done, 0
+        answers = [_one_answer(answers)] if answers else []
+        if allowance == 1:
+            answers = [
+                Answer(
+                    "pbmserv: answer limit reached",
+                    f"This server has answered the mails from {sender} as often as it does in "
+                    "one day. Further mails are not answered until tomorrow (UTC), except "
+                    "commands with the right password from a confirmed address.\n",
+                )
+            ]
     for item in answers:
         _queue_answer(session, parsed, row, item, now)
     return InboxStatus.done, len(answers)
 
 
-def _answer_allowance(session: Session, settings: Settings, sender: str, now: datetime) -> int:
-    """2: answer normally; 1: send the one last notice; 0: stay silent (counts the answer)."""
-    day = now.strftime("%Y-%m-%d")
-    key = sender.lower()
-    counter = session.get(AnswerCount, (key, day))
-    if counter is None:
-        counter = AnswerCount(sender=key, day=day, count=0)
-        session.add(counter)
-    counter.count += 1
-    if counter.count <= settings.max_answers_per_day:
-        return 2
-    return 1 if counter.count == settings.max_answers_per_day + 1 else 0
+def _one_answer(answers: list[Answer]) -> Answer:
+    """The answers of one mail as one mail (a confirmation keeps its subject: a reply to it
+    confirms)."""
+    if len(answers) == 1:
+        return answers[0]
+    first = next((a for a in answers if a.subject.startswith("confirm ")), answers[0])
+    body = "\n".join(f"--- {a.subject}\n\n{a.body}" for a in answers)
+    return Answer(first.subject, body, max(a.status for a in answers))
 
 
 def _run_commands(
     session: Session, settings: Settings, parsed: ParsedMail, row: Inbox, now: datetime
-) -> list[Answer]:
+) -> tuple[list[Answer], bool]:
+    """The answers, and whether a password was right from that account's confirmed address."""
     from pbmserv.commands import commands
 
     if not parsed.commands:
         body = render("mail/nocommand.txt.j2", subject=parsed.subject or "", notes=parsed.ignored)
-        return [Answer("pbmserv error", body, 2)]
+        return [Answer("pbmserv error", body, 2)], False
     answers: list[Answer] = []
+    verified = False
     source = f"mail:{parsed.message_id or row.id}"
     for line in parsed.commands:
         req = Request(
@@ -144,9 +153,21 @@ def _run_commands(
             if item.status:
                 item.body += "\n" + _quote(parsed, line)
             answers.append(item)
+        verified = verified or req.owner_verified
     if parsed.ignored and answers:
         answers[-1].body += "\nNot processed:\n" + "".join(f"  {n}\n" for n in parsed.ignored)
-    return answers
+    return answers, verified
+
+
+def masked_copy(parsed: ParsedMail, words: set[str]) -> bytes:
+    """What is kept of a processed mail: its main headers and text, every password masked
+    (the raw bytes, which may hide a password in an encoding, are dropped)."""
+    mask = lambda text: mask_passwords(text, words, commands=parsed.commands)  # noqa: E731
+    head = [f"{name}: {mask(value)}" for name, value in parsed.headers]
+    if parsed.message_id:
+        head.append(f"Message-ID: {parsed.message_id}")
+    head.append("X-Pbmserv-Masked: passwords masked, raw mail dropped after processing")
+    return ("\n".join(head) + "\n\n" + mask(parsed.text or "")).encode("utf-8", "replace")
 
 
 def _quote(parsed: ParsedMail, line: str) -> str:

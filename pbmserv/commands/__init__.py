@@ -13,6 +13,7 @@ import click
 from pbmserv.commands.accounts import register_account_commands
 from pbmserv.commands.community import add_game_commands, register_community_commands
 from pbmserv.commands.games import game_group
+from pbmserv.commands.security import register_security_commands
 from pbmserv.commands.tournament import tournament_group
 from pbmserv.games import game_names, get_game
 
@@ -108,6 +109,7 @@ def build_commands() -> click.Group:
     )
     register_account_commands(group)
     register_community_commands(group)
+    register_security_commands(group)
     group.add_command(tournament_group(AliasGroup))
     return group
 

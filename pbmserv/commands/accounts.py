@@ -7,7 +7,7 @@ from collections.abc import Callable
 import click
 from sqlalchemy import select
 
-from pbmserv import accounts
+from pbmserv import accounts, confirmation
 from pbmserv.commands.common import login, need, raw_command, take_password
 from pbmserv.dispatch import Refused, Request, answer, with_request
 from pbmserv.games import all_games, get_game
@@ -25,7 +25,32 @@ def _addresses(req: Request, words: list[str]) -> list[str]:
     problems = [p for p in (accounts.check_address(a) for a in given) if p]
     if problems:
         raise Refused("; ".join(problems))
-    return [a.lower() for a in given]
+    if not req.trusted and len(given) > req.settings.max_signup_addresses:
+        raise Refused(f"give at most {req.settings.max_signup_addresses} addresses by mail")
+    parsed = [accounts.parse_address(a) for a in given]
+    return list(dict.fromkeys(a for a in parsed if a))
+
+
+def _confirmation_answer(
+    req: Request,
+    ctx: click.Context,
+    own: confirmation.Confirmation | None,
+    lines: list[str],
+    waiting: list[str],
+) -> None:
+    """Answer a mail that gave new addresses: the sender's own confirmation mail when the
+    sender is one of them (so it gets one mail, not two), else a note."""
+    if waiting:
+        lines += [
+            "",
+            "A confirmation mail sent earlier to "
+            + ", ".join(waiting)
+            + " is still waiting; nothing new was sent there.",
+        ]
+    if own is not None:
+        answer(ctx, own.subject, own.body + "\n" + render("mail/text.txt.j2", lines=lines))
+    else:
+        answer(ctx, "pbmserv confirmation", render("mail/text.txt.j2", lines=lines))
 
 
 @with_request
@@ -46,7 +71,23 @@ def signup(req: Request, ctx: click.Context, args: tuple[str, ...]) -> None:
     with req.sessions() as session, session.begin():
         if accounts.find_user(session, userid):
             raise Refused(f"the userid '{userid}' is taken; choose another")
-        accounts.create_user(session, req.settings, userid, password, addresses, req.now)
+        user = accounts.create_user(
+            session, req.settings, userid, password, addresses, req.now, confirmed=req.trusted
+        )
+        if not req.trusted:
+            own, waiting = confirmation.mail_confirmations(
+                session, req.settings, user, addresses, req.now, sender=req.sender
+            )
+    if not req.trusted:
+        lines = [
+            f"The player {userid} is signed up.  Each address given gets one mail with a code",
+            "and nothing else until it is confirmed; an account without a confirmed address",
+            f"is removed after {req.settings.unconfirmed_account_days} days.",
+            "",
+            "Addresses: " + ", ".join(addresses),
+        ]
+        _confirmation_answer(req, ctx, own, lines, waiting)
+        return
     lines = [f"Welcome, {userid}: you are signed up."]
     lines += [f"Mail goes to {a}." for a in addresses] or ["No mail address is registered."]
     lines += ["", "Send 'help' for the list of commands and games."]
@@ -84,15 +125,30 @@ def change_address(req: Request, ctx: click.Context, args: tuple[str, ...]) -> N
     password = take_password(req, words, 0, userid)
     addresses = _addresses(req, words)
     user_id = login(req, userid, password)
+    own: confirmation.Confirmation | None = None
+    waiting: list[str] = []
+    new: list[str] = []
     with req.sessions() as session, session.begin():
         user = session.get(User, user_id)
         assert user is not None
+        known = set(accounts.confirmed_addresses(user))
         user.addresses.clear()
         session.flush()
-        user.addresses.extend(accounts.Address(address=a) for a in addresses)
+        user.addresses.extend(
+            accounts.Address(address=a, confirmed=req.trusted or a in known) for a in addresses
+        )
+        session.flush()
+        new = [a for a in addresses if not (req.trusted or a in known)]
+        if new:
+            own, waiting = confirmation.mail_confirmations(
+                session, req.settings, user, new, req.now, sender=req.sender
+            )
     lines = [f"The addresses of {accounts.normalise_userid(userid)} are now:"] + [
-        f"  {a}" for a in addresses
+        f"  {a}" + (" (waits for its confirmation)" if a in new else "") for a in addresses
     ]
+    if new:
+        _confirmation_answer(req, ctx, own, lines, waiting)
+        return
     answer(ctx, "pbmserv change address", render("mail/text.txt.j2", lines=lines))
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 import click
 from sqlalchemy.orm import Session
 
-from pbmserv.accounts import AuthError, authenticate
+from pbmserv.accounts import AuthError, authenticate, is_owner_address
 from pbmserv.dispatch import Refused, Request
 from pbmserv.outbox import mail_users
 from pbmserv.store.models import User
@@ -59,6 +59,8 @@ def login(req: Request, userid: str, password: str) -> int:
                 session, req.settings, userid, password, sender=req.sender, now=req.now
             )
             user_id = user.id
+            if is_owner_address(user, req.sender):
+                req.owner_verified = True
         except AuthError as exc:
             error = exc  # leave the block normally so that the failure count is kept
     if error is not None:

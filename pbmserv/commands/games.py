@@ -9,7 +9,7 @@ import click
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from pbmserv import accounts, boards
+from pbmserv import accounts, boards, confirmation, limits
 from pbmserv.commands import community
 from pbmserv.commands.common import (
     login,
@@ -83,7 +83,21 @@ def _parse_options(tokens: list[str]) -> tuple[dict[str, Any], list[str]]:
 # ----------------------------------------------------------------------------- challenge
 
 
-def challenge(game: Game, req: Request, ctx: click.Context, words: list[str]) -> None:
+def challenge(
+    game: Game,
+    req: Request,
+    ctx: click.Context,
+    words: list[str],
+    *,
+    confirmed_by: int | None = None,
+) -> None:
+    """Create a board; by mail only once the challenger has confirmed it.
+
+    A challenge by mail must come from the confirmed address of one of the players (the
+    challenger).  It then waits, mailing nobody but the challenger a code
+    (:func:`pbmserv.confirmation.challenge_mail`); ``confirm CODE`` calls this again with
+    ``confirmed_by`` set, and the board is created and mailed to the players.
+    """
     players = [w for w in words if not w.startswith("-")]
     params_tokens = [w for w in words if w.startswith("-") and not w.startswith("--")]
     option_tokens = [w for w in words if w.startswith("--")]
@@ -114,11 +128,14 @@ def challenge(game: Game, req: Request, ctx: click.Context, words: list[str]) ->
                 problems.append(reason)
             else:
                 users.append(user)
-        if not req.trusted and users:
-            sender = (req.sender or "").lower()
-            if not any(a.address == sender for u in users for a in u.addresses):
+        challenger = None
+        if not req.trusted and confirmed_by is None and users:
+            owners = [u for u in users if accounts.is_owner_address(u, req.sender)]
+            challenger = owners[0] if owners else None
+            if challenger is None:
                 problems.append(
-                    "a challenge by mail must come from an address registered to one of the players"
+                    "a challenge by mail must come from an address registered to one of the "
+                    "players (and confirmed)"
                 )
         if problems:
             raise Refused(
@@ -128,6 +145,17 @@ def challenge(game: Game, req: Request, ctx: click.Context, words: list[str]) ->
                 + "Parameters: "
                 + (", ".join(p.describe() for p in game.params) or "none"),
             )
+        if challenger is not None:
+            if not limits.challenge_allowed(session, req.settings, challenger.userid, req.now):
+                raise Refused(
+                    f"{challenger.userid} has asked for {req.settings.max_challenges_per_day} "
+                    "challenges by mail today; try again tomorrow (UTC)"
+                )
+            mail = confirmation.challenge_mail(
+                session, req.settings, challenger, game.name, words, req.now
+            )
+            answer(ctx, mail.subject, mail.body)
+            return
         board, position = boards.create_board(session, game, users, params, options, req.now)
         community.after_challenge(users)
         notes: list[str] = []

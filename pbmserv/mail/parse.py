@@ -24,6 +24,7 @@ import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from email import errors, policy
+from email.headerregistry import Address as MailAddress
 from email.message import Message
 from html.parser import HTMLParser
 
@@ -41,6 +42,8 @@ DEFAULT_COMMAND_WORDS: frozenset[str] = frozenset(
         "help",
         "vacation",
         "tournament",
+        "confirm",
+        "password",
     }
 )
 """Words that start a command line; the dispatcher passes the registry's names instead."""
@@ -141,6 +144,7 @@ def _password_slots(words: list[str], i: int, command_words: Collection[str]) ->
     | ``tournament join/withdraw NAME U PW``      | 5th word        |
     | ``change password U OLD NEW``               | 4th and 5th     |
     | ``change address U PW ...``                 | 4th word        |
+    | ``password reset U CODE NEW``               | 4th and 5th     |
 
     A game word the caller does not know still counts when the board word is a number.
     """
@@ -162,6 +166,8 @@ def _password_slots(words: list[str], i: int, command_words: Collection[str]) ->
         if words[i + 1] == "address":
             return [i + 3] if i + 3 < n else []
         return []
+    if word == "password" and i + 1 < n and words[i + 1] == "reset" and not any(words[:i]):
+        return [j for j in (i + 3, i + 4) if j < n]
     if i + 4 < n and words[i + 1] in _GAME_VERBS_BOARD_USER_PW:
         known = word in command_words
         if known or re.fullmatch(r"\d+(?:#\d+)?", words[i + 2]):
@@ -509,22 +515,41 @@ def _raw_header(msg: Message, name: str) -> str:
 
 
 def _usable(addr: str) -> str | None:
+    """``addr`` if it is exactly one addr-spec with a domain (checked by the standard library's
+    ``email.headerregistry`` parser), else None."""
     addr = addr.strip().strip("<>").strip()
-    if not addr or " " in addr or addr.count("@") != 1 or any(c in addr for c in "\r\n\t,;<>"):
+    if not addr or addr.count("@") != 1 or any(c in addr for c in "\r\n\t ,;<>\"=?"):
         return None
-    local, domain = addr.split("@")
-    if not local or not domain or domain.startswith(".") or domain.endswith("."):
+    try:
+        parsed = MailAddress(addr_spec=addr)
+    except (ValueError, IndexError, TypeError, errors.HeaderParseError):
         return None
-    return addr
+    if not parsed.username or not parsed.domain or parsed.domain.startswith("["):
+        return None
+    return parsed.addr_spec
 
 
-def _addresses(value: str) -> list[tuple[str, str]]:
+def _display_name(name: str) -> str:
+    """A display name decoded for showing only (never read as an address)."""
+    try:
+        chunks = email.header.decode_header(name)
+        text = "".join(decode_bytes(c, cs) if isinstance(c, bytes) else c for c, cs in chunks)
+    except Exception:  # noqa: BLE001
+        text = name
+    return " ".join(_CONTROL.sub(" ", unsurrogate(text)).split())[:100]
+
+
+def _addresses(msg: Message, name: str) -> list[tuple[str, str]]:
+    """(display name, address) pairs of an address header, read from its raw, undecoded value:
+    an encoded word in a display name can never turn into an address."""
+    value = _raw_header(msg, name)
     if not value:
         return []
     try:
-        return [(n, a) for n, a in email.utils.getaddresses([value]) if a]
+        pairs = email.utils.getaddresses([value])
     except Exception:  # noqa: BLE001
         return []
+    return [(_display_name(n), a) for n, a in pairs if a]
 
 
 # ----------------------------------------------------------------------------- body
@@ -661,10 +686,10 @@ def _automatic(
     envelope = (envelope_from or "").strip("<> ").lower()
     if (sender and sender.lower() in servers) or envelope in servers:
         return "sent by this server"
-    from_addrs = {a.lower() for _, a in _addresses(_header(msg, "From"))}
+    from_addrs = {a.lower() for _, a in _addresses(msg, "From")}
     if from_addrs & servers:
         return "sent by this server"
-    for _, a in _addresses(_header(msg, "From")):
+    for _, a in _addresses(msg, "From"):
         if a.split("@")[0].lower() in ("mailer-daemon", "postmaster"):
             return "sent by " + a.split("@")[0].lower()
     if _header(msg, "X-Pbmserv-Server"):
@@ -781,11 +806,10 @@ def _fallback_body(raw: bytes) -> str:
 
 def _read_headers(msg: Message, result: ParsedMail, envelope_from: str | None) -> None:
     result.subject = _header(msg, "Subject")
-    from_value = _header(msg, "From")
-    from_list = _addresses(from_value)
+    from_list = _addresses(msg, "From")
     if from_list:
         result.sender_name = from_list[0][0]
-    for name, address in [*_addresses(_header(msg, "Reply-To")), *from_list]:
+    for name, address in [*_addresses(msg, "Reply-To"), *from_list]:
         usable = _usable(address)
         if usable:
             result.sender = usable

@@ -67,7 +67,7 @@ class BoardStatus(enum.Enum):
 
 class OutboxStatus(enum.Enum):
     pending = "pending"
-    sending = "sending"  # handed to the relay; never sent again automatically
+    sending = "sending"  # being handed to the relay; sent again when its lease is over
     sent = "sent"
     failed = "failed"
 
@@ -118,6 +118,8 @@ class Address(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     address: Mapped[str] = mapped_column(String(320), index=True)
+    # False until the owner answers the confirmation mail; unconfirmed addresses get no mail
+    confirmed: Mapped[bool] = mapped_column(default=True)
     user: Mapped[User] = relationship(back_populates="addresses")
 
 
@@ -280,6 +282,8 @@ class Outbox(Base):
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     message_id: Mapped[str | None] = mapped_column(String(998), nullable=True)
     inbox_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
+    claimed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)  # lease
+    claimed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class Inbox(Base):
@@ -303,8 +307,34 @@ class Inbox(Base):
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
+class TokenKind(enum.Enum):
+    address = "address"  # confirms one address of an account
+    challenge = "challenge"  # confirms a challenge asked for by mail without a password
+    reset = "reset"  # allows one password reset
+
+
+class Token(Base):
+    """A one-use secret mailed to a confirmed (or to-be-confirmed) address; only its hash is
+    stored (:mod:`pbmserv.tokens`)."""
+
+    __tablename__ = "tokens"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    kind: Mapped[TokenKind] = mapped_column(
+        Enum(TokenKind, name="token_kind", native_enum=False, length=16)
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    address: Mapped[str | None] = mapped_column(String(320), nullable=True)
+    payload: Mapped[Any] = mapped_column(JSON, nullable=True)
+    created: Mapped[datetime] = mapped_column(UTCDateTime())
+    expires: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
 class AnswerCount(Base):
-    """Automatic answers sent per sender per day (a cap stops mail loops)."""
+    """Daily counters behind the caps of :mod:`pbmserv.limits`: the key names what is counted
+    ("answers:ADDRESS", "stranger:ADDRESS", "rcpt:ADDRESS", "challenges:USERID")."""
 
     __tablename__ = "answer_counts"
 

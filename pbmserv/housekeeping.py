@@ -1,0 +1,45 @@
+"""Periodic clean-up run with the clock tick: unconfirmed accounts, old codes and counters,
+and processed mails past their retention."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from sqlalchemy import delete
+from sqlalchemy.orm import Session, sessionmaker
+
+from pbmserv import limits, tokens
+from pbmserv.config import Settings
+from pbmserv.confirmation import expire_unconfirmed
+from pbmserv.store.models import Inbox, InboxStatus
+
+log = logging.getLogger("pbmserv.housekeeping")
+
+
+def housekeeping(sessions: sessionmaker[Session], settings: Settings, now: datetime) -> list[str]:
+    """Do the clean-up; return lines for the operator."""
+    with sessions() as session, session.begin():
+        expired = expire_unconfirmed(session, settings, now)
+        used = tokens.purge(session, now)
+        limits.purge(session, now)
+        cutoff = now - timedelta(days=settings.inbox_retention_days)
+        result = session.execute(
+            delete(Inbox).where(
+                Inbox.status.in_([InboxStatus.done, InboxStatus.ignored]),
+                Inbox.processed_at < cutoff,
+            )
+        )
+        purged = int(result.rowcount or 0)  # type: ignore[attr-defined]
+    for userid in expired:
+        log.info("unconfirmed account removed: %s", userid)
+    lines = []
+    if expired:
+        lines.append("Unconfirmed accounts removed: " + ", ".join(expired))
+    if used:
+        lines.append(f"Used or expired codes deleted: {used}")
+    if purged:
+        lines.append(
+            f"Processed mails deleted (older than {settings.inbox_retention_days} days): {purged}"
+        )
+    return lines

@@ -1,0 +1,74 @@
+"""Daily caps on what unauthenticated or failing mail can make the server send.
+
+An authenticated command from a player's confirmed address is never capped (the worker does
+not even count it).  Everything else is counted per UTC day in ``answer_counts`` under a key
+that names what is counted: answers to a player's address, answers to strangers, mails to
+one recipient, challenges asked for by one account.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
+
+from pbmserv.config import Settings
+from pbmserv.store.models import Address, AnswerCount
+
+
+def bump(session: Session, key: str, now: datetime) -> int:
+    """Count one more for ``key`` today; return today's count."""
+    day = now.strftime("%Y-%m-%d")
+    key = key.lower()[:320]
+    counter = session.get(AnswerCount, (key, day))
+    if counter is None:
+        counter = AnswerCount(sender=key, day=day, count=0)
+        session.add(counter)
+    counter.count += 1
+    session.flush()
+    return counter.count
+
+
+def today(session: Session, key: str, now: datetime) -> int:
+    counter = session.get(AnswerCount, (key.lower()[:320], now.strftime("%Y-%m-%d")))
+    return counter.count if counter else 0
+
+
+def is_confirmed(session: Session, address: str) -> bool:
+    """Whether some account has confirmed ``address``."""
+    return bool(
+        session.scalar(
+            select(func.count())
+            .select_from(Address)
+            .where(func.lower(Address.address) == address.strip().lower(), Address.confirmed)
+        )
+    )
+
+
+def answer_allowance(session: Session, settings: Settings, sender: str, now: datetime) -> int:
+    """For an unauthenticated mail from ``sender`` (counted here): 2 answer it, 1 send the one
+    notice that the cap is reached, 0 stay silent."""
+    if is_confirmed(session, sender):
+        cap, key = settings.max_answers_per_day, f"answers:{sender}"
+    else:
+        cap, key = settings.max_stranger_answers_per_day, f"stranger:{sender}"
+    count = bump(session, key, now)
+    if count > cap + 1 or not recipient_allowed(session, settings, sender, now):
+        return 0
+    return 2 if count <= cap else 1
+
+
+def recipient_allowed(session: Session, settings: Settings, address: str, now: datetime) -> bool:
+    """May one more capped mail (answer, confirmation) go to ``address`` today?"""
+    return bump(session, f"rcpt:{address}", now) <= settings.max_mails_per_recipient_per_day
+
+
+def challenge_allowed(session: Session, settings: Settings, userid: str, now: datetime) -> bool:
+    return bump(session, f"challenges:{userid}", now) <= settings.max_challenges_per_day
+
+
+def purge(session: Session, now: datetime) -> None:
+    """Forget the counters of the days before today."""
+    day = now.strftime("%Y-%m-%d")
+    session.execute(delete(AnswerCount).where(AnswerCount.day < day))
