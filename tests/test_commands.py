@@ -113,11 +113,13 @@ def test_invalid_challenge_lists_every_reason(shell):
 
 def test_challenge_sends_new_board_mails(shell):
     shell.signup("alice", "bob", "carol")
-    result = shell.ok(
+    pending = shell.ok(
         "nim challenge alice bob carol -pile=20 --nagtime=3",
         channel="mail",
         sender="carol@example.org",
     )
+    assert pending.subject.startswith("confirm ") and shell.outbox() == []  # nobody mailed yet
+    result = shell.ok(pending.subject, channel="mail", sender="carol@example.org")
     assert result.subject == "New Nim Board 101 alice"
     assert "(-pile=20 --nagtime=3.0)" in result.body
     mails = shell.outbox()

@@ -112,12 +112,28 @@ def body_of(msg: EmailMessage) -> str:
     return msg.get_content()
 
 
+def reply_to_last(gateway: Gateway, address: str) -> str:
+    """Reply (subject kept) to the last mail ``address`` got from us: confirms its code."""
+    last = gateway.mails(address)[-1]
+    assert str(last["Subject"]).startswith("confirm "), last["Subject"]
+    return gateway.send(
+        address, f"Re: {last['Subject']}", headers={"In-Reply-To": last["Message-ID"]}
+    )
+
+
 def test_a_whole_game_by_mail(gateway):
     gateway.send("alice@example.org", "signup alice secret1")
     gateway.send("bob@example.org", "Re: signup bob secret2")
     gateway.settle()
-    assert gateway.subjects("alice@example.org") == ["pbmserv signup"]
+    assert gateway.subjects("alice@example.org")[0].startswith("confirm ")
+    for address in ("alice@example.org", "bob@example.org"):
+        reply_to_last(gateway, address)
+    gateway.settle()
+    assert gateway.subjects("alice@example.org")[-1] == "pbmserv confirm"
     gateway.send("alice@example.org", "plotto challenge alice bob")
+    gateway.settle()
+    assert gateway.subjects("bob@example.org")[-1] == "pbmserv confirm"  # nothing yet
+    reply_to_last(gateway, "alice@example.org")
     gateway.settle()
     assert gateway.subjects("bob@example.org")[-1] == "New Plotto Board 101 alice"
     assert gateway.subjects("alice@example.org")[-1] == "New Plotto Board 101 alice"
@@ -161,7 +177,7 @@ def test_commands_in_the_body_and_answers_thread(gateway):
     )
     gateway.settle()
     answer = gateway.mails("alice@example.org")[0]
-    assert answer["Subject"] == "pbmserv signup"
+    assert answer["Subject"].startswith("confirm ")
     assert answer["In-Reply-To"] == mid
     assert mid in answer["References"]
 
@@ -171,7 +187,7 @@ def test_a_replayed_mail_is_processed_once(gateway):
     gateway.send("alice@example.org", "signup alice secret1", message_id=mid)
     gateway.send("alice@example.org", "signup alice secret1", message_id=mid)
     gateway.settle()
-    assert gateway.subjects("alice@example.org") == ["pbmserv signup"]
+    assert len(gateway.subjects("alice@example.org")) == 1
     with gateway.sessions() as s:
         assert len(s.scalars(select(Inbox)).all()) == 1
 
@@ -186,6 +202,8 @@ def test_same_bytes_without_message_id_are_one_mail(gateway):
 
 def test_errors_quote_the_mail_with_passwords_masked(gateway):
     gateway.send("alice@example.org", "signup alice secret1")
+    gateway.settle()
+    reply_to_last(gateway, "alice@example.org")
     gateway.send(
         "alice@example.org", "plotto move 101 alice secret1 a1", "plotto move 101 alice secret1 a2"
     )
@@ -232,11 +250,12 @@ def test_html_only_and_quoted_printable_mail(gateway):
     )
     gateway.send("alice@example.org", "", raw=raw)
     gateway.settle()
-    assert gateway.subjects("alice@example.org") == ["pbmserv signup"]
+    [answer] = gateway.mails("alice@example.org")
+    assert answer["Subject"].startswith("confirm ") and "'alice'" in body_of(answer)
 
 
 def test_answers_per_sender_are_capped(gateway):
-    gateway.settings.max_answers_per_day = 2
+    gateway.settings.max_stranger_answers_per_day = 2
     for _i in range(4):
         gateway.send("alice@example.org", "help")
     gateway.settle()

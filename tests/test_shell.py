@@ -124,7 +124,7 @@ def test_operator_mail_commands_and_status(data, tmp_path):
     assert "signup alice ********" in shown.stdout and "secret1" not in shown.stdout
     assert pbmserv("mail", "retry", "99", data=data).returncode == 1
     answers = list((data / "Maildir" / "new").iterdir())
-    assert len(answers) == 1 and b"Subject: pbmserv signup" in answers[0].read_bytes()
+    assert len(answers) == 1 and b"Subject: confirm " in answers[0].read_bytes()
     status = pbmserv("status", data=data)
     assert status.returncode == 0
     for word in ("Inbox:", "done", "Outbox:", "sent", "Games in progress:"):
