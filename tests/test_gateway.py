@@ -51,7 +51,7 @@ class Gateway:
             for key, value in (headers or {}).items():
                 msg[key] = value
             msg.set_content(body or "\n")
-            raw = msg.as_bytes()
+            raw = msg.as_bytes(policy=policy.SMTP)  # CRLF: lines over 1000 bytes are refused
             message_id = msg["Message-ID"]
         with smtplib.SMTP("127.0.0.1", self.port, timeout=10) as smtp:
             smtp.sendmail(sender if envelope_from is None else envelope_from, [SERVER], raw)

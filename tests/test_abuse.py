@@ -1,0 +1,465 @@
+"""The attacks of issue 16, played over SMTP against a running server (127.0.0.1), and what
+must hold: forged senders cannot make us mail anyone else, limits never stop an authenticated
+player, nobody can lock the owner out, no outgoing mail is lost, no password at rest, one
+addr-spec per address, no backscatter."""
+
+from __future__ import annotations
+
+import base64
+import logging
+import mailbox
+import smtplib
+import sqlite3
+from datetime import timedelta
+from email.utils import make_msgid
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+from test_gateway import SERVER, Gateway, body_of, free_port, reply_to_last
+from waiting import wait_until
+
+from pbmserv import boards
+from pbmserv.config import Settings
+from pbmserv.housekeeping import housekeeping
+from pbmserv.server import Server
+from pbmserv.store.models import (
+    AuthFailure,
+    Board,
+    Inbox,
+    MoveRecord,
+    Outbox,
+    OutboxStatus,
+    Token,
+    TokenKind,
+    User,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def server(settings):
+    settings.listen_port = free_port()
+    running = Server(settings)
+    running.start()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture
+def gateway(server, settings, sessions):
+    return Gateway(settings, sessions)
+
+
+def first_move(sessions, number: int = 101) -> tuple[str, str]:
+    """The userid to move on board ``number`` and a legal move for them."""
+    with sessions() as s:
+        board = s.scalar(select(Board).where(Board.number == number))
+        position = boards.position_of(board)
+        mover = boards.user_to_move(board, position)
+        return mover.userid, sorted(position.format_move(m) for m in position.legal_moves())[0]
+
+
+def count(sessions, model, *where) -> int:
+    with sessions() as s:
+        return s.scalar(select(func.count()).select_from(model).where(*where)) or 0
+
+
+def victims_mail(gateway: Gateway, victims: list[str]) -> dict[str, list[str]]:
+    return {v: gateway.subjects(v) for v in victims if gateway.subjects(v)}
+
+
+# ----------------------------------------------------------------------------- 1. silencing
+
+
+def test_forged_mails_cannot_silence_an_authenticated_player(gateway, shell):
+    gateway.settings.max_answers_per_day = 3
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    mover, move = first_move(gateway.sessions)
+    me = f"{mover}@example.org"
+    for _ in range(8):  # From: the player, sent by mallory
+        gateway.send(me, "help", envelope_from="mallory@evil.example")
+    gateway.settle()
+    subjects = gateway.subjects(me)
+    assert subjects.count("pbmserv help") == 3
+    assert subjects.count("pbmserv: answer limit reached") == 1
+    gateway.send(me, f"polis move 101 {mover} pw-{mover} {move}")
+    gateway.settle()
+    assert count(gateway.sessions, MoveRecord) == 1  # executed...
+    assert gateway.subjects(me)[-1].startswith("Polis Board 101")  # ...and answered
+
+
+# ----------------------------------------------------------------------------- 2. spam relay
+
+
+def test_signup_mails_strangers_one_confirmation_and_nothing_else(gateway):
+    victims = [f"v{i:02}@victims.example" for i in range(1, 41)]
+    spammer = "spammer@evil.example"
+    gateway.send(spammer, "hi", "signup sock1 Pw-sock1 " + " ".join(victims))
+    gateway.settle()
+    assert "at most 3 addresses" in body_of(gateway.mails(spammer)[-1])
+    assert count(gateway.sessions, User) == 0 and victims_mail(gateway, victims) == {}
+    gateway.send(spammer, "signup sock1 Pw-sock1 v01@victims.example v02@victims.example")
+    gateway.send(spammer, "signup sock2 Pw-sock2 v01@victims.example")  # v01 again
+    gateway.send(spammer, "signup spammer Pw-spam1")
+    gateway.settle()
+    reply_to_last(gateway, spammer)
+    gateway.settle()
+    gateway.send(spammer, "polis challenge spammer sock1", "BUY PILLS at pills.example")
+    gateway.settle()
+    reply_to_last(gateway, spammer)
+    gateway.settle()
+    assert count(gateway.sessions, Board) == 1
+    mover, move = first_move(gateway.sessions)
+    password = {"spammer": "Pw-spam1", "sock1": "Pw-sock1"}[mover]
+    gateway.send(spammer, f"polis move 101 {mover} {password} {move}", "BUY PILLS at pills.example")
+    gateway.settle()
+    assert count(gateway.sessions, MoveRecord) == 1
+    got = victims_mail(gateway, victims)
+    assert set(got) == {"v01@victims.example", "v02@victims.example"}
+    for victim, subjects in got.items():
+        assert len(subjects) == 1 and subjects[0].startswith("confirm "), (victim, subjects)
+        assert "PILLS" not in body_of(gateway.mails(victim)[0])
+
+
+def test_challenge_lines_mail_nobody_but_the_challenger(gateway, shell):
+    gateway.settings.max_challenges_per_day = 3
+    shell.signup("spammer")
+    for i in range(1, 11):  # sock accounts whose addresses nobody confirmed
+        shell(
+            f"signup s{i:02} Pw-s{i:02} v{i:02}@victims.example", channel="mail", sender="x@x.org"
+        )
+    gateway.settle()
+    confirmations = len(gateway.mails())
+    lines = "\n".join(f"polis challenge spammer s{i:02}" for i in range(1, 11))
+    for _ in range(5):
+        gateway.send("spammer@example.org", "hi", lines)
+    gateway.settle()
+    assert count(gateway.sessions, Token, Token.kind == TokenKind.challenge) == 3  # the cap
+    assert count(gateway.sessions, Board) == 0
+    assert len(gateway.subjects("spammer@example.org")) == 5  # one answer per mail
+    assert len(gateway.mails()) == confirmations + 5  # no stranger got anything
+    # even confirmed, a challenge mails only confirmed addresses
+    first = gateway.mails("spammer@example.org")[0]
+    gateway.send("spammer@example.org", f"Re: {first['Subject']}")
+    gateway.settle()
+    assert count(gateway.sessions, Board) == 1
+    before = {
+        v: len(s)
+        for v, s in victims_mail(
+            gateway, [f"v{i:02}@victims.example" for i in range(1, 11)]
+        ).items()
+    }
+    assert all(n == 1 for n in before.values())
+
+
+def test_one_mail_of_many_commands_gets_one_answer(gateway):
+    lines = "\n".join(["help", "list", "polis help"] * 3)
+    gateway.send("victim@victims.example", "help", lines, envelope_from="mallory@evil.example")
+    gateway.settle()
+    assert len(gateway.mails("victim@victims.example")) == 1
+
+
+# ----------------------------------------------------------------------------- 3. lock-out
+
+
+def test_guesses_by_others_never_lock_the_owner_out(gateway, shell):
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    mover, move = first_move(gateway.sessions)
+    owner = f"{mover}@example.org"
+    for i in range(12):
+        gateway.send("mallory@evil.example", f"polis move 101 {mover} guess{i} {move}")
+    for i in range(6):  # guesses with the owner's address forged
+        gateway.send(
+            owner, f"polis move 101 {mover} forged{i} {move}", envelope_from="m@evil.example"
+        )
+    gateway.settle()
+    with gateway.sessions() as s:
+        slowed = gateway.settings.auth_slowdown_after
+        assert s.get(AuthFailure, "sender:mallory@evil.example").count >= slowed
+        assert s.get(AuthFailure, f"user:{mover}").count >= slowed
+    answers = [body_of(m) for m in gateway.mails("mallory@evil.example")]
+    assert "too many wrong passwords" in answers[-2] and "not answered" in answers[-1]
+    assert count(gateway.sessions, MoveRecord) == 0
+    # the right password from elsewhere is refused now (the account is throttled)...
+    gateway.send("friend@elsewhere.example", f"polis move 101 {mover} pw-{mover} {move}")
+    gateway.settle()
+    assert count(gateway.sessions, MoveRecord) == 0
+    assert "too many wrong passwords" in body_of(gateway.mails("friend@elsewhere.example")[-1])
+    # ...but never from the owner's confirmed address
+    gateway.send(owner, f"polis move 101 {mover} pw-{mover} {move}")
+    gateway.settle()
+    assert count(gateway.sessions, MoveRecord) == 1
+
+
+# ----------------------------------------------------------------------------- 4. challenges
+
+
+def test_a_forged_challenge_creates_nothing_and_mails_only_the_challenger(gateway, shell):
+    shell.signup("alice", "bob")
+    gateway.send(
+        "alice@example.org", "pylon challenge alice bob", envelope_from="mallory@evil.example"
+    )
+    gateway.send("mallory@evil.example", "pylon challenge alice bob")
+    gateway.settle()
+    assert count(gateway.sessions, Board) == 0
+    assert gateway.subjects("bob@example.org") == []
+    [pending] = gateway.mails("alice@example.org")
+    assert pending["Subject"].startswith("confirm ") and "pylon challenge alice bob" in body_of(
+        pending
+    )
+    assert "registered to one of the players" in body_of(gateway.mails("mallory@evil.example")[0])
+    reply_to_last(gateway, "alice@example.org")  # alice wants it after all
+    gateway.settle()
+    assert gateway.subjects("bob@example.org") == ["New Pylon Board 101 alice"]
+
+
+# ----------------------------------------------------------------------------- 5. outbox
+
+
+def test_a_mail_left_sending_by_a_dead_sender_is_sent_again(
+    settings, sessions, clock, shell, capsys, monkeypatch
+):
+    now = clock.now
+    with sessions() as s, s.begin():
+        for recipient, claimed in (
+            ("dead@example.org", now - timedelta(hours=1)),
+            ("live@example.org", now),
+        ):
+            s.add(
+                Outbox(
+                    recipient=recipient,
+                    subject=f"to {recipient}",
+                    body="x\n",
+                    created=now,
+                    status=OutboxStatus.sending,
+                    attempts=1,
+                    next_attempt=now,
+                    claimed_at=claimed,
+                    claimed_by="otherhost:4242",
+                )
+            )
+    settings.listen_port = free_port()
+    mailbox.Maildir(settings.maildir_path, create=True)
+    server = Server(settings)
+    server.start()
+    try:
+        gw = Gateway(settings, sessions)
+        wait_until(lambda: gw.subjects("dead@example.org") == ["to dead@example.org"], "resent", 20)
+        assert count(sessions, Outbox, Outbox.status == OutboxStatus.sending) == 1  # lease on
+        from pbmserv.cli import main
+
+        monkeypatch.setenv("PBMSERV_DATABASE_URL", settings.database_url)
+        monkeypatch.setenv("PBMSERV_NOW", settings.now)
+        assert main(["--data-dir", str(settings.data_dir), "mail", "outbox", "list"]) == 0
+        listed = capsys.readouterr().out
+        assert "sending" in listed and "live@example.org" in listed
+        assert "dead@example.org" not in listed
+        assert main(["--data-dir", str(settings.data_dir), "mail", "outbox", "show", "2"]) == 0
+        assert "Claimed by otherhost:4242" in capsys.readouterr().out
+        assert main(["--data-dir", str(settings.data_dir), "mail", "outbox", "retry", "2"]) == 0
+        server.outgoing.set()
+        wait_until(
+            lambda: gw.subjects("live@example.org") == ["to live@example.org"], "retried", 20
+        )
+        assert main(["--data-dir", str(settings.data_dir), "mail", "outbox", "retry", "99"]) == 1
+    finally:
+        server.stop()
+
+
+# ----------------------------------------------------------------------------- 6. at rest
+
+
+def test_no_password_at_rest(server, gateway, shell, caplog):
+    caplog.set_level(logging.INFO)  # as `pbmserv serve` logs, and all of pbmserv's own
+    caplog.set_level(logging.DEBUG, logger="pbmserv")
+    caplog.set_level(logging.WARNING, logger="mail.log")  # aiosmtpd's traffic, as in serve
+    passwords = ["Zq8-alpha", "Zq8-bravo", "Zq8-wrong", "Zq8-delta", "Zq8-echo"]
+    gateway.send("alice@example.org", "signup alice Zq8-alpha")
+    gateway.send("bob@example.org", "hello", "signup bob Zq8-bravo\n")
+    gateway.settle()
+    for address in ("alice@example.org", "bob@example.org"):
+        reply_to_last(gateway, address)
+    gateway.settle()
+    shell.ok("polis challenge alice bob")
+    mover, move = first_move(gateway.sessions)
+    pw = {"alice": "Zq8-alpha", "bob": "Zq8-bravo"}[mover]
+    gateway.send(f"{mover}@example.org", f"polis move 101 {mover} Zq8-wrong {move}", "Oops?")
+    encoded = base64.b64encode(f"polis move 101 {mover} {pw} {move}\r\n".encode()).decode()
+    raw = (
+        f"From: {mover}@example.org\r\nTo: {SERVER}\r\nSubject: my move\r\n"
+        f"Message-ID: {make_msgid(domain='client.example')}\r\nMIME-Version: 1.0\r\n"
+        "Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\n"
+        f"{encoded}\r\n"
+    ).encode()
+    gateway.send(f"{mover}@example.org", "", raw=raw)
+    gateway.send("alice@example.org", "change password alice Zq8-alpha Zq8-delta")
+    gateway.send("bob@example.org", "password reset bob")
+    gateway.settle()
+    assert count(gateway.sessions, MoveRecord) == 1
+    reset = next(m for m in gateway.mails("bob@example.org") if "reset" in str(m["Subject"]))
+    code = body_of(reset).split("password reset bob ")[1].split()[0]
+    gateway.send("bob@example.org", f"password reset bob {code} Zq8-echo")
+    gateway.settle()
+    assert shell.ok("change password bob Zq8-echo Zq8-echo2", channel="shell")
+    with gateway.sessions() as s:
+        assert all(b"X-Pbmserv-Masked" in r for r in s.scalars(select(Inbox.raw)))
+    data = Path(gateway.settings.url.removeprefix("sqlite:///"))
+    server.stop()  # (the last connection of the server folds the WAL into the file)
+    with sqlite3.connect(data, isolation_level=None) as con:
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    stores = [p for p in data.parent.glob(data.name + "*")]
+    mails = list(gateway.settings.maildir_path.rglob("*"))
+    logs = "\n".join(r.getMessage() for r in caplog.records)
+    assert stores and len([m for m in mails if m.is_file()]) >= 8
+    for secret in passwords:
+        for path in stores + mails:
+            if path.is_file():
+                assert secret.encode() not in path.read_bytes(), (secret, path)
+        assert secret not in logs
+
+
+# ----------------------------------------------------------------------------- 7. addresses
+
+
+def test_one_addr_spec_per_address_and_replies_to_the_parsed_address(gateway):
+    gateway.send("eve@evil.example", "signup xavier Pw-xxxx inj@example.org,root")
+    gateway.send("eve@evil.example", "signup yvonne Pw-yyyy root")
+    gateway.settle()
+    assert count(gateway.sessions, User) == 0
+    bodies = [body_of(m) for m in gateway.mails("eve@evil.example")]
+    assert len(bodies) == 2 and all("not a mail address" in b for b in bodies), bodies
+    for sender in (
+        "=?utf-8?q?Eve=0D=0ABcc=3A_victim=40victims=2Eexample?= <eve@evil.example>",
+        "=?utf-8?q?victim=40victims=2Eexample?=",
+    ):
+        raw = (
+            f"From: {sender}\r\nTo: {SERVER}\r\nSubject: help\r\n"
+            f"Message-ID: {make_msgid(domain='client.example')}\r\n\r\nhi\r\n"
+        ).encode()
+        gateway.send("eve@evil.example", "", raw=raw)
+    gateway.settle()
+    assert gateway.mails("victim@victims.example") == []
+    assert {m["To"] for m in gateway.mails()} == {"eve@evil.example"}
+
+
+# ----------------------------------------------------------------------------- 8. echoes
+
+
+@pytest.mark.xfail(strict=True, reason="fixed by issue15")
+def test_misspelt_and_quoted_commands_never_echo_a_password(gateway, shell):
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    for line in (
+        "polsi move 101 alice Zq8-typo1 d2-d3",
+        "polis mvoe 101 alice Zq8-typo2 d2-d3",
+        "chnage password alice Zq8-typo3 Zq8-typo4",
+        'polis move 101 alice "Zq8 typo5" d2-d3',
+    ):
+        gateway.send("alice@example.org", line)
+    gateway.settle()
+    text_all = "\n".join(body_of(m) + str(m["Subject"]) for m in gateway.mails("alice@example.org"))
+    for secret in ("Zq8-typo1", "Zq8-typo2", "Zq8-typo3", "Zq8-typo4", "Zq8 typo5"):
+        assert secret not in text_all, secret
+
+
+# ----------------------------------------------------------------------------- 9. backscatter
+
+
+def test_unknown_recipients_are_refused_at_rcpt_and_never_bounced(gateway):
+    with smtplib.SMTP("127.0.0.1", gateway.port, timeout=10) as smtp:
+        with pytest.raises(smtplib.SMTPRecipientsRefused) as info:
+            smtp.sendmail(
+                "forged@victims.example", ["nobody@example.org"], b"Subject: x\r\n\r\nx\r\n"
+            )
+        assert info.value.recipients["nobody@example.org"][0] == 550
+    many = [SERVER] + [f"r{i}@example.org" for i in range(2000)]
+    with smtplib.SMTP("127.0.0.1", gateway.port, timeout=30) as smtp:
+        refused = smtp.sendmail("forged@victims.example", many, b"Subject: help\r\n\r\nhi\r\n")
+    assert len(refused) == 2000 and {code for code, _ in refused.values()} <= {550, 452}
+    gateway.settle()
+    assert count(gateway.sessions, Inbox) == 1
+    assert len(gateway.mails("forged@victims.example")) == 1  # the help answer, no bounce
+    postfix = (ROOT / "deploy" / "postfix.md").read_text()
+    for needed in (
+        "relay_recipient_maps",
+        "smtpd_recipient_restrictions",
+        "reject_unlisted_recipient",
+        "smtpd_client_message_rate_limit",
+    ):
+        assert needed in postfix
+
+
+def test_caps_are_settings_listed_in_the_readme():
+    readme = (ROOT / "README.md").read_text()
+    assert "## Security" in readme
+    for name in (
+        "max_answers_per_day",
+        "max_stranger_answers_per_day",
+        "max_mails_per_recipient_per_day",
+        "max_challenges_per_day",
+        "max_signup_addresses",
+        "token_hours",
+        "unconfirmed_account_days",
+        "outbox_lease_minutes",
+        "inbox_retention_days",
+    ):
+        assert hasattr(Settings(), name) and name in readme, name
+
+
+# ----------------------------------------------------------------------------- codes
+
+
+def test_codes_are_hashed_expire_and_work_once(gateway, shell, clock):
+    gateway.send("carol@example.org", "signup carol Pw-carol")
+    gateway.settle()
+    [confirmation] = gateway.mails("carol@example.org")
+    code = str(confirmation["Subject"]).split()[1]
+    with gateway.sessions() as s:
+        hashes = list(s.scalars(select(Token.token_hash)))
+        assert code not in hashes and len(hashes) == 1
+    gateway.send("carol@example.org", f"confirm {code}")
+    gateway.send("carol@example.org", f"confirm {code}")
+    gateway.settle()
+    assert "used already" in body_of(gateway.mails("carol@example.org")[-1])
+    # a password reset code goes to the confirmed address only, whoever asks
+    gateway.send("mallory@evil.example", "password reset carol")
+    gateway.settle()
+    assert gateway.mails("mallory@evil.example")[0]["Subject"] == "pbmserv password reset"
+    reset = gateway.mails("carol@example.org")[-1]
+    assert "password reset carol" in body_of(reset)
+    reset_code = body_of(reset).split("password reset carol ")[1].split()[0]
+    gateway.send("mallory@evil.example", "password reset carol Wrong-code1 Pw-mallory")
+    gateway.send("carol@example.org", f"password reset carol {reset_code} Pw-carol2")
+    gateway.send("carol@example.org", f"password reset carol {reset_code} Pw-carol3")
+    gateway.settle()
+    assert "used already" in body_of(gateway.mails("carol@example.org")[-1])
+    assert shell("change password carol Pw-carol2 Pw-carol4").status == 0
+    # expiry: a new code is no good after token_hours
+    shell.signup("dave")
+    with gateway.sessions() as s, s.begin():
+        from pbmserv import tokens
+
+        dave = s.scalar(select(User).where(User.userid == "dave"))
+        late = tokens.issue(
+            s, TokenKind.reset, user_id=dave.id, now=clock.now - timedelta(hours=49), hours=48
+        )
+    assert "expired" in shell(f"password reset dave {late} Pw-dave2").body
+
+
+def test_unconfirmed_accounts_expire(gateway, shell, clock):
+    shell.signup("alice")  # confirmed: set in the shell
+    gateway.send("ghost@example.org", "signup ghost Pw-ghost")
+    gateway.settle()
+    assert count(gateway.sessions, User) == 2
+    housekeeping(gateway.sessions, gateway.settings, clock.now + timedelta(days=2))
+    assert count(gateway.sessions, User) == 2
+    lines = housekeeping(gateway.sessions, gateway.settings, clock.now + timedelta(days=4))
+    assert "ghost" in "\n".join(lines)
+    with gateway.sessions() as s:
+        assert list(s.scalars(select(User.userid))) == ["alice"]
