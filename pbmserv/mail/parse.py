@@ -518,7 +518,7 @@ def _usable(addr: str) -> str | None:
     """``addr`` if it is exactly one addr-spec with a domain (checked by the standard library's
     ``email.headerregistry`` parser), else None."""
     addr = addr.strip().strip("<>").strip()
-    if not addr or addr.count("@") != 1 or any(c in addr for c in "\r\n\t ,;<>\"=?"):
+    if not addr or addr.count("@") != 1 or any(c in addr for c in '\r\n\t ,;<>"=?'):
         return None
     try:
         parsed = MailAddress(addr_spec=addr)
