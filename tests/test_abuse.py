@@ -9,7 +9,6 @@ import base64
 import logging
 import mailbox
 import smtplib
-import sqlite3
 from datetime import timedelta
 from email.utils import make_msgid
 from pathlib import Path
@@ -275,7 +274,7 @@ def test_a_mail_left_sending_by_a_dead_sender_is_sent_again(
 # ----------------------------------------------------------------------------- 6. at rest
 
 
-def test_no_password_at_rest(server, gateway, shell, caplog):
+def test_no_password_at_rest(gateway, shell, caplog):
     caplog.set_level(logging.INFO)  # as `pbmserv serve` logs, and all of pbmserv's own
     caplog.set_level(logging.DEBUG, logger="pbmserv")
     caplog.set_level(logging.WARNING, logger="mail.log")  # aiosmtpd's traffic, as in serve
@@ -310,9 +309,7 @@ def test_no_password_at_rest(server, gateway, shell, caplog):
     with gateway.sessions() as s:
         assert all(b"X-Pbmserv-Masked" in r for r in s.scalars(select(Inbox.raw)))
     data = Path(gateway.settings.url.removeprefix("sqlite:///"))
-    server.stop()  # (the last connection of the server folds the WAL into the file)
-    with sqlite3.connect(data, isolation_level=None) as con:
-        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    housekeeping(gateway.sessions, gateway.settings, gateway.settings.clock())  # (the WAL)
     stores = [p for p in data.parent.glob(data.name + "*")]
     mails = list(gateway.settings.maildir_path.rglob("*"))
     logs = "\n".join(r.getMessage() for r in caplog.records)
