@@ -45,7 +45,12 @@ def _text(lines: list[str]) -> str:
 
 
 def address_mail(
-    session: Session, settings: Settings, user: User, address: str, now: datetime
+    session: Session,
+    settings: Settings,
+    user: User,
+    address: str,
+    now: datetime,
+    replace: list[str] | None = None,
 ) -> Confirmation | None:
     """A new code for ``address`` of ``user``, as a mail; None when a code sent to that address
     is still waiting (an address gets one confirmation mail per code lifetime)."""
@@ -64,6 +69,7 @@ def address_mail(
         TokenKind.address,
         user_id=user.id,
         address=address,
+        payload={"replace": replace} if replace else None,
         now=now,
         hours=settings.token_hours,
     )
@@ -88,13 +94,15 @@ def mail_confirmations(
     now: datetime,
     *,
     sender: str | None,
+    replace: list[str] | None = None,
 ) -> tuple[Confirmation | None, list[str]]:
     """Queue a confirmation mail for each address except the sender's, whose mail is returned
-    (it becomes the answer).  Also returns the addresses that got no new mail."""
+    (it becomes the answer).  Also returns the addresses that got no new mail.  ``replace``:
+    the account's addresses once one of these is confirmed (the others are then dropped)."""
     own: Confirmation | None = None
     skipped: list[str] = []
     for address in addresses:
-        mail = address_mail(session, settings, user, address, now)
+        mail = address_mail(session, settings, user, address, now, replace)
         if mail is None:
             skipped.append(address)
         elif sender and address == sender.lower():
@@ -107,11 +115,18 @@ def mail_confirmations(
 
 
 def confirm_address(session: Session, token: Token) -> Address | None:
+    """Mark the token's address confirmed; after a change of addresses, drop the old ones."""
     row = session.scalar(
         select(Address).where(Address.user_id == token.user_id, Address.address == token.address)
     )
-    if row is not None:
-        row.confirmed = True
+    if row is None:
+        return None
+    row.confirmed = True
+    replace = (token.payload or {}).get("replace")
+    if replace:
+        for other in session.scalars(select(Address).where(Address.user_id == token.user_id)):
+            if other.address not in replace:
+                session.delete(other)
     return row
 
 

@@ -163,6 +163,23 @@ def test_one_mail_of_many_commands_gets_one_answer(gateway):
     assert len(gateway.mails("victim@victims.example")) == 1
 
 
+def test_a_new_address_replaces_the_old_ones_only_once_confirmed(gateway, shell):
+    shell.signup("alice", "bob")
+    gateway.send("alice@example.org", "change address alice pw-alice new@example.net")
+    gateway.settle()
+    [confirmation] = gateway.mails("new@example.net")
+    assert "new@example.net" in body_of(gateway.mails("alice@example.org")[-1])
+    shell.ok("polis challenge bob alice")
+    gateway.settle()
+    assert gateway.subjects("alice@example.org")[-1] == "New Polis Board 101 bob"
+    assert len(gateway.mails("new@example.net")) == 1  # nothing but the confirmation
+    gateway.send("new@example.net", f"Re: {confirmation['Subject']}")
+    gateway.settle()
+    with gateway.sessions() as s:
+        alice = s.scalar(select(User).where(User.userid == "alice"))
+        assert [(a.address, a.confirmed) for a in alice.addresses] == [("new@example.net", True)]
+
+
 # ----------------------------------------------------------------------------- 3. lock-out
 
 

@@ -132,24 +132,32 @@ def change_address(req: Request, ctx: click.Context, args: tuple[str, ...]) -> N
         user = session.get(User, user_id)
         assert user is not None
         known = set(accounts.confirmed_addresses(user))
+        new = [a for a in addresses if not (req.trusted or a in known)]
+        # by mail, a new address replaces the old ones only once it is confirmed: until then
+        # mail still goes to the confirmed addresses
+        kept = [a for a in known if a not in addresses] if new else []
         user.addresses.clear()
         session.flush()
         user.addresses.extend(
-            accounts.Address(address=a, confirmed=req.trusted or a in known) for a in addresses
+            accounts.Address(address=a, confirmed=a not in new) for a in [*addresses, *kept]
         )
         session.flush()
-        new = [a for a in addresses if not (req.trusted or a in known)]
         if new:
             own, waiting = confirmation.mail_confirmations(
-                session, req.settings, user, new, req.now, sender=req.sender
+                session, req.settings, user, new, req.now, sender=req.sender, replace=addresses
             )
-    lines = [f"The addresses of {accounts.normalise_userid(userid)} are now:"] + [
-        f"  {a}" + (" (waits for its confirmation)" if a in new else "") for a in addresses
-    ]
-    if new:
-        _confirmation_answer(req, ctx, own, lines, waiting)
+    name = accounts.normalise_userid(userid)
+    if not new:
+        lines = [f"The addresses of {name} are now:", *[f"  {a}" for a in addresses]]
+        answer(ctx, "pbmserv change address", render("mail/text.txt.j2", lines=lines))
         return
-    answer(ctx, "pbmserv change address", render("mail/text.txt.j2", lines=lines))
+    lines = [
+        f"The addresses of {name} will be: " + ", ".join(addresses),
+        "Waiting for confirmation: " + ", ".join(new),
+    ]
+    if kept:
+        lines.append("Until one is confirmed, mail still goes to: " + ", ".join(kept))
+    _confirmation_answer(req, ctx, own, lines, waiting)
 
 
 @with_request
