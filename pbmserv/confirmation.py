@@ -171,7 +171,7 @@ def reset_mails(session: Session, settings: Settings, user: User, now: datetime)
         f"Somebody asked for a new password for the player '{user.userid}'.",
         "",
         "To set one, send the line",
-        f"  password reset {user.userid} {code} NEWPASSWORD",
+        f"  password new {user.userid} {code} NEWPASSWORD",
         f"to {settings.server_address} within {settings.token_hours} hours (the code works once).",
         "If it was not you, ignore this mail: your password stays as it is.",
     ]

@@ -319,8 +319,8 @@ def test_no_password_at_rest(gateway, shell, caplog):
     gateway.settle()
     assert count(gateway.sessions, MoveRecord) == 1
     reset = next(m for m in gateway.mails("bob@example.org") if "reset" in str(m["Subject"]))
-    code = body_of(reset).split("password reset bob ")[1].split()[0]
-    gateway.send("bob@example.org", f"password reset bob {code} Zq8-echo")
+    code = body_of(reset).split("password new bob ")[1].split()[0]
+    gateway.send("bob@example.org", f"password new bob {code} Zq8-echo")
     gateway.settle()
     assert shell.ok("change password bob Zq8-echo Zq8-echo2", channel="shell")
     with gateway.sessions() as s:
@@ -446,11 +446,11 @@ def test_codes_are_hashed_expire_and_work_once(gateway, shell, clock):
     gateway.settle()
     assert gateway.mails("mallory@evil.example")[0]["Subject"] == "pbmserv password reset"
     reset = gateway.mails("carol@example.org")[-1]
-    assert "password reset carol" in body_of(reset)
-    reset_code = body_of(reset).split("password reset carol ")[1].split()[0]
-    gateway.send("mallory@evil.example", "password reset carol Wrong-code1 Pw-mallory")
-    gateway.send("carol@example.org", f"password reset carol {reset_code} Pw-carol2")
-    gateway.send("carol@example.org", f"password reset carol {reset_code} Pw-carol3")
+    assert "password new carol" in body_of(reset)
+    reset_code = body_of(reset).split("password new carol ")[1].split()[0]
+    gateway.send("mallory@evil.example", "password new carol Wrong-code1 Pw-mallory")
+    gateway.send("carol@example.org", f"password new carol {reset_code} Pw-carol2")
+    gateway.send("carol@example.org", f"password new carol {reset_code} Pw-carol3")
     gateway.settle()
     assert "used already" in body_of(gateway.mails("carol@example.org")[-1])
     assert shell("change password carol Pw-carol2 Pw-carol4").status == 0
@@ -463,7 +463,7 @@ def test_codes_are_hashed_expire_and_work_once(gateway, shell, clock):
         late = tokens.issue(
             s, TokenKind.reset, user_id=dave.id, now=clock.now - timedelta(hours=49), hours=48
         )
-    assert "expired" in shell(f"password reset dave {late} Pw-dave2").body
+    assert "expired" in shell(f"password new dave {late} Pw-dave2").body
 
 
 def test_unconfirmed_accounts_expire(gateway, shell, clock):

@@ -1,4 +1,5 @@
-"""The commands behind the mailed codes: ``confirm CODE`` and ``password reset``.
+"""The commands behind the mailed codes: ``confirm CODE``, ``password reset`` and
+``password new``.
 
 Codes come from :mod:`pbmserv.confirmation` (address and challenge confirmation, password
 reset) and are checked by :mod:`pbmserv.tokens` (hashed, expiring, one use).
@@ -44,7 +45,7 @@ def confirm(req: Request, ctx: click.Context, args: tuple[str, ...]) -> None:
             challenge = (token.payload["game"], list(token.payload["words"]), user.id)
         else:
             raise Refused(
-                "this code resets a password: send 'password reset USERID CODE NEWPASSWORD'"
+                "this code resets a password: send 'password new USERID CODE NEWPASSWORD'"
             )
     if challenge is None:
         answer(ctx, "pbmserv confirm", message)
@@ -57,25 +58,29 @@ def confirm(req: Request, ctx: click.Context, args: tuple[str, ...]) -> None:
 
 @with_request
 def password_reset(req: Request, ctx: click.Context, args: tuple[str, ...]) -> None:
-    """password reset USERID [CODE NEWPASSWORD]: mail a reset code to the account's confirmed
-    addresses; with the code, set a new password."""
+    """password reset USERID: mail a code to the account's confirmed addresses."""
     words = list(args)
-    need(words, 1, "password reset USERID [CODE NEWPASSWORD]")
+    need(words, 1, "password reset USERID")
     userid = accounts.normalise_userid(words[0])
-    if len(words) == 1:
-        with req.sessions() as session, session.begin():
-            user = accounts.find_user(session, userid)
-            if user is not None and not user.password_hash.startswith("!"):
-                confirmation.reset_mails(session, req.settings, user, req.now)
-        answer(
-            ctx,
-            "pbmserv password reset",
-            f"If {userid} has a confirmed address, a reset code has been mailed there "
-            f"(one code at a time; it works for {req.settings.token_hours} hours).\n",
-        )
-        return
-    need(words, 3, "password reset USERID CODE NEWPASSWORD")
-    code, new = words[1], words[2]
+    with req.sessions() as session, session.begin():
+        user = accounts.find_user(session, userid)
+        if user is not None and not user.password_hash.startswith("!"):
+            confirmation.reset_mails(session, req.settings, user, req.now)
+    answer(
+        ctx,
+        "pbmserv password reset",
+        f"If {userid} has a confirmed address, a code has been mailed there (one code at a "
+        f"time; it works once, for {req.settings.token_hours} hours). Then send\n"
+        f"  password new {userid} CODE NEWPASSWORD\n",
+    )
+
+
+@with_request
+def password_new(req: Request, ctx: click.Context, args: tuple[str, ...]) -> None:
+    """password new USERID CODE NEWPASSWORD: set a new password with a mailed code."""
+    words = list(args)
+    need(words, 3, "password new USERID CODE NEWPASSWORD")
+    userid, code, new = accounts.normalise_userid(words[0]), words[1], words[2]
     if len(new) < accounts.MIN_PASSWORD:
         raise Refused(f"a password needs at least {accounts.MIN_PASSWORD} characters")
     with req.sessions() as session, session.begin():
@@ -83,14 +88,14 @@ def password_reset(req: Request, ctx: click.Context, args: tuple[str, ...]) -> N
         try:
             token = tokens.redeem(session, code, req.now, TokenKind.reset)
         except tokens.TokenError as exc:
-            raise Refused(f"cannot reset the password: {exc}") from None
+            raise Refused(f"cannot set the password: {exc}") from None
         if user is None or token.user_id != user.id:
-            raise Refused("cannot reset the password: this code is unknown")
+            raise Refused("cannot set the password: this code is unknown")
         accounts.set_password(user, req.settings, new)
         session.execute(
             delete(AuthFailure).where(AuthFailure.key.in_([f"user:{userid}", f"owner:{userid}"]))
         )
-    answer(ctx, "pbmserv password reset", f"The password of {userid} is changed.\n")
+    answer(ctx, "pbmserv password new", f"The password of {userid} is changed.\n")
 
 
 def register_security_commands(group: click.Group) -> None:
@@ -99,5 +104,6 @@ def register_security_commands(group: click.Group) -> None:
 
     group.add_command(add("confirm", confirm, "CODE"))
     password = click.Group("password", help="Reset a forgotten password by mail.")
-    password.add_command(add("reset", password_reset, "USERID [CODE NEWPASSWORD]"))
+    password.add_command(add("reset", password_reset, "USERID"))
+    password.add_command(add("new", password_new, "USERID CODE NEWPASSWORD"))
     group.add_command(password)

@@ -144,7 +144,7 @@ def _password_slots(words: list[str], i: int, command_words: Collection[str]) ->
     | ``tournament join/withdraw NAME U PW``      | 5th word        |
     | ``change password U OLD NEW``               | 4th and 5th     |
     | ``change address U PW ...``                 | 4th word        |
-    | ``password reset U CODE NEW``               | 4th and 5th     |
+    | ``password new U CODE NEW``                 | 4th and 5th     |
 
     A game word the caller does not know still counts when the board word is a number.
     """
@@ -166,7 +166,7 @@ def _password_slots(words: list[str], i: int, command_words: Collection[str]) ->
         if words[i + 1] == "address":
             return [i + 3] if i + 3 < n else []
         return []
-    if word == "password" and i + 1 < n and words[i + 1] == "reset" and not any(words[:i]):
+    if word == "password" and i + 1 < n and words[i + 1] == "new" and not any(words[:i]):
         return [j for j in (i + 3, i + 4) if j < n]
     if i + 4 < n and words[i + 1] in _GAME_VERBS_BOARD_USER_PW:
         known = word in command_words
