@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import nim  # noqa: E402
 
 from pbmserv import games  # noqa: E402
-from pbmserv.render import environment  # noqa: E402
+from pbmserv.render.templates import environment  # noqa: E402
 
 games._load()
 if "nim" not in games._REGISTRY:
@@ -26,8 +26,8 @@ _env.loader = jinja2.ChoiceLoader(
     [_env.loader, jinja2.DictLoader({"boards/nim.txt.j2": nim.TEMPLATE, "help/nim.txt": "Nim.\n"})]
 )
 
+from pbmserv.commands.dispatch import Request, run, split  # noqa: E402
 from pbmserv.config import Settings  # noqa: E402
-from pbmserv.dispatch import Request, run, split  # noqa: E402
 
 PG_URL = os.environ.get("PBMSERV_TEST_DATABASE_URL", "")
 

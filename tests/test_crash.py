@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from pbmserv import inbox
 from pbmserv.games import get_game
+from pbmserv.mail import inbox
 from pbmserv.store.models import Board, Inbox, InboxStatus, Outbox
 
 BIN = Path(sys.executable).parent

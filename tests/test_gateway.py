@@ -14,7 +14,7 @@ from email.utils import make_msgid
 import pytest
 from sqlalchemy import select
 
-from pbmserv.server import Server
+from pbmserv.mail.server import Server
 from pbmserv.store.models import Board, Inbox, InboxStatus, Outbox, OutboxStatus
 
 SERVER = "pbmserv@example.org"
@@ -130,7 +130,7 @@ def test_a_whole_game_by_mail(gateway):
     moves = 1
     for _ in range(60):
         with gateway.sessions() as s:
-            from pbmserv import boards
+            from pbmserv.domain import boards
 
             board = s.scalar(select(Board).where(Board.game == "plotto"))
             position = boards.position_of(board)

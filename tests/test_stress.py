@@ -21,8 +21,8 @@ import pytest
 from sqlalchemy import func, select
 from test_crash import BIN, move_mail, write_config
 
-from pbmserv import inbox
 from pbmserv.games import get_game
+from pbmserv.mail import inbox
 from pbmserv.store.models import Board, Inbox, InboxStatus, MoveRecord, Outbox
 
 BOARDS = 50

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from pbmserv import clocks, tournaments
+from pbmserv.domain import clocks, tournaments
 from pbmserv.store.models import Board, BoardStatus, Tournament, TournamentGame, User
 
 
@@ -301,8 +301,8 @@ def test_double_round_robin_swaps_seats_and_names_take_a_move_number(shell):
 
 
 def test_join_and_standings_by_mail_through_the_worker(shell, settings, sessions, clock):
-    from pbmserv import inbox
-    from pbmserv.worker import process_next
+    from pbmserv.mail import inbox
+    from pbmserv.mail.worker import process_next
 
     shell.signup("ann")
     shell.ok("tournament create cup --game nim --format swiss")

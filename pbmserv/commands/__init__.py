@@ -58,8 +58,8 @@ class GameGroup(AliasGroup):
 
 
 def _board_names(ctx: click.Context, game: str, words: list[str], *, every: bool) -> list[str]:
-    from pbmserv import tournaments
-    from pbmserv.dispatch import Refused, request
+    from pbmserv.commands.dispatch import Refused, request
+    from pbmserv.domain import tournaments
 
     out = list(words)
     for i, word in enumerate(out if every else out[:1]):

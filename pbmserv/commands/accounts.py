@@ -7,11 +7,11 @@ from collections.abc import Callable
 import click
 from sqlalchemy import select
 
-from pbmserv import accounts
 from pbmserv.commands.common import login, need, raw_command, take_password
-from pbmserv.dispatch import Refused, Request, answer, with_request
+from pbmserv.commands.dispatch import Refused, Request, answer, with_request
+from pbmserv.domain import accounts
 from pbmserv.games import all_games, get_game
-from pbmserv.render import render
+from pbmserv.render.templates import render
 from pbmserv.store.models import Board, BoardStatus, Seat, User
 
 

@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterable, Sequence
 import click
 from sqlalchemy.orm import Session
 
-from pbmserv.accounts import AuthError, authenticate
-from pbmserv.dispatch import Refused, Request
-from pbmserv.outbox import mail_users
+from pbmserv.commands.dispatch import Refused, Request
+from pbmserv.domain.accounts import AuthError, authenticate
+from pbmserv.domain.notify import mail_users
 from pbmserv.store.models import User
 
 RAW = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": ["--help"]}

@@ -14,7 +14,6 @@ import click
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from pbmserv import boards, clocks, ratings
 from pbmserv.commands.common import (
     login,
     need,
@@ -23,11 +22,12 @@ from pbmserv.commands.common import (
     raw_command,
     take_password,
 )
-from pbmserv.dispatch import Refused, Request, answer, with_request
+from pbmserv.commands.dispatch import Refused, Request, answer, with_request
+from pbmserv.domain import boards, clocks, ratings
 from pbmserv.games.base import Game, MoveError, UnreadableMove
-from pbmserv.render import render, render_board
+from pbmserv.render.board_mail import board_mail_body
+from pbmserv.render.templates import render, render_board
 from pbmserv.store.models import Board, BoardStatus, Seat, Subscription, User
-from pbmserv.views import board_mail_body
 
 GAME_ALIASES = {
     "sub": "subscribe",

@@ -9,7 +9,6 @@ import click
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from pbmserv import accounts, boards
 from pbmserv.commands import community
 from pbmserv.commands.common import (
     login,
@@ -19,11 +18,12 @@ from pbmserv.commands.common import (
     raw_command,
     take_password,
 )
-from pbmserv.dispatch import Refused, Request, answer, request
+from pbmserv.commands.dispatch import Refused, Request, answer, request
+from pbmserv.domain import accounts, boards
 from pbmserv.games.base import Game, MoveError, ParamError, PlayersError, Position
-from pbmserv.render import render, render_board
+from pbmserv.render.board_mail import board_mail_body, board_subject, game_name
+from pbmserv.render.templates import render, render_board
 from pbmserv.store.models import Board, BoardStatus, Seat, User
-from pbmserv.views import board_mail_body, board_subject, game_name
 
 OPTIONS = {
     "nagtime": "days without a move before a reminder",

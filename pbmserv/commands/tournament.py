@@ -15,9 +15,9 @@ from collections.abc import Callable
 import click
 from sqlalchemy import select
 
-from pbmserv import accounts, tournaments
 from pbmserv.commands.common import RAW, login, need, raw_args, take_password
-from pbmserv.dispatch import Refused, Request, answer, request
+from pbmserv.commands.dispatch import Refused, Request, answer, request
+from pbmserv.domain import accounts, tournaments
 from pbmserv.games import get_game
 from pbmserv.games.base import ParamError, PlayersError
 from pbmserv.store.models import Tournament, User

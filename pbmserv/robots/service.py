@@ -4,7 +4,7 @@ Thinking takes seconds, so it never happens inside a database transaction:
 
 1. a short read finds the pending turns (:func:`pending`) with the position as it stands;
 2. the move is computed with no session open (:func:`pbmserv.robots.choose_move`);
-3. a short write transaction plays it with :func:`pbmserv.boards.play_move` and the ply guard
+3. a short write transaction plays it with :func:`pbmserv.domain.boards.play_move` and the ply guard
    ``expected_ply``: if the board changed meanwhile (an undo, a resignation, another robot loop
    that was quicker) the move is refused and nothing is stored, so a move is never doubled.
    Board rows also carry a version counter, so a concurrent writer makes the commit fail instead
@@ -28,9 +28,9 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
 
-from pbmserv import boards
+from pbmserv.commands.dispatch import Request
 from pbmserv.config import Settings
-from pbmserv.dispatch import Request
+from pbmserv.domain import boards
 from pbmserv.games import get_game
 from pbmserv.games.base import MoveError
 from pbmserv.robots import budget_of, choose_move
@@ -164,7 +164,7 @@ def _decline(session: Session, req: Request, board: Board, user: User) -> None:
     """A robot challenged in a game it is not listed for leaves the board (as a human can)."""
     from pbmserv.commands.common import notify_users
     from pbmserv.commands.games import _announce
-    from pbmserv.render import render
+    from pbmserv.render.templates import render
 
     if board.status is not BoardStatus.active:
         raise boards.BoardError("the game is over")
@@ -235,7 +235,7 @@ def run_until_idle(
 
 def add_robot(session: Session, userid: str, game: str, level: str, now: datetime) -> User:
     """Create robot user ``userid`` for ``game``; ValueError says what is wrong."""
-    from pbmserv import accounts
+    from pbmserv.domain import accounts
 
     userid = accounts.normalise_userid(userid)
     problem = accounts.check_userid(userid)

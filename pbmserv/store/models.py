@@ -314,7 +314,7 @@ class AnswerCount(Base):
 
 
 class Tournament(Base):
-    """A tournament (:mod:`pbmserv.tournaments`); its number (``t3``) is its id."""
+    """A tournament (:mod:`pbmserv.domain.tournaments`); its number (``t3``) is its id."""
 
     __tablename__ = "tournaments"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from pbmserv.dispatch import Refused, answer, request
-from pbmserv.render import render
+from pbmserv.commands.dispatch import Refused, answer, request
+from pbmserv.render.templates import render
 
 
 def _sessions(ctx: click.Context):  # type: ignore[no-untyped-def]
@@ -69,7 +69,7 @@ def robot_list(ctx: click.Context) -> None:
 @click.argument("level")
 @click.pass_context
 def robot_level(ctx: click.Context, name: str, level: str) -> None:
-    from pbmserv import accounts
+    from pbmserv.domain import accounts
     from pbmserv.robots import budget_of
     from pbmserv.store.models import Robot
 

@@ -15,14 +15,15 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from pbmserv import accounts, inbox
+from pbmserv.commands.dispatch import Answer, Request, run, split
 from pbmserv.config import Settings
-from pbmserv.dispatch import Answer, Request, run, split
+from pbmserv.domain import accounts
+from pbmserv.mail import inbox
 from pbmserv.mail.parse import ParsedMail, command_credentials, mask_passwords, parse_message
-from pbmserv.render import render
+from pbmserv.render.templates import render
 from pbmserv.store.models import AnswerCount, Inbox, InboxStatus, Outbox, OutboxStatus
 
-log = logging.getLogger("pbmserv.worker")
+log = logging.getLogger("pbmserv.mail.worker")
 
 
 @dataclass

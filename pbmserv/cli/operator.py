@@ -12,10 +12,10 @@ from typing import BinaryIO
 import click
 from sqlalchemy import func, select
 
+from pbmserv.cli.robots import robot_group
+from pbmserv.commands.dispatch import Refused, answer
 from pbmserv.config import Settings
-from pbmserv.dispatch import Refused, answer
-from pbmserv.render import render
-from pbmserv.robots.commands import robot_group
+from pbmserv.render.templates import render
 
 
 def _settings(ctx: click.Context) -> Settings:
@@ -121,7 +121,7 @@ def mail_show(ctx: click.Context, message_id: int) -> None:
 @click.argument("message_id", type=int)
 @click.pass_context
 def mail_retry(ctx: click.Context, message_id: int) -> None:
-    from pbmserv import inbox
+    from pbmserv.mail import inbox
 
     if not inbox.retry(_sessions(ctx), message_id):
         raise Refused(f"there is no mail {message_id} in the inbox")
@@ -134,8 +134,8 @@ def mail_retry(ctx: click.Context, message_id: int) -> None:
 @click.option("--no-process", is_flag=True, help="Only store it; a running server processes it.")
 @click.pass_context
 def mail_inject(ctx: click.Context, source: BinaryIO, sender: str, no_process: bool) -> None:
-    from pbmserv import inbox
-    from pbmserv.worker import process_next
+    from pbmserv.mail import inbox
+    from pbmserv.mail.worker import process_next
 
     raw = source.read()
     settings = _settings(ctx)
@@ -160,7 +160,7 @@ def mail_inject(ctx: click.Context, source: BinaryIO, sender: str, no_process: b
 
 
 def _deliver_now(settings: Settings, sessions) -> None:  # type: ignore[no-untyped-def]
-    from pbmserv.outbound import deliver_pending, make_sink
+    from pbmserv.mail.sender import deliver_pending, make_sink
 
     deliver_pending(sessions, settings, make_sink(settings), datetime.now(UTC))
 
@@ -210,8 +210,8 @@ def status(ctx: click.Context) -> None:
 @click.command("tick", help="Check the clocks once: nags and forfeits (for cron).")
 @click.pass_context
 def tick(ctx: click.Context) -> None:
-    from pbmserv.clocks import tick as check_clocks
-    from pbmserv.dispatch import request
+    from pbmserv.commands.dispatch import request
+    from pbmserv.domain.clocks import tick as check_clocks
 
     now = request(ctx).now
     report = check_clocks(_sessions(ctx), _settings(ctx), now)
@@ -230,7 +230,7 @@ def tick(ctx: click.Context) -> None:
 def serve(
     ctx: click.Context, host: str | None, port: int | None, lmtp: bool | None, no_listen: bool
 ) -> None:
-    from pbmserv.server import run_server
+    from pbmserv.mail.server import run_server
 
     settings = _settings(ctx)
     if host:
@@ -241,7 +241,9 @@ def serve(
         settings.lmtp = True
     try:
         run_server(
-            settings, listen=not no_listen, log=lambda text: print(text, file=sys.stderr, flush=True)
+            settings,
+            listen=not no_listen,
+            log=lambda text: print(text, file=sys.stderr, flush=True),
         )
     except OSError as exc:  # the port is taken, the data directory is not writable, ...
         raise Refused(

@@ -7,7 +7,7 @@ them out on ordinary boards.
   ``tournament=<board name>`` (shown in the board mail heading).
 - Seeds are fixed at the start: rating in the game (1600 without one), then order of joining.
 - When the last game of a round ends (:func:`board_finished`, called from
-  :mod:`pbmserv.boards` for every finished board), the next round is paired and its boards
+  :mod:`pbmserv.domain.boards` for every finished board), the next round is paired and its boards
   created, and every player gets the pairings and standings; after the last round the final
   standings.
 - Scores: win 1, draw 1/2, loss 0; a Swiss bye scores 1, a round-robin bye (sitting out) 0.
@@ -39,9 +39,9 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from pbmserv import boards
+from pbmserv.domain import boards
+from pbmserv.domain.notify import mail_users
 from pbmserv.games import get_game
-from pbmserv.outbox import mail_users
 from pbmserv.store.models import (
     Board,
     BoardStatus,
@@ -662,7 +662,7 @@ def _board_mail(
     new: bool = False,
 ) -> None:
     from pbmserv.commands.community import audience
-    from pbmserv.views import board_mail_body, board_subject
+    from pbmserv.render.board_mail import board_mail_body, board_subject
 
     body = board_mail_body(board, position, notes=notes)  # type: ignore[arg-type]
     mail_users(session, audience(board), board_subject(board, position, new=new), body, now)  # type: ignore[arg-type]
@@ -703,7 +703,7 @@ def describe(tournament: Tournament) -> str:
 
 
 def standings_text(tournament: Tournament) -> str:
-    from pbmserv.render import render
+    from pbmserv.render.templates import render
 
     return render(
         "mail/tournament.txt.j2",
@@ -716,7 +716,7 @@ def standings_text(tournament: Tournament) -> str:
 
 
 def pairings_text(tournament: Tournament, rounds: Sequence[int]) -> str:
-    from pbmserv.render import render
+    from pbmserv.render.templates import render
 
     return render(
         "mail/tournament.txt.j2",
@@ -746,7 +746,7 @@ def _round_mail(
     replay: bool = False,
     notes: Sequence[str] = (),
 ) -> None:
-    from pbmserv.render import render
+    from pbmserv.render.templates import render
 
     round_ = tournament.current_round
     if final:

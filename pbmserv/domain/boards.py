@@ -3,7 +3,7 @@
 This is where the move record and the game engine meet.  Every change to a board goes through
 :func:`play_move` (or the decline/undo helpers), which appends to the record, runs the automatic
 loop of the classic servers, refreshes the cached position and closes the board when the game
-ends.  Nothing here formats mail; :mod:`pbmserv.views` does that.
+ends.  Nothing here formats mail; :mod:`pbmserv.render.board_mail` does that.
 """
 
 from __future__ import annotations
@@ -293,8 +293,8 @@ def _rate(board: Board, now: datetime) -> None:
     """What follows every finished game: the ratings, then the tournament it belongs to."""
     from sqlalchemy.orm import object_session
 
-    from pbmserv.ratings import rate_board
-    from pbmserv.tournaments import board_finished
+    from pbmserv.domain.ratings import rate_board
+    from pbmserv.domain.tournaments import board_finished
 
     session = object_session(board)
     rate_board(session, board, now)

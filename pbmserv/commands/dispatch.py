@@ -76,7 +76,7 @@ def answer(ctx: click.Context, subject: str, body: str, status: int = DONE) -> A
 
 def request(ctx: click.Context) -> Request:
     obj = ctx.find_root().obj
-    assert isinstance(obj, Request), "commands run only through pbmserv.dispatch.run"
+    assert isinstance(obj, Request), "commands run only through pbmserv.commands.dispatch.run"
     return obj
 
 
@@ -134,7 +134,7 @@ def run(
 
 
 def _error_body(message: str, extra: str = "") -> str:
-    from pbmserv.render import render
+    from pbmserv.render.templates import render
 
     return render("mail/error.txt.j2", message=message, extra=extra.rstrip())
 

@@ -16,11 +16,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from pbmserv import inbox
 from pbmserv.config import Settings
+from pbmserv.mail import inbox
 from pbmserv.store.db import session_factory
 
-log = logging.getLogger("pbmserv.server")
+log = logging.getLogger("pbmserv.mail.server")
 POLL_SECONDS = 1.0
 CLOCK_SECONDS = 300.0  # how often the clocks are checked (nags, forfeits)
 ROBOT_POLL_SECONDS = 5.0  # how often the robots look for a turn when no move woke them
@@ -66,7 +66,7 @@ class Server:
     # ----- loops
 
     def _worker_loop(self) -> None:
-        from pbmserv.worker import process_next
+        from pbmserv.mail.worker import process_next
 
         while not self.stopping.is_set():
             try:
@@ -82,7 +82,7 @@ class Server:
             self.work.clear()
 
     def _sender_loop(self) -> None:
-        from pbmserv.outbound import deliver_pending, make_sink
+        from pbmserv.mail.sender import deliver_pending, make_sink
 
         sink = make_sink(self.settings)
         while not self.stopping.is_set():
@@ -94,7 +94,7 @@ class Server:
             self.outgoing.clear()
 
     def _clock_loop(self) -> None:
-        from pbmserv.clocks import tick
+        from pbmserv.domain.clocks import tick
 
         while not self.stopping.is_set():
             try:

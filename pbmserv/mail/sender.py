@@ -24,7 +24,7 @@ from pbmserv.mail.deliver import (
 )
 from pbmserv.store.models import Outbox, OutboxStatus
 
-log = logging.getLogger("pbmserv.outbound")
+log = logging.getLogger("pbmserv.mail.sender")
 BATCH = 50
 
 

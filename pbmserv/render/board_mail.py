@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from pbmserv.games.base import Position, SeatInfo
-from pbmserv.render import render, render_board
+from pbmserv.render.templates import render, render_board
 from pbmserv.store.models import Board, BoardStatus, MoveRecord
 
 MOVE_MAIL_ROUNDS = 4
@@ -27,7 +27,7 @@ class Mail:
 
 
 def game_name(board: Board) -> str:
-    from pbmserv.boards import game_of
+    from pbmserv.domain.boards import game_of
 
     return game_of(board).display_name
 
@@ -41,7 +41,7 @@ def turn_line(board: Board, position: Position) -> str:
             return "Game was a tie." + (f" ({board.result})" if board.result else "")
         names = " and ".join(board.seats[w].user.userid for w in winners)
         return f"Game won by {names}." + (f" ({board.result})" if board.result else "")
-    from pbmserv.boards import user_to_move
+    from pbmserv.domain.boards import user_to_move
 
     user = user_to_move(board, position)
     return f"It is {user.userid}'s turn." if user else ""
@@ -49,7 +49,7 @@ def turn_line(board: Board, position: Position) -> str:
 
 def subject_user(board: Board, position: Position) -> str:
     """The userid at the end of a board subject: the player to move, empty once over."""
-    from pbmserv.boards import user_to_move
+    from pbmserv.domain.boards import user_to_move
 
     user = user_to_move(board, position)
     return user.userid if user else ""
@@ -114,7 +114,7 @@ def clock_lines(board: Board) -> list[str]:
     if board.finished_at:
         lines.append(f"Finished:  {fmt(board.finished_at)}")
     if board.options.get("totaltime"):
-        from pbmserv.clocks import format_days
+        from pbmserv.domain.clocks import format_days
 
         used = ", ".join(f"{s.user.userid} {format_days(s.time_used or 0.0)}" for s in board.seats)
         lines.append(f"Time used: {used} (of {format_days(board.options['totaltime'] * 86400)})")
@@ -131,13 +131,13 @@ def board_mail_body(
     at_ply: int | None = None,
 ) -> str:
     """The full board mail of the pbmserv layout."""
-    from pbmserv.boards import game_of
+    from pbmserv.domain.boards import game_of
 
     game = game_of(board)
     comments = [c for c in board.comments if comment_ply is not None and c.ply == comment_ply]
     params = " ".join(game.format_params(board.params))
     options = " ".join(f"--{k}={v}" for k, v in sorted(board.options.items()))
-    from pbmserv.ratings import changes_line
+    from pbmserv.domain.ratings import changes_line
 
     return render(
         "mail/board.txt.j2",

@@ -17,8 +17,8 @@ from typing import Any
 import click
 from sqlalchemy.orm import Session
 
+from pbmserv.commands.dispatch import USAGE, Request, run
 from pbmserv.config import Settings, load_settings
-from pbmserv.dispatch import USAGE, Request, run
 from pbmserv.games import game_names
 
 
@@ -54,8 +54,8 @@ def shell_request(settings: Settings) -> Request:
 
 
 def build_cli() -> click.Group:
+    from pbmserv.cli.operator import OPERATOR_COMMANDS
     from pbmserv.commands import build_commands
-    from pbmserv.operator import OPERATOR_COMMANDS
 
     group = build_commands()
     group.help = (

@@ -26,13 +26,13 @@ from datetime import datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from pbmserv import boards
 from pbmserv.config import Settings
+from pbmserv.domain import boards
+from pbmserv.domain.notify import mail_users
 from pbmserv.games.base import Position
-from pbmserv.outbox import mail_users
 from pbmserv.store.models import Board, BoardStatus, User
 
-log = logging.getLogger("pbmserv.clocks")
+log = logging.getLogger("pbmserv.domain.clocks")
 TOURNAMENT_NAG_DAYS = 1.0
 TOURNAMENT_FORFEIT_DAYS = 7.0
 VACATION_DAYS_PER_YEAR = 42
@@ -153,7 +153,7 @@ def _nag(
     elapsed: float,
     forfeit_days: float,
 ) -> None:
-    from pbmserv.views import board_mail_body, game_name
+    from pbmserv.render.board_mail import board_mail_body, game_name
 
     deadline = board.last_move_at + timedelta(days=forfeit_days)
     note = (
@@ -170,7 +170,7 @@ def _announce(
 ) -> None:
     """The board mail to every player and spectator (result-only ones when it is over)."""
     from pbmserv.commands.community import audience
-    from pbmserv.views import board_mail_body, board_subject
+    from pbmserv.render.board_mail import board_mail_body, board_subject
 
     body = board_mail_body(board, position, notes=notes)
     mail_users(session, audience(board), board_subject(board, position), body, now)
