@@ -1,19 +1,32 @@
-"""Queueing mail for the sender thread: the one place that turns users into outbox rows.
+"""Notifications: the one place that decides who gets which mail, and builds every board mail.
 
-Every kind of mail (board mails, nags, forfeits, tournament rounds, chat) goes through
-:func:`mail_users`, so the rules hold everywhere: one mail per address, robots never get mail,
-and the acting user and the mail's own sender are not sent a copy of their answer.
+Every mail to a player goes through :func:`mail_users`, so the rules hold everywhere: one mail
+per address, robots never get mail, and the acting user and the mail's own sender are not sent
+a copy of their answer.  :func:`board_mail` is the board mail of a move, a forfeit, a
+tournament pairing or a robot's move alike: the same text to every player and spectator
+(:func:`audience`), returned so that a command can also answer its sender with it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from pbmserv.store.models import Outbox, OutboxStatus, Robot, User
+from pbmserv.games.base import Position
+from pbmserv.render.board_mail import board_mail_body, board_subject, game_name
+from pbmserv.render.templates import render
+from pbmserv.store.models import (
+    Board,
+    BoardStatus,
+    Outbox,
+    OutboxStatus,
+    Robot,
+    SubscriptionKind,
+    User,
+)
 
 
 def mail_users(
@@ -50,3 +63,65 @@ def mail_users(
                 )
             )
     return len(seen)
+
+
+def audience(board: Board) -> list[User]:
+    """Everybody who gets this board's mail now: players, ``subscribe`` spectators, and at the
+    end the ``notify`` (result-only) spectators."""
+    users: list[User] = []
+    finished = board.status is not BoardStatus.active
+    for user in [s.user for s in board.seats] + [
+        s.user for s in board.subscriptions if s.kind == SubscriptionKind.all or finished
+    ]:
+        if all(u.id != user.id for u in users):
+            users.append(user)
+    return users
+
+
+def board_mail(
+    session: Session,
+    board: Board,
+    position: Position,
+    notes: Sequence[str],
+    now: datetime,
+    *,
+    actor: User | None = None,
+    sender: str | None = None,
+    new: bool = False,
+    with_comment: bool = False,
+) -> tuple[str, str]:
+    """Mail the board to its audience except ``actor`` and the address ``sender``; return
+    (subject, body) for the answer to the one who acted.
+
+    ``with_comment`` shows the comment written with the newest move (a player's own move).
+    """
+    comment_ply = len(board.moves) if with_comment else None
+    body = board_mail_body(board, position, notes=list(notes), comment_ply=comment_ply)
+    subject = board_subject(board, position, new=new)
+    mail_users(session, audience(board), subject, body, now, skip=actor, skip_address=sender)
+    return subject, body
+
+
+def nag_mail(
+    session: Session, board: Board, position: Position, mover: User, note: str, now: datetime
+) -> None:
+    """The reminder to the player to move: the board with the note on top."""
+    body = board_mail_body(board, position, notes=[note])
+    subject = f"Nag: {game_name(board)} Board {board.number} {mover.userid}"
+    mail_users(session, [mover], subject, body, now)
+
+
+def text_mail(
+    session: Session,
+    users: Iterable[User],
+    subject: str,
+    lines: Sequence[str],
+    now: datetime,
+    *,
+    actor: User | None = None,
+    sender: str | None = None,
+) -> str:
+    """A short plain-text mail (a removed board, a chat line); returns the body."""
+    body = render("mail/text.txt.j2", lines=list(lines))
+    mail_users(session, users, subject, body, now, skip=actor, skip_address=sender)
+    return body
