@@ -26,7 +26,7 @@ _env.loader = jinja2.ChoiceLoader(
     [_env.loader, jinja2.DictLoader({"boards/nim.txt.j2": nim.TEMPLATE, "help/nim.txt": "Nim.\n"})]
 )
 
-from pbmserv.commands.dispatch import Request, run, split  # noqa: E402
+from pbmserv.commands import Request, run, split  # noqa: E402
 from pbmserv.config import Settings  # noqa: E402
 
 PG_URL = os.environ.get("PBMSERV_TEST_DATABASE_URL", "")

@@ -185,7 +185,7 @@ def test_vacation_allowance_and_off(shell, clock):
 
 def test_pbmserv_tick_from_the_shell(shell, clock):
     from pbmserv.cli.main import build_cli
-    from pbmserv.commands.dispatch import Request, run
+    from pbmserv.commands import Request, run
 
     shell.signup("alice", "bob")
     shell.ok("nim challenge alice bob")

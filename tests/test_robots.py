@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from pbmserv.commands.dispatch import Request, run, split
+from pbmserv.commands import Request, run, split
 from pbmserv.robots.service import pending, play_turn, run_pending
 from pbmserv.store.models import Board, BoardStatus, MoveRecord, Robot, User
 

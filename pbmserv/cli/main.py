@@ -11,15 +11,20 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import click
 from sqlalchemy.orm import Session
 
-from pbmserv.commands.dispatch import USAGE, Request, run
-from pbmserv.config import Settings, load_settings
+from pbmserv.cli.operator import OPERATOR_COMMANDS
+from pbmserv.commands import Channel, Request, build_commands, run
+from pbmserv.commands.dispatch import USAGE
+from pbmserv.config import Settings, SettingsError, load_settings
 from pbmserv.games import game_names
+from pbmserv.robots.service import run_until_idle
+from pbmserv.store.db import session_factory
 
 
 class LazySessions:
@@ -31,8 +36,6 @@ class LazySessions:
 
     def __call__(self) -> Session:
         if self._factory is None:
-            from pbmserv.store.db import session_factory
-
             self._factory = session_factory(self.settings.url)
         return self._factory()
 
@@ -46,7 +49,7 @@ def shell_request(settings: Settings) -> Request:
     return Request(
         settings=settings,
         sessions=LazySessions(settings),  # type: ignore[arg-type]
-        channel="shell",
+        channel=Channel.shell,
         source="shell",
         env_password=os.environ.get("PBMSERV_PASSWORD"),
         prompt=prompt,
@@ -54,9 +57,6 @@ def shell_request(settings: Settings) -> Request:
 
 
 def build_cli() -> click.Group:
-    from pbmserv.cli.operator import OPERATOR_COMMANDS
-    from pbmserv.commands import build_commands
-
     group = build_commands()
     group.help = (
         "pbmserv: play-by-email game server.\n\n"
@@ -91,9 +91,14 @@ def main(argv: Sequence[str] | None = None, prog_name: str = "pbmserv") -> int:
     except click.UsageError as exc:
         click.echo(f"Error: {exc.format_message()}", err=True)
         return USAGE
-    settings = load_settings(
-        options.get("config"), data_dir=Path(options["data-dir"]) if "data-dir" in options else None
-    )
+    try:
+        settings = load_settings(
+            options.get("config"),
+            data_dir=Path(options["data-dir"]) if "data-dir" in options else None,
+        )
+    except (SettingsError, OSError) as exc:
+        click.echo(f"Error: {exc}", err=True)
+        return USAGE
     req = shell_request(settings)
     answers = run(build_cli(), args, req, prog_name=prog_name)
     status = max(a.status for a in answers)
@@ -107,10 +112,6 @@ def main(argv: Sequence[str] | None = None, prog_name: str = "pbmserv") -> int:
 
 def _robots_answer(req: Request) -> None:
     """Without a running server, robots to move on any board answer at once (and say so)."""
-    from datetime import UTC, datetime
-
-    from pbmserv.robots.service import run_until_idle
-
     for done in run_until_idle(req.sessions, req.settings, lambda: datetime.now(UTC)):  # type: ignore[arg-type]
         if done.played:
             print(f"Robot {done.userid} played {done.text} on {done.game} board {done.number}.")

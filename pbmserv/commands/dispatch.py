@@ -1,22 +1,18 @@
-"""The one command dispatcher behind both channels, the shell and mail.
+"""What every command works with: the :class:`Request` (who asks, through which channel,
+when), the :class:`Answer` it hands back, and :class:`Refused`.
 
-A command line (already split into words) runs through the click group of
-:mod:`pbmserv.commands` with a :class:`Request` as the context object.  Commands never print:
-they return :class:`Answer` objects for the sender and put notifications for everybody else in
-the outbox.  :func:`run` turns every failure into an answer with an exit status
-(0 done, 1 refused by the rules or authentication, 2 usage error), so a mail worker can call it
-without caring what went wrong.
+Commands never print: they return answers for the sender (:func:`answer`) and put
+notifications for everybody else in the outbox.  :mod:`pbmserv.commands.runner` runs a command
+line and turns every failure into an answer with an exit status (0 done, 1 refused by the rules
+or authentication, 2 usage error).
 """
 
 from __future__ import annotations
 
-import io
-import shlex
-from collections.abc import Callable, Sequence
-from contextlib import redirect_stdout
+import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 import click
 from sqlalchemy.orm import Session, sessionmaker
@@ -24,6 +20,14 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbmserv.config import Settings
 
 DONE, REFUSED, USAGE = 0, 1, 2
+
+
+class Channel(enum.StrEnum):
+    """Where a command comes from."""
+
+    shell = "shell"  # the local operator's shell: trusted
+    mail = "mail"  # must prove who it comes from
+    robot = "robot"  # the server's own robot players
 
 
 @dataclass
@@ -41,7 +45,7 @@ class Request:
 
     settings: Settings
     sessions: sessionmaker[Session]
-    channel: str = "shell"  # "shell" or "mail"
+    channel: Channel = Channel.shell
     sender: str | None = None  # the mail address of the sender (mail channel)
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
     comment: str = ""  # free text from the mail body, shown under the board
@@ -50,10 +54,13 @@ class Request:
     prompt: Callable[[str], str] | None = None  # shell: asks for a missing password
     answers: list[Answer] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.channel = Channel(self.channel)
+
     @property
     def trusted(self) -> bool:
         """The shell is the local operator; mail must prove who it comes from."""
-        return self.channel == "shell"
+        return self.channel is Channel.shell
 
 
 class Refused(click.ClickException):
@@ -76,76 +83,5 @@ def answer(ctx: click.Context, subject: str, body: str, status: int = DONE) -> A
 
 def request(ctx: click.Context) -> Request:
     obj = ctx.find_root().obj
-    assert isinstance(obj, Request), "commands run only through pbmserv.commands.dispatch.run"
+    assert isinstance(obj, Request), "commands run only through pbmserv.commands.runner.run"
     return obj
-
-
-def split(line: str) -> list[str]:
-    """Split a command line into words; ``**`` markers are dropped, quotes are honoured."""
-    try:
-        words = shlex.split(line)
-    except ValueError:
-        words = line.split()
-    return [w for w in words if w != "**"]
-
-
-def error_subject(words: Sequence[str]) -> str:
-    from pbmserv.games import get_game
-
-    if words:
-        try:
-            return f"{get_game(words[0]).display_name} error"
-        except KeyError:
-            pass
-    return "pbmserv error"
-
-
-def run(
-    group: click.Group, words: Sequence[str], req: Request, prog_name: str = "pbmserv"
-) -> list[Answer]:
-    """Run one command line through ``group``; every outcome becomes an answer."""
-    out = io.StringIO()
-    try:
-        with redirect_stdout(out):
-            group.main(args=list(words), prog_name=prog_name, standalone_mode=False, obj=req)
-    except Refused as exc:
-        req.answers.append(
-            Answer(exc.subject or error_subject(words), _error_body(exc.message, exc.body), REFUSED)
-        )
-    except click.UsageError as exc:
-        hint = ""
-        if exc.ctx is not None:
-            hint = exc.ctx.get_usage() + f"\nSee '{exc.ctx.command_path} --help'."
-        req.answers.append(
-            Answer(error_subject(words), _error_body(exc.format_message(), hint), USAGE)
-        )
-    except click.ClickException as exc:
-        req.answers.append(Answer(error_subject(words), _error_body(exc.format_message()), USAGE))
-    except click.exceptions.Exit:
-        pass
-    except click.Abort:
-        req.answers.append(Answer(error_subject(words), "Aborted.\n", USAGE))
-    printed = out.getvalue()
-    if printed:  # --help output
-        req.answers.append(Answer(f"{error_subject(words).replace(' error', '')} help", printed))
-    if not req.answers:
-        req.answers.append(Answer(error_subject(words), "Nothing to do.\n", USAGE))
-    return req.answers
-
-
-def _error_body(message: str, extra: str = "") -> str:
-    from pbmserv.render.templates import render
-
-    return render("mail/error.txt.j2", message=message, extra=extra.rstrip())
-
-
-def with_request(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Decorator: pass the Request as the first argument of a command callback."""
-
-    @click.pass_context
-    def wrapper(ctx: click.Context, *args: Any, **kwargs: Any) -> Any:
-        return fn(request(ctx), ctx, *args, **kwargs)
-
-    wrapper.__name__ = fn.__name__
-    wrapper.__doc__ = fn.__doc__
-    return wrapper

@@ -15,11 +15,12 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from pbmserv.commands.dispatch import Answer, Request, run, split
+from pbmserv.commands import Answer, Channel, Request, commands, grammar, run, split
+from pbmserv.commands.dispatch import USAGE
 from pbmserv.config import Settings
 from pbmserv.domain import accounts
 from pbmserv.mail import inbox
-from pbmserv.mail.parse import ParsedMail, command_credentials, mask_passwords, parse_message
+from pbmserv.mail.parse import ParsedMail, parse_message
 from pbmserv.render.templates import render
 from pbmserv.store.models import AnswerCount, Inbox, InboxStatus, Outbox, OutboxStatus
 
@@ -33,17 +34,6 @@ class Outcome:
     answers: int
 
 
-def command_words() -> set[str]:
-    """The words that start a command line: every top-level command, game and alias."""
-    from pbmserv.commands import commands
-    from pbmserv.games import all_games
-
-    words = {"pbmserv", *commands.commands, *getattr(commands, "aliases", {})}
-    for game in all_games():
-        words.update([game.name, *game.aliases])
-    return {w.lower() for w in words}
-
-
 def process_next(
     sessions: sessionmaker[Session], settings: Settings, now: Callable[[], datetime]
 ) -> Outcome | None:
@@ -54,7 +44,7 @@ def process_next(
             return None
         message_id, raw, mail_from = row.id, row.raw, row.mail_from
     try:
-        words = command_words()
+        words = grammar.command_words()
         parsed = parse_message(
             raw,
             mail_from,
@@ -64,7 +54,9 @@ def process_next(
         )
         if not parsed.is_automatic:
             credentials = [
-                pair for line in parsed.commands for pair in command_credentials(line, words)
+                pair
+                for line in parsed.commands
+                for pair in grammar.command_credentials(line, words)
             ]
             accounts.preverify(sessions, settings, credentials)
         with sessions() as session, session.begin():
@@ -124,18 +116,15 @@ def _answer_allowance(session: Session, settings: Settings, sender: str, now: da
 def _run_commands(
     session: Session, settings: Settings, parsed: ParsedMail, row: Inbox, now: datetime
 ) -> list[Answer]:
-    from pbmserv.commands import commands
-
     if not parsed.commands:
-        body = render("mail/nocommand.txt.j2", subject=parsed.subject or "", notes=parsed.ignored)
-        return [Answer("pbmserv error", body, 2)]
+        return [_no_command(parsed)]
     answers: list[Answer] = []
     source = f"mail:{parsed.message_id or row.id}"
     for line in parsed.commands:
         req = Request(
             settings=settings,
             sessions=inbox.SharedSession(session),  # type: ignore[arg-type]
-            channel="mail",
+            channel=Channel.mail,
             sender=parsed.sender,
             now=now,
             comment=parsed.comment,
@@ -150,10 +139,24 @@ def _run_commands(
     return answers
 
 
+def _no_command(parsed: ParsedMail) -> Answer:
+    """No command line: how to write one, and what the subject may have meant."""
+    subject = parsed.subject or ""
+    first = subject.split()[0] if subject.split() else ""
+    close = grammar.suggest(first, grammar.command_words()) if first else None
+    body = render(
+        "mail/nocommand.txt.j2",
+        subject=grammar.mask_passwords(subject),
+        suggestion=close or "",
+        notes=parsed.ignored,
+    )
+    return Answer("pbmserv error", body, USAGE)
+
+
 def _quote(parsed: ParsedMail, line: str) -> str:
     """The command and the original mail, quoted, every password masked."""
-    words = command_words()
-    mask = lambda text: mask_passwords(text, words, commands=parsed.commands)  # noqa: E731
+    words = grammar.command_words()
+    mask = lambda text: grammar.mask_passwords(text, words, commands=parsed.commands)  # noqa: E731
     quoted = "\n".join("> " + x for x in mask(parsed.text or "").splitlines()[:60])
     return (
         f"Your command was:\n  {mask(line)}\n\n"

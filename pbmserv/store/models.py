@@ -177,9 +177,7 @@ class Board(Base):
     number: Mapped[int] = mapped_column(Integer)
     params: Mapped[dict[str, Any]] = mapped_column(JSON)
     options: Mapped[dict[str, Any]] = mapped_column(JSON)
-    status: Mapped[BoardStatus] = mapped_column(
-        _enum(BoardStatus, "board_status"), index=True
-    )
+    status: Mapped[BoardStatus] = mapped_column(_enum(BoardStatus, "board_status"), index=True)
     created: Mapped[datetime] = mapped_column(UTCDateTime())
     last_move_at: Mapped[datetime] = mapped_column(UTCDateTime())
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
@@ -325,9 +323,7 @@ class Outbox(Base):
     in_reply_to: Mapped[str | None] = mapped_column(String(998), nullable=True)
     references: Mapped[str | None] = mapped_column(Text, nullable=True)
     created: Mapped[datetime] = mapped_column(UTCDateTime())
-    status: Mapped[OutboxStatus] = mapped_column(
-        _enum(OutboxStatus, "outbox_status"), index=True
-    )
+    status: Mapped[OutboxStatus] = mapped_column(_enum(OutboxStatus, "outbox_status"), index=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     next_attempt: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
@@ -347,9 +343,7 @@ class Inbox(Base):
     mail_from: Mapped[str] = mapped_column(String(320))
     rcpt_to: Mapped[str] = mapped_column(Text)
     received: Mapped[datetime] = mapped_column(UTCDateTime())
-    status: Mapped[InboxStatus] = mapped_column(
-        _enum(InboxStatus, "inbox_status"), index=True
-    )
+    status: Mapped[InboxStatus] = mapped_column(_enum(InboxStatus, "inbox_status"), index=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     claimed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
     claimed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
