@@ -18,6 +18,7 @@ venv: $(STAMP)
 # PBMSERV_TEST_DATABASE_URL names one (.ci/run sets it when the local server answers).
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	env -u PBMSERV_TEST_DATABASE_URL $(BIN)/python -m pytest -q $(PYTEST_ARGS)
 	@if [ -n "$$PBMSERV_TEST_DATABASE_URL" ]; then \
 		echo "== store tests again on $$PBMSERV_TEST_DATABASE_URL"; \
@@ -26,6 +27,7 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
 	$(BIN)/mypy pbmserv

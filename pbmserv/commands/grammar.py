@@ -164,9 +164,7 @@ def _line_slots(tokens: list[str], games: Collection[str], guess: bool) -> set[i
     for i in range(len(tokens)):
         if not bare[i]:
             continue
-        hide.update(
-            password_slots(words, i, games, guess=guess, line_start=line_start, bare=bare)
-        )
+        hide.update(password_slots(words, i, games, guess=guess, line_start=line_start, bare=bare))
         line_start = False
     return hide
 

@@ -39,7 +39,14 @@ class AliasGroup(click.Group):
     ) -> tuple[str | None, click.Command | None, list[str]]:
         if args and self.get_command(ctx, args[0]) is None and not args[0].startswith("-"):
             close = grammar.suggest(args[0], [*self.list_commands(ctx), *self.aliases])
-            hint = f" Did you mean '{self.aliases.get(close, close)}'?" if close else ""
+            hint = ""
+            if close:
+                meant_name = self.aliases.get(close, close)
+                hint = f" Did you mean '{meant_name}'?"
+                meant = self.get_command(ctx, meant_name)
+                if meant is not None and not isinstance(meant, click.Group):
+                    path = " ".join(ctx.command_path.split()[1:] + [meant_name])
+                    hint += f" Usage: {path} {meant.params[0].metavar or ''}".rstrip()
             raise click.UsageError(f"No such command '{args[0]}'.{hint}", ctx)
         name, cmd, rest = super().resolve_command(ctx, args)
         return (cmd.name if cmd else name), cmd, rest
@@ -93,7 +100,9 @@ def click_command(spec: Command, prefix: str, game: Game | None = None) -> click
         )
         spec.handler(Call(req, ctx, spec, bound, game, usage))
 
-    params = [click.Argument(["args"], nargs=-1, type=click.UNPROCESSED, metavar=spec.metavar())]
+    params: list[click.Parameter] = [
+        click.Argument(["args"], nargs=-1, type=click.UNPROCESSED, metavar=spec.metavar())
+    ]
     return click.Command(
         spec.name, callback=callback, params=params, context_settings=RAW, help=spec.help
     )

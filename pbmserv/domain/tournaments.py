@@ -406,14 +406,14 @@ def pairing_rows(tournament: Tournament, round_: int) -> list[tuple[str, str, st
         if g.second_id is None:
             rows.append(("-", "-", names[g.first_id], "(bye)", "bye"))
             continue
-        result = g.result or ("" if g.board is None else "playing")
+        result = str(g.result or ("" if g.board is None else "playing"))
         rows.append(
             (
                 board_name(tournament.id, g.round, g.number),
                 str(g.board.number) if g.board else "-",
                 names[g.first_id],
                 names[g.second_id],
-                {WIN: "1-0", LOSS: "0-1", DRAW: "1/2-1/2"}.get(result, result),
+                {str(WIN): "1-0", str(LOSS): "0-1", str(DRAW): "1/2-1/2"}.get(result, result),
             )
         )
     return rows

@@ -17,7 +17,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pbmserv.config import Settings
+from pbmserv.domain.clocks import tick
 from pbmserv.mail import inbox
+from pbmserv.mail.listener import InboundHandler, make_controller
+from pbmserv.mail.sender import deliver_pending, make_sink
+from pbmserv.mail.worker import process_next
+from pbmserv.robots.service import run_pending
 from pbmserv.store.db import session_factory
 
 log = logging.getLogger("pbmserv.mail.server")
@@ -66,8 +71,6 @@ class Server:
     # ----- loops
 
     def _worker_loop(self) -> None:
-        from pbmserv.mail.worker import process_next
-
         while not self.stopping.is_set():
             try:
                 done = process_next(self.sessions, self.settings, self.clock)
@@ -82,8 +85,6 @@ class Server:
             self.work.clear()
 
     def _sender_loop(self) -> None:
-        from pbmserv.mail.sender import deliver_pending, make_sink
-
         sink = make_sink(self.settings)
         while not self.stopping.is_set():
             try:
@@ -94,8 +95,6 @@ class Server:
             self.outgoing.clear()
 
     def _clock_loop(self) -> None:
-        from pbmserv.domain.clocks import tick
-
         while not self.stopping.is_set():
             try:
                 tick(self.sessions, self.settings, self.clock())
@@ -106,8 +105,6 @@ class Server:
 
     def _robot_loop(self) -> None:
         """Robots think here, never in the worker or the listener; mails go out as for humans."""
-        from pbmserv.robots.service import run_pending
-
         while not self.stopping.is_set():
             try:
                 done = run_pending(
@@ -134,8 +131,6 @@ class Server:
             thread.start()
             self.threads.append(thread)
         if self.listen:
-            from pbmserv.mail.listener import InboundHandler, make_controller
-
             handler = InboundHandler(
                 store_message=self.store_message,
                 accept_recipient=self.accept_recipient,

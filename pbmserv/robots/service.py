@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
 
 from pbmserv.config import Settings
-from pbmserv.domain import boards, moves, notify
+from pbmserv.domain import accounts, boards, moves, notify
 from pbmserv.games import get_game
 from pbmserv.games.base import MoveError
 from pbmserv.robots import budget_of, choose_move
@@ -224,8 +224,6 @@ def run_until_idle(
 
 def add_robot(session: Session, userid: str, game: str, level: str, now: datetime) -> User:
     """Create robot user ``userid`` for ``game``; ValueError says what is wrong."""
-    from pbmserv.domain import accounts
-
     userid = accounts.normalise_userid(userid)
     problem = accounts.check_userid(userid)
     if problem:
