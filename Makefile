@@ -3,6 +3,13 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Under `faketime -f '+120d' make test` only the calendar moves: libfaketime 0.9.10 would
+# shift the monotonic clock too, and then every timed wait (threading.Event.wait(timeout))
+# hangs for ever; tests/faketime/sitecustomize.py mends time.sleep in that mode.
+ifneq ($(findstring faketime,$(LD_PRELOAD)),)
+export FAKETIME_DONT_FAKE_MONOTONIC := 1
+export PYTHONPATH := $(CURDIR)/tests/faketime$(if $(PYTHONPATH),:$(PYTHONPATH))
+endif
 
 .PHONY: run test lint typecheck bench venv clean
 
@@ -14,19 +21,24 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-# The store tests run on SQLite always, and again on PostgreSQL when
-# PBMSERV_TEST_DATABASE_URL names one (.ci/run sets it when the local server answers).
-test: $(STAMP)
-	$(BIN)/ruff check .
-	$(BIN)/lint-imports
-	env -u PBMSERV_TEST_DATABASE_URL $(BIN)/python -m pytest -q $(PYTEST_ARGS)
+# Lint (ruff, format check, import contracts) and type check first, then the suite in
+# parallel (pytest-xdist).
+# Store tests run on a SQLite file, and on PostgreSQL as well when PBMSERV_TEST_DATABASE_URL
+# names a database made for the run (.ci/run creates one with a unique name and drops it).
+# The browser test drives Debian's chromium (PBMSERV_CHROMIUM names another binary) through
+# the playwright package of the test extras; without it that test is skipped and says why.
+TEST_JOBS ?= auto
+test: $(STAMP) lint typecheck
+	@test -x "$${PBMSERV_CHROMIUM:-/usr/bin/chromium}" || echo "== Chromium not found:" \
+		"the browser test (tests/test_web_browser.py) is skipped; apt-get install -y chromium"
 	@if [ -n "$$PBMSERV_TEST_DATABASE_URL" ]; then \
-		echo "== store tests again on $$PBMSERV_TEST_DATABASE_URL"; \
-		$(BIN)/python -m pytest -q -m store $(PYTEST_ARGS); \
-	else echo "== PBMSERV_TEST_DATABASE_URL not set: store tests ran on SQLite only"; fi
+		echo "== store tests on SQLite and on PostgreSQL ($${PBMSERV_TEST_DATABASE_URL##*/})"; \
+	else echo "== PBMSERV_TEST_DATABASE_URL not set: store tests run on SQLite only"; fi
+	$(BIN)/python -m pytest -q -n $(TEST_JOBS) $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 
 typecheck: $(STAMP)

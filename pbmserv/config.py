@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,6 +22,8 @@ from pydantic_settings import (
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
+
+from pbmserv.clock import Clock, make_clock, parse_instant
 
 CommaList = Annotated[list[str], NoDecode]  # "a,b" in the environment, a list in TOML
 
@@ -66,6 +69,12 @@ class Settings(BaseSettings):
     # clocks
     nag_days: float = 7.0
     forfeit_days: float = 21.0
+    # read-only web pages (pbmserv.web), served on listen_host by `pbmserv serve`
+    web_enabled: bool = True
+    web_port: int = 8080  # 0: any free port
+    web_base_url: str = ""  # empty: http://<listen_host>:<web_port>; used for board mail links
+    # test hook: an ISO-8601 instant the clock starts at (empty: the system clock)
+    now: str = ""
 
     @field_validator("accept_recipients", "admins", mode="before")
     @classmethod
@@ -79,6 +88,13 @@ class Settings(BaseSettings):
     def _outbox(cls, value: str) -> str:
         if value not in ("maildir", "smtp"):
             raise ValueError(f"outbox must be 'maildir' or 'smtp', not {value!r}")
+        return value
+
+    @field_validator("now")
+    @classmethod
+    def _instant(cls, value: str) -> str:
+        if value:
+            parse_instant(value)  # ValueError names the expected form
         return value
 
     @classmethod
@@ -98,6 +114,11 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite:///{(self.data_dir / 'pbmserv.sqlite3').resolve()}"
+
+    @cached_property
+    def clock(self) -> Clock:
+        """The time source of everything this process does (see :mod:`pbmserv.clock`)."""
+        return make_clock(self.now)
 
     @property
     def maildir_path(self) -> Path:

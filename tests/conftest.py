@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import jinja2
 import pytest
+from sqlalchemy.pool import NullPool
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -29,32 +31,84 @@ _env.loader = jinja2.ChoiceLoader(
 from pbmserv.commands import Request, run, split  # noqa: E402
 from pbmserv.config import Settings  # noqa: E402
 
+collect_ignore = ["faketime"]  # a start-up hook for faketime runs, not a test module (see it)
+
 PG_URL = os.environ.get("PBMSERV_TEST_DATABASE_URL", "")
+PG_PREFIX = "pbmserv_test_"  # databases a test run made for itself (.ci/run names them so)
+BACKENDS = ["sqlite", "postgresql"] if PG_URL else ["sqlite"]
+
+
+def _admin_engine(url: str):  # type: ignore[no-untyped-def]
+    from sqlalchemy import create_engine
+
+    return create_engine(url, isolation_level="AUTOCOMMIT", poolclass=NullPool)
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """The PostgreSQL database of this test process: the run's own database (created by
+    .ci/run, named ``pbmserv_test_...``), or under pytest-xdist one more per worker, created
+    here and dropped at the end.  Any other database is refused: the tests empty it."""
+    from sqlalchemy import text
+    from sqlalchemy.engine import make_url
+
+    base = make_url(PG_URL)
+    if not (base.database or "").startswith(PG_PREFIX):
+        pytest.exit(
+            f"PBMSERV_TEST_DATABASE_URL names the database {base.database!r}: the tests empty "
+            f"it, so they only use a database made for the run, named {PG_PREFIX}... "
+            "(.ci/run creates one)",
+            returncode=2,
+        )
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        yield PG_URL
+        return
+    name = f"{base.database}_{worker}"
+    url = base.set(database=name).render_as_string(hide_password=False)
+    admin = _admin_engine(PG_URL)
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield url
+    finally:
+        from pbmserv.store import db
+
+        db._session_factory.cache_clear()
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
 
 
 def _reset_postgres(url: str) -> None:
-    from sqlalchemy import create_engine, text
+    """Empty this process's own test database before each test."""
+    from sqlalchemy import text
 
-    engine = create_engine(url)
-    with engine.begin() as conn:
+    engine = _admin_engine(url)
+    with engine.connect() as conn:
         conn.execute(text("DROP SCHEMA public CASCADE"))
         conn.execute(text("CREATE SCHEMA public"))
     engine.dispose()
 
 
-@pytest.fixture
-def database_url(tmp_path: Path) -> str:
-    if PG_URL:
-        _reset_postgres(PG_URL)
+@pytest.fixture(params=BACKENDS)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Every store test runs on a SQLite file, and on PostgreSQL too when the run has one."""
+    if request.param == "postgresql":
+        url = request.getfixturevalue("postgres_url")
+        _reset_postgres(url)
         from pbmserv.store import db
 
         db._session_factory.cache_clear()
-        return PG_URL
+        return url
     return f"sqlite:///{tmp_path / 'store.sqlite3'}"
 
 
 @pytest.fixture
-def settings(tmp_path: Path, database_url: str) -> Settings:
+def settings(tmp_path: Path, database_url: str, clock: Clock) -> Settings:
+    """Test settings; ``now`` makes every server built from them (in this process or started
+    as a subprocess with a config written from them) run on the test's calendar."""
     return Settings(
         data_dir=tmp_path,
         database_url=database_url,
@@ -63,19 +117,28 @@ def settings(tmp_path: Path, database_url: str) -> Settings:
         server_address="pbmserv@example.org",
         accept_recipients=["pbmserv@example.org"],
         mail_domain="example.org",
+        now=clock.now.isoformat(),
+        web_port=0,  # any free port when a test starts the server
+        web_base_url="https://games.example.org",
     )
 
 
 @pytest.fixture
 def sessions(settings: Settings):
+    from pbmserv.render.links import attach
     from pbmserv.store.db import session_factory
 
-    return session_factory(settings.url)
+    factory = session_factory(settings.url)
+    attach(factory, settings)
+    return factory
+
+
+TEST_START = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)  # the calendar every test starts on
 
 
 class Clock:
     def __init__(self) -> None:
-        self.now = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+        self.now = TEST_START
 
     def advance(self, **kwargs: float) -> datetime:
         self.now += timedelta(**kwargs)
@@ -133,9 +196,20 @@ def shell(settings, sessions, clock) -> Shell:
     return Shell(settings, sessions, clock)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse to run where timed waits would hang instead of failing a test."""
+    if "faketime" in os.environ.get("LD_PRELOAD", "") and not os.environ.get(
+        "FAKETIME_DONT_FAKE_MONOTONIC"
+    ):
+        raise pytest.UsageError(
+            "libfaketime shifts the monotonic clock too, and timed waits then hang: run the "
+            "suite as `faketime -f '+120d' make test` (the Makefile moves only the calendar)"
+        )
+
+
 def pytest_collection_modifyitems(config, items):
-    """Tests that touch the store are marked ``store``: `make test` runs them again on
-    PostgreSQL when PBMSERV_TEST_DATABASE_URL is set."""
+    """Tests that touch the store are marked ``store`` (``-m store`` runs just those; they run
+    on PostgreSQL as well when PBMSERV_TEST_DATABASE_URL is set)."""
     for item in items:
         if "database_url" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.store)

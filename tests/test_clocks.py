@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sqlalchemy import select
+from waiting import wait_until
 
 from pbmserv.domain import boards, clocks
 from pbmserv.store.models import Board
@@ -200,7 +201,7 @@ def test_pbmserv_tick_from_the_shell(shell, clock):
 
 
 def test_server_checks_the_clocks(shell, clock, monkeypatch):
-    from pbmserv.mail import server
+    from pbmserv.cli import server
 
     shell.signup("alice", "bob")
     shell.ok("nim challenge alice bob")
@@ -209,12 +210,7 @@ def test_server_checks_the_clocks(shell, clock, monkeypatch):
     running = server.Server(shell.settings, listen=False, clock=lambda: clock.now)
     running.start()
     try:
-        import time
-
-        for _ in range(100):
-            if nags(shell):
-                break
-            time.sleep(0.05)
+        wait_until(lambda: nags(shell), "the server's clock loop to nag alice", 10)
     finally:
         running.stop()
     assert nags(shell) == [("alice@example.org", "Nag: Nim Board 101 alice")]

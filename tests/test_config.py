@@ -39,6 +39,7 @@ SAMPLES = {
     "nag_days": ("2.5", 2.5),
     "outbox": ("smtp", "smtp"),
     "relay_password": ("s3cret", "s3cret"),
+    "now": ("2026-11-01T12:00:00+00:00", "2026-11-01T12:00:00+00:00"),
 }
 
 
@@ -78,6 +79,7 @@ def test_the_environment_beats_the_file_and_arguments_beat_both(tmp_path, monkey
         ("PBMSERV_LISTEN_PORT", "twenty", "listen_port (environment PBMSERV_LISTEN_PORT)"),
         ("PBMSERV_LMTP", "perhaps", "lmtp (environment PBMSERV_LMTP)"),
         ("PBMSERV_OUTBOX", "pigeon", "outbox must be 'maildir' or 'smtp'"),
+        ("PBMSERV_NOW", "tomorrow", "now (environment PBMSERV_NOW): Value error, not an ISO-8601"),
     ],
 )
 def test_a_wrong_value_is_a_clear_error(variable, value, message, monkeypatch):

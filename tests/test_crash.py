@@ -8,14 +8,13 @@ import random
 import signal
 import subprocess
 import sys
-import time
-from datetime import UTC, datetime
 from email.message import EmailMessage
 from email.utils import make_msgid
 from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
+from waiting import wait_until
 
 from pbmserv.games import get_game
 from pbmserv.mail import inbox
@@ -34,6 +33,7 @@ def write_config(tmp_path: Path, settings) -> Path:
         f'database_url = "{settings.url}"\n'
         "argon2_time_cost = 1\nargon2_memory_kib = 8\n"
         'accept_recipients = ["pbmserv@example.org"]\n'
+        f'now = "{settings.now}"\n'
     )
     return path
 
@@ -67,14 +67,9 @@ def planned_games(shell, game_name: str, rng: random.Random) -> dict[int, list[t
     return plans
 
 
-def wait_for(sessions, predicate, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with sessions() as s:
-            if predicate(s):
-                return
-        time.sleep(0.05)
-    raise AssertionError("timed out")
+def done(sessions) -> int:
+    with sessions() as s:
+        return done_count(s)
 
 
 def done_count(s) -> int:
@@ -85,7 +80,7 @@ def done_count(s) -> int:
 def test_kill_9_in_the_middle_of_a_batch(shell, settings, sessions, tmp_path):
     config = write_config(tmp_path, settings)
     plans = planned_games(shell, "plotto", random.Random(5))
-    now = datetime.now(UTC)
+    now = settings.clock()
     total = 0
     for ply in range(MOVES):
         for number, plan in plans.items():
@@ -104,7 +99,12 @@ def test_kill_9_in_the_middle_of_a_batch(shell, settings, sessions, tmp_path):
     cmd = [str(BIN / "pbmserv"), "--config", str(config), "serve", "--no-listen"]
     first = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        wait_for(sessions, lambda s: done_count(s) >= total // 10, 120)
+        wait_until(
+            lambda: done(sessions) >= total // 10,
+            f"the first worker to process {total // 10} of {total} mails",
+            60,
+            seen=lambda: f"{done(sessions)} processed",
+        )
     finally:
         first.send_signal(signal.SIGKILL)
         first.wait(10)
@@ -112,7 +112,12 @@ def test_kill_9_in_the_middle_of_a_batch(shell, settings, sessions, tmp_path):
         assert done_count(s) < total, "the worker finished before it could be killed"
     second = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        wait_for(sessions, lambda s: done_count(s) == total, 180)
+        wait_until(
+            lambda: done(sessions) == total,
+            f"the restarted worker to process all {total} mails",
+            120,
+            seen=lambda: f"{done(sessions)} processed",
+        )
     finally:
         second.send_signal(signal.SIGTERM)
         _, err = second.communicate(timeout=30)

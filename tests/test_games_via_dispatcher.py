@@ -1,13 +1,13 @@
 """A whole game of each registered game, through the dispatcher from challenge to result, with
-golden board mails (set UPDATE_GOLDEN=1 to rewrite them after a deliberate layout change)."""
+golden board mails (see tests/golden.py for how to rewrite them after a deliberate layout change)."""
 
 from __future__ import annotations
 
-import os
 import random
 from pathlib import Path
 
 import pytest
+from golden import assert_golden
 from sqlalchemy import select
 
 from pbmserv.domain import boards
@@ -60,11 +60,8 @@ def test_whole_game_through_the_dispatcher(shell, game):
     for mail in [new, *mails[:3], last]:
         for line in mail.body.splitlines():
             assert len(line) <= 76 and line.isascii(), line
-    golden = GOLDEN / f"mail_{game.name}.txt"
     text = "\n".join(f"Subject: {m.subject}\n\n{m.body}" for m in [new, *mails[:2]])
-    if os.environ.get("UPDATE_GOLDEN") or not golden.exists():
-        golden.write_text(text)
-    assert text == golden.read_text(), f"board mail layout changed: compare with {golden}"
+    assert_golden(f"mail_{game.name}.txt", text, "the board mail layout")
 
 
 @pytest.mark.parametrize("game", REAL_GAMES, ids=[g.name for g in REAL_GAMES])

@@ -6,15 +6,15 @@ from __future__ import annotations
 import mailbox
 import smtplib
 import socket
-import time
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 from email.utils import make_msgid
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
+from waiting import wait_until
 
-from pbmserv.mail.server import Server
+from pbmserv.cli.server import Server
 from pbmserv.store.models import Board, Inbox, InboxStatus, Outbox, OutboxStatus
 
 SERVER = "pbmserv@example.org"
@@ -59,22 +59,27 @@ class Gateway:
 
     def settle(self, timeout: float = 30.0) -> None:
         """Wait until every stored mail is processed and every answer delivered."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+
+        def queues() -> tuple[int, int]:
             with self.sessions() as s:
-                busy = s.scalar(
-                    select(Inbox.id).where(
-                        Inbox.status.in_([InboxStatus.new, InboxStatus.processing])
-                    )
-                ) or s.scalar(
-                    select(Outbox.id).where(
-                        Outbox.status.in_([OutboxStatus.pending, OutboxStatus.sending])
-                    )
+                inbox = s.scalar(
+                    select(func.count())
+                    .select_from(Inbox)
+                    .where(Inbox.status.in_([InboxStatus.new, InboxStatus.processing]))
                 )
-            if not busy:
-                return
-            time.sleep(0.05)
-        raise AssertionError("the server did not settle")
+                outbox = s.scalar(
+                    select(func.count())
+                    .select_from(Outbox)
+                    .where(Outbox.status.in_([OutboxStatus.pending, OutboxStatus.sending]))
+                )
+            return inbox or 0, outbox or 0
+
+        wait_until(
+            lambda: queues() == (0, 0),
+            "every stored mail processed and every answer delivered",
+            timeout,
+            seen=lambda: "{} mails waiting in the inbox, {} in the outbox".format(*queues()),
+        )
 
     def mails(self, to: str | None = None) -> list[EmailMessage]:
         box = mailbox.Maildir(self.settings.maildir_path, create=True)

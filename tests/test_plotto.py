@@ -3,12 +3,12 @@ property tests that check the incremental bookkeeping against a from-scratch rec
 
 from __future__ import annotations
 
-import os
 import random
 import re
 from pathlib import Path
 
 import pytest
+from golden import assert_golden
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -99,10 +99,7 @@ def test_example_board_drawing_matches_the_help(tmp_path):
     inner = [line[4:].rstrip(" |") for line in text.splitlines() if line.startswith("  | ")]
     expected = [line[2:] for line in EXAMPLE.strip("\n").splitlines()]
     assert inner == expected
-    golden = GOLDEN / "plotto_example.txt"
-    if os.environ.get("PBMSERV_UPDATE_GOLDEN"):
-        golden.write_text(text)
-    assert text == golden.read_text()
+    assert_golden("plotto_example.txt", text, "the Plotto example board")
 
 
 # ----- move text
@@ -491,7 +488,4 @@ def test_long_games_keep_consistent_state_and_fit_the_mail(seed, players):
 def test_midgame_board_golden():
     position = long_game(7, 3, 40)
     text = render_board(position)
-    golden = GOLDEN / "plotto_midgame.txt"
-    if os.environ.get("PBMSERV_UPDATE_GOLDEN"):
-        golden.write_text(text)
-    assert text == golden.read_text()
+    assert_golden("plotto_midgame.txt", text, "the Plotto mid-game board")

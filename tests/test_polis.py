@@ -3,11 +3,10 @@ random-game properties, and an independent slow reference resolver to compare ag
 
 from __future__ import annotations
 
-import os
 import random
-from pathlib import Path
 
 import pytest
+from golden import assert_golden
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -764,9 +763,6 @@ GOLDEN_RECORD = [
 
 @pytest.mark.parametrize("plies", [0, len(GOLDEN_RECORD)])
 def test_golden_board(plies):
-    """The drawing after a fixed record (UPDATE_GOLDEN=1 rewrites the file after a layout change)."""
-    path = Path(__file__).parent / "golden" / f"polis_board_{plies}.txt"
+    """The drawing after a fixed record."""
     text = render_board(GAME.replay(2, {}, GOLDEN_RECORD[:plies]))
-    if os.environ.get("UPDATE_GOLDEN") or not path.exists():
-        path.write_text(text)
-    assert text == path.read_text()
+    assert_golden(f"polis_board_{plies}.txt", text, "the Polis board drawing")

@@ -4,6 +4,7 @@ robots against each other to the end, declines, the ply guard, and no mail to ro
 from __future__ import annotations
 
 from sqlalchemy import select
+from waiting import wait_until
 
 from pbmserv.commands import Request, run, split
 from pbmserv.robots.service import pending, play_turn, run_pending
@@ -132,9 +133,8 @@ def test_robot_user_is_a_user_like_others(shell):
 
 
 def test_the_serve_process_plays_robot_turns(shell, settings):
-    import time
 
-    from pbmserv.mail.server import Server
+    from pbmserv.cli.server import Server
 
     shell.signup("alice")
     operator_ok(shell, "robot add bot --game nim --level normal")
@@ -142,9 +142,7 @@ def test_the_serve_process_plays_robot_turns(shell, settings):
     server = Server(settings, listen=False)
     server.start()
     try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not board(shell, 101).moves:
-            time.sleep(0.1)
+        wait_until(lambda: board(shell, 101).moves, "the server's robot to play on nim board 101")
     finally:
         server.stop()
     assert [m.text for m in board(shell, 101).moves] == ["3"]  # 7 - 3 = 4: a won position

@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from conftest import TEST_START
 
 BIN = Path(sys.executable).parent
 
@@ -19,7 +21,12 @@ def pbmserv(
     script: str = "pbmserv",
     stdin: str = "",
 ):
-    full_env = {**os.environ, "PBMSERV_DATA_DIR": str(data), **(env or {})}
+    full_env = {
+        **os.environ,
+        "PBMSERV_DATA_DIR": str(data),
+        "PBMSERV_NOW": TEST_START.isoformat(),  # the process runs on the test's calendar
+        **(env or {}),
+    }
     full_env.pop("PBMSERV_PASSWORD", None) if "PBMSERV_PASSWORD" not in (env or {}) else None
     full_env.pop("PBMSERV_DATABASE_URL", None)
     return subprocess.run(
@@ -65,7 +72,8 @@ def test_password_from_environment_or_prompt(data):
 def test_help_on_every_level(data):
     top = pbmserv("--help", data=data)
     assert top.returncode == 0 and "signup" in top.stdout and "db" in top.stdout
-    assert "challenge" in pbmserv("polis", "--help", data=data).stdout or True
+    polis = pbmserv("polis", "--help", data=data)
+    assert polis.returncode == 0 and "challenge" in polis.stdout and "move" in polis.stdout
     db = pbmserv("db", "--help", data=data)
     assert "upgrade" in db.stdout
 
@@ -121,3 +129,21 @@ def test_operator_mail_commands_and_status(data, tmp_path):
     assert status.returncode == 0
     for word in ("Inbox:", "done", "Outbox:", "sent", "Games in progress:"):
         assert word in status.stdout
+
+
+def test_processes_run_on_the_calendar_in_pbmserv_now(data):
+    """The test hook: a process started with PBMSERV_NOW lives on that calendar, whatever the
+    system date, so a nag comes exactly when the test's clock says a week has passed."""
+    for userid in ("alice", "bob"):
+        assert (
+            pbmserv("signup", userid, "secret", f"{userid}@example.org", data=data).returncode == 0
+        )
+    assert pbmserv("polis", "challenge", "alice", "bob", data=data).returncode == 0
+    later = (TEST_START + timedelta(days=6)).isoformat()
+    quiet = pbmserv("tick", data=data, env={"PBMSERV_NOW": later})
+    assert quiet.returncode == 0 and "Polis 101" not in quiet.stdout, quiet.stdout
+    week = (TEST_START + timedelta(days=7, hours=1)).isoformat()
+    nagged = pbmserv("tick", data=data, env={"PBMSERV_NOW": week})
+    assert nagged.returncode == 0 and "Polis 101 alice" in nagged.stdout, nagged.stdout
+    bad = pbmserv("tick", data=data, env={"PBMSERV_NOW": "next tuesday"})
+    assert bad.returncode != 0 and "ISO-8601" in bad.stderr

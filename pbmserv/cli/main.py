@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from pbmserv.commands import Channel, Request, build_commands, run
 from pbmserv.commands.dispatch import USAGE
 from pbmserv.config import Settings, SettingsError, load_settings
 from pbmserv.games import game_names
+from pbmserv.render.links import attach
 from pbmserv.robots.service import run_until_idle
 from pbmserv.store.db import session_factory
 
@@ -37,6 +37,7 @@ class LazySessions:
     def __call__(self) -> Session:
         if self._factory is None:
             self._factory = session_factory(self.settings.url)
+            attach(self._factory, self.settings)
         return self._factory()
 
 
@@ -50,6 +51,7 @@ def shell_request(settings: Settings) -> Request:
         settings=settings,
         sessions=LazySessions(settings),  # type: ignore[arg-type]
         channel=Channel.shell,
+        now=settings.clock(),
         source="shell",
         env_password=os.environ.get("PBMSERV_PASSWORD"),
         prompt=prompt,
@@ -96,7 +98,7 @@ def main(argv: Sequence[str] | None = None, prog_name: str = "pbmserv") -> int:
             options.get("config"),
             data_dir=Path(options["data-dir"]) if "data-dir" in options else None,
         )
-    except (SettingsError, OSError) as exc:
+    except (SettingsError, OSError) as exc:  # an unreadable config file, a bad setting
         click.echo(f"Error: {exc}", err=True)
         return USAGE
     req = shell_request(settings)
@@ -112,7 +114,7 @@ def main(argv: Sequence[str] | None = None, prog_name: str = "pbmserv") -> int:
 
 def _robots_answer(req: Request) -> None:
     """Without a running server, robots to move on any board answer at once (and say so)."""
-    for done in run_until_idle(req.sessions, req.settings, lambda: datetime.now(UTC)):  # type: ignore[arg-type]
+    for done in run_until_idle(req.sessions, req.settings, req.settings.clock):  # type: ignore[arg-type]
         if done.played:
             print(f"Robot {done.userid} played {done.text} on {done.game} board {done.number}.")
 

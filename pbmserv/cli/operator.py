@@ -7,7 +7,6 @@ plain click commands, not declarations: no password, no mail, no masking.
 from __future__ import annotations
 
 import sys
-from datetime import UTC, datetime
 from email.parser import BytesHeaderParser
 from email.utils import parseaddr
 from typing import BinaryIO
@@ -22,6 +21,7 @@ from pbmserv.config import Settings
 from pbmserv.domain.clocks import tick as check_clocks
 from pbmserv.mail import inbox
 from pbmserv.mail.worker import process_next
+from pbmserv.render.links import attach
 from pbmserv.render.templates import render
 from pbmserv.store.db import make_engine, session_factory
 from pbmserv.store.models import Board, BoardStatus, Inbox, InboxStatus, Outbox, OutboxStatus
@@ -32,7 +32,9 @@ def _settings(ctx: click.Context) -> Settings:
 
 
 def _sessions(ctx: click.Context):  # type: ignore[no-untyped-def]
-    return session_factory(_settings(ctx).url)
+    factory = session_factory(_settings(ctx).url)
+    attach(factory, _settings(ctx))
+    return factory
 
 
 def _text(lines: list[str]) -> str:
@@ -142,10 +144,10 @@ def mail_inject(ctx: click.Context, source: BinaryIO, sender: str, no_process: b
         if not sender:
             raise Refused("the mail names no sender: give --sender")
     sessions = _sessions(ctx)
-    stored = inbox.store(sessions, raw, sender, [settings.server_address], datetime.now(UTC))
+    stored = inbox.store(sessions, raw, sender, [settings.server_address], settings.clock())
     note = f"Mail stored as {stored.id}." if stored.new else f"Mail already stored as {stored.id}."
     if not no_process:
-        while process_next(sessions, settings, lambda: datetime.now(UTC)) is not None:
+        while process_next(sessions, settings, settings.clock) is not None:
             pass
         _deliver_now(settings, sessions)
     answer(ctx, "pbmserv mail inject", note + "\n")
@@ -157,7 +159,7 @@ def _deliver_now(settings: Settings, sessions) -> None:  # type: ignore[no-untyp
         make_sink,
     )
 
-    deliver_pending(sessions, settings, make_sink(settings), datetime.now(UTC))
+    deliver_pending(sessions, settings, make_sink(settings), settings.clock())
 
 
 # ----------------------------------------------------------------------------- status
@@ -220,7 +222,7 @@ def tick(ctx: click.Context) -> None:
 def serve(
     ctx: click.Context, host: str | None, port: int | None, lmtp: bool | None, no_listen: bool
 ) -> None:
-    from pbmserv.mail.server import run_server  # lazy: asyncio and threads, for serve only
+    from pbmserv.cli.server import run_server  # lazy: asyncio and threads, for serve only
 
     settings = _settings(ctx)
     if host:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from pbmserv.commands.common import call_login, game_help, login
+from pbmserv.commands.common import call_login, login
 from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.games import games_table
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
@@ -120,20 +120,6 @@ def list_games(call: Call) -> None:
     answer(ctx, "List of games", render("mail/text.txt.j2", lines=lines))
 
 
-def help_command(call: Call) -> None:
-    ctx, name = call.ctx, call.args.get("game")
-    if name:
-        try:
-            game = get_game(name)
-        except KeyError:
-            pass
-        else:
-            answer(ctx, f"{game.display_name} help", game_help(game.name))
-            return
-    games = ", ".join(g.name for g in all_games())
-    answer(ctx, "pbmserv help", render("help/pbmserv.txt", games=games))
-
-
 USERID = Arg("userid", Kind.USERID)
 PASSWORD = Arg("password", Kind.PASSWORD)
 ADDRESSES = Arg("addresses", Kind.TEXT, many=True, metavar="[ADDRESS...]")
@@ -156,13 +142,6 @@ COMMANDS: tuple[Command, ...] = (
         list_games,
         "The games this server runs, or the boards of the games named.",
         (Arg("games", Kind.TEXT, many=True, metavar="[GAME...]"),),
-        plain_word=True,
-    ),
-    Command(
-        "help",
-        help_command,
-        "The server's help, or one game's rules and commands.",
-        (Arg("game", Kind.TEXT, optional=True),),
         plain_word=True,
     ),
 )

@@ -100,7 +100,3 @@ def announce(
         with_comment=True,
     )
     answer(call.ctx, subject, body)
-
-
-def game_help(name: str) -> str:
-    return render(f"help/{name}.txt") + "\n" + render("help/commands.txt", game=name)

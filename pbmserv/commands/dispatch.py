@@ -12,11 +12,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
 import click
 from sqlalchemy.orm import Session, sessionmaker
 
+from pbmserv.clock import system_clock
 from pbmserv.config import Settings
 
 DONE, REFUSED, USAGE = 0, 1, 2
@@ -47,7 +48,7 @@ class Request:
     sessions: sessionmaker[Session]
     channel: Channel = Channel.shell
     sender: str | None = None  # the mail address of the sender (mail channel)
-    now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    now: datetime = field(default_factory=system_clock)
     comment: str = ""  # free text from the mail body, shown under the board
     source: str = ""  # where a move came from (Message-ID, "shell")
     env_password: str | None = None  # shell: PBMSERV_PASSWORD, never on the command line

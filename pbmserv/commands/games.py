@@ -13,7 +13,6 @@ from pbmserv.commands.common import (
     board_arg,
     board_error,
     call_login,
-    game_help,
     load_board,
     parse_board_number,
     text,
@@ -405,10 +404,6 @@ def preview(call: Call) -> None:
     answer(call.ctx, f"{game.display_name} Board {number} Preview", body)
 
 
-def game_help_command(call: Call) -> None:
-    answer(call.ctx, f"{call.game.display_name} help", game_help(call.game.name))
-
-
 # ----------------------------------------------------------------------------- declarations
 
 BOARD = Arg("board", Kind.BOARD)
@@ -483,5 +478,4 @@ COMMANDS: tuple[Command, ...] = (
         ),
         aliases=("prev",),
     ),
-    Command("help", game_help_command, "The rules of the game and its commands."),
 )

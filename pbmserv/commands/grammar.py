@@ -140,6 +140,8 @@ def _bare(token: str) -> str:
 
 def _spans(line: str) -> list[tuple[int, int]]:
     """The words of a line as the dispatcher splits them: quotes hold blanks when they pair."""
+    if '"' not in line and "'" not in line:
+        return [(m.start(), m.end()) for m in re.finditer(r"\S+", line)]
     try:
         shlex.split(line)
     except ValueError:
@@ -148,6 +150,8 @@ def _spans(line: str) -> list[tuple[int, int]]:
 
 
 def _unquote(token: str) -> str:
+    if '"' not in token and "'" not in token and "\\" not in token:
+        return token
     try:
         parts = shlex.split(token)
     except ValueError:

@@ -8,10 +8,11 @@ mail we sent.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 
+from pbmserv.clock import system_clock
 from pbmserv.commands.grammar import mask_passwords
 from pbmserv.mail.parse import ParsedMail
 
@@ -51,7 +52,7 @@ def build_message(
     msg["From"] = _one_line(from_addr)
     msg["To"] = _one_line(mail.to)
     msg["Subject"] = _one_line(mail.subject)
-    msg["Date"] = format_datetime(now or datetime.now(UTC))
+    msg["Date"] = format_datetime(now or system_clock())
     msg["Message-ID"] = make_msgid(domain=domain or None)
     if mail.in_reply_to:
         msg["In-Reply-To"] = _one_line(mail.in_reply_to)

@@ -13,12 +13,14 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.lmtp import LMTP
 from aiosmtpd.smtp import SMTP
+
+from pbmserv.clock import Clock, system_clock
 
 log = logging.getLogger("pbmserv.listener")
 
@@ -39,10 +41,6 @@ class EnvelopeInfo:
 
 
 StoreMessage = Callable[[bytes, EnvelopeInfo], Awaitable[None] | None]
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 def _peer(session: Any) -> str:
@@ -67,7 +65,7 @@ class InboundHandler:
         accept_recipient: Callable[[str], bool],
         *,
         max_recipients: int = 20,
-        clock: Callable[[], datetime] = _utcnow,
+        clock: Clock = system_clock,
     ) -> None:
         self.store_message = store_message
         self.accept_recipient = accept_recipient

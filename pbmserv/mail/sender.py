@@ -98,6 +98,7 @@ def _deliver_one(
         from_addr=settings.server_address,
         server_id=settings.server_name,
         domain=settings.mail_domain,
+        now=now,
     )
     if message_id:  # an operator's retry keeps the Message-ID, so receivers can tell
         del message["Message-ID"]

@@ -10,6 +10,7 @@ from datetime import datetime
 
 from pbmserv.games import get_game
 from pbmserv.games.base import Position, SeatInfo
+from pbmserv.render.links import board_link
 from pbmserv.render.templates import render, render_board
 from pbmserv.store.models import Board, BoardStatus, MoveRecord, SubscriptionKind
 
@@ -160,4 +161,5 @@ def board_mail_body(
             for s in board.subscriptions
         ],
         clock=clock_lines(board),
+        link=board_link(board),
     )

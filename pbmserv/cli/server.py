@@ -1,4 +1,5 @@
-"""``pbmserv serve``: the listener, the command worker and the sender in one process.
+"""``pbmserv serve``: the listener, the worker, the sender, the clocks, the robots and the web
+pages in one process (the composition root: it sits above every channel).
 
 The listener (aiosmtpd, in its own thread and event loop) only stores mail durably and wakes
 the worker; the worker and the sender are plain threads that poll their queues and sleep on an
@@ -13,37 +14,35 @@ import logging
 import signal
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
+from pbmserv.clock import Clock
 from pbmserv.config import Settings
 from pbmserv.domain.clocks import tick
 from pbmserv.mail import inbox
 from pbmserv.mail.listener import InboundHandler, make_controller
 from pbmserv.mail.sender import deliver_pending, make_sink
 from pbmserv.mail.worker import process_next
+from pbmserv.render.links import attach
 from pbmserv.robots.service import run_pending
 from pbmserv.store.db import session_factory
+from pbmserv.web.serve import WebServer
 
-log = logging.getLogger("pbmserv.mail.server")
+log = logging.getLogger("pbmserv.server")
 POLL_SECONDS = 1.0
 CLOCK_SECONDS = 300.0  # how often the clocks are checked (nags, forfeits)
 ROBOT_POLL_SECONDS = 5.0  # how often the robots look for a turn when no move woke them
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 class Server:
     """The running parts of a server; ``start()`` and ``stop()`` are for tests and the CLI."""
 
     def __init__(
-        self, settings: Settings, *, listen: bool = True, clock: Callable[[], datetime] = utcnow
+        self, settings: Settings, *, listen: bool = True, clock: Clock | None = None
     ) -> None:
         self.settings = settings
         self.listen = listen
-        self.clock = clock
+        self.clock = clock or settings.clock
         self.sessions = session_factory(settings.url)
         self.stopping = threading.Event()
         self.work = threading.Event()
@@ -51,6 +50,8 @@ class Server:
         self.robots = threading.Event()  # a move was played: a robot may be to move
         self.threads: list[threading.Thread] = []
         self.controller: Any = None
+        self.web: Any = None  # pbmserv.web.serve.WebServer while the pages are served
+        attach(self.sessions, settings)  # board mails link to the pages
 
     # ----- the listener's callback
 
@@ -135,6 +136,7 @@ class Server:
                 store_message=self.store_message,
                 accept_recipient=self.accept_recipient,
                 max_recipients=self.settings.max_recipients,
+                clock=self.clock,
             )
             self.controller = make_controller(
                 handler,
@@ -145,8 +147,14 @@ class Server:
                 timeout=self.settings.smtp_timeout,
             )
             self.controller.start()
+            if self.settings.web_enabled:
+                self.web = WebServer(self.settings, self.clock)
+                self.web.start()
 
     def stop(self) -> None:
+        if self.web is not None:
+            self.web.stop()
+            self.web = None
         if self.controller is not None:
             self.controller.stop()
             self.controller = None
@@ -176,6 +184,8 @@ def run_server(
         raise
     where = f"{settings.listen_host}:{settings.listen_port} ({'LMTP' if settings.lmtp else 'SMTP'})"
     log(f"pbmserv serving on {where if listen else 'no port (worker only)'}; store {settings.url}")
+    if server.web is not None:
+        log(f"web pages on http://{settings.listen_host}:{server.web.port}/")
     if settings.outbox == "maildir":
         log(f"answers are delivered to the Maildir {settings.maildir_path.resolve()}")
     stop.wait()

@@ -1,0 +1,48 @@
+"""Where the web pages live, for the links in board mails.
+
+The base URL is deployment data like the From address: it comes from the settings, which the
+channels hold.  Board mails are composed deep inside the domain layer (a tournament's next round
+starts when a move ends the last game of a round), so the base URL travels with the session
+factory (``Session.info``) instead of through every function on the way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.orm import Session, object_session, sessionmaker
+
+from pbmserv.config import Settings
+
+INFO_KEY = "pbmserv.web_base_url"
+
+
+def base_url(settings: Settings) -> str:
+    """The pages' base URL without a trailing slash; empty when the pages are off."""
+    if not settings.web_enabled:
+        return ""
+    if settings.web_base_url:
+        return settings.web_base_url.rstrip("/")
+    host = settings.listen_host
+    if host in ("", "0.0.0.0", "::"):
+        host = "localhost"
+    elif ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{settings.web_port}"
+
+
+def board_path(game: str, number: int) -> str:
+    return f"/boards/{game}/{number}"
+
+
+def attach(sessions: Any, settings: Settings) -> None:
+    """Let every session of ``sessions`` (a sessionmaker) know the base URL."""
+    if isinstance(sessions, sessionmaker):
+        sessions.configure(info={INFO_KEY: base_url(settings)})
+
+
+def board_link(board: Any) -> str:
+    """The page of ``board`` (a stored Board), or "" when its session knows no base URL."""
+    session: Session | None = object_session(board)
+    base = session.info.get(INFO_KEY, "") if session is not None else ""
+    return f"{base}{board_path(board.game, board.number)}" if base else ""

@@ -1,0 +1,129 @@
+"""The ASGI application (Starlette): read-only routes, a static style sheet, security headers.
+
+Only GET and HEAD are routed (anything else is 405), every page reads in a rolled-back read-only
+transaction, and the Content-Security-Policy allows no script at all and styles only from our
+own style sheet, so the pages work, and must work, without JavaScript.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import jinja2
+from sqlalchemy.orm import Session, sessionmaker
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from pbmserv.config import Settings
+from pbmserv.resources import templates_dir
+from pbmserv.web.db import readonly_sessions
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+        "base-uri 'none'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+
+
+class SecurityHeaders:
+    """Adds :data:`SECURITY_HEADERS` to every response, error pages and static files included."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                present = {k.lower() for k, _ in headers}
+                for key, value in SECURITY_HEADERS.items():
+                    if key.lower().encode() not in present:
+                        headers.append((key.lower().encode(), value.encode()))
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def environment() -> jinja2.Environment:
+    """Jinja for HTML: autoescaping always on, undefined names are errors."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir() / "web")),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+class Web:
+    """What every page needs: settings, read-only sessions, the clock and the templates."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        sessions: sessionmaker[Session],
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.settings = settings
+        self.sessions = sessions
+        self.clock = clock
+        self.templates = Jinja2Templates(env=environment())
+
+    def page(self, request: Request, name: str, status: int = 200, **context: Any) -> Response:
+        context.setdefault("server_name", self.settings.server_name)
+        return self.templates.TemplateResponse(request, name, context, status_code=status)
+
+
+def create_app(
+    settings: Settings,
+    clock: Callable[[], datetime],
+    sessions: sessionmaker[Session] | None = None,
+) -> ASGIApp:
+    """The web application over ``settings``' database (read-only sessions unless given).
+
+    ``clock`` gives the time for "waiting for" on board pages (the server's injectable clock).
+    """
+    from pbmserv.web import routes  # lazy: the routes import Web from this module
+
+    web = Web(
+        settings,
+        sessions if sessions is not None else readonly_sessions(settings.url),
+        clock,
+    )
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        if exc.status_code == 405:
+            return Response("Method Not Allowed\n", 405, {"Allow": "GET, HEAD"})
+        return web.page(
+            request, "error.html.j2", exc.status_code, code=exc.status_code, message=exc.detail
+        )
+
+    app = Starlette(
+        routes=[
+            *routes.routes(web),
+            Mount(
+                "/static", StaticFiles(directory=templates_dir() / "web" / "static"), name="static"
+            ),
+        ],
+        exception_handlers={HTTPException: http_error},
+    )
+    return SecurityHeaders(app)

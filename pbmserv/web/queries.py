@@ -1,0 +1,361 @@
+"""Read-only queries behind the pages: plain data for the templates, nothing written.
+
+Everything the pages take from the domain layer is imported here, in one place: the replay of a
+record, the clock periods, the tournament standings.  A page never uses ``boards.position_of``
+(it would store the position cache); it replays the record instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, selectinload
+
+from pbmserv.config import Settings
+from pbmserv.domain.boards import replay
+from pbmserv.domain.clocks import periods
+from pbmserv.domain.pairing import standings
+from pbmserv.domain.tournaments import BOARD_NAME, board_name, describe
+from pbmserv.games import get_game
+from pbmserv.games.base import Game, Position
+from pbmserv.render.board_mail import format_days
+from pbmserv.store.models import (
+    Board,
+    BoardStatus,
+    Rating,
+    Robot,
+    Seat,
+    Tournament,
+    TournamentPlayer,
+    User,
+)
+
+LIST_LIMIT = 500  # newest boards shown per list
+
+
+class NotFound(LookupError):
+    """The thing a page names does not exist (the page answers 404)."""
+
+
+def game_or_404(name: str) -> Game:
+    try:
+        return get_game(name.lower())
+    except (KeyError, ValueError) as exc:
+        raise NotFound(f"no game {name!r}") from exc
+
+
+def stored_board(session: Session, game: Game, number: int) -> Board:
+    board = session.scalar(select(Board).where(Board.game == game.name, Board.number == number))
+    if board is None or board.status is BoardStatus.removed:
+        raise NotFound(f"no {game.display_name} board {number}")
+    return board
+
+
+# ----------------------------------------------------------------------------- board page
+
+
+@dataclass
+class MoveCell:
+    ply: int
+    text: str
+    userid: str
+
+
+@dataclass
+class PlayerRow:
+    seat: int
+    label: str
+    symbol: str
+    userid: str
+    note: str
+    in_play: bool
+    to_move: bool
+    time_used: str
+
+
+@dataclass
+class BoardPage:
+    board: Board
+    game: Game
+    heading: str
+    ply: int  # the position shown: after this many moves
+    plies: int  # moves on the board
+    position: Position
+    status: str
+    players: list[PlayerRow]
+    columns: list[str]
+    move_rows: list[list[MoveCell | None]]
+    comments: list[tuple[int, str, str, datetime]]
+    clock: list[tuple[str, str]]
+    tournament: str | None = None  # the board's name in its tournament, t1r2b3
+    tournament_page: str | None = None  # the tournament's page name, t1
+
+
+def heading(board: Board, game: Game) -> str:
+    params = " ".join(game.format_params(board.params))
+    options = " ".join(f"--{k}={v}" for k, v in sorted(board.options.items()))
+    extra = " ".join(x for x in (params, options) if x)
+    return f"{game.display_name} Board {board.number}" + (f" ({extra})" if extra else "")
+
+
+def status_line(board: Board, position: Position, ply: int) -> str:
+    """Who is to move, or how the game ended; for an earlier ply, which seat was to move."""
+    if ply < len(board.moves):
+        seat = position.to_move
+        who = "" if seat is None else f"; {position.seats()[seat].label} to move"
+        return f"Position after move {ply} of {len(board.moves)}{who}."
+    if board.status is BoardStatus.finished:
+        winners = board.winners or []
+        reason = f" ({board.result})" if board.result else ""
+        if not winners:
+            return f"The game was a tie.{reason}"
+        names = " and ".join(board.seats[w].user.userid for w in winners)
+        return f"Game won by {names}.{reason}"
+    seat = position.to_move
+    if seat is None:
+        return "The game is over."
+    user = board.seats[position.controller(seat)].user
+    return f"It is {user.userid}'s turn ({position.seats()[seat].label})."
+
+
+def move_rows(board: Board) -> list[list[MoveCell | None]]:
+    """The record in rows of one cell per seat, a new row when the seat order wraps (as mailed)."""
+    seats = len(board.seats)
+    users = {s.index: s.user.userid for s in board.seats}
+    rows: list[list[MoveCell | None]] = []
+    last = seats
+    for entry in board.moves:
+        if entry.seat <= last:
+            rows.append([None] * seats)
+        text = entry.text + (" (Auto)" if entry.auto else "")
+        rows[-1][entry.seat] = MoveCell(entry.ply, text, users.get(entry.seat, ""))
+        last = entry.seat
+    return rows
+
+
+def clock_rows(board: Board, settings: Settings, now: datetime) -> list[tuple[str, str]]:
+    def fmt(t: datetime) -> str:
+        return t.strftime("%Y-%m-%d %H:%M UTC")
+
+    rows = [("Started", fmt(board.created)), ("Last move", fmt(board.last_move_at))]
+    if board.finished_at:
+        rows.append(("Finished", fmt(board.finished_at)))
+    elif board.status is BoardStatus.active:
+        waited = max(0.0, (now - board.last_move_at).total_seconds())
+        rows.append(("Waiting for", format_days(waited)))
+        nag, forfeit = periods(board, settings)
+        rows.append(("Reminder after", fmt(board.last_move_at + timedelta(days=nag))))
+        rows.append(("Forfeit after", fmt(board.last_move_at + timedelta(days=forfeit))))
+    if board.options.get("totaltime"):
+        total = format_days(board.options["totaltime"] * 86400)
+        for s in board.seats:
+            rows.append((f"Time used by {s.user.userid}", f"{format_days(s.time_used)} of {total}"))
+    return rows
+
+
+def board_page(
+    session: Session,
+    settings: Settings,
+    game_name: str,
+    number: int,
+    ply: int | None,
+    now: datetime,
+) -> BoardPage:
+    game = game_or_404(game_name)
+    board = stored_board(session, game, number)
+    plies = len(board.moves)
+    shown = plies if ply is None else ply
+    if not 0 <= shown <= plies:
+        raise NotFound(f"board {number} has no move {ply}")
+    position = replay(board, shown)
+    infos = position.seats()
+    controller = None if position.to_move is None else position.controller(position.to_move)
+    players = [
+        PlayerRow(
+            seat=s.index,
+            label=infos[s.index].label,
+            symbol=infos[s.index].symbol,
+            userid=s.user.userid,
+            note=infos[s.index].note,
+            in_play=infos[s.index].in_play,
+            to_move=controller == s.index and board.status is BoardStatus.active,
+            time_used=format_days(s.time_used or 0.0),
+        )
+        for s in board.seats
+    ]
+    name = str(board.options.get("tournament") or "")
+    return BoardPage(
+        board=board,
+        game=game,
+        heading=heading(board, game),
+        ply=shown,
+        plies=plies,
+        position=position,
+        status=status_line(board, position, shown),
+        players=players,
+        columns=[f"{p.userid} ({p.label})" for p in players],
+        move_rows=move_rows(board),
+        comments=[(c.ply, c.user.userid, c.text, c.at) for c in board.comments],
+        clock=clock_rows(board, settings, now),
+        tournament=name or None,
+        tournament_page=f"t{found.group(1)}" if (found := BOARD_NAME.fullmatch(name)) else None,
+    )
+
+
+# ----------------------------------------------------------------------------- lists
+
+
+@dataclass
+class BoardRow:
+    game: Game
+    number: int
+    players: list[str]
+    moves: int
+    last_move_at: datetime
+    status: str  # "alice to move", "won by bob", "tie"
+
+
+def current_position(board: Board) -> Position:
+    """The position now: the cache when it is up to date (only read here), else a replay."""
+    if board.position_cache and board.cache_ply == len(board.moves):
+        return get_game(board.game).position_class.deserialize(board.position_cache)
+    return replay(board)
+
+
+LIST_LOADS = (selectinload(Board.seats).selectinload(Seat.user), selectinload(Board.moves))
+
+
+def _row(board: Board) -> BoardRow:
+    game = get_game(board.game)
+    users = [s.user.userid for s in board.seats]
+    if board.status is BoardStatus.finished:
+        winners = [users[w] for w in board.winners or [] if w < len(users)]
+        status = f"won by {' and '.join(winners)}" if winners else "tie"
+    else:
+        position = current_position(board)
+        seat = position.to_move
+        status = "" if seat is None else f"{users[position.controller(seat)]} to move"
+    return BoardRow(game, board.number, users, len(board.moves), board.last_move_at, status)
+
+
+def board_lists(session: Session, game: Game | None) -> tuple[list[BoardRow], list[BoardRow]]:
+    """Active and finished boards (of one game, or all), the most recently moved first."""
+    out: tuple[list[BoardRow], list[BoardRow]] = ([], [])
+    for status, rows in zip((BoardStatus.active, BoardStatus.finished), out, strict=True):
+        query = select(Board).options(*LIST_LOADS).where(Board.status == status)
+        if game is not None:
+            query = query.where(Board.game == game.name)
+        query = query.order_by(Board.last_move_at.desc(), Board.id.desc()).limit(LIST_LIMIT)
+        rows.extend(_row(b) for b in session.scalars(query))
+    return out
+
+
+# ----------------------------------------------------------------------------- players
+
+
+@dataclass
+class PlayerPage:
+    userid: str
+    since: datetime
+    robot: str | None
+    closed: bool
+    ratings: list[Rating]
+    active: list[BoardRow]
+    finished: list[BoardRow]
+    tournaments: list[Tournament] = field(default_factory=list)
+
+
+def player_page(session: Session, userid: str) -> PlayerPage:
+    user = session.scalar(select(User).where(User.userid == userid.strip().lower()))
+    if user is None:
+        raise NotFound(f"no player {userid!r}")
+    robot = session.get(Robot, user.id)
+    ratings = list(
+        session.scalars(select(Rating).where(Rating.user_id == user.id).order_by(Rating.game))
+    )
+    boards = session.scalars(
+        select(Board)
+        .options(*LIST_LOADS)
+        .join(Seat, Seat.board_id == Board.id)
+        .where(Seat.user_id == user.id, Board.status != BoardStatus.removed)
+        .order_by(Board.last_move_at.desc(), Board.id.desc())
+        .limit(LIST_LIMIT)
+    ).unique()
+    rows = [(b.status, _row(b)) for b in boards]
+    tournaments = session.scalars(
+        select(Tournament)
+        .join(TournamentPlayer, TournamentPlayer.tournament_id == Tournament.id)
+        .where(TournamentPlayer.user_id == user.id)
+        .order_by(Tournament.id)
+    )
+    return PlayerPage(
+        userid=user.userid,
+        since=user.created,
+        robot=None if robot is None else f"{robot.game} robot, level {robot.level}",
+        closed=user.password_hash.startswith("!"),
+        ratings=ratings,
+        active=[r for s, r in rows if s is BoardStatus.active],
+        finished=[r for s, r in rows if s is BoardStatus.finished],
+        tournaments=list(tournaments),
+    )
+
+
+# ----------------------------------------------------------------------------- tournaments
+
+
+@dataclass
+class Pairing:
+    name: str
+    board: BoardRow | None
+    first: str
+    second: str | None
+    result: str
+
+
+@dataclass
+class TournamentPage:
+    tournament: Tournament
+    description: str
+    game: Game
+    standings: list[Any]
+    rounds: list[tuple[int, list[Pairing]]]
+
+
+RESULTS = {"1-0": "1-0", "0-1": "0-1", "1/2": "1/2-1/2", "bye": "bye"}
+
+
+def tournament_list(session: Session) -> list[tuple[Tournament, str]]:
+    found = session.scalars(select(Tournament).order_by(Tournament.id.desc()))
+    return [(t, describe(t)) for t in found]
+
+
+def tournament_page(session: Session, name: str) -> TournamentPage:
+    tournament = session.scalar(select(Tournament).where(Tournament.name == name.lower()))
+    if tournament is None and name[:1] in "tT" and name[1:].isdigit():
+        tournament = session.get(Tournament, int(name[1:]))
+    if tournament is None:
+        raise NotFound(f"no tournament {name!r}")
+    names = {p.user_id: p.user.userid for p in tournament.players}
+    rounds: dict[int, list[Pairing]] = {}
+    for g in tournament.games:
+        row = None if g.board is None else _row(g.board)
+        result = RESULTS.get(g.result or "", g.result or ("playing" if g.board else ""))
+        rounds.setdefault(g.round, []).append(
+            Pairing(
+                name=board_name(tournament.id, g.round, g.number),
+                board=row,
+                first=names.get(g.first_id, "?"),
+                second=None if g.second_id is None else names.get(g.second_id, "?"),
+                result=result,
+            )
+        )
+    return TournamentPage(
+        tournament=tournament,
+        description=describe(tournament),
+        game=get_game(tournament.game),
+        standings=standings(tournament),
+        rounds=sorted(rounds.items()),
+    )

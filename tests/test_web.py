@@ -1,0 +1,420 @@
+"""The read-only web pages through Starlette's TestClient (and once through the real server):
+what each page shows, links to any ply, 404s, security headers, escaping, no secrets, no writes,
+and the link in every board mail."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from urllib.parse import urljoin, urlsplit
+
+import pytest
+from markupsafe import escape
+from sqlalchemy import select, text
+from sqlalchemy.exc import DBAPIError
+from starlette.testclient import TestClient
+from web_site import GAMES, HOSTILE, PLAYERS, build, play
+
+from pbmserv.config import Settings, load_settings
+from pbmserv.domain import boards, clocks
+from pbmserv.games import get_game
+from pbmserv.render import links
+from pbmserv.render.templates import render_board
+from pbmserv.store.models import Board, Outbox, User
+from pbmserv.web.app import create_app
+from pbmserv.web.db import reading, readonly_sessions
+
+
+@pytest.fixture
+def site(shell, settings, clock):
+    numbers = build(shell)
+    client = TestClient(create_app(settings, lambda: clock.now))
+    return numbers, client
+
+
+def stored(sessions, game: str, number: int):
+    s = sessions()
+    board = s.scalar(select(Board).where(Board.game == game, Board.number == number))
+    return s, board
+
+
+class Links(HTMLParser):
+    """The links of a page, and every tag and attribute name (to look for scripts and styles)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+        self.tags: set[str] = set()
+        self.attributes: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):  # type: ignore[no-untyped-def]
+        self.tags.add(tag)
+        for key, value in attrs:
+            self.attributes.add(key)
+            if key in ("href", "src", "action") and value:
+                self.hrefs.append(value)
+
+
+def crawl(client: TestClient, start: str = "/", limit: int = 400) -> dict[str, str]:
+    """Every page reachable from ``start`` by links and ``?ply=`` steps, by path."""
+    seen: dict[str, str] = {}
+    todo = [start]
+    while todo and len(seen) < limit:
+        path = todo.pop()
+        if path in seen:
+            continue
+        response = client.get(path)
+        assert response.status_code == 200, (path, response.status_code)
+        seen[path] = response.text
+        if not response.headers["content-type"].startswith("text/html"):
+            continue
+        parser = Links()
+        parser.feed(response.text)
+        for href in parser.hrefs:
+            url = urlsplit(urljoin(path, href))
+            if url.netloc:
+                continue
+            todo.append(url.path + (f"?{url.query}" if url.query else ""))
+    return seen
+
+
+# ----------------------------------------------------------------------------- board pages
+
+
+def test_board_page_of_each_game(site, sessions):
+    numbers, client = site
+    legends = {
+        "ploy": ["C</b> commander", "medium probe", "Flags: the strokes", "Turns: + counter"],
+        "pylon": ["Points: columns a-k, rows 1-11", "Marbles on the board: 6 of 91"],
+        "plotto": ["A move is letter + number", "Numbers 3 and 4 are neutral", "Valid moves:"],
+        "polis": ["b blue dog, B blue chariot", "Blue moves down the board to rank 1"],
+    }
+    for game in GAMES:
+        page = client.get(f"/boards/{game}/{numbers[game]}")
+        assert page.status_code == 200
+        html = page.text
+        s, board = stored(sessions, game, numbers[game])
+        with s:
+            position = boards.replay(board)
+            mover = boards.user_to_move(board, position)
+            assert mover is not None
+            assert f"It is {mover.userid}&#39;s turn" in html
+            # the drawing: one group per piece, as many as the engine has
+            pieces = len(re.findall(r'<g class="(?:piece|marble) ', html))
+            if game == "pylon":
+                assert pieces == sum(1 for p in position.board if p != -1) == 6
+            elif game == "plotto":
+                assert pieces == len(position.board) == 6
+            else:
+                assert pieces == sum(1 for p in position.board if p)
+            assert html.count("<svg") == 1 and 'aria-label="' in html
+            # the same legend as the mail, and the mail's drawing itself
+            for words in legends[game]:
+                assert words in html, (game, words)
+            assert _unescape(_between(html, '<pre class="mail-board">', "</pre>")) == render_board(
+                position
+            )
+            # the move list links every ply; players link to their pages
+            for record in board.moves:
+                if record.ply != len(board.moves):
+                    assert f'?ply={record.ply}">{record.text}</a>' in html
+            for userid in ("alice", "bob"):
+                assert f'href="/players/{userid}"' in html
+            assert "Forfeit after" in html and "Waiting for" in html
+            # the comment that came with move 2 is shown, escaped
+            assert "with <a href=" in html and "move 2</a>" in html
+
+
+def _between(html: str, start: str, end: str) -> str:
+    return html.split(start, 1)[1].split(end, 1)[0]
+
+
+def _unescape(text_: str) -> str:
+    import html as html_module
+
+    return html_module.unescape(text_)
+
+
+def test_any_ply_by_links_and_by_the_slider_form(site, sessions):
+    numbers, client = site
+    number = numbers["ploy"]
+    start = client.get(f"/boards/ploy/{number}?ply=0").text
+    initial = get_game("ploy").new(2)
+    assert len(re.findall(r'<g class="piece ', start)) == sum(1 for p in initial.board if p)
+    assert "Position after move 0 of 6" in start
+    assert 'rel="next"' in start and 'rel="prev"' not in start
+    s, board = stored(sessions, "ploy", number)
+    with s:
+        for ply in range(0, 7):
+            html = client.get(f"/boards/ploy/{number}", params={"ply": ply}).text
+            position = boards.replay(board, ply)
+            assert _unescape(_between(html, '<pre class="mail-board">', "</pre>")) == render_board(
+                position
+            )
+            assert f'name="ply" min="0" max="6" value="{ply}"' in html
+    # the form is a plain GET form with a submit button: no script needed
+    form = _between(start, '<form method="get"', "</form>")
+    assert f'action="/boards/ploy/{number}"' in form and '<button type="submit">' in form
+    for bad in ("7", "-1", "x", "1e3", "99999999999"):
+        assert client.get(f"/boards/ploy/{number}?ply={bad}").status_code == 404
+
+
+def test_unknown_things_answer_404(site):
+    numbers, client = site
+    for path in (
+        "/boards/chess/101",
+        "/boards/ploy/999",
+        "/boards/ploy/abc",
+        "/boards/ploy",
+        "/players/nobody",
+        "/tournaments/nope",
+        "/tournaments/t99",
+        "/games/nope",
+        "/nothing",
+        "/static/nothing.css",
+    ):
+        response = client.get(path)
+        assert response.status_code == 404, path
+        assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+    assert "Not found" in client.get("/players/nobody").text
+
+
+def test_lists_players_and_tournament(site, shell):
+    numbers, client = site
+    home = client.get("/").text
+    games = client.get("/games").text
+    for game, number in numbers.items():
+        assert f'href="/boards/{game}/{number}"' in home
+        assert f'href="/boards/{game}/{number}"' in games
+    only_polis = client.get("/games/polis").text
+    assert 'href="/boards/polis/' in only_polis and 'href="/boards/ploy/' not in only_polis
+    # a finished game: ratings on the player page
+    shell.ok(f"polis resign {numbers['polis']} alice pw-alice")
+    alice = client.get("/players/alice").text
+    assert "Ratings" in alice and '<a href="/games/polis">polis</a>' in alice
+    assert "won by bob" in client.get("/players/bob").text
+    assert 'href="/tournaments/spring"' in alice
+    cup = client.get("/tournaments/spring").text
+    assert client.get("/tournaments/t1").text == cup
+    assert "Standings" in cup and "Round 1" in cup
+    for userid in PLAYERS:
+        assert f'href="/players/{userid}"' in cup
+    assert cup.count('href="/boards/ploy/') == 2  # round 1: two boards
+    assert "t1r1b1" in cup and "t1r1b2" in cup
+    first = re.search(r'href="(/boards/ploy/\d+)">Ploy \d+</a> \(t1r1b1\)', cup)
+    assert first is not None
+    board_page = client.get(first.group(1)).text
+    assert 'Board t1r1b1 of <a href="/tournaments/t1">tournament t1</a>' in board_page
+    assert "spring" in client.get("/tournaments").text
+
+
+# ----------------------------------------------------------------------------- safety
+
+
+def test_security_headers_and_no_inline_script_or_style(site):
+    numbers, client = site
+    pages = crawl(client)
+    assert len(pages) > 40
+    for path, body in pages.items():
+        if path.startswith("/static/"):
+            continue
+        parser = Links()
+        parser.feed(body)
+        assert not parser.tags & {"script", "style", "iframe", "object", "embed"}, path
+        assert "style" not in parser.attributes, path
+        assert not [a for a in parser.attributes if a.startswith("on")], path
+        assert not [h for h in parser.hrefs if h.lower().startswith(("javascript:", "data:"))]
+    for path in ("/", f"/boards/ploy/{numbers['ploy']}", "/static/web.css", "/nothing"):
+        headers = client.get(path).headers
+        csp = headers["content-security-policy"]
+        assert "default-src 'none'" in csp and "style-src 'self'" in csp
+        assert "frame-ancestors 'none'" in csp and "unsafe-inline" not in csp
+        assert "script-src" not in csp  # falls back to default-src 'none': no script at all
+        assert headers["x-content-type-options"] == "nosniff"
+        assert headers["referrer-policy"] == "no-referrer"
+    assert client.get("/static/web.css").headers["content-type"].startswith("text/css")
+
+
+def test_only_get_and_head(site):
+    numbers, client = site
+    path = f"/boards/ploy/{numbers['ploy']}"
+    head = client.head(path)
+    assert head.status_code == 200 and head.content == b""
+    for method in ("POST", "PUT", "DELETE", "PATCH"):
+        response = client.request(method, path)
+        assert response.status_code == 405, method
+        assert response.headers["allow"] == "GET, HEAD"
+    assert client.post("/static/web.css").status_code == 405
+
+
+def test_user_text_is_escaped(site, sessions):
+    numbers, client = site
+    hostile_id = "<b>x\"'&y"
+    with sessions() as s, s.begin():  # a userid the dispatcher would refuse, straight in the store
+        s.execute(text("UPDATE users SET userid = :u WHERE userid = 'bob'"), {"u": hostile_id})
+    pages = [client.get(f"/boards/{g}/{numbers[g]}").text for g in GAMES]
+    pages += [client.get("/tournaments/spring").text, client.get("/").text]
+    for html in pages:
+        assert "<b>x" not in html and "<script>alert" not in html
+        assert "<img src=x" not in html
+        assert "&lt;b&gt;x&#34;&#39;&amp;y" in html
+    board_page = pages[0]
+    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in board_page  # the comment
+    assert str(escape(HOSTILE)) in board_page
+    assert 'href="/players/%3Cb%3Ex%22%27%26y"' in board_page
+    player = client.get("/players/%3Cb%3Ex%22%27%26y")
+    assert player.status_code == 200 and "<h1>&lt;b&gt;x&#34;&#39;&amp;y</h1>" in player.text
+
+
+def test_no_password_address_or_hash_on_any_page(site, shell):
+    numbers, client = site
+    shell.ok("signup eve pw-eve-secret eve.private@mail.example.net")
+    pages = crawl(client)
+    pages.update({"/players/eve": client.get("/players/eve").text})
+    for path, body in pages.items():
+        for secret in ("@example.org", "@mail.example.net", "pw-", "argon2", "$argon"):
+            assert secret not in body, (path, secret)
+
+
+def test_pages_never_write(site, sessions, settings):
+    numbers, client = site
+    with sessions() as s, s.begin():
+        s.execute(text("UPDATE boards SET position_cache = NULL"))
+
+    def snapshot() -> list[tuple]:
+        with sessions() as s:
+            rows = s.execute(text("SELECT id, version, position_cache, cache_ply FROM boards"))
+            counts = [
+                s.scalar(text(f"SELECT count(*) FROM {t}"))
+                for t in ("users", "moves", "comments", "outbox", "ratings", "auth_failures")
+            ]
+            return [*rows.all(), tuple(counts)]
+
+    before = snapshot()
+    crawl(client)
+    assert snapshot() == before
+    # and the database itself refuses a write from the pages' sessions
+    factory = readonly_sessions(settings.url)
+    with pytest.raises(DBAPIError, match="read-?only"), reading(factory) as s:
+        s.execute(text("UPDATE users SET seeking = 3"))
+        s.flush()
+
+
+def test_the_web_layer_does_not_import_commands_or_mail():
+    code = (
+        "import sys; import pbmserv.web.app, pbmserv.web.routes, pbmserv.web.serve, "
+        "pbmserv.web.draw.ploy, pbmserv.web.draw.pylon, pbmserv.web.draw.plotto, "
+        "pbmserv.web.draw.polis; "
+        "bad = [m for m in sys.modules if m.startswith(('pbmserv.commands', 'pbmserv.mail', "
+        "'pbmserv.render.board_mail', 'pbmserv.commands'))]; print(bad)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+# ----------------------------------------------------------------------------- mail links
+
+
+def test_every_board_mail_links_to_its_page(shell, sessions, clock):
+    numbers = build(shell)
+    clock.advance(days=8)
+    report = clocks.tick(shell.sessions, shell.settings, clock.now)
+    assert report.nags  # reminders are board mails too
+    board_mails = [m for m in shell.outbox() if re.search(r"Board \d+", m.subject)]
+    subjects = {m.subject.split()[0] for m in board_mails}
+    assert {"New", "Nag:", "Ploy", "Polis"} <= subjects
+    for mail in board_mails:
+        found = re.search(r"(\w+) Board (\d+)", mail.subject)
+        assert found is not None
+        game, number = found.groups()
+        link = f"On the web: https://games.example.org/boards/{game.lower()}/{number}\n"
+        assert mail.body.endswith(link), mail.subject
+    # tournament boards (made deep in the domain layer) carry it as well
+    assert any("t1r1b1" in m.body and "/boards/ploy/" in m.body for m in board_mails)
+    assert numbers
+
+
+def test_base_url_from_the_settings(monkeypatch):
+    assert links.base_url(Settings()) == "http://127.0.0.1:8080"
+    monkeypatch.setenv("PBMSERV_WEB_PORT", "9191")
+    settings = load_settings()
+    assert settings.web_port == 9191
+    assert links.base_url(settings) == "http://127.0.0.1:9191"
+    assert links.base_url(Settings(listen_host="0.0.0.0")) == "http://localhost:8080"
+    assert links.base_url(Settings(listen_host="::1", web_port=81)) == "http://[::1]:81"
+    assert (
+        links.base_url(Settings(web_base_url="https://x.example/pbm/")) == "https://x.example/pbm"
+    )
+    assert links.base_url(Settings(web_enabled=False, web_base_url="https://x.example")) == ""
+
+
+def test_no_link_when_the_pages_are_off(shell, settings, sessions):
+    settings.web_enabled = False
+    links.attach(sessions, settings)
+    shell.signup("alice", "bob")
+    mail = shell.ok("polis challenge alice bob")
+    assert "On the web" not in mail.body
+    play(shell, "polis", 101, 1)
+    assert all("On the web" not in m.body for m in shell.outbox())
+
+
+# ----------------------------------------------------------------------------- the real server
+
+
+def test_serve_runs_the_pages_in_the_same_process(shell, settings, clock):
+    import socket
+
+    import httpx2
+
+    from pbmserv.cli.server import Server
+
+    build(shell)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        settings.listen_port = probe.getsockname()[1]
+    server = Server(settings, clock=lambda: clock.now)
+    server.start()
+    try:
+        assert server.web is not None and server.web.port > 0
+        base = f"http://127.0.0.1:{server.web.port}"
+        page = httpx2.get(f"{base}/boards/ploy/101", timeout=10)
+        assert page.status_code == 200 and "<svg" in page.text
+        assert page.headers["x-content-type-options"] == "nosniff"
+        assert httpx2.post(f"{base}/boards/ploy/101", timeout=10).status_code == 405
+        assert httpx2.get(f"{base}/players/nobody", timeout=10).status_code == 404
+    finally:
+        server.stop()
+    with pytest.raises(httpx2.TransportError):
+        httpx2.get(f"{base}/", timeout=2)
+
+
+def test_a_taken_web_port_is_an_os_error(settings, clock):
+    import socket
+
+    from pbmserv.web.serve import WebServer
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        settings.web_port = taken.getsockname()[1]
+        with pytest.raises(OSError, match=f"web port {settings.web_port}"):
+            WebServer(settings, lambda: clock.now).start()
+
+
+def test_users_table_unchanged_by_a_hostile_lookup(site, sessions):
+    numbers, client = site
+    assert client.get("/players/alice' OR '1'='1").status_code == 404
+    with sessions() as s:
+        assert s.scalar(select(User).where(User.userid == "alice")) is not None
+        assert s.scalar(select(Outbox).limit(1)) is not None
+
+
+def test_a_game_without_a_drawing_still_has_its_page(shell, settings, clock):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    client = TestClient(create_app(settings, lambda: clock.now))
+    page = client.get("/boards/nim/101")
+    assert page.status_code == 200
+    assert "<svg" not in page.text and "The board as mailed" in page.text
