@@ -106,8 +106,9 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """Arguments first, then the environment; no .env files (the file: load_settings)."""
-        return (init_settings, env_settings)
+        """Only the arguments: :func:`load_settings` adds the environment and the file, so that
+        ``Settings(...)`` in a test means exactly what it says."""
+        return (init_settings,)
 
     @property
     def url(self) -> str:

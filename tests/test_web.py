@@ -308,7 +308,7 @@ def test_the_web_layer_does_not_import_commands_or_mail():
         "pbmserv.web.draw.ploy, pbmserv.web.draw.pylon, pbmserv.web.draw.plotto, "
         "pbmserv.web.draw.polis; "
         "bad = [m for m in sys.modules if m.startswith(('pbmserv.commands', 'pbmserv.mail', "
-        "'pbmserv.render.board_mail', 'pbmserv.commands'))]; print(bad)"
+        "'pbmserv.cli'))]; print(bad)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
