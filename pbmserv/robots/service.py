@@ -4,7 +4,7 @@ Thinking takes seconds, so it never happens inside a database transaction:
 
 1. a short read finds the pending turns (:func:`pending`) with the position as it stands;
 2. the move is computed with no session open (:func:`pbmserv.robots.choose_move`);
-3. a short write transaction plays it with :func:`pbmserv.domain.boards.play_move` and the ply guard
+3. a short write transaction plays it with :func:`pbmserv.domain.moves.play` and the ply guard
    ``expected_ply``: if the board changed meanwhile (an undo, a resignation, another robot loop
    that was quicker) the move is refused and nothing is stored, so a move is never doubled.
    Board rows also carry a version counter, so a concurrent writer makes the commit fail instead
