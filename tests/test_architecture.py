@@ -84,3 +84,15 @@ def test_imports_inside_functions_say_why():
                     if "# lazy:" not in text:
                         offences.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert offences == []
+
+
+def test_no_import_cycles():
+    grimp = pytest.importorskip("grimp")
+    import networkx as nx
+
+    graph = grimp.build_graph("pbmserv", exclude_type_checking_imports=True)
+    edges = nx.DiGraph()
+    for module in graph.modules:
+        for imported in graph.find_modules_directly_imported_by(module):
+            edges.add_edge(module, imported)
+    assert list(nx.simple_cycles(edges)) == []
