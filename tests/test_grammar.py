@@ -203,3 +203,26 @@ def test_mail_answers_never_show_a_password(shell, subject, body, secrets, hint)
             assert secret not in mail.subject and secret not in mail.body, (secret, mail.body)
     if hint:
         assert any(hint in m.body for m in mails), mails[0].body
+
+
+def test_the_console_scripts_never_print_a_password(tmp_path) -> None:
+    """The real shell: a quoted password with a blank and misspelt commands, in subprocesses."""
+    from test_shell import pbmserv
+
+    data = tmp_path / "data"
+    assert pbmserv("signup", "alice", SECRET, "alice@example.org", data=data).returncode == 0
+    assert pbmserv("signup", "bob", "pw-bob", "bob@example.org", data=data).returncode == 0
+    assert pbmserv("challenge", "alice", "bob", data=data, script="polis").returncode == 0
+    moved = pbmserv("move", "101", "alice", SECRET, "a7-a6", data=data, script="polis")
+    assert moved.returncode == 0, moved.stderr
+    runs = [
+        moved,
+        pbmserv("mvoe", "101", "bob", "pw-bob", "b2-b3", data=data, script="polis"),
+        pbmserv("sigunp", "carol", "pw-carol", data=data),
+        pbmserv("change", "pasword", "bob", "pw-bob", "newpass1", data=data),
+    ]
+    assert [r.returncode for r in runs] == [0, 2, 2, 2]
+    assert "Did you mean 'move'?" in runs[1].stderr
+    for run in runs:
+        for secret in ("secret", "pw-bob", "pw-carol", "newpass1"):
+            assert secret not in run.stdout + run.stderr, (secret, run.stdout, run.stderr)
