@@ -10,7 +10,7 @@ import pytest
 from golden import assert_golden
 from sqlalchemy import select
 
-from pbmserv import boards
+from pbmserv.domain import boards
 from pbmserv.games import all_games
 from pbmserv.store.models import Board
 

@@ -1,7 +1,7 @@
 """abuse: confirmed addresses, one-use tokens, outbox leases
 
 Revision ID: 0006
-Revises: 0004
+Revises: 0005
 Create Date: 2026-11-23 06:00:00
 
 Addresses that exist already were set by an operator or used for a long time: they count as
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0006"
-down_revision = "0004"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 

@@ -1,51 +1,20 @@
-"""Helpers shared by the command modules: credentials, board numbers, outbox notifications."""
+"""Helpers shared by the command modules: logging in, board numbers, boards, answers."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 
 import click
 from sqlalchemy.orm import Session
 
-from pbmserv.accounts import AuthError, authenticate, is_owner_address
-from pbmserv.dispatch import Refused, Request
-from pbmserv.outbox import mail_users
-from pbmserv.store.models import User
-
-RAW = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": ["--help"]}
-
-
-def raw_args(metavar: str) -> click.Argument:
-    return click.Argument(["args"], nargs=-1, type=click.UNPROCESSED, metavar=metavar)
-
-
-def raw_command(
-    name: str, callback: Callable[..., None], metavar: str, help_text: str
-) -> click.Command:
-    """A command whose words are taken raw (pbmserv syntax, parsed by the callback)."""
-    return click.Command(
-        name, callback=callback, params=[raw_args(metavar)], context_settings=RAW, help=help_text
-    )
-
-
-def need(words: Sequence[str], count: int, usage: str) -> None:
-    if len(words) < count:
-        raise click.UsageError(f"not enough arguments; usage: {usage}")
-
-
-def take_password(req: Request, words: list[str], index: int, userid: str) -> str:
-    """Remove and return the password at ``words[index]`` (or take it from the shell).
-
-    From a shell, ``PBMSERV_PASSWORD`` replaces the password word entirely; a missing password
-    is asked for at a terminal prompt.
-    """
-    if req.env_password is not None:
-        return req.env_password
-    if len(words) > index:
-        return words.pop(index)
-    if req.prompt is not None:
-        return req.prompt(f"Password for {userid}")
-    raise click.UsageError(f"the password of {userid} is missing")
+from pbmserv.commands.dispatch import Refused, Request, answer
+from pbmserv.commands.spec import Call
+from pbmserv.domain import boards, notify
+from pbmserv.domain.accounts import AuthError, authenticate, is_owner_address
+from pbmserv.games.base import Game, Position
+from pbmserv.render.board_mail import board_mail_body, game_name
+from pbmserv.render.templates import render
+from pbmserv.store.models import Board, User
 
 
 def login(req: Request, userid: str, password: str) -> int:
@@ -68,6 +37,11 @@ def login(req: Request, userid: str, password: str) -> int:
     return user_id
 
 
+def call_login(call: Call) -> int:
+    """Log in with the command's ``userid`` and ``password`` arguments."""
+    return login(call.req, call.args["userid"], call.args["password"])
+
+
 def parse_board_number(text: str) -> tuple[int, int | None]:
     """``101`` or ``101#5`` (the board at move 5)."""
     number, _, at = text.partition("#")
@@ -77,15 +51,54 @@ def parse_board_number(text: str) -> tuple[int, int | None]:
         raise click.UsageError(f"'{text}' is not a board number") from None
 
 
-def notify_users(
+def board_arg(call: Call) -> int:
+    """The number of the command's ``board`` argument (a ``#K`` suffix is ignored)."""
+    return parse_board_number(call.args["board"])[0]
+
+
+def text(lines: Iterable[str]) -> str:
+    return render("mail/text.txt.j2", lines=list(lines))
+
+
+def user(session: Session, user_id: int) -> User:
+    found = session.get(User, user_id)
+    assert found is not None
+    return found
+
+
+def load_board(session: Session, game: Game, number: int, *, lock: bool = False) -> Board:
+    try:
+        return boards.find_board(session, game, number, for_update=lock)
+    except boards.BoardError as exc:
+        raise Refused(str(exc), subject=f"{game.display_name} Board {number} Error") from None
+
+
+def board_error(board: Board, position: Position, message: str) -> Refused:
+    """An error about a board: the message, then the board as it stands."""
+    body = "The board is unchanged:\n\n" + board_mail_body(board, position)
+    return Refused(message, subject=f"{game_name(board)} Board {board.number} Error", body=body)
+
+
+def announce(
+    call: Call,
     session: Session,
-    req: Request,
-    users: Iterable[User],
-    subject: str,
-    body: str,
+    board: Board,
+    position: Position,
+    notes: list[str],
+    actor: User | None,
     *,
-    skip: User | None = None,
+    new: bool = False,
 ) -> None:
-    """Mail ``body`` to every address of ``users`` except the acting user's and the sender's
-    (robots never get mail)."""
-    mail_users(session, users, subject, body, req.now, skip=skip, skip_address=req.sender)
+    """The board mail to the sender, and the same mail to every other player and spectator."""
+    subject, body = notify.board_mail(
+        session,
+        board,
+        position,
+        notes,
+        call.req.now,
+        actor=actor,
+        sender=call.req.sender,
+        new=new,
+        with_comment=True,
+    )
+    answer(call.ctx, subject, body)

@@ -16,7 +16,6 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
-from pbmserv.inbox import worker_id
 from pbmserv.mail.compose import OutgoingMail, build_message
 from pbmserv.mail.deliver import (
     MaildirSink,
@@ -25,9 +24,10 @@ from pbmserv.mail.deliver import (
     TemporaryFailure,
     next_attempt,
 )
+from pbmserv.mail.inbox import worker_id
 from pbmserv.store.models import Outbox, OutboxStatus
 
-log = logging.getLogger("pbmserv.outbound")
+log = logging.getLogger("pbmserv.mail.sender")
 BATCH = 50
 
 

@@ -5,7 +5,7 @@ code and nothing else from us until the code comes back (a reply to that mail, o
 command ``confirm CODE``).  A challenge asked for by mail waits, mailing only the
 challenger's confirmed address, until the challenger confirms it the same way.  A password
 reset mails a code to the account's confirmed addresses.  The codes are
-:mod:`pbmserv.tokens`: hashed at rest, expiring, one use.
+:mod:`pbmserv.domain.tokens`: hashed at rest, expiring, one use.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from datetime import datetime, timedelta
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
-from pbmserv import limits, tokens
 from pbmserv.config import Settings
-from pbmserv.outbox import queue_mail
-from pbmserv.render import render
+from pbmserv.domain import limits, tokens
+from pbmserv.domain.notify import queue_mail
+from pbmserv.render.templates import render
 from pbmserv.store.models import (
     Address,
     Comment,
@@ -135,19 +135,20 @@ def challenge_mail(
     settings: Settings,
     challenger: User,
     game: str,
-    words: list[str],
+    players: list[str],
+    options: list[str],
     now: datetime,
 ) -> Confirmation:
-    """A code that creates the challenge ``game challenge WORDS`` once confirmed."""
+    """A code that creates the challenge ``game challenge PLAYERS OPTIONS`` once confirmed."""
     code = tokens.issue(
         session,
         TokenKind.challenge,
         user_id=challenger.id,
-        payload={"game": game, "words": words},
+        payload={"game": game, "players": players, "options": options},
         now=now,
         hours=settings.token_hours,
     )
-    line = " ".join([game, "challenge", *words])
+    line = " ".join([game, "challenge", *players, *options])
     lines = [
         "Your challenge waits for your confirmation:",
         f"  {line}",

@@ -1,20 +1,31 @@
 """The operator's shell commands: ``db``, ``mail``, ``status``, ``serve`` and ``robot``.
 
-They exist only in the shell (:mod:`pbmserv.cli`); a mail can never reach them.
+They exist only in the shell (:mod:`pbmserv.cli.main`); a mail can never reach them.  They are
+plain click commands, not declarations: no password, no mail, no masking.
 """
 
 from __future__ import annotations
 
 import sys
+from email.parser import BytesHeaderParser
+from email.utils import parseaddr
 from typing import BinaryIO
 
 import click
 from sqlalchemy import func, select
 
+from pbmserv.cli.robots import robot_group
+from pbmserv.commands.dispatch import Refused, answer, request
+from pbmserv.commands.grammar import mask_passwords
 from pbmserv.config import Settings
-from pbmserv.dispatch import Refused, answer
-from pbmserv.render import render
-from pbmserv.robots.commands import robot_group
+from pbmserv.domain.clocks import tick as check_clocks
+from pbmserv.domain.housekeeping import housekeeping
+from pbmserv.mail import inbox
+from pbmserv.mail.worker import process_next
+from pbmserv.render.links import attach
+from pbmserv.render.templates import render
+from pbmserv.store.db import make_engine, session_factory
+from pbmserv.store.models import Board, BoardStatus, Inbox, InboxStatus, Outbox, OutboxStatus
 
 
 def _settings(ctx: click.Context) -> Settings:
@@ -22,9 +33,6 @@ def _settings(ctx: click.Context) -> Settings:
 
 
 def _sessions(ctx: click.Context):  # type: ignore[no-untyped-def]
-    from pbmserv.store.db import session_factory
-    from pbmserv.web.links import attach
-
     factory = session_factory(_settings(ctx).url)
     attach(factory, _settings(ctx))
     return factory
@@ -46,8 +54,7 @@ def db_group() -> None:
 @click.argument("revision", default="head")
 @click.pass_context
 def db_upgrade(ctx: click.Context, revision: str) -> None:
-    from pbmserv.store.db import make_engine
-    from pbmserv.store.migrate import upgrade
+    from pbmserv.store.migrate import upgrade  # lazy: alembic is needed by db commands only
 
     settings = _settings(ctx)
     upgrade(make_engine(settings.url), revision)
@@ -58,8 +65,7 @@ def db_upgrade(ctx: click.Context, revision: str) -> None:
 @click.argument("revision")
 @click.pass_context
 def db_downgrade(ctx: click.Context, revision: str) -> None:
-    from pbmserv.store.db import make_engine
-    from pbmserv.store.migrate import downgrade
+    from pbmserv.store.migrate import downgrade  # lazy: alembic is needed by db commands only
 
     downgrade(make_engine(_settings(ctx).url), revision)
     answer(ctx, "pbmserv db", f"The database is at {revision}.\n")
@@ -77,8 +83,6 @@ def mail_group() -> None:
 @click.option("--all", "show_all", is_flag=True, help="Also list processed and ignored mails.")
 @click.pass_context
 def mail_list(ctx: click.Context, show_all: bool) -> None:
-    from pbmserv.store.models import Inbox, InboxStatus
-
     with _sessions(ctx)() as session:
         query = select(Inbox).order_by(Inbox.id)
         if not show_all:
@@ -100,9 +104,6 @@ def mail_list(ctx: click.Context, show_all: bool) -> None:
 @click.argument("message_id", type=int)
 @click.pass_context
 def mail_show(ctx: click.Context, message_id: int) -> None:
-    from pbmserv.mail.parse import mask_passwords
-    from pbmserv.store.models import Inbox
-
     with _sessions(ctx)() as session:
         row = session.get(Inbox, message_id)
         if row is None:
@@ -123,8 +124,6 @@ def mail_show(ctx: click.Context, message_id: int) -> None:
 @click.argument("message_id", type=int)
 @click.pass_context
 def mail_retry(ctx: click.Context, message_id: int) -> None:
-    from pbmserv import inbox
-
     if not inbox.retry(_sessions(ctx), message_id):
         raise Refused(f"there is no mail {message_id} in the inbox")
     answer(ctx, "pbmserv mail retry", f"Mail {message_id} is queued again.\n")
@@ -136,17 +135,11 @@ def mail_retry(ctx: click.Context, message_id: int) -> None:
 @click.option("--no-process", is_flag=True, help="Only store it; a running server processes it.")
 @click.pass_context
 def mail_inject(ctx: click.Context, source: BinaryIO, sender: str, no_process: bool) -> None:
-    from pbmserv import inbox
-    from pbmserv.worker import process_next
-
     raw = source.read()
     settings = _settings(ctx)
     if len(raw) > settings.max_message_bytes:
         raise Refused(f"the mail is larger than {settings.max_message_bytes} bytes")
     if not sender:  # no envelope: the sender is the address in From (Return-Path if any)
-        from email.parser import BytesHeaderParser
-        from email.utils import parseaddr
-
         headers = BytesHeaderParser().parsebytes(raw, headersonly=True)
         sender = parseaddr(str(headers.get("Return-Path") or headers.get("From") or ""))[1]
         if not sender:
@@ -170,8 +163,6 @@ def outbox_group() -> None:
 @click.option("--all", "show_all", is_flag=True, help="Also list the mails sent.")
 @click.pass_context
 def outbox_list(ctx: click.Context, show_all: bool) -> None:
-    from pbmserv.store.models import Outbox, OutboxStatus
-
     with _sessions(ctx)() as session:
         query = select(Outbox).order_by(Outbox.id)
         if not show_all:
@@ -192,8 +183,6 @@ def outbox_list(ctx: click.Context, show_all: bool) -> None:
 @click.argument("mail_id", type=int)
 @click.pass_context
 def outbox_show(ctx: click.Context, mail_id: int) -> None:
-    from pbmserv.store.models import Outbox
-
     with _sessions(ctx)() as session:
         row = session.get(Outbox, mail_id)
         if row is None:
@@ -218,8 +207,6 @@ def outbox_show(ctx: click.Context, mail_id: int) -> None:
 @click.argument("mail_id", type=int)
 @click.pass_context
 def outbox_retry(ctx: click.Context, mail_id: int) -> None:
-    from pbmserv.store.models import Outbox, OutboxStatus
-
     now = _settings(ctx).clock()
     with _sessions(ctx)() as session, session.begin():
         row = session.get(Outbox, mail_id)
@@ -231,7 +218,10 @@ def outbox_retry(ctx: click.Context, mail_id: int) -> None:
 
 
 def _deliver_now(settings: Settings, sessions) -> None:  # type: ignore[no-untyped-def]
-    from pbmserv.outbound import deliver_pending, make_sink
+    from pbmserv.mail.sender import (  # lazy: smtplib and ssl, for delivery only
+        deliver_pending,
+        make_sink,
+    )
 
     deliver_pending(sessions, settings, make_sink(settings), settings.clock())
 
@@ -242,8 +232,6 @@ def _deliver_now(settings: Settings, sessions) -> None:  # type: ignore[no-untyp
 @click.command("status", help="Queue depths, failures and games in progress.")
 @click.pass_context
 def status(ctx: click.Context) -> None:
-    from pbmserv.store.models import Board, BoardStatus, Inbox, InboxStatus, Outbox, OutboxStatus
-
     with _sessions(ctx)() as session:
         inbox_counts = dict(
             session.execute(select(Inbox.status, func.count()).group_by(Inbox.status)).all()
@@ -278,13 +266,9 @@ def status(ctx: click.Context) -> None:
 # ----------------------------------------------------------------------------- tick
 
 
-@click.command("tick", help="Check the clocks once: nags and forfeits (for cron).")
+@click.command("tick", help="Check the clocks once: nags, forfeits and clean-up (for cron).")
 @click.pass_context
 def tick(ctx: click.Context) -> None:
-    from pbmserv.clocks import tick as check_clocks
-    from pbmserv.dispatch import request
-    from pbmserv.housekeeping import housekeeping
-
     now = request(ctx).now
     report = check_clocks(_sessions(ctx), _settings(ctx), now)
     lines = report.lines(now) + housekeeping(_sessions(ctx), _settings(ctx), now)
@@ -303,7 +287,7 @@ def tick(ctx: click.Context) -> None:
 def serve(
     ctx: click.Context, host: str | None, port: int | None, lmtp: bool | None, no_listen: bool
 ) -> None:
-    from pbmserv.server import run_server
+    from pbmserv.cli.server import run_server  # lazy: asyncio and threads, for serve only
 
     settings = _settings(ctx)
     if host:

@@ -15,14 +15,16 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from pbmserv import accounts, inbox, limits
+from pbmserv.commands import Answer, Channel, Request, commands, grammar, run, split
+from pbmserv.commands.dispatch import USAGE
 from pbmserv.config import Settings
-from pbmserv.dispatch import Answer, Request, run, split
-from pbmserv.mail.parse import ParsedMail, command_credentials, mask_passwords, parse_message
-from pbmserv.render import render
+from pbmserv.domain import accounts, limits
+from pbmserv.mail import inbox
+from pbmserv.mail.parse import ParsedMail, parse_message
+from pbmserv.render.templates import render
 from pbmserv.store.models import Inbox, InboxStatus, Outbox, OutboxStatus
 
-log = logging.getLogger("pbmserv.worker")
+log = logging.getLogger("pbmserv.mail.worker")
 
 
 @dataclass
@@ -30,17 +32,6 @@ class Outcome:
     message_id: int
     status: InboxStatus
     answers: int
-
-
-def command_words() -> set[str]:
-    """The words that start a command line: every top-level command, game and alias."""
-    from pbmserv.commands import commands
-    from pbmserv.games import all_games
-
-    words = {"pbmserv", *commands.commands, *getattr(commands, "aliases", {})}
-    for game in all_games():
-        words.update([game.name, *game.aliases])
-    return {w.lower() for w in words}
 
 
 def process_next(
@@ -53,7 +44,7 @@ def process_next(
             return None
         message_id, raw, mail_from = row.id, row.raw, row.mail_from
     try:
-        words = command_words()
+        words = grammar.command_words()
         parsed = parse_message(
             raw,
             mail_from,
@@ -63,7 +54,9 @@ def process_next(
         )
         if not parsed.is_automatic:
             credentials = [
-                pair for line in parsed.commands for pair in command_credentials(line, words)
+                pair
+                for line in parsed.commands
+                for pair in grammar.command_credentials(line, words)
             ]
             accounts.preverify(sessions, settings, credentials)
         with sessions() as session, session.begin():
@@ -89,7 +82,7 @@ def _process(
 
     Every command is executed.  The answers of a mail whose password was right and which came
     from that account's confirmed address are always sent; any other mail gets at most one
-    answer, within the caps of :mod:`pbmserv.limits`.
+    answer, within the caps of :mod:`pbmserv.domain.limits`.
     """
     sender = accounts.parse_address(parsed.sender or "")
     if parsed.is_automatic or not sender:
@@ -131,11 +124,8 @@ def _run_commands(
     session: Session, settings: Settings, parsed: ParsedMail, row: Inbox, now: datetime
 ) -> tuple[list[Answer], bool]:
     """The answers, and whether a password was right from that account's confirmed address."""
-    from pbmserv.commands import commands
-
     if not parsed.commands:
-        body = render("mail/nocommand.txt.j2", subject=parsed.subject or "", notes=parsed.ignored)
-        return [Answer("pbmserv error", body, 2)], False
+        return [_no_command(parsed)], False
     answers: list[Answer] = []
     verified = False
     source = f"mail:{parsed.message_id or row.id}"
@@ -143,7 +133,7 @@ def _run_commands(
         req = Request(
             settings=settings,
             sessions=inbox.SharedSession(session),  # type: ignore[arg-type]
-            channel="mail",
+            channel=Channel.mail,
             sender=parsed.sender,
             now=now,
             comment=parsed.comment,
@@ -162,7 +152,7 @@ def _run_commands(
 def masked_copy(parsed: ParsedMail, words: set[str]) -> bytes:
     """What is kept of a processed mail: its main headers and text, every password masked
     (the raw bytes, which may hide a password in an encoding, are dropped)."""
-    mask = lambda text: mask_passwords(text, words, commands=parsed.commands)  # noqa: E731
+    mask = lambda text: grammar.mask_passwords(text, words, commands=parsed.commands)  # noqa: E731
     head = [f"{name}: {mask(value)}" for name, value in parsed.headers]
     if parsed.message_id:
         head.append(f"Message-ID: {parsed.message_id}")
@@ -170,10 +160,24 @@ def masked_copy(parsed: ParsedMail, words: set[str]) -> bytes:
     return ("\n".join(head) + "\n\n" + mask(parsed.text or "")).encode("utf-8", "replace")
 
 
+def _no_command(parsed: ParsedMail) -> Answer:
+    """No command line: how to write one, and what the subject may have meant."""
+    subject = parsed.subject or ""
+    first = subject.split()[0] if subject.split() else ""
+    close = grammar.suggest(first, grammar.command_words()) if first else None
+    body = render(
+        "mail/nocommand.txt.j2",
+        subject=grammar.mask_passwords(subject),
+        suggestion=close or "",
+        notes=parsed.ignored,
+    )
+    return Answer("pbmserv error", body, USAGE)
+
+
 def _quote(parsed: ParsedMail, line: str) -> str:
     """The command and the original mail, quoted, every password masked."""
-    words = command_words()
-    mask = lambda text: mask_passwords(text, words, commands=parsed.commands)  # noqa: E731
+    words = grammar.command_words()
+    mask = lambda text: grammar.mask_passwords(text, words, commands=parsed.commands)  # noqa: E731
     quoted = "\n".join("> " + x for x in mask(parsed.text or "").splitlines()[:60])
     return (
         f"Your command was:\n  {mask(line)}\n\n"

@@ -10,9 +10,9 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete
 from sqlalchemy.orm import Session, sessionmaker
 
-from pbmserv import limits, tokens
 from pbmserv.config import Settings
-from pbmserv.confirmation import expire_unconfirmed
+from pbmserv.domain import limits, tokens
+from pbmserv.domain.confirmation import expire_unconfirmed
 from pbmserv.store.models import Inbox, InboxStatus
 
 log = logging.getLogger("pbmserv.housekeeping")

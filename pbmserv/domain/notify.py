@@ -1,0 +1,142 @@
+"""Notifications: the one place that decides who gets which mail, and builds every board mail.
+
+Every mail to a player goes through :func:`mail_users`, so the rules hold everywhere: one mail
+per address, robots never get mail, an address nobody has confirmed gets nothing (its only
+mail is the confirmation mail, see :mod:`pbmserv.domain.confirmation`), and the acting user and
+the mail's own sender are not sent a copy of their answer.  :func:`board_mail` is the board mail of a move, a forfeit, a
+tournament pairing or a robot's move alike: the same text to every player and spectator
+(:func:`audience`), returned so that a command can also answer its sender with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from pbmserv.games.base import Position
+from pbmserv.render.board_mail import board_mail_body, board_subject, game_name
+from pbmserv.render.templates import render
+from pbmserv.store.models import (
+    Board,
+    BoardStatus,
+    Outbox,
+    OutboxStatus,
+    Robot,
+    SubscriptionKind,
+    User,
+)
+
+
+def mail_users(
+    session: Session,
+    users: Iterable[User],
+    subject: str,
+    body: str,
+    now: datetime,
+    *,
+    skip: User | None = None,
+    skip_address: str | None = None,
+) -> int:
+    """Queue ``body`` for every address of ``users``; return how many mails were queued."""
+    targets = [u for u in users if skip is None or u.id != skip.id]
+    robots = set(
+        session.scalars(select(Robot.user_id).where(Robot.user_id.in_([u.id for u in targets])))
+    )
+    seen: set[str] = set()
+    for user in targets:
+        if user.id in robots:
+            continue
+        for address in (a.address for a in user.addresses if a.confirmed):
+            if address in seen or (skip_address and address.lower() == skip_address.lower()):
+                continue
+            seen.add(address)
+            session.add(
+                Outbox(
+                    recipient=address,
+                    subject=subject,
+                    body=body,
+                    created=now,
+                    status=OutboxStatus.pending,
+                    next_attempt=now,
+                )
+            )
+    return len(seen)
+
+
+def queue_mail(session: Session, recipient: str, subject: str, body: str, now: datetime) -> None:
+    """Queue one mail to one address (confirmation and reset codes)."""
+    session.add(
+        Outbox(
+            recipient=recipient,
+            subject=subject,
+            body=body,
+            created=now,
+            status=OutboxStatus.pending,
+            next_attempt=now,
+        )
+    )
+
+
+def audience(board: Board) -> list[User]:
+    """Everybody who gets this board's mail now: players, ``subscribe`` spectators, and at the
+    end the ``notify`` (result-only) spectators."""
+    users: list[User] = []
+    finished = board.status is not BoardStatus.active
+    for user in [s.user for s in board.seats] + [
+        s.user for s in board.subscriptions if s.kind == SubscriptionKind.all or finished
+    ]:
+        if all(u.id != user.id for u in users):
+            users.append(user)
+    return users
+
+
+def board_mail(
+    session: Session,
+    board: Board,
+    position: Position,
+    notes: Sequence[str],
+    now: datetime,
+    *,
+    actor: User | None = None,
+    sender: str | None = None,
+    new: bool = False,
+    with_comment: bool = False,
+) -> tuple[str, str]:
+    """Mail the board to its audience except ``actor`` and the address ``sender``; return
+    (subject, body) for the answer to the one who acted.
+
+    ``with_comment`` shows the comment written with the newest move (a player's own move).
+    """
+    comment_ply = len(board.moves) if with_comment else None
+    body = board_mail_body(board, position, notes=list(notes), comment_ply=comment_ply)
+    subject = board_subject(board, position, new=new)
+    mail_users(session, audience(board), subject, body, now, skip=actor, skip_address=sender)
+    return subject, body
+
+
+def nag_mail(
+    session: Session, board: Board, position: Position, mover: User, note: str, now: datetime
+) -> None:
+    """The reminder to the player to move: the board with the note on top."""
+    body = board_mail_body(board, position, notes=[note])
+    subject = f"Nag: {game_name(board)} Board {board.number} {mover.userid}"
+    mail_users(session, [mover], subject, body, now)
+
+
+def text_mail(
+    session: Session,
+    users: Iterable[User],
+    subject: str,
+    lines: Sequence[str],
+    now: datetime,
+    *,
+    actor: User | None = None,
+    sender: str | None = None,
+) -> str:
+    """A short plain-text mail (a removed board, a chat line); returns the body."""
+    body = render("mail/text.txt.j2", lines=list(lines))
+    mail_users(session, users, subject, body, now, skip=actor, skip_address=sender)
+    return body
