@@ -39,6 +39,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from pbmserv.games.base import (
+    DrawWatch,
     Game,
     IllegalMove,
     Outcome,
@@ -221,6 +222,7 @@ class PolisPosition(Position):
         self.last_captured: list[int] = []
         self._stuck: bool | None = None
         self._check_goal(1 - turn)
+        self.draws = DrawWatch(self.position_key())
 
     @classmethod
     def from_diagram(
@@ -418,6 +420,17 @@ class PolisPosition(Position):
         self.turn = 1 - mover
         self._stuck = None
         self._check_goal(mover)
+        if self.result is None:
+            why = self.draws.record(self.position_key(), bool(captured))
+            if why is not None:
+                self.result = ((), why)
+
+    def position_key(self) -> int:
+        """An integer equal for equal positions with the same player to move (repetitions)."""
+        return hash((tuple(self.board), self.turn, self.stunned))
+
+    def draw_warnings(self) -> list[str]:
+        return [] if self.outcome() is not None else self.draws.warnings()
 
     def _check_goal(self, mover: int) -> None:
         """Set the result if a chariot stands on its goal rank (the mover's first)."""
@@ -450,6 +463,7 @@ class PolisPosition(Position):
             "r": None if self.result is None else [list(self.result[0]), self.result[1]],
             "l": self.last,
             "c": self.last_captured,
+            "dw": self.draws.state(),
         }
 
     def _load_state(self, state: Any) -> None:
@@ -462,6 +476,7 @@ class PolisPosition(Position):
         self.last = state["l"]
         self.last_captured = list(state["c"])
         self._stuck = None
+        self.draws = DrawWatch.load(state.get("dw"), self.position_key())
 
     def copy(self) -> PolisPosition:
         """A fast copy: lists are copied, nothing is recomputed."""
@@ -472,6 +487,7 @@ class PolisPosition(Position):
         other.turn, other.stunned, other.result = self.turn, self.stunned, self.result
         other.last, other.last_captured = self.last, self.last_captured[:]
         other._stuck = self._stuck
+        other.draws = self.draws.copy()
         return other
 
     # ----- queries (tests, analysis, the board drawing)
@@ -515,6 +531,7 @@ class PolisPosition(Position):
             "last": self.last,
             "captured": [square_name(sq) for sq in self.last_captured],
             "result": None if outcome is None else outcome.reason,
+            "warnings": self.draw_warnings(),
         }
 
 

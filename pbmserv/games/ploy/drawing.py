@@ -53,6 +53,7 @@ def board_context(position: PloyPosition) -> dict[str, Any]:
         "partnership": position.partnership,
         "kinds": [(KIND_LETTERS[k], KIND_NAMES[k]) for k in range(8)],
         "result": None if position.result is None else position.result[1],
+        "warnings": position.draw_warnings(),
     }
 
 

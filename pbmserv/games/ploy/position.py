@@ -25,6 +25,7 @@ from typing import Any
 
 from pbmserv.games.base import (
     PASS,
+    DrawWatch,
     IllegalMove,
     Outcome,
     PlayersError,
@@ -78,6 +79,7 @@ class PloyPosition(Position):
         self.turn = 0
         self.result: tuple[tuple[int, ...], str] | None = None
         self._compute_masks()
+        self.draws = DrawWatch(self.position_key())
 
     # ----- setup for tests and analysis
 
@@ -102,6 +104,7 @@ class PloyPosition(Position):
         for name, (colour, kind, dirs) in (pieces or {}).items():
             position.place(name, colour, kind, dirs)
         position.turn = turn
+        position.draws = DrawWatch(position.position_key())
         return position
 
     def place(self, square: str, colour: str, kind: str, dirs: str) -> None:
@@ -328,6 +331,7 @@ class PloyPosition(Position):
         return sq
 
     def _apply(self, move: Any) -> None:
+        captured = False
         if move != PASS:
             frm, to, k = move & 127, move >> 7 & 127, move >> 14
             board = self.board
@@ -339,11 +343,34 @@ class PloyPosition(Position):
                 board[frm] = 0
                 board[to] = p
                 if q:
+                    captured = True
                     self._captured(q)
             else:
                 board[frm] = p
         if self.result is None:
             self._advance()
+            why = self.draws.record(self.position_key(), captured)
+            if why is not None:
+                self._draw(why)
+
+    def position_key(self) -> int:
+        """An integer equal for equal positions with the same player to move (repetitions)."""
+        return hash((tuple(self.board), self.turn, tuple(self.ctrl), tuple(self.status)))
+
+    def draw_warnings(self) -> list[str]:
+        return [] if self.result is not None else self.draws.warnings()
+
+    def _draw(self, why: str) -> None:
+        """End the game drawn among the players still in it (DECISIONS.md, "Endless games").
+
+        Players already eliminated keep their loss: with some of the four out, the players
+        still in share the result (as Pylon's joint winners do)."""
+        live = tuple(s for s in range(self.num_seats) if self.status[s] == IN)
+        if self.partnership or len(live) == self.num_seats:
+            self._finish((), why)
+        else:
+            names = " and ".join(COLOURS[s] for s in live)
+            self._finish(live, f"{why} (shared by {names}, the players still in)")
 
     def _advance(self) -> None:
         n = self.num_seats
@@ -482,6 +509,7 @@ class PloyPosition(Position):
             self._finish(tuple(live), "the others resigned or were eliminated")
             return
         self._advance()
+        self.draws = DrawWatch(self.position_key())
 
     def outcome(self) -> Outcome | None:
         if self.result is None:
@@ -499,6 +527,7 @@ class PloyPosition(Position):
             "nt": self.notes,
             "t": self.turn,
             "r": None if self.result is None else [list(self.result[0]), self.result[1]],
+            "dw": self.draws.state(),
         }
 
     def _load_state(self, state: Any) -> None:
@@ -511,6 +540,7 @@ class PloyPosition(Position):
         r = state["r"]
         self.result = None if r is None else (tuple(r[0]), r[1])
         self._compute_masks()
+        self.draws = DrawWatch.load(state.get("dw"), self.position_key())
 
     def copy(self) -> PloyPosition:
         new = object.__new__(type(self))
@@ -521,6 +551,7 @@ class PloyPosition(Position):
         new.status = self.status[:]
         new.cmd_lost = self.cmd_lost[:]
         new.notes = self.notes[:]
+        new.draws = self.draws.copy()
         return new
 
     # ----- drawing
