@@ -131,7 +131,7 @@ def test_robot_user_is_a_user_like_others(shell):
         assert user is not None and user.accepts_challenges
 
 
-def test_the_serve_process_plays_robot_turns(shell, settings):
+def test_the_serve_process_plays_robot_turns(shell, settings, clock):
     import time
 
     from pbmserv.server import Server
@@ -139,7 +139,7 @@ def test_the_serve_process_plays_robot_turns(shell, settings):
     shell.signup("alice")
     operator_ok(shell, "robot add bot --game nim --level normal")
     shell.ok("nim challenge bot alice -pile=7")  # the robot is to move
-    server = Server(settings, listen=False)
+    server = Server(settings, listen=False, clock=lambda: clock.now)
     server.start()
     try:
         deadline = time.monotonic() + 20

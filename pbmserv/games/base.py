@@ -20,7 +20,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 Move: TypeAlias = Hashable
 """A move is any immutable, hashable value of the engine's choosing (or a :class:`SpecialMove`)."""
@@ -326,7 +326,7 @@ class Position(ABC):
     def board_context(self) -> dict[str, Any]:
         """Plain data for ``templates/boards/<game>.txt.j2``."""
 
-    def copy(self) -> Position:
+    def copy(self) -> Self:
         """An independent copy (engines may override with something faster)."""
         return type(self).deserialize(self.serialize())
 
@@ -337,6 +337,11 @@ class Position(ABC):
     def draw_warnings(self) -> list[str]:
         """Warnings that the endless-game rulings will soon draw the game (see :class:`DrawWatch`)."""
         return []
+
+    def repetitions(self) -> int:
+        """How often this position has occurred with this player to move (1 in games that do
+        not keep a record: every move there is irreversible)."""
+        return 1
 
     # ----- public API
 
@@ -431,7 +436,7 @@ class Position(ABC):
         )
 
     @classmethod
-    def deserialize(cls, text: str) -> Position:
+    def deserialize(cls, text: str) -> Self:
         data = json.loads(text)
         position = cls.__new__(cls)
         Position.__init__(position, data["n"], data["p"])
@@ -505,6 +510,10 @@ class DrawWatch:
     def repeats(self, key: int) -> int:
         """How often the position ``key`` has occurred since the last capture."""
         return self.keys.count(key)
+
+    def current_repeats(self) -> int:
+        """How often the latest position recorded has occurred (itself included)."""
+        return self.keys.count(self.keys[-1])
 
     def warnings(self) -> list[str]:
         """What the board mail says when the next repetition or the next 10 moves would draw."""

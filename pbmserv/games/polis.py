@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Self
 
 from pbmserv.games.base import (
     DrawWatch,
@@ -357,6 +357,11 @@ class PolisPosition(Position):
             stunned = _stun(board, chariots, mover)
         return not stunned[mover]
 
+    def move_list(self) -> list[int]:
+        """Every legal move of the seat to move, as the engine's values (no swap; the robots'
+        fast path around :meth:`legal_moves`, which checks first that the game goes on)."""
+        return list(self._generate())
+
     def _generate(self) -> Iterator[int]:
         return self._moves()
 
@@ -425,9 +430,16 @@ class PolisPosition(Position):
             if why is not None:
                 self.result = ((), why)
 
+    def repetitions(self) -> int:
+        return self.draws.current_repeats()
+
+    def identity(self) -> tuple[tuple[int, ...], int, tuple[bool, bool]]:
+        """The position as a tuple: equal for equal positions with the same player to move."""
+        return (tuple(self.board), self.turn, self.stunned)
+
     def position_key(self) -> int:
         """An integer equal for equal positions with the same player to move (repetitions)."""
-        return hash((tuple(self.board), self.turn, self.stunned))
+        return hash(self.identity())
 
     def draw_warnings(self) -> list[str]:
         return [] if self.outcome() is not None else self.draws.warnings()
@@ -478,7 +490,7 @@ class PolisPosition(Position):
         self._stuck = None
         self.draws = DrawWatch.load(state.get("dw"), self.position_key())
 
-    def copy(self) -> PolisPosition:
+    def copy(self) -> Self:
         """A fast copy: lists are copied, nothing is recomputed."""
         other = type(self).__new__(type(self))
         Position.__init__(other, self.num_seats, self.params)

@@ -15,6 +15,7 @@ play), ``expert`` a time budget; ``nodes=N`` and ``seconds=S`` give any budget.
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from pbmserv.games.base import SWAP, Position
 from pbmserv.robots.search import Adapter, Budget, SearchResult, search
@@ -51,11 +52,11 @@ def budget_of(level: str) -> Budget:
     raise ValueError(f"unknown robot level {level!r}; levels: {names}, nodes=N, seconds=S")
 
 
-def adapter_for(game_name: str) -> Adapter:
+def adapter_for(game_name: str) -> Adapter[Any]:
     """The search adapter of a game (the contract-only default for games without one)."""
     path = ADAPTERS.get(game_name)
     if path is None:
-        return Adapter()
+        return Adapter[Any]()
     module, _, name = path.partition(":")
     return getattr(importlib.import_module(module), name)()
 

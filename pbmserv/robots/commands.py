@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import click
+from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.dispatch import Refused, answer, request
 from pbmserv.render import render
 
 
-def _sessions(ctx: click.Context):  # type: ignore[no-untyped-def]
+def _sessions(ctx: click.Context) -> sessionmaker[Session]:
     return request(ctx).sessions
 
 

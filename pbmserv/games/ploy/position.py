@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Self
 
 from pbmserv.games.base import (
     PASS,
@@ -68,6 +68,10 @@ _MOVE_RE = re.compile(r"([a-z])(\d+)(?:([-x])([a-z])(\d+))?(?:([+-])(\d+))?(#?)"
 
 class PloyPosition(Position):
     """A Ploy position: the board, who controls which army, seat status and the turn."""
+
+    analysis: Any = None
+    """A free slot for analysis tools (the robots keep their incremental evaluation here):
+    copied with the position, never serialised or compared."""
 
     def __init__(self, players: int, params: Mapping[str, bool | int]) -> None:
         super().__init__(players, params)
@@ -353,9 +357,16 @@ class PloyPosition(Position):
             if why is not None:
                 self._draw(why)
 
+    def repetitions(self) -> int:
+        return self.draws.current_repeats()
+
+    def identity(self) -> tuple[tuple[int, ...], int, tuple[int, ...], tuple[int, ...]]:
+        """The position as a tuple: equal for equal positions with the same player to move."""
+        return (tuple(self.board), self.turn, tuple(self.ctrl), tuple(self.status))
+
     def position_key(self) -> int:
         """An integer equal for equal positions with the same player to move (repetitions)."""
-        return hash((tuple(self.board), self.turn, tuple(self.ctrl), tuple(self.status)))
+        return hash(self.identity())
 
     def draw_warnings(self) -> list[str]:
         return [] if self.result is not None else self.draws.warnings()
@@ -542,7 +553,7 @@ class PloyPosition(Position):
         self._compute_masks()
         self.draws = DrawWatch.load(state.get("dw"), self.position_key())
 
-    def copy(self) -> PloyPosition:
+    def copy(self) -> Self:
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
         new.params = dict(self.params)
