@@ -106,12 +106,14 @@ def main(argv: Sequence[str] | None = None, prog_name: str = "pbmserv") -> int:
 
 
 def _robots_answer(req: Request) -> None:
-    """Without a running server, robots to move on any board answer at once (and say so)."""
-    from datetime import UTC, datetime
+    """Without a running server, a robot that a human's move has put to move answers once.
 
-    from pbmserv.robots.service import run_until_idle
+    Only that one reply (each within its level's time budget): robot against robot, and robots
+    on other boards, are played by the server or by ``pbmserv robot run`` from cron.
+    """
+    from pbmserv.robots.service import answer_human
 
-    for done in run_until_idle(req.sessions, req.settings, lambda: datetime.now(UTC)):  # type: ignore[arg-type]
+    for done in answer_human(req.sessions, req.settings, lambda: req.now, req.now):  # type: ignore[arg-type]
         if done.played:
             print(f"Robot {done.userid} played {done.text} on {done.game} board {done.number}.")
 

@@ -9,7 +9,7 @@
   through :func:`pbmserv.boards.play_move`, with the same mails as a human move.
 
 A level is a budget per move: ``easy``/``normal``/``strong`` are node budgets (reproducible
-play), ``expert`` a time budget; ``nodes=N`` and ``seconds=S`` give any budget.
+play) capped in time, ``expert`` a time budget; ``nodes=N`` and ``seconds=S`` give any budget.
 """
 
 from __future__ import annotations
@@ -21,11 +21,13 @@ from pbmserv.games.base import SWAP, Position
 from pbmserv.robots.search import Adapter, Budget, SearchResult, search
 
 LEVELS: dict[str, Budget] = {
-    "easy": Budget(nodes=300, depth=2),
-    "normal": Budget(nodes=5_000),
-    "strong": Budget(nodes=40_000),
+    "easy": Budget(nodes=300, depth=2, seconds=2.0),
+    "normal": Budget(nodes=5_000, seconds=5.0),
+    "strong": Budget(nodes=40_000, seconds=15.0),
     "expert": Budget(seconds=20.0),
 }
+"""Node budgets make play reproducible; the seconds are each level's time budget, a cap that a
+node budget reaches first on any ordinary machine."""
 DEFAULT_LEVEL = "normal"
 ADAPTERS = {
     "ploy": "pbmserv.robots.ploy:PloyAdapter",
