@@ -214,3 +214,10 @@ def test_quiet_draw_through_the_dispatcher(shell, game, users):
     mail = _play_shell(shell, game, [_quiet_draw(position)])
     assert f"Game was a tie. ({QUIET_REASON})" in mail.body
     assert f"Game was a tie. ({QUIET_REASON})" in shell.ok(f"{game} show 101").body
+
+
+@pytest.mark.parametrize("game", ["ploy", "polis"])
+def test_the_help_says_how_endless_games_end(shell, game):
+    text = shell.ok(f"{game} help").body
+    assert "The third time the same position occurs with the same player to" in text
+    assert "100 moves in a row" in text and "warns" in text
