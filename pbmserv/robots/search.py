@@ -143,16 +143,16 @@ class Searcher:
         self.nodes = 0
         self.deadline = 0.0
         self.team: Any = None
-        self.hard = True  # the budget applies (off while depth 1 is searched)
+        self.hard = True  # the node budget applies (off while depth 1 is searched)
+        self.root_best: Move | None = None  # the best root move of the iteration under way
 
     # ----- budget
 
     def _tick(self) -> None:
+        """Count a node; stop at the node budget (from depth 2) or the time budget (always)."""
         self.nodes += 1
-        if not self.hard:
-            return
         nodes = self.budget.nodes
-        if nodes is not None and self.nodes >= nodes:
+        if self.hard and nodes is not None and self.nodes >= nodes:
             raise _OutOfBudget
         seconds = self.budget.seconds
         if seconds is not None and self.nodes & 127 == 0 and self.clock() >= self.deadline:
@@ -182,6 +182,8 @@ class Searcher:
                 else:
                     value = self._alphabeta(root, depth, -INF, INF, 0)
             except _OutOfBudget:
+                if done == 0 and self.root_best is not None:  # out of time within depth 1
+                    best = self.root_best
                 break
             entry = self.table.get(adapter.key(root))
             if entry is not None and entry[3] is not None:
@@ -283,6 +285,8 @@ class Searcher:
                 if value > best:
                     best, best_move = value, move
                     alpha = max(alpha, value)
+                    if ply == 0:
+                        self.root_best = move
             else:
                 if value < best:
                     best, best_move = value, move
