@@ -23,6 +23,7 @@ from typing import Any
 
 from pbmserv.games.base import PASS, Move
 from pbmserv.games.ploy import ROT, SHIELD, PloyPosition
+from pbmserv.games.ploy.tables import RANGES, RAYS
 from pbmserv.robots.search import Adapter
 
 VALUES = (0, 520, 480, 440, 300, 280, 240, 160)  # by kind: C, HL, ML, LL, hp, mp, lp, S
@@ -31,6 +32,7 @@ CENTRE = [8 - (abs(sq % 9 - 4) + abs(sq // 9 - 4)) for sq in range(81)]  # 0 (co
 POPCOUNT = [bin(m).count("1") for m in range(256)]
 SCARCITY = 150  # per piece under three, under the strict elimination rule
 TEMPO = 15
+EXPOSED = 250  # per enemy piece that could take a commander next (four players)
 
 
 def _piece_value(sq: int, p: int) -> int:
@@ -39,6 +41,30 @@ def _piece_value(sq: int, p: int) -> int:
 
 VALUE = [[_piece_value(sq, p) if p & 255 else 0 for p in range(2048)] for sq in range(81)]
 """``VALUE[sq][p & 0x7FF]``: what a piece (kind and flags, any army) is worth on ``sq``."""
+
+
+def _exposed(board: list[int], team_of: list[Any]) -> dict[Any, int]:
+    """Per team: how many enemy pieces could capture one of its commanders by one motion.
+
+    With four players the search sees only the next seat's answer within its horizon, so the
+    danger from the seats after it is judged statically here.
+    """
+    out: dict[Any, int] = {}
+    for sq, p in enumerate(board):
+        if not p or p & 0xF00:  # commanders only (kind 0)
+            continue
+        own = team_of[p >> 12]
+        for d in range(8):
+            back = 1 << ((d + 4) & 7)
+            for dist, t in enumerate(RAYS[sq][d], 1):
+                q = board[t]
+                if q:
+                    if team_of[q >> 12] != own and q & back and dist <= RANGES[q >> 8 & 15]:
+                        out[own] = out.get(own, 0) + 1
+                    break
+                if dist >= 3:
+                    break
+    return out
 
 
 def _army_sums(board: list[int]) -> tuple[list[int], list[int]]:
@@ -121,6 +147,9 @@ class PloyAdapter(Adapter[PloyPosition]):
             for t, n in pieces.items():
                 if n < 3:
                     per_team[t] -= SCARCITY * (3 - n)
+        team_of = [seat % 2 if partnership else seat for seat in ctrl]
+        for t, n in _exposed(pos.board, team_of).items():
+            per_team[t] = per_team.get(t, 0) - EXPOSED * n
         mine = per_team.pop(team, 0)
         others = max(per_team.values(), default=0)
         if to_move is not None:
