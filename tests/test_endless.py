@@ -152,7 +152,7 @@ def test_partnership_draw_is_a_draw_between_the_teams():
 def _mover(shell, game: str) -> str | None:
     from sqlalchemy import select
 
-    from pbmserv import boards
+    from pbmserv.domain import boards
     from pbmserv.store.models import Board
 
     with shell.sessions() as s:
@@ -206,7 +206,7 @@ def test_quiet_draw_through_the_dispatcher(shell, game, users):
     mail = _play_shell(shell, game, line[90:])
     from sqlalchemy import select
 
-    from pbmserv import boards
+    from pbmserv.domain import boards
     from pbmserv.store.models import Board
 
     with shell.sessions() as s:

@@ -86,7 +86,7 @@ def test_robot_run_until_idle_plays_four_robots_to_the_end(shell):
 
 
 def test_the_running_server_plays_four_robots_to_the_end(shell, settings, clock):
-    from pbmserv.server import Server
+    from pbmserv.cli.server import Server
 
     _four_robots(shell)
     server = Server(settings, listen=False, clock=lambda: clock.now)

@@ -568,6 +568,6 @@ class PloyPosition(Position):
     # ----- drawing
 
     def board_context(self) -> dict[str, Any]:
-        from pbmserv.games.ploy.drawing import board_context
+        from pbmserv.games.ploy.drawing import board_context  # lazy: drawing imports position
 
         return board_context(self)
