@@ -15,7 +15,7 @@ from pbmserv.domain import limits, tokens
 from pbmserv.domain.confirmation import expire_unconfirmed
 from pbmserv.store.models import Inbox, InboxStatus
 
-log = logging.getLogger("pbmserv.housekeeping")
+log = logging.getLogger("pbmserv.domain.housekeeping")
 
 
 def housekeeping(sessions: sessionmaker[Session], settings: Settings, now: datetime) -> list[str]:
