@@ -153,7 +153,7 @@ def _nag(
     elapsed: float,
     forfeit_days: float,
 ) -> None:
-    from pbmserv.views import board_mail_body, game_name
+    from pbmserv.views import board_mail_body, game_name, reply_tail
 
     deadline = board.last_move_at + timedelta(days=forfeit_days)
     note = (
@@ -162,7 +162,7 @@ def _nag(
     )
     body = board_mail_body(board, position, notes=[note])
     subject = f"Nag: {game_name(board)} Board {board.number} {mover.userid}"
-    mail_users(session, [mover], subject, body, now)
+    mail_users(session, [mover], subject, body, now, tail=reply_tail(board, position))
 
 
 def _announce(
@@ -170,10 +170,11 @@ def _announce(
 ) -> None:
     """The board mail to every player and spectator (result-only ones when it is over)."""
     from pbmserv.commands.community import audience
-    from pbmserv.views import board_mail_body, board_subject
+    from pbmserv.views import board_mail_body, board_subject, reply_tail
 
     body = board_mail_body(board, position, notes=notes)
-    mail_users(session, audience(board), board_subject(board, position), body, now)
+    subject = board_subject(board, position)
+    mail_users(session, audience(board), subject, body, now, tail=reply_tail(board, position))
 
 
 def _draw(session: Session, board: Board, position: Position, mover: User, now: datetime) -> None:

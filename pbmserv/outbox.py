@@ -7,7 +7,7 @@ and the acting user and the mail's own sender are not sent a copy of their answe
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from sqlalchemy import select
@@ -25,8 +25,12 @@ def mail_users(
     *,
     skip: User | None = None,
     skip_address: str | None = None,
+    tail: Callable[[User], str] | None = None,
 ) -> int:
-    """Queue ``body`` for every address of ``users``; return how many mails were queued."""
+    """Queue ``body`` for every address of ``users``; return how many mails were queued.
+
+    ``tail(user)`` is appended for that user only (the line the player to move sends back).
+    """
     targets = [u for u in users if skip is None or u.id != skip.id]
     robots = set(
         session.scalars(select(Robot.user_id).where(Robot.user_id.in_([u.id for u in targets])))
@@ -43,7 +47,7 @@ def mail_users(
                 Outbox(
                     recipient=address,
                     subject=subject,
-                    body=body,
+                    body=body + (tail(user) if tail else ""),
                     created=now,
                     status=OutboxStatus.pending,
                     next_attempt=now,

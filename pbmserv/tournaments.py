@@ -662,10 +662,12 @@ def _board_mail(
     new: bool = False,
 ) -> None:
     from pbmserv.commands.community import audience
-    from pbmserv.views import board_mail_body, board_subject
+    from pbmserv.views import board_mail_body, board_subject, reply_tail
 
     body = board_mail_body(board, position, notes=notes)  # type: ignore[arg-type]
-    mail_users(session, audience(board), board_subject(board, position, new=new), body, now)  # type: ignore[arg-type]
+    subject = board_subject(board, position, new=new)  # type: ignore[arg-type]
+    tail = reply_tail(board, position)  # type: ignore[arg-type]
+    mail_users(session, audience(board), subject, body, now, tail=tail)
 
 
 def pairing_rows(tournament: Tournament, round_: int) -> list[tuple[str, str, str, str, str]]:

@@ -6,16 +6,18 @@ turn, the move list in columns (one per seat), the board, players, the comment, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
 from pbmserv.games.base import Position, SeatInfo
 from pbmserv.render import render, render_board
-from pbmserv.store.models import Board, BoardStatus, MoveRecord
+from pbmserv.store.models import Board, BoardStatus, MoveRecord, User
 from pbmserv.web.links import board_link
 
 MOVE_MAIL_ROUNDS = 4
 COLUMN_WIDTH = 14
+MAIL_WIDTH = 76
 
 
 @dataclass
@@ -64,6 +66,7 @@ def board_subject(board: Board, position: Position, *, new: bool = False) -> str
 def move_rows(moves: list[MoveRecord], seats: int) -> list[list[str]]:
     """The record as rows of one cell per seat; a new row starts when the seat order wraps.
 
+    Every entry carries its move number (``7. d7-e6``), the number a player puts after ``#``.
     A seat passed over inside a row (eliminated, resigned, or the seat that swapped) shows
     ``--``; the cells after the newest entry are left blank (their turn is still to come).
     """
@@ -72,7 +75,7 @@ def move_rows(moves: list[MoveRecord], seats: int) -> list[list[str]]:
     for entry in moves:
         if entry.seat <= last:
             rows.append([None] * seats)
-        rows[-1][entry.seat] = entry.text + (" (Auto)" if entry.auto else "")
+        rows[-1][entry.seat] = f"{entry.ply}. {entry.text}" + (" (Auto)" if entry.auto else "")
         last = entry.seat
     out = [[cell if cell is not None else "--" for cell in row] for row in rows]
     if out:
@@ -82,19 +85,40 @@ def move_rows(moves: list[MoveRecord], seats: int) -> list[list[str]]:
 
 
 def move_list(board: Board, position: Position, rounds: int | None) -> list[str]:
+    """The move list in columns, one per seat, headed by the players' names (never cut)."""
     seats = len(board.seats)
     infos = position.seats()
-    width = max([COLUMN_WIDTH] + [len(m.text) + (7 if m.auto else 0) + 2 for m in board.moves])
-    header = "     " + "".join(
-        f"{(s.user.userid + ' (' + infos[s.index].label + ')')[: width - 1]:<{width}}"
-        for s in board.seats
-    )
     rows = move_rows(list(board.moves), seats)
     start = 0 if rounds is None else max(0, len(rows) - rounds)
-    lines = [header.rstrip()]
-    for number, row in enumerate(rows[start:], start=start + 1):
-        lines.append((f"{number:3d}. " + "".join(f"{c:<{width}}" for c in row)).rstrip())
+    names = [f"{s.user.userid} ({infos[s.index].label})" for s in board.seats]
+    cells = [c for row in rows[start:] for c in row]
+    width = max([COLUMN_WIDTH, *(len(c) + 2 for c in cells), *(len(n) + 2 for n in names)])
+    if 2 + seats * width > MAIL_WIDTH:  # long names: userids on one line, colours below
+        labels = [f"({infos[s.index].label})" for s in board.seats]
+        names = [s.user.userid for s in board.seats]
+        width = max([COLUMN_WIDTH, *(len(c) + 2 for c in cells), *(len(n) + 2 for n in names)])
+        width = max(width, *(len(x) + 2 for x in labels))
+        head = ["".join(f"{n:<{width}}" for n in names), "".join(f"{x:<{width}}" for x in labels)]
+    else:
+        head = ["".join(f"{n:<{width}}" for n in names)]
+    lines = [("  " + line).rstrip() for line in head]
+    for row in rows[start:]:
+        lines.append(("  " + "".join(f"{c:<{width}}" for c in row)).rstrip())
     return lines
+
+
+def reply_line(board: Board, position: Position, reader: User | None) -> str:
+    """The exact line the player to move sends back, for that player only ('' otherwise)."""
+    from pbmserv.boards import game_of, user_to_move
+
+    mover = user_to_move(board, position)
+    if mover is None or reader is None or mover.id != reader.id:
+        return ""
+    game = game_of(board).name
+    return (
+        f"\nYour move. Send back this line, with your password and your move:\n"
+        f"  {game} move {board.number} {mover.userid} PASSWORD <move>#{len(board.moves) + 1}\n"
+    )
 
 
 def _player_line(info: SeatInfo, userid: str) -> str:
@@ -164,3 +188,8 @@ def board_mail_body(
         clock=clock_lines(board),
         link=board_link(board),
     )
+
+
+def reply_tail(board: Board, position: Position) -> Callable[[User | None], str]:
+    """``reply_line`` for a board, as the per-reader tail of its notifications."""
+    return lambda reader: reply_line(board, position, reader)

@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 import click
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from pbmserv.accounts import AuthError, authenticate
 from pbmserv.dispatch import Refused, Request
+from pbmserv.games.base import Position
 from pbmserv.outbox import mail_users
-from pbmserv.store.models import User
+from pbmserv.store.models import Board, User
 
 RAW = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": ["--help"]}
 
@@ -83,7 +85,32 @@ def notify_users(
     body: str,
     *,
     skip: User | None = None,
+    tail: Callable[[User], str] | None = None,
 ) -> None:
     """Mail ``body`` to every address of ``users`` except the acting user's and the sender's
-    (robots never get mail)."""
-    mail_users(session, users, subject, body, req.now, skip=skip, skip_address=req.sender)
+    (robots never get mail); ``tail(user)`` is appended for each user."""
+    mail_users(
+        session, users, subject, body, req.now, skip=skip, skip_address=req.sender, tail=tail
+    )
+
+
+def reader_tail(
+    session: Session, req: Request, board: Board, position: Position, actor: User | None = None
+) -> str:
+    """The reply line for the answer to the sender: on the shell (the operator plays every
+    seat) for the player to move; by mail when the actor, or a user of the sender's address,
+    is that player."""
+    from pbmserv.boards import user_to_move
+    from pbmserv.store.models import Address
+    from pbmserv.views import reply_line
+
+    mover = user_to_move(board, position)
+    if mover is None:
+        return ""
+    if req.trusted:
+        return reply_line(board, position, mover)
+    readers = {actor.id} if actor is not None else set()
+    if req.sender:
+        query = select(Address.user_id).where(Address.address == req.sender.lower())
+        readers.update(session.scalars(query))
+    return reply_line(board, position, mover if mover.id in readers else None)

@@ -17,13 +17,14 @@ from pbmserv.commands.common import (
     notify_users,
     parse_board_number,
     raw_command,
+    reader_tail,
     take_password,
 )
 from pbmserv.dispatch import Refused, Request, answer, request
 from pbmserv.games.base import Game, MoveError, ParamError, PlayersError, Position
 from pbmserv.render import render, render_board
 from pbmserv.store.models import Board, BoardStatus, Seat, User
-from pbmserv.views import board_mail_body, board_subject, game_name
+from pbmserv.views import board_mail_body, board_subject, game_name, reply_tail
 
 OPTIONS = {
     "nagtime": "days without a move before a reminder",
@@ -134,7 +135,8 @@ def challenge(game: Game, req: Request, ctx: click.Context, words: list[str]) ->
         boards.run_automatic(board, position, now=req.now, notes=notes)
         body = board_mail_body(board, position, notes=notes)
         subject = board_subject(board, position, new=True)
-        notify_users(session, req, users, subject, body)
+        notify_users(session, req, users, subject, body, tail=reply_tail(board, position))
+        body += reader_tail(session, req, board, position)
     answer(ctx, subject, body)
 
 
@@ -216,8 +218,16 @@ def _announce(
     """The board mail to the sender, and the same mail to every other player and spectator."""
     body = board_mail_body(board, position, notes=notes, comment_ply=len(board.moves))
     subject = board_subject(board, position, new=new)
-    notify_users(session, req, community.audience(board), subject, body, skip=actor)
-    answer(ctx, subject, body)
+    notify_users(
+        session,
+        req,
+        community.audience(board),
+        subject,
+        body,
+        skip=actor,
+        tail=reply_tail(board, position),
+    )
+    answer(ctx, subject, body + reader_tail(session, req, board, position, actor))
 
 
 def swap(game: Game, req: Request, ctx: click.Context, words: list[str]) -> None:
@@ -338,6 +348,7 @@ def _show_boards(game: Game, req: Request, ctx: click.Context, words: list[str])
                 board_mail_body(
                     board, position, all_moves=True, at_ply=at, comment_ply=len(board.moves)
                 )
+                + ("" if at is not None else reader_tail(session, req, board, position))
             )
             subjects.append(board_subject(board, position))
     sep = "\n" + "=" * 72 + "\n\n"
