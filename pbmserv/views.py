@@ -29,6 +29,11 @@ class Mail:
     body: str
 
 
+def board_key(board: Board) -> str:
+    """``Polis board 101``: how one mail's answer knows that two sections draw one board."""
+    return f"{game_name(board)} board {board.number}"
+
+
 def game_name(board: Board) -> str:
     from pbmserv.boards import game_of
 

@@ -19,6 +19,7 @@ from pbmserv import accounts, inbox
 from pbmserv.config import Settings
 from pbmserv.dispatch import Answer, Request, run, split
 from pbmserv.mail.parse import ParsedMail, command_credentials, mask_passwords, parse_message
+from pbmserv.mail.reply import assemble, tail_sections
 from pbmserv.render import render
 from pbmserv.store.models import AnswerCount, Inbox, InboxStatus, Outbox, OutboxStatus
 
@@ -43,6 +44,26 @@ def command_words() -> set[str]:
     return {w.lower() for w in words}
 
 
+def command_verbs() -> set[str]:
+    """The words that may follow a command word: every game's commands and their aliases."""
+    import click
+
+    from pbmserv.commands import commands
+    from pbmserv.games import all_games
+
+    ctx = click.Context(commands)
+    verbs: set[str] = set()
+    for game in all_games():
+        group = commands.get_command(ctx, game.name)
+        if isinstance(group, click.Group):
+            verbs.update(group.commands)
+            verbs.update(getattr(group, "aliases", {}))
+    for name, command in commands.commands.items():
+        if isinstance(command, click.Group) and name not in verbs:
+            verbs.update(command.commands)
+    return {v.lower() for v in verbs}
+
+
 def process_next(
     sessions: sessionmaker[Session], settings: Settings, now: Callable[[], datetime]
 ) -> Outcome | None:
@@ -58,6 +79,7 @@ def process_next(
             raw,
             mail_from,
             command_words=words,
+            command_verbs=command_verbs(),
             max_commands=settings.max_commands_per_mail,
             server_addresses=[settings.server_address, *settings.accept_recipients],
         )
@@ -123,12 +145,14 @@ def _answer_allowance(session: Session, settings: Settings, sender: str, now: da
 def _run_commands(
     session: Session, settings: Settings, parsed: ParsedMail, row: Inbox, now: datetime
 ) -> list[Answer]:
+    """Run every command line of the mail; one answer for the sender (see mail.reply)."""
     from pbmserv.commands import commands
 
     if not parsed.commands:
-        body = render("mail/nocommand.txt.j2", subject=parsed.subject or "", notes=parsed.ignored)
+        body = render("mail/nocommand.txt.j2", subject=parsed.subject or "")
+        body += tail_sections(parsed.not_understood, parsed.ignored)
         return [Answer("pbmserv error", body, 2)]
-    answers: list[Answer] = []
+    results: list[tuple[str, list[Answer]]] = []
     source = f"mail:{parsed.message_id or row.id}"
     for line in parsed.commands:
         req = Request(
@@ -140,24 +164,18 @@ def _run_commands(
             comment=parsed.comment,
             source=source[:255],
         )
-        for item in run(commands, split(line), req):
-            if item.status:
-                item.body += "\n" + _quote(parsed, line)
-            answers.append(item)
-    if parsed.ignored and answers:
-        answers[-1].body += "\nNot processed:\n" + "".join(f"  {n}\n" for n in parsed.ignored)
-    return answers
-
-
-def _quote(parsed: ParsedMail, line: str) -> str:
-    """The command and the original mail, quoted, every password masked."""
+        results.append((line, run(commands, split(line), req)))
     words = command_words()
-    mask = lambda text: mask_passwords(text, words, commands=parsed.commands)  # noqa: E731
-    quoted = "\n".join("> " + x for x in mask(parsed.text or "").splitlines()[:60])
-    return (
-        f"Your command was:\n  {mask(line)}\n\n"
-        f"Your mail (Subject: {mask(parsed.subject or '')}):\n{quoted}\n"
-    )
+    return [
+        assemble(
+            results,
+            subject=parsed.subject or "",
+            text=parsed.text or "",
+            not_understood=parsed.not_understood,
+            notes=parsed.ignored,
+            mask=lambda text: mask_passwords(text, words, commands=parsed.commands),
+        )
+    ]
 
 
 def _queue_answer(

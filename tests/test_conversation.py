@@ -50,3 +50,89 @@ def test_long_player_names_are_never_cut(shell):
     assert header[1].split() == ["(green)", "(red)", "(yellow)", "(blue)"]
     for line in body.splitlines():
         assert len(line) <= 76, line
+
+
+# --------------------------------------------------------------------------- one answer per mail
+
+
+def _mail(shell, settings, sessions, clock, sender, subject, body, n=[0]):  # noqa: B006
+    from pbmserv import inbox
+    from pbmserv.worker import process_next
+
+    n[0] += 1
+    raw = (
+        (
+            f"From: {sender}\r\nTo: pbmserv@example.org\r\nSubject: {subject}\r\n"
+            f"Message-ID: <c{n[0]}@example.org>\r\n\r\n{body}"
+        )
+        .replace("\n", "\r\n")
+        .replace("\r\r\n", "\r\n")
+        .encode()
+    )
+    before = len(shell.outbox())
+    inbox.store(sessions, raw, sender, ["pbmserv@example.org"], clock.now)
+    while process_next(sessions, settings, lambda: clock.now) is not None:
+        pass
+    return shell.outbox()[before:]
+
+
+def test_one_mail_many_commands_gets_one_answer(shell, settings, sessions, clock):
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    body = (
+        "polis move 101 alice pw-alice d7-e6\n"
+        "polis show 101\n"
+        "polis move 101 alice pw-alice a1-a2\n"
+        "\nGood luck!\n"
+        "plois shwo 102\n"
+    )
+    out = _mail(shell, settings, sessions, clock, "alice@example.org", "moves", body)
+    answers = [m for m in out if m.recipient == "alice@example.org"]
+    assert len(answers) == 1
+    answer = answers[0]
+    assert answer.subject == "pbmserv: answers to 3 commands (1 refused)"
+    text = answer.body
+    assert "pw-alice" not in text
+    for k, line in enumerate(
+        ["polis move 101 alice ******** d7-e6", "polis show 101", "polis move 101 alice"], 1
+    ):
+        assert f"\n{k}. {line}" in text
+    assert text.count("Summary of Polis Board 101") == 1  # the board drawn once, at the end
+    assert "(Polis board 101 is drawn under command 3.)" in text
+    assert "Error: " in text and "It is bob's turn." in text
+    assert text.index("Lines not understood") > text.index("3. polis move")
+    assert "  plois shwo 102\n" in text
+    # the opponent gets the board mail with the comment, without the mistyped line
+    to_bob = [m for m in out if m.recipient == "bob@example.org"]
+    assert len(to_bob) == 1 and "Good luck!" in to_bob[0].body
+    assert "plois" not in to_bob[0].body
+
+
+def test_a_reply_with_the_command_below_the_quote(shell, settings, sessions, clock):
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    body = (
+        "On Mon, 23 Nov 2026, pbmserv <pbmserv@example.org> wrote:\n"
+        "> Summary of Polis Board 101\n"
+        "> polis move 101 alice PASSWORD <move>#1\n"
+        "\n"
+        "polis move 101 alice pw-alice d7-e6#1\n"
+        "Your turn!\n"
+        "-- \n"
+        "polis move 101 alice pw-alice a7-a6\n"
+    )
+    out = _mail(
+        shell, settings, sessions, clock, "alice@example.org", "Re: Polis Board 101 alice", body
+    )
+    answer = [m for m in out if m.recipient == "alice@example.org"]
+    assert len(answer) == 1 and answer[0].subject == "Polis Board 101 bob", answer[0].body
+    to_bob = [m for m in out if m.recipient == "bob@example.org"][0]
+    assert "Your turn!" in to_bob.body and "  1. d7-e6" in to_bob.body
+    assert to_bob.body.endswith("polis move 101 bob PASSWORD <move>#2\n")
+
+
+def test_only_mistyped_lines_are_reported(shell, settings, sessions, clock):
+    shell.signup("alice")
+    out = _mail(shell, settings, sessions, clock, "alice@example.org", "hello", "plois shwo 102\n")
+    assert len(out) == 1 and out[0].subject == "pbmserv error"
+    assert "no command found" in out[0].body and "  plois shwo 102\n" in out[0].body

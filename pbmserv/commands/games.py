@@ -24,7 +24,14 @@ from pbmserv.dispatch import Refused, Request, answer, request
 from pbmserv.games.base import Game, MoveError, ParamError, PlayersError, Position
 from pbmserv.render import render, render_board
 from pbmserv.store.models import Board, BoardStatus, Seat, User
-from pbmserv.views import board_mail_body, board_subject, game_name, reply_tail
+from pbmserv.views import (
+    board_key,
+    board_mail_body,
+    board_subject,
+    game_name,
+    reply_tail,
+    turn_line,
+)
 
 OPTIONS = {
     "nagtime": "days without a move before a reminder",
@@ -48,7 +55,8 @@ def _load_board(session: Session, game: Game, number: int, *, lock: bool = False
 def _board_error(board: Board, position: Position, message: str) -> Refused:
     """An error about a board: the message, then the board as it stands."""
     body = "The board is unchanged:\n\n" + board_mail_body(board, position)
-    return Refused(message, subject=f"{game_name(board)} Board {board.number} Error", body=body)
+    subject = f"{game_name(board)} Board {board.number} Error"
+    return Refused(message, subject=subject, body=body, board=board_key(board))
 
 
 def _players(board: Board) -> list[User]:
@@ -137,7 +145,8 @@ def challenge(game: Game, req: Request, ctx: click.Context, words: list[str]) ->
         subject = board_subject(board, position, new=True)
         notify_users(session, req, users, subject, body, tail=reply_tail(board, position))
         body += reader_tail(session, req, board, position)
-    answer(ctx, subject, body)
+        key, summary = board_key(board), f"New board: {turn_line(board, position)}"
+    answer(ctx, subject, body, board=key, summary=summary)
 
 
 # ----------------------------------------------------------------------------- move
@@ -227,7 +236,19 @@ def _announce(
         skip=actor,
         tail=reply_tail(board, position),
     )
-    answer(ctx, subject, body + reader_tail(session, req, board, position, actor))
+    answer(
+        ctx,
+        subject,
+        body + reader_tail(session, req, board, position, actor),
+        board=board_key(board),
+        summary=_summary(board, position, notes),
+    )
+
+
+def _summary(board: Board, position: Position, notes: list[str]) -> str:
+    """One line on what a command did to a board, for a mail whose answer draws it later."""
+    last = f"Last move: {board.moves[-1].ply}. {board.moves[-1].text}." if board.moves else ""
+    return " ".join(x for x in [*notes, last, turn_line(board, position)] if x)
 
 
 def swap(game: Game, req: Request, ctx: click.Context, words: list[str]) -> None:
@@ -337,6 +358,7 @@ def show(game: Game, req: Request, ctx: click.Context, words: list[str]) -> None
 def _show_boards(game: Game, req: Request, ctx: click.Context, words: list[str]) -> None:
     parts = []
     subjects = []
+    key: str | None = None
     with req.sessions() as session:
         for word in words:
             number, at = parse_board_number(word)
@@ -351,10 +373,12 @@ def _show_boards(game: Game, req: Request, ctx: click.Context, words: list[str])
                 + ("" if at is not None else reader_tail(session, req, board, position))
             )
             subjects.append(board_subject(board, position))
+            key = board_key(board) if at is None else None
     sep = "\n" + "=" * 72 + "\n\n"
-    answer(
-        ctx, subjects[0] if len(subjects) == 1 else f"{game.display_name} Boards", sep.join(parts)
-    )
+    if len(subjects) == 1:
+        answer(ctx, subjects[0], parts[0], board=key, summary=f"{key} shown.")
+    else:
+        answer(ctx, f"{game.display_name} Boards", sep.join(parts))
 
 
 def _select_boards(
