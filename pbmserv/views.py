@@ -6,6 +6,7 @@ turn, the move list in columns (one per seat), the board, players, the comment, 
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -45,14 +46,18 @@ def turn_line(board: Board, position: Position) -> str:
         return "The game was removed."
     if board.status is BoardStatus.finished:
         winners = board.winners or []
+        why = f" ({board.result})" if board.result else ""
         if not winners:
-            return "Game was a tie." + (f" ({board.result})" if board.result else "")
+            return textwrap.fill("Game was a tie." + why, MAIL_WIDTH)
         names = " and ".join(board.seats[w].user.userid for w in winners)
-        return f"Game won by {names}." + (f" ({board.result})" if board.result else "")
+        return textwrap.fill(f"Game won by {names}." + why, MAIL_WIDTH)
     from pbmserv.boards import user_to_move
 
     user = user_to_move(board, position)
-    return f"It is {user.userid}'s turn." if user else ""
+    if user is None or position.to_move is None:
+        return ""
+    label = position.seats()[position.to_move].label
+    return f"To move: {user.userid} ({label})."
 
 
 def subject_user(board: Board, position: Position) -> str:
@@ -72,17 +77,25 @@ def move_rows(moves: list[MoveRecord], seats: int) -> list[list[str]]:
     """The record as rows of one cell per seat; a new row starts when the seat order wraps.
 
     Every entry carries its move number (``7. d7-e6``), the number a player puts after ``#``.
-    A seat passed over inside a row (eliminated, resigned, or the seat that swapped) shows
-    ``--``; the cells after the newest entry are left blank (their turn is still to come).
+    A seat passed over inside a row (eliminated, resigned) shows ``--``; after a swap the seat
+    order starts afresh, so a row's cells before its first entry are blank; so are the cells
+    after the newest entry (their turn is still to come).
     """
     rows: list[list[str | None]] = []
+    swapped: set[int] = set()  # rows that start after a swap: nobody was passed over there
     last = seats
+    previous = ""
     for entry in moves:
         if entry.seat <= last:
+            if previous == "swap":
+                swapped.add(len(rows))
             rows.append([None] * seats)
         rows[-1][entry.seat] = f"{entry.ply}. {entry.text}" + (" (Auto)" if entry.auto else "")
-        last = entry.seat
-    out = [[cell if cell is not None else "--" for cell in row] for row in rows]
+        last, previous = entry.seat, entry.text
+    out = [
+        [cell if cell is not None else ("" if i in swapped else "--") for cell in row]
+        for i, row in enumerate(rows)
+    ]
     if out:
         for i in range(last + 1, seats):
             out[-1][i] = ""
@@ -179,7 +192,7 @@ def board_mail_body(
         notes=list(notes),
         turn=turn_line(board, position) if at_ply is None else f"Position after move {at_ply}.",
         moves=move_list(board, position, None if all_moves else MOVE_MAIL_ROUNDS),
-        board=render_board(position),
+        board=render_board(position, over=board.status is not BoardStatus.active),
         players=[
             _player_line(info, board.seats[i].user.userid)
             for i, info in enumerate(position.seats())

@@ -44,7 +44,7 @@ def test_long_player_names_are_never_cut(shell):
     shell.signup("carol", "dave", "player16", "spammer")
     shell.ok("ploy challenge carol dave player16 spammer")
     body = shell.ok("ploy show 101").body
-    header = body[body.index("turn.") :].splitlines()[2:4]
+    header = body[body.index("To move:") :].splitlines()[2:4]
     for name in ("carol", "dave", "player16", "spammer"):
         assert name in header[0]
     assert header[1].split() == ["(green)", "(red)", "(yellow)", "(blue)"]
@@ -99,7 +99,7 @@ def test_one_mail_many_commands_gets_one_answer(shell, settings, sessions, clock
         assert f"\n{k}. {line}" in text
     assert text.count("Summary of Polis Board 101") == 1  # the board drawn once, at the end
     assert "(Polis board 101 is drawn under command 3.)" in text
-    assert "Error: " in text and "It is bob's turn." in text
+    assert "Error: " in text and "To move: bob (red)." in text
     assert text.index("Lines not understood") > text.index("3. polis move")
     assert "  plois shwo 102\n" in text
     # the opponent gets the board mail with the comment, without the mistyped line

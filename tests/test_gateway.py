@@ -192,7 +192,7 @@ def test_errors_quote_the_mail_with_passwords_masked(gateway):
     gateway.settle()
     error = gateway.mails("alice@example.org")[-1]
     text = body_of(error)
-    assert error["Subject"] == "Plotto Board 101 Error"
+    assert error["Subject"] == "Plotto Board 101 error"
     assert "secret1" not in text and "********" in text
     assert "no Plotto board 101" in text
 

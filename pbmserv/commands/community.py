@@ -265,7 +265,7 @@ def submit(game: Game, req: Request, ctx: click.Context, words: list[str]) -> No
         mover = boards.user_to_move(board, position)
         if mover is None or mover.id != user.id:
             who = mover.userid if mover else "nobody"
-            raise _board_error(board, position, f"it is not your turn: it is {who}'s turn")
+            raise _board_error(board, position, f"it is not your turn: {who} is to move")
         copy = game.position_class.deserialize(position.serialize())
         try:
             move = copy.parse_move(text)
@@ -464,7 +464,7 @@ def vacation_command(req: Request, ctx: click.Context, args: tuple[str, ...]) ->
                 if (user.vacation_used or 0.0) + days > allowance + 1e-9:
                     left = allowance - (user.vacation_used or 0.0)
                     raise Refused(
-                        f"{user.userid} has {left:g} vacation days left in {now.year} "
+                        f"{user.userid} has {_days(left)} vacation days left in {now.year} "
                         f"(of {allowance})"
                     )
                 user.vacation_used = (user.vacation_used or 0.0) + days
@@ -483,7 +483,12 @@ def _vacation_status(user: User, now: datetime) -> str:
         state = f"{user.userid} is back from vacation (no forfeits for {clocks.GRACE_DAYS} days)"
     else:
         state = f"{user.userid} is not on vacation"
-    return f"{state}; {used:g} of {allowance} vacation days used in {now.year}."
+    return f"{state}; {_days(used)} of {allowance} vacation days used in {now.year}."
+
+
+def _days(value: float) -> str:
+    """Vacation days to one decimal: what is given back after ``vacation off`` is a fraction."""
+    return f"{max(0.0, round(value, 1)):g}"
 
 
 AccountFn = Callable[[Request, click.Context, tuple[str, ...]], None]

@@ -49,13 +49,13 @@ def _load_board(session: Session, game: Game, number: int, *, lock: bool = False
     try:
         return boards.find_board(session, game, number, for_update=lock)
     except boards.BoardError as exc:
-        raise Refused(str(exc), subject=f"{game.display_name} Board {number} Error") from None
+        raise Refused(str(exc), subject=f"{game.display_name} Board {number} error") from None
 
 
 def _board_error(board: Board, position: Position, message: str) -> Refused:
     """An error about a board: the message, then the board as it stands."""
     body = "The board is unchanged:\n\n" + board_mail_body(board, position)
-    subject = f"{game_name(board)} Board {board.number} Error"
+    subject = f"{game_name(board)} Board {board.number} error"
     return Refused(message, subject=subject, body=body, board=board_key(board))
 
 

@@ -46,6 +46,7 @@ from pbmserv.games.base import (
 
 SYMBOLS = ("o", "x", "v", "z")
 EMPTY = -1
+NO_FREEDOM_LEFT = "nobody can place: a marble on any empty point left would be suicide"
 _POINT = re.compile(r"^(?:(\d{1,2}))?([a-z])(\d{1,3})$")
 
 
@@ -431,12 +432,18 @@ class PylonPosition(Position):
         best = max(sc[s] for s in live)
         top = tuple(s for s in live if sc[s] == best)
         score = "-".join(str(sc[s]) for s in range(self.num_seats))
+        open_points = [
+            p
+            for p in range(self.geo.size)
+            if self.board[p] == EMPTY and all(self.board[q] != EMPTY for q in self.geo.below[p])
+        ]  # empty points that only the no-suicide rule keeps free
+        end = NO_FREEDOM_LEFT if open_points else "nobody can place: the pile is complete"
         if len(top) == 1:
-            return Outcome(top, f"nobody can place; most marbles ({score})")
+            return Outcome(top, f"{end}; most marbles ({score})")
         if len(top) == len(live):
-            return Outcome((), f"nobody can place; equal marbles ({score}): a tie")
+            return Outcome((), f"{end}; equal marbles ({score}): a tie")
         names = " and ".join(SYMBOLS[s] for s in top)
-        return Outcome(top, f"nobody can place; {names} share the most marbles ({score})")
+        return Outcome(top, f"{end}; {names} share the most marbles ({score})")
 
     def _state(self) -> Any:
         return {
