@@ -136,3 +136,21 @@ def test_only_mistyped_lines_are_reported(shell, settings, sessions, clock):
     out = _mail(shell, settings, sessions, clock, "alice@example.org", "hello", "plois shwo 102\n")
     assert len(out) == 1 and out[0].subject == "pbmserv error"
     assert "no command found" in out[0].body and "  plois shwo 102\n" in out[0].body
+
+
+def test_an_html_mail_is_not_called_unprocessed(shell, settings, sessions, clock):
+    from pbmserv import inbox
+    from pbmserv.worker import process_next
+
+    shell.signup("alice")
+    raw = (
+        b"From: alice@example.org\r\nTo: pbmserv@example.org\r\nSubject: hi\r\n"
+        b"Message-ID: <html1@example.org>\r\nContent-Type: text/html; charset=utf-8\r\n\r\n"
+        b"<p>help</p><p>thanks</p>\r\n"
+    )
+    inbox.store(sessions, raw, "alice@example.org", ["pbmserv@example.org"], clock.now)
+    while process_next(sessions, settings, lambda: clock.now) is not None:
+        pass
+    answer = shell.outbox()[-1]
+    assert "Not processed" not in answer.body and "Ignored" not in answer.body
+    assert "Notes on reading your mail:\n  HTML part converted to text\n" in answer.body
