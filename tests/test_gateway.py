@@ -109,7 +109,7 @@ def gateway(settings, sessions):
 
 
 def body_of(msg: EmailMessage) -> str:
-    return msg.get_content()
+    return msg.get_body(preferencelist=("plain",)).get_content()
 
 
 def test_a_whole_game_by_mail(gateway):
