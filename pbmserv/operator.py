@@ -68,17 +68,27 @@ def db_downgrade(ctx: click.Context, revision: str) -> None:
 # ----------------------------------------------------------------------------- mail
 
 
-@click.group("mail", help="The inbox: list, show, retry and inject mails.")
+@click.group(
+    "mail", help="The inbox (with --outgoing: the outbox): list, show, retry and inject mails."
+)
 def mail_group() -> None:
     pass
 
 
 @mail_group.command("list", help="Mails in the inbox (default: all but the processed ones).")
 @click.option("--all", "show_all", is_flag=True, help="Also list processed and ignored mails.")
+@click.option("--outgoing", is_flag=True, help="The outbox instead: mails waiting to go out.")
 @click.pass_context
-def mail_list(ctx: click.Context, show_all: bool) -> None:
+def mail_list(ctx: click.Context, show_all: bool, outgoing: bool) -> None:
     from pbmserv.store.models import Inbox, InboxStatus
 
+    if outgoing:
+        from pbmserv import outgoing as out
+
+        with _sessions(ctx)() as session:
+            lines = out.list_lines(session, show_all=show_all)
+        answer(ctx, "pbmserv mail list --outgoing", _text(lines))
+        return
     with _sessions(ctx)() as session:
         query = select(Inbox).order_by(Inbox.id)
         if not show_all:
@@ -98,11 +108,21 @@ def mail_list(ctx: click.Context, show_all: bool) -> None:
 
 @mail_group.command("show", help="The raw mail ID and its processing record.")
 @click.argument("message_id", type=int)
+@click.option("--outgoing", is_flag=True, help="Mail ID of the outbox: headers and text.")
 @click.pass_context
-def mail_show(ctx: click.Context, message_id: int) -> None:
+def mail_show(ctx: click.Context, message_id: int, outgoing: bool) -> None:
     from pbmserv.mail.parse import mask_passwords
     from pbmserv.store.models import Inbox
 
+    if outgoing:
+        from pbmserv import outgoing as out
+
+        with _sessions(ctx)() as session:
+            shown = out.show_lines(session, message_id)
+        if shown is None:
+            raise Refused(f"there is no mail {message_id} in the outbox")
+        answer(ctx, "pbmserv mail show --outgoing", _text(shown))
+        return
     with _sessions(ctx)() as session:
         row = session.get(Inbox, message_id)
         if row is None:
