@@ -22,6 +22,7 @@ from pbmserv.mail.deliver import (
     TemporaryFailure,
     next_attempt,
 )
+from pbmserv.record import attachments_for
 from pbmserv.store.models import Outbox, OutboxStatus
 
 log = logging.getLogger("pbmserv.outbound")
@@ -91,6 +92,7 @@ def _deliver_one(
             body=row.body,
             in_reply_to=row.in_reply_to,
             references=(row.references or "").split(),
+            attachments=attachments_for(session, row.subject),
         )
         message_id = row.message_id
     message = build_message(

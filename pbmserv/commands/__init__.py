@@ -13,6 +13,7 @@ import click
 from pbmserv.commands.accounts import register_account_commands
 from pbmserv.commands.community import add_game_commands, register_community_commands
 from pbmserv.commands.games import game_group
+from pbmserv.commands.records import add_record_commands
 from pbmserv.commands.tournament import tournament_group
 from pbmserv.games import game_names, get_game
 
@@ -38,7 +39,7 @@ class AliasGroup(click.Group):
 
 
 BOARD_FIRST = frozenset(
-    {"move", "swap", "resign", "show", "preview", "queue", "submit", "confirm"}
+    {"move", "swap", "resign", "show", "preview", "queue", "submit", "confirm", "export"}
     | {"subscribe", "unsubscribe", "notify", "chat"}
 )
 
@@ -96,6 +97,7 @@ class RootGroup(AliasGroup):
             return self.commands[game.name]
         sub = game_group(game, GameGroup)
         add_game_commands(game, sub)
+        add_record_commands(game, sub)
         self.add_command(sub)
         return sub
 

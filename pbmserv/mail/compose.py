@@ -33,6 +33,7 @@ class OutgoingMail:
     body: str
     in_reply_to: str | None = None
     references: list[str] = field(default_factory=list)
+    attachments: list[tuple[str, str, bytes]] = field(default_factory=list)  # name, type, data
 
 
 def _one_line(value: str) -> str:
@@ -75,6 +76,9 @@ def build_message(
     plain = body.isascii() and all(len(line) <= 998 for line in body.split("\n"))
     msg.set_content(body, charset="utf-8", cte="7bit" if plain else "quoted-printable")
     msg.add_alternative(html_body(body), subtype="html", charset="utf-8", cte="quoted-printable")
+    for name, mime, data in mail.attachments:  # the message becomes multipart/mixed
+        maintype, _, subtype = mime.partition("/")
+        msg.add_attachment(data, maintype=maintype, subtype=subtype, filename=name)
     return msg
 
 
