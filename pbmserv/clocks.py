@@ -45,6 +45,7 @@ class TickReport:
     nags: list[str] = field(default_factory=list)  # "Nim 101 alice"
     forfeits: list[str] = field(default_factory=list)
     draws: list[str] = field(default_factory=list)
+    digests: int = 0  # daily digests mailed (notification mode "digest")
 
     def lines(self, now: datetime) -> list[str]:
         head = f"Clock check at {now:%Y-%m-%d %H:%M} UTC:"
@@ -53,6 +54,7 @@ class TickReport:
             f"  nags:     {len(self.nags)} {' '.join(self.nags)}".rstrip(),
             f"  forfeits: {len(self.forfeits)} {' '.join(self.forfeits)}".rstrip(),
             f"  draws:    {len(self.draws)} {' '.join(self.draws)}".rstrip(),
+            f"  digests:  {self.digests}",
         ]
 
 
@@ -103,6 +105,10 @@ def tick(sessions: sessionmaker[Session], settings: Settings, now: datetime) -> 
         report.nags += done.nags
         report.forfeits += done.forfeits
         report.draws += done.draws
+    from pbmserv.notify import send_digests
+
+    with sessions() as session, session.begin():
+        report.digests = send_digests(session, now)
     for kind, names in (("nag", report.nags), ("forfeit", report.forfeits)):
         for name in names:
             log.info("%s: %s", kind, name)
@@ -162,7 +168,7 @@ def _nag(
     )
     body = board_mail_body(board, position, notes=[note])
     subject = f"Nag: {game_name(board)} Board {board.number} {mover.userid}"
-    mail_users(session, [mover], subject, body, now, tail=reply_tail(board, position))
+    mail_users(session, [mover], subject, body, now, tail=reply_tail(board, position), board=board)
 
 
 def _announce(
@@ -174,7 +180,8 @@ def _announce(
 
     body = board_mail_body(board, position, notes=notes)
     subject = board_subject(board, position)
-    mail_users(session, audience(board), subject, body, now, tail=reply_tail(board, position))
+    tail = reply_tail(board, position)
+    mail_users(session, audience(board), subject, body, now, tail=tail, board=board)
 
 
 def _draw(session: Session, board: Board, position: Position, mover: User, now: datetime) -> None:

@@ -13,7 +13,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from pbmserv.store.models import Outbox, OutboxStatus, Robot, User
+from pbmserv.store.models import Board, Outbox, OutboxStatus, Robot, User
 
 
 def mail_users(
@@ -26,18 +26,22 @@ def mail_users(
     skip: User | None = None,
     skip_address: str | None = None,
     tail: Callable[[User], str] | None = None,
+    board: Board | None = None,
 ) -> int:
     """Queue ``body`` for every address of ``users``; return how many mails were queued.
 
     ``tail(user)`` is appended for that user only (the line the player to move sends back).
+    A mail about ``board`` goes to a player only as his notification mode admits it.
     """
+    from pbmserv.notify import admit
+
     targets = [u for u in users if skip is None or u.id != skip.id]
     robots = set(
         session.scalars(select(Robot.user_id).where(Robot.user_id.in_([u.id for u in targets])))
     )
     seen: set[str] = set()
     for user in targets:
-        if user.id in robots:
+        if user.id in robots or (board is not None and not admit(board, user)):
             continue
         for address in (a.address for a in user.addresses):
             if address in seen or (skip_address and address.lower() == skip_address.lower()):

@@ -667,7 +667,7 @@ def _board_mail(
     body = board_mail_body(board, position, notes=notes)  # type: ignore[arg-type]
     subject = board_subject(board, position, new=new)  # type: ignore[arg-type]
     tail = reply_tail(board, position)  # type: ignore[arg-type]
-    mail_users(session, audience(board), subject, body, now, tail=tail)
+    mail_users(session, audience(board), subject, body, now, tail=tail, board=board)  # type: ignore[arg-type]
 
 
 def pairing_rows(tournament: Tournament, round_: int) -> list[tuple[str, str, str, str, str]]:

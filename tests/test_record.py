@@ -72,7 +72,7 @@ def test_the_last_mail_of_a_game_carries_the_json_record(shell, settings, clock,
     shell.ok("polis resign 101 alice pw-alice")
     assert deliver_pending(shell.sessions, settings, make_sink(settings), clock.now) > 0
     box = mailbox.Maildir(settings.maildir_path)
-    mails = [message_from_bytes(box.get_bytes(k), policy=policy.default) for k in box]
+    mails = [message_from_bytes(box.get_bytes(k), policy=policy.default) for k in box.iterkeys()]
     last = [m for m in mails if m["Subject"] == "Polis Board 101"]
     others = [m for m in mails if m["Subject"] != "Polis Board 101"]
     assert last and others

@@ -13,6 +13,10 @@ import click
 from pbmserv.commands.accounts import register_account_commands
 from pbmserv.commands.community import add_game_commands, register_community_commands
 from pbmserv.commands.games import game_group
+from pbmserv.commands.notifications import (
+    add_notification_commands,
+    register_notification_commands,
+)
 from pbmserv.commands.records import add_record_commands
 from pbmserv.commands.tournament import tournament_group
 from pbmserv.games import game_names, get_game
@@ -40,7 +44,7 @@ class AliasGroup(click.Group):
 
 BOARD_FIRST = frozenset(
     {"move", "swap", "resign", "show", "preview", "queue", "submit", "confirm", "export"}
-    | {"subscribe", "unsubscribe", "notify", "chat"}
+    | {"subscribe", "unsubscribe", "notify", "chat", "notifications"}
 )
 
 
@@ -98,6 +102,7 @@ class RootGroup(AliasGroup):
         sub = game_group(game, GameGroup)
         add_game_commands(game, sub)
         add_record_commands(game, sub)
+        add_notification_commands(game, sub)
         self.add_command(sub)
         return sub
 
@@ -110,6 +115,7 @@ def build_commands() -> click.Group:
     )
     register_account_commands(group)
     register_community_commands(group)
+    register_notification_commands(group)
     group.add_command(tournament_group(AliasGroup))
     return group
 

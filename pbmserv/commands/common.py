@@ -86,11 +86,21 @@ def notify_users(
     *,
     skip: User | None = None,
     tail: Callable[[User], str] | None = None,
+    board: Board | None = None,
 ) -> None:
     """Mail ``body`` to every address of ``users`` except the acting user's and the sender's
-    (robots never get mail); ``tail(user)`` is appended for each user."""
+    (robots never get mail); ``tail(user)`` is appended for each user; a mail about ``board``
+    respects each player's notification mode."""
     mail_users(
-        session, users, subject, body, req.now, skip=skip, skip_address=req.sender, tail=tail
+        session,
+        users,
+        subject,
+        body,
+        req.now,
+        skip=skip,
+        skip_address=req.sender,
+        tail=tail,
+        board=board,
     )
 
 

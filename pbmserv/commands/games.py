@@ -143,7 +143,8 @@ def challenge(game: Game, req: Request, ctx: click.Context, words: list[str]) ->
         boards.run_automatic(board, position, now=req.now, notes=notes)
         body = board_mail_body(board, position, notes=notes)
         subject = board_subject(board, position, new=True)
-        notify_users(session, req, users, subject, body, tail=reply_tail(board, position))
+        tail = reply_tail(board, position)
+        notify_users(session, req, users, subject, body, tail=tail, board=board)
         body += reader_tail(session, req, board, position)
         key, summary = board_key(board), f"New board: {turn_line(board, position)}"
     answer(ctx, subject, body, board=key, summary=summary)
@@ -235,6 +236,7 @@ def _announce(
         body,
         skip=actor,
         tail=reply_tail(board, position),
+        board=board,
     )
     answer(
         ctx,

@@ -24,6 +24,7 @@ DEFAULT_VERBS: frozenset[str] = frozenset(
     {"move", "board", "challenge", "show", "games", "history", "preview", "help", "swap"}
     | {"resign", "queue", "submit", "confirm", "subscribe", "unsubscribe", "notify", "chat"}
     | {"export", "showas", "mvoe", "qboard", "boardq", "moveq", "password", "address"}
+    | {"notifications", "message", "broadcast"}
 )
 """Words that follow a command word in a command line; the worker passes the registry's."""
 

@@ -116,11 +116,14 @@ _GAME_VERBS_BOARD_USER_PW = frozenset(
         "unsubscribe",
         "unsub",
         "notify",
+        "notifications",
     }
 )
 
 
-_ACCOUNT_WORDS = frozenset({"signup", "signoff", "vacation", "accept", "reject", "limit", "seek"})
+_ACCOUNT_WORDS = frozenset(
+    {"signup", "signoff", "vacation", "accept", "reject", "limit", "seek", "notifications"}
+)
 
 
 def _password_slots(words: list[str], i: int, command_words: Collection[str]) -> list[int]:
