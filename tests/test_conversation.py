@@ -154,3 +154,11 @@ def test_an_html_mail_is_not_called_unprocessed(shell, settings, sessions, clock
     answer = shell.outbox()[-1]
     assert "Not processed" not in answer.body and "Ignored" not in answer.body
     assert "Notes on reading your mail:\n  HTML part converted to text\n" in answer.body
+
+
+def test_common_words_start_a_command_only_as_one():
+    from pbmserv.mail.lines import read_body
+    from pbmserv.worker import command_verbs, command_words
+
+    body = read_body("All the best!\nall show alice\n", command_words(), command_verbs())
+    assert body.commands == ["all show alice"] and body.comment == "All the best!"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import click
 
 from pbmserv.commands.accounts import register_account_commands
+from pbmserv.commands.classic import add_classic_commands, register_classic_commands
 from pbmserv.commands.community import add_game_commands, register_community_commands
 from pbmserv.commands.games import game_group
 from pbmserv.commands.notifications import (
@@ -103,6 +104,7 @@ class RootGroup(AliasGroup):
         add_game_commands(game, sub)
         add_record_commands(game, sub)
         add_notification_commands(game, sub)
+        add_classic_commands(game, sub)
         self.add_command(sub)
         return sub
 
@@ -116,6 +118,7 @@ def build_commands() -> click.Group:
     register_account_commands(group)
     register_community_commands(group)
     register_notification_commands(group)
+    register_classic_commands(group)
     group.add_command(tournament_group(AliasGroup))
     return group
 

@@ -29,6 +29,7 @@ DEFAULT_VERBS: frozenset[str] = frozenset(
 """Words that follow a command word in a command line; the worker passes the registry's."""
 
 MAX_WORDS_OF_A_COMMAND = 16
+NEEDS_VERB = frozenset({"all"})  # command words that are common words: only with a verb
 CLOSE = 0.75  # difflib ratio from which a first word counts as a mistyped command word
 
 _SIGNATURE = re.compile(r"^(?:--|-- |__+)\s*$")
@@ -90,6 +91,8 @@ def _kind(
     first = words[0].lower()
     numbered = any(c.isdigit() for w in words[1:] for c in w)
     if first in command_words:
+        if first in NEEDS_VERB and (len(words) < 2 or words[1].lower() not in verbs):
+            return "text"  # "All the best!" is no command
         if top or (len(words) > 1 and (words[1].lower() in verbs or numbered)):
             return "command"
         return "text"

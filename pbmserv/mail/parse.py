@@ -117,12 +117,17 @@ _GAME_VERBS_BOARD_USER_PW = frozenset(
         "unsub",
         "notify",
         "notifications",
+        "mvoe",
+        "qboard",
+        "boardq",
+        "moveq",
     }
 )
 
 
 _ACCOUNT_WORDS = frozenset(
     {"signup", "signoff", "vacation", "accept", "reject", "limit", "seek", "notifications"}
+    | {"message", "broadcast"}
 )
 
 
@@ -137,6 +142,8 @@ def _password_slots(words: list[str], i: int, command_words: Collection[str]) ->
     | ``tournament join/withdraw NAME U PW``      | 5th word        |
     | ``change password U OLD NEW``               | 4th and 5th     |
     | ``change address U PW ...``                 | 4th word        |
+    | ``<game> showas U PW BOARD``                | 4th word        |
+    | ``message/broadcast/notifications U PW``    | 3rd word        |
 
     A game word the caller does not know still counts when the board word is a number.
     """
@@ -158,6 +165,8 @@ def _password_slots(words: list[str], i: int, command_words: Collection[str]) ->
         if words[i + 1] == "address":
             return [i + 3] if i + 3 < n else []
         return []
+    if i + 3 < n and words[i + 1] == "showas" and word in command_words:  # GAME showas U PW B
+        return [i + 3]
     if i + 4 < n and words[i + 1] in _GAME_VERBS_BOARD_USER_PW:
         known = word in command_words
         if known or re.fullmatch(r"\d+(?:#\d+)?", words[i + 2]):
