@@ -24,6 +24,7 @@ def test_board_mail_to_the_player_to_move_ends_with_the_line_to_send(shell):
     shell.ok("polis move 101 bob pw-bob b2-c3#2")
     refused = shell("polis move 101 alice pw-alice e7-f6#2")
     assert refused.status == 1 and "this would be move 3, not move 2" in refused.body
+    assert refused.body.endswith("  polis move 101 alice PASSWORD <move>#3\n")  # try again
     mail = _last_mail_to(shell, "alice@example.org")
     assert "  1. d7-e6      2. b2-c3" in mail.body
     assert mail.body.endswith("  polis move 101 alice PASSWORD <move>#3\n")

@@ -52,9 +52,10 @@ def _load_board(session: Session, game: Game, number: int, *, lock: bool = False
         raise Refused(str(exc), subject=f"{game.display_name} Board {number} error") from None
 
 
-def _board_error(board: Board, position: Position, message: str) -> Refused:
-    """An error about a board: the message, then the board as it stands."""
-    body = "The board is unchanged:\n\n" + board_mail_body(board, position)
+def _board_error(board: Board, position: Position, message: str, tail: str = "") -> Refused:
+    """An error about a board: the message, then the board as it stands (and ``tail``: the
+    line to send back, when the sender is the player to move)."""
+    body = "The board is unchanged:\n\n" + board_mail_body(board, position) + tail
     subject = f"{game_name(board)} Board {board.number} error"
     return Refused(message, subject=subject, body=body, board=board_key(board))
 
@@ -208,9 +209,11 @@ def _play(
                 comment=req.comment,
             )
         except MoveError as exc:
-            raise _board_error(board, position, f"illegal move '{text}': {exc}") from None
+            tail = reader_tail(session, req, board, position, user)
+            raise _board_error(board, position, f"illegal move '{text}': {exc}", tail) from None
         except boards.BoardError as exc:
-            raise _board_error(board, position, str(exc)) from None
+            tail = reader_tail(session, req, board, position, user)
+            raise _board_error(board, position, str(exc), tail) from None
         _announce(session, req, ctx, played.board, played.position, played.notes, user)
 
 
