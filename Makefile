@@ -21,7 +21,8 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-# Lint, format check and type check first, then the suite, in parallel (pytest-xdist).
+# Lint (ruff, format check, import contracts) and type check first, then the suite in
+# parallel (pytest-xdist).
 # Store tests run on a SQLite file, and on PostgreSQL as well when PBMSERV_TEST_DATABASE_URL
 # names a database made for the run (.ci/run creates one with a unique name and drops it).
 # The browser test drives Debian's chromium (PBMSERV_CHROMIUM names another binary) through
@@ -38,6 +39,7 @@ test: $(STAMP) lint typecheck
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
 	$(BIN)/mypy pbmserv

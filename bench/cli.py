@@ -31,9 +31,8 @@ def timed(cmd: list[str], env: dict[str, str]) -> float:
 
 def populate(data: Path, game_name: str, count: int) -> list[str]:
     """Sign up players and start ``count`` boards in-process; return the first move of each."""
-    from pbmserv.commands import commands
+    from pbmserv.commands import Request, commands, run
     from pbmserv.config import load_settings
-    from pbmserv.dispatch import Request, run
     from pbmserv.games import get_game
     from pbmserv.store.db import session_factory
 

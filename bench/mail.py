@@ -69,9 +69,8 @@ def mail(sender: str, subject: str) -> bytes:
 
 def prepare(data: Path, game_name: str, boards: int, moves: int) -> list[list[tuple[str, bytes]]]:
     """Players, boards, and per board its move mails in order (sender, bytes)."""
-    from pbmserv.commands import commands
+    from pbmserv.commands import Request, commands, run
     from pbmserv.config import load_settings
-    from pbmserv.dispatch import Request, run
     from pbmserv.games import get_game
     from pbmserv.store.db import session_factory
 

@@ -1,23 +1,40 @@
 """Settings: defaults, then a TOML file (``--config`` or ``PBMSERV_CONFIG``), then environment.
 
-Every setting is listed in ``deploy/pbmserv.toml.example`` with its default.  There is no global
-settings object: the CLI loads one :class:`Settings` and passes it down.
+Every setting is listed in ``deploy/pbmserv.toml.example`` with its default, and every setting
+can also be given as the environment variable ``PBMSERV_<NAME>`` (``PBMSERV_LISTEN_PORT=2526``;
+lists as ``a,b``).  pydantic-settings checks every value: a wrong one is a :class:`SettingsError`
+that names the setting, where it came from and what is expected.  There is no global settings
+object: the CLI loads one :class:`Settings` and passes it down.
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from pbmserv.clock import Clock, make_clock, parse_instant
 
+CommaList = Annotated[list[str], NoDecode]  # "a,b" in the environment, a list in TOML
 
-@dataclass
-class Settings:
+
+class SettingsError(ValueError):
+    """A setting is unknown or has a value of the wrong kind."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="PBMSERV_", extra="forbid")
+
     data_dir: Path = Path("data")
     database_url: str = ""  # empty: sqlite file <data_dir>/pbmserv.sqlite3
     server_name: str = "pbmserv"
@@ -27,7 +44,7 @@ class Settings:
     listen_host: str = "127.0.0.1"
     listen_port: int = 2525
     lmtp: bool = False
-    accept_recipients: list[str] = field(default_factory=lambda: ["pbmserv@localhost"])
+    accept_recipients: CommaList = ["pbmserv@localhost"]
     max_message_bytes: int = 1_000_000
     max_recipients: int = 20
     smtp_timeout: int = 300
@@ -42,7 +59,7 @@ class Settings:
     relay_username: str = ""
     relay_password: str = ""
     # accounts
-    admins: list[str] = field(default_factory=list)
+    admins: CommaList = []
     argon2_time_cost: int = 2
     argon2_memory_kib: int = 19456
     auth_slowdown_after: int = 3  # failures before answers are slowed down
@@ -58,6 +75,40 @@ class Settings:
     web_base_url: str = ""  # empty: http://<listen_host>:<web_port>; used for board mail links
     # test hook: an ISO-8601 instant the clock starts at (empty: the system clock)
     now: str = ""
+
+    @field_validator("accept_recipients", "admins", mode="before")
+    @classmethod
+    def _comma_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [v.strip() for v in value.split(",") if v.strip()]
+        return value
+
+    @field_validator("outbox")
+    @classmethod
+    def _outbox(cls, value: str) -> str:
+        if value not in ("maildir", "smtp"):
+            raise ValueError(f"outbox must be 'maildir' or 'smtp', not {value!r}")
+        return value
+
+    @field_validator("now")
+    @classmethod
+    def _instant(cls, value: str) -> str:
+        if value:
+            parse_instant(value)  # ValueError names the expected form
+        return value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Only the arguments: :func:`load_settings` adds the environment and the file, so that
+        ``Settings(...)`` in a test means exactly what it says."""
+        return (init_settings,)
 
     @property
     def url(self) -> str:
@@ -75,54 +126,62 @@ class Settings:
         return self.maildir if str(self.maildir) not in ("", ".") else self.data_dir / "Maildir"
 
 
-_ENV = {
-    "PBMSERV_DATA_DIR": "data_dir",
-    "PBMSERV_DATABASE_URL": "database_url",
-    "PBMSERV_LISTEN_PORT": "listen_port",
-    "PBMSERV_WEB_PORT": "web_port",
-    "PBMSERV_ADMINS": "admins",
-    "PBMSERV_NOW": "now",
-}
+class _TableSource(PydanticBaseSettingsSource):
+    """Values read from the config file, below the environment."""
+
+    def __init__(self, settings_cls: type[BaseSettings], table: dict[str, Any]) -> None:
+        super().__init__(settings_cls)
+        self.table = table
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return self.table.get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(self.table)
 
 
-def _coerce(name: str, value: Any) -> Any:
-    kind = {f.name: f.type for f in fields(Settings)}[name]
-    if kind == "Path":
-        return Path(value)
-    if kind == "int":
-        return int(value)
-    if kind == "float":
-        return float(value)
-    if kind == "bool":
-        return value if isinstance(value, bool) else str(value).lower() in ("1", "true", "yes")
-    if kind == "list[str]":
-        return list(value) if isinstance(value, list) else [v for v in str(value).split(",") if v]
-    return value
+def _read_table(path: str) -> dict[str, Any]:
+    """The ``[pbmserv]`` table of a TOML file (or the whole file); unknown keys are an error."""
+    if not path:
+        return {}
+    with open(path, "rb") as fh:
+        data = tomllib.load(fh)
+    table = data.get("pbmserv", data)
+    unknown = set(table) - set(Settings.model_fields)
+    if unknown:
+        raise SettingsError(f"unknown settings in {path}: {', '.join(sorted(unknown))}")
+    return dict(table)
+
+
+def _explain(exc: ValidationError, path: str) -> SettingsError:
+    problems = []
+    for error in exc.errors():
+        name = ".".join(str(part) for part in error["loc"])
+        env = f"PBMSERV_{name.upper()}"
+        where = f"environment {env}" if env in os.environ else (path or "argument")
+        problems.append(f"{name} ({where}): {error['msg']}, got {error.get('input')!r}")
+    return SettingsError("invalid settings: " + "; ".join(problems))
 
 
 def load_settings(path: str | os.PathLike[str] | None = None, **overrides: Any) -> Settings:
     """Build the settings from defaults, the config file, the environment and ``overrides``."""
-    settings = Settings()
-    known = {f.name for f in fields(Settings)}
-    path = path or os.environ.get("PBMSERV_CONFIG")
-    if path:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-        data = data.get("pbmserv", data)
-        unknown = set(data) - known
-        if unknown:
-            raise ValueError(f"unknown settings in {path}: {', '.join(sorted(unknown))}")
-        for key, value in data.items():
-            setattr(settings, key, _coerce(key, value))
-    for env, key in _ENV.items():
-        if os.environ.get(env):
-            setattr(settings, key, _coerce(key, os.environ[env]))
-    for key, value in overrides.items():
-        if value is not None:
-            setattr(settings, key, _coerce(key, value))
-    if settings.now:
-        try:
-            parse_instant(settings.now)
-        except ValueError as exc:
-            raise ValueError(f"setting now (PBMSERV_NOW): {exc}") from None
-    return settings
+    name = str(path or os.environ.get("PBMSERV_CONFIG") or "")
+    table = _read_table(name)
+
+    class FromFile(Settings):
+        @classmethod
+        def settings_customise_sources(
+            cls,
+            settings_cls: type[BaseSettings],
+            init_settings: PydanticBaseSettingsSource,
+            env_settings: PydanticBaseSettingsSource,
+            dotenv_settings: PydanticBaseSettingsSource,
+            file_secret_settings: PydanticBaseSettingsSource,
+        ) -> tuple[PydanticBaseSettingsSource, ...]:
+            return (init_settings, env_settings, _TableSource(settings_cls, table))
+
+    try:
+        loaded = FromFile(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:
+        raise _explain(exc, name) from None
+    return Settings.model_construct(**loaded.model_dump())

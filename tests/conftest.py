@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import nim  # noqa: E402
 
 from pbmserv import games  # noqa: E402
-from pbmserv.render import environment  # noqa: E402
+from pbmserv.render.templates import environment  # noqa: E402
 
 games._load()
 if "nim" not in games._REGISTRY:
@@ -28,8 +28,8 @@ _env.loader = jinja2.ChoiceLoader(
     [_env.loader, jinja2.DictLoader({"boards/nim.txt.j2": nim.TEMPLATE, "help/nim.txt": "Nim.\n"})]
 )
 
+from pbmserv.commands import Request, run, split  # noqa: E402
 from pbmserv.config import Settings  # noqa: E402
-from pbmserv.dispatch import Request, run, split  # noqa: E402
 
 collect_ignore = ["faketime"]  # a start-up hook for faketime runs, not a test module (see it)
 
@@ -125,8 +125,8 @@ def settings(tmp_path: Path, database_url: str, clock: Clock) -> Settings:
 
 @pytest.fixture
 def sessions(settings: Settings):
+    from pbmserv.render.links import attach
     from pbmserv.store.db import session_factory
-    from pbmserv.web.links import attach
 
     factory = session_factory(settings.url)
     attach(factory, settings)

@@ -3,7 +3,7 @@ all show, preview new, subscribe all, and the misspelling aliases."""
 
 from __future__ import annotations
 
-from pbmserv.mail.parse import mask_passwords
+from pbmserv.commands.grammar import mask_passwords
 
 
 def _to(shell, address, since=0):

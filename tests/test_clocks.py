@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from waiting import wait_until
 
-from pbmserv import boards, clocks
+from pbmserv.domain import boards, clocks
 from pbmserv.store.models import Board
 
 
@@ -185,8 +185,8 @@ def test_vacation_allowance_and_off(shell, clock):
 
 
 def test_pbmserv_tick_from_the_shell(shell, clock):
-    from pbmserv.cli import build_cli
-    from pbmserv.dispatch import Request, run
+    from pbmserv.cli.main import build_cli
+    from pbmserv.commands import Request, run
 
     shell.signup("alice", "bob")
     shell.ok("nim challenge alice bob")
@@ -201,7 +201,7 @@ def test_pbmserv_tick_from_the_shell(shell, clock):
 
 
 def test_server_checks_the_clocks(shell, clock, monkeypatch):
-    from pbmserv import server
+    from pbmserv.cli import server
 
     shell.signup("alice", "bob")
     shell.ok("nim challenge alice bob")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from pbmserv import boards
+from pbmserv.domain import boards
 from pbmserv.store.models import Board, MoveRecord, Outbox
 
 
@@ -339,7 +339,7 @@ def test_cache_agrees_with_replay(shell):
 
 
 def test_preverified_passwords_skip_argon2_but_failures_still_count(shell):
-    from pbmserv import accounts
+    from pbmserv.domain import accounts
 
     shell.signup("alice")
     accounts.preverify(shell.sessions, shell.settings, [("alice", "pw-alice"), ("alice", "bad")])

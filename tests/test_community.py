@@ -54,7 +54,7 @@ def test_subscribe_refusals(shell):
 
 
 def test_forfeit_mail_reaches_result_only_spectators(shell, clock):
-    from pbmserv import clocks
+    from pbmserv.domain import clocks
 
     shell.signup("alice", "bob", "dave")
     shell.ok("nim challenge alice bob")

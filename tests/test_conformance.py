@@ -27,7 +27,7 @@ from pbmserv.games.base import (
     Position,
     UnreadableMove,
 )
-from pbmserv.render import render_board
+from pbmserv.render.templates import render_board
 
 MAX_PLIES = 300  # long enough for most random games to finish; the rest are cut off
 

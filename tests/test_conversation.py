@@ -57,8 +57,8 @@ def test_long_player_names_are_never_cut(shell):
 
 
 def _mail(shell, settings, sessions, clock, sender, subject, body, n=[0]):  # noqa: B006
-    from pbmserv import inbox
-    from pbmserv.worker import process_next
+    from pbmserv.mail import inbox
+    from pbmserv.mail.worker import process_next
 
     n[0] += 1
     raw = (
@@ -140,8 +140,8 @@ def test_only_mistyped_lines_are_reported(shell, settings, sessions, clock):
 
 
 def test_an_html_mail_is_not_called_unprocessed(shell, settings, sessions, clock):
-    from pbmserv import inbox
-    from pbmserv.worker import process_next
+    from pbmserv.mail import inbox
+    from pbmserv.mail.worker import process_next
 
     shell.signup("alice")
     raw = (
@@ -158,8 +158,9 @@ def test_an_html_mail_is_not_called_unprocessed(shell, settings, sessions, clock
 
 
 def test_common_words_start_a_command_only_as_one():
+    from pbmserv.commands.grammar import command_words
     from pbmserv.mail.lines import read_body
-    from pbmserv.worker import command_verbs, command_words
+    from pbmserv.mail.parse import declared_verbs
 
-    body = read_body("All the best!\nall show alice\n", command_words(), command_verbs())
+    body = read_body("All the best!\nall show alice\n", command_words(), declared_verbs())
     assert body.commands == ["all show alice"] and body.comment == "All the best!"

@@ -8,7 +8,7 @@ import random
 
 from golden import assert_golden
 
-from pbmserv.cli import main
+from pbmserv.cli.main import main
 from pbmserv.games import get_game
 
 

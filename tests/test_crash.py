@@ -16,8 +16,8 @@ import pytest
 from sqlalchemy import func, select
 from waiting import wait_until
 
-from pbmserv import inbox
 from pbmserv.games import get_game
+from pbmserv.mail import inbox
 from pbmserv.store.models import Board, Inbox, InboxStatus, Outbox
 
 BIN = Path(sys.executable).parent

@@ -10,7 +10,7 @@ import pytest
 from golden import assert_golden
 from sqlalchemy import select
 
-from pbmserv import boards
+from pbmserv.domain import boards
 from pbmserv.games import all_games
 from pbmserv.store.models import Board
 
@@ -70,7 +70,7 @@ def _check_record(shell, game, status, last_subject):
     game's last mail carries it as an attachment."""
     import json
 
-    from pbmserv import record
+    from pbmserv.domain import record
 
     exported = shell.ok(f"{game.name} export 101 json").body
     data = json.loads(exported[exported.index("{") :])

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import func, select
 from waiting import wait_until
 
-from pbmserv.server import Server
+from pbmserv.cli.server import Server
 from pbmserv.store.models import Board, Inbox, InboxStatus, Outbox, OutboxStatus
 
 SERVER = "pbmserv@example.org"
@@ -135,7 +135,7 @@ def test_a_whole_game_by_mail(gateway):
     moves = 1
     for _ in range(60):
         with gateway.sessions() as s:
-            from pbmserv import boards
+            from pbmserv.domain import boards
 
             board = s.scalar(select(Board).where(Board.game == "plotto"))
             position = boards.position_of(board)

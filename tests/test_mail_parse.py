@@ -8,15 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pbmserv.mail.parse import (
-    DEFAULT_COMMAND_WORDS,
-    ParsedMail,
-    command_passwords,
-    html_to_text,
-    mask_passwords,
-    parse_message,
-    subject_command,
-)
+from pbmserv.commands.grammar import command_passwords, command_words, mask_passwords
+from pbmserv.mail.decode import html_to_text
+from pbmserv.mail.parse import ParsedMail, parse_message, subject_command
 
 FIXTURES = Path(__file__).parent / "mail_fixtures"
 SERVER = "pbmserv@example.net"
@@ -229,7 +223,7 @@ def test_automatic(envelope_from: str | None, headers: str, reason: str | None) 
     ],
 )
 def test_subject_command(subject: str, command: str | None) -> None:
-    assert subject_command(subject, DEFAULT_COMMAND_WORDS) == command
+    assert subject_command(subject, command_words()) == command
 
 
 @pytest.mark.parametrize(
@@ -471,7 +465,7 @@ def test_common_account_words_mask_only_at_a_line_start():
 
 
 def test_command_credentials_pair_userid_and_password():
-    from pbmserv.mail.parse import command_credentials
+    from pbmserv.commands.grammar import command_credentials
 
     assert command_credentials("pylon move 101 alice s3cret c3") == [("alice", "s3cret")]
     assert command_credentials("change password alice old new") == [

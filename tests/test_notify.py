@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from test_games_via_dispatcher import _state
 
-from pbmserv.clocks import tick
+from pbmserv.domain.clocks import tick
 from pbmserv.games import get_game
 
 

@@ -10,7 +10,7 @@ import pytest
 from aiosmtpd.controller import Controller
 from sqlalchemy import select
 
-from pbmserv.outbound import deliver_pending, make_sink
+from pbmserv.mail.sender import deliver_pending, make_sink
 from pbmserv.store.models import Outbox, OutboxStatus
 
 

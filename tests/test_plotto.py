@@ -26,7 +26,7 @@ from pbmserv.games.plotto import (
     read_diagram,
     xy_of,
 )
-from pbmserv.render import render_board
+from pbmserv.render.templates import render_board
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pbmserv.games import get_game
 from pbmserv.games.base import PASS, RESIGN, AmbiguousMove, IllegalMove, UnreadableMove
 from pbmserv.games.ploy import NAMES, SQUARE, PloyPosition
-from pbmserv.render import render_board
+from pbmserv.render.templates import render_board
 
 GAME = get_game("ploy")
 GOLDEN = Path(__file__).parent / "golden" / "ploy_perft.json"

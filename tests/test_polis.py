@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pbmserv.games import get_game
 from pbmserv.games.base import RESIGN, IllegalMove, UnreadableMove
 from pbmserv.games.polis import PolisPosition, square_of
-from pbmserv.render import render_board
+from pbmserv.render.templates import render_board
 
 GAME = get_game("polis")
 EMPTY_ROW = "........"

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from pbmserv.games import get_game
 from pbmserv.games.base import PASS, SWAP, IllegalMove, UnreadableMove
 from pbmserv.games.pylon import EMPTY, GAME, PylonPosition, geometry, pyramid
-from pbmserv.render import render_board
+from pbmserv.render.templates import render_board
 
 O, X, V, Z = 0, 1, 2, 3  # noqa: E741
 GOLDEN = Path(__file__).parent / "golden" / "pylon_move_counts.json"

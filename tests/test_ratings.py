@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from pbmserv import ratings
+from pbmserv.domain import ratings
 from pbmserv.store.models import Rating, User
 
 

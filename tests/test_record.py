@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pbmserv import record
-from pbmserv.outbound import deliver_pending, make_sink
+from pbmserv.domain import record
+from pbmserv.mail.sender import deliver_pending, make_sink
 
 DOC = Path(__file__).parent.parent / "docs" / "record-format.md"
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 from sqlalchemy import select
 from waiting import wait_until
 
-from pbmserv.dispatch import Request, run, split
+from pbmserv.commands import Request, run, split
 from pbmserv.robots.service import pending, play_turn, run_pending
 from pbmserv.store.models import Board, BoardStatus, MoveRecord, Robot, User
 
 
 def operator(shell, line: str):
     """Run an operator (shell-only) command line, as ``pbmserv ...`` does."""
-    from pbmserv.cli import build_cli
+    from pbmserv.cli.main import build_cli
 
     req = Request(
         settings=shell.settings, sessions=shell.sessions, now=shell.clock.now, source="shell"
@@ -134,7 +134,7 @@ def test_robot_user_is_a_user_like_others(shell):
 
 def test_the_serve_process_plays_robot_turns(shell, settings):
 
-    from pbmserv.server import Server
+    from pbmserv.cli.server import Server
 
     shell.signup("alice")
     operator_ok(shell, "robot add bot --game nim --level normal")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
@@ -49,3 +51,33 @@ def test_new_database_is_migrated_on_first_use(tmp_path):
     assert db.is_current(engine)
     with engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+
+
+def test_closed_value_sets_are_constraints_in_the_database(database_url):
+    """An enum column refuses a value outside its set even when written around the models."""
+    import pytest
+    from sqlalchemy import text
+    from sqlalchemy.exc import IntegrityError
+
+    engine = db.make_engine(database_url)
+    upgrade(engine)
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO tournaments (name, game, params, format, double, status,"
+                " current_round, created, created_by) VALUES ('ok', 'polis', '{}', 'swiss',"
+                " false, 'open', 0, '2026-11-01 12:00:00+00:00', 'operator')"
+            )
+        )
+    for column, value in (("format", "ladder"), ("status", "paused")):
+        with pytest.raises(IntegrityError), engine.begin() as conn:
+            conn.execute(text(f"UPDATE tournaments SET {column} = '{value}'"))
+    with pytest.raises(IntegrityError), engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO inbox (dedup_key, raw, mail_from, rcpt_to, received, status,"
+                " attempts) VALUES ('k', :raw, '', '', :at, 'lost', 0)"
+            ),
+            {"raw": b"x", "at": datetime(2026, 11, 1, tzinfo=UTC)},
+        )
+    engine.dispose()

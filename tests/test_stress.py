@@ -21,8 +21,8 @@ from sqlalchemy import func, select
 from test_crash import BIN, move_mail, write_config
 from waiting import wait_until
 
-from pbmserv import inbox
 from pbmserv.games import get_game
+from pbmserv.mail import inbox
 from pbmserv.store.models import Board, Inbox, InboxStatus, MoveRecord, Outbox
 
 BOARDS = 50

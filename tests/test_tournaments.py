@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from pbmserv import clocks, tournaments
+from pbmserv.domain import clocks, pairing, tournaments
 from pbmserv.store.models import Board, BoardStatus, Tournament, TournamentGame, User
 
 
@@ -64,16 +64,16 @@ def mails(shell, subject: str) -> list[str]:
 
 
 def test_circle_method_and_double():
-    assert tournaments.circle_rounds([1, 2, 3, 4]) == [
+    assert pairing.circle_rounds([1, 2, 3, 4]) == [
         [(1, 4), (2, 3)],
         [(3, 1), (4, 2)],
         [(1, 2), (3, 4)],
     ]
-    double = tournaments.circle_rounds([1, 2, 3, 4], double=True)
+    double = pairing.circle_rounds([1, 2, 3, 4], double=True)
     assert double[3:] == [[(4, 1), (3, 2)], [(1, 3), (2, 4)], [(2, 1), (4, 3)]]
-    odd = tournaments.circle_rounds([1, 2, 3])
+    odd = pairing.circle_rounds([1, 2, 3])
     assert [p for r in odd for p in r if -1 in p] == [(1, -1), (2, -1), (3, -1)]
-    for rounds in (tournaments.circle_rounds(list(range(1, 7))),):
+    for rounds in (pairing.circle_rounds(list(range(1, 7))),):
         met = [frozenset(p) for r in rounds for p in r]
         assert len(met) == len(set(met)) == 15  # everyone meets everyone once
         for player in range(1, 7):
@@ -82,18 +82,18 @@ def test_circle_method_and_double():
 
 
 def test_bracket_order():
-    assert tournaments.bracket(8) == [1, 8, 4, 5, 2, 7, 3, 6]
-    assert tournaments.bracket(4) == [1, 4, 2, 3]
+    assert pairing.bracket(8) == [1, 8, 4, 5, 2, 7, 3, 6]
+    assert pairing.bracket(4) == [1, 4, 2, 3]
 
 
 def test_swiss_avoids_rematches_and_gives_one_bye():
-    data = tournaments.SwissInput(
+    data = pairing.SwissInput(
         ranked=[1, 2, 3, 4, 5],
         scores={1: 1, 2: 1, 3: 0.5, 4: 0.5, 5: 0},
         met={frozenset((1, 2)), frozenset((3, 4))},
         had_bye={5},
     )
-    pairs, bye, rematches = tournaments.swiss_pairs(data)
+    pairs, bye, rematches = pairing.swiss_pairs(data)
     assert bye == 4 and not rematches  # the lowest-ranked player who had no bye yet
     assert {frozenset(p) for p in pairs} == {frozenset((1, 3)), frozenset((2, 5))}
 
@@ -301,8 +301,8 @@ def test_double_round_robin_swaps_seats_and_names_take_a_move_number(shell):
 
 
 def test_join_and_standings_by_mail_through_the_worker(shell, settings, sessions, clock):
-    from pbmserv import inbox
-    from pbmserv.worker import process_next
+    from pbmserv.mail import inbox
+    from pbmserv.mail.worker import process_next
 
     shell.signup("ann")
     shell.ok("tournament create cup --game nim --format swiss")
@@ -331,9 +331,9 @@ def test_swiss_random_results_keep_the_rules(count):
 
     rng = random.Random(count)
     players = list(range(1, count + 1))
-    data = tournaments.SwissInput(ranked=players, scores=dict.fromkeys(players, 0.0))
+    data = pairing.SwissInput(ranked=players, scores=dict.fromkeys(players, 0.0))
     for _ in range(count // 2):
-        pairs, bye, rematches = tournaments.swiss_pairs(data)
+        pairs, bye, rematches = pairing.swiss_pairs(data)
         assert not rematches
         assert (bye is None) == (count % 2 == 0) and bye not in data.had_bye
         seen = [p for pair in pairs for p in pair] + ([bye] if bye else [])

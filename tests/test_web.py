@@ -17,12 +17,12 @@ from sqlalchemy.exc import DBAPIError
 from starlette.testclient import TestClient
 from web_site import GAMES, HOSTILE, PLAYERS, build, play
 
-from pbmserv import boards, clocks
 from pbmserv.config import Settings, load_settings
+from pbmserv.domain import boards, clocks
 from pbmserv.games import get_game
-from pbmserv.render import render_board
+from pbmserv.render import links
+from pbmserv.render.templates import render_board
 from pbmserv.store.models import Board, Outbox, User
-from pbmserv.web import links
 from pbmserv.web.app import create_app
 from pbmserv.web.db import reading, readonly_sessions
 
@@ -308,7 +308,7 @@ def test_the_web_layer_does_not_import_commands_or_mail():
         "pbmserv.web.draw.ploy, pbmserv.web.draw.pylon, pbmserv.web.draw.plotto, "
         "pbmserv.web.draw.polis; "
         "bad = [m for m in sys.modules if m.startswith(('pbmserv.commands', 'pbmserv.mail', "
-        "'pbmserv.views', 'pbmserv.dispatch'))]; print(bad)"
+        "'pbmserv.cli'))]; print(bad)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -370,7 +370,7 @@ def test_serve_runs_the_pages_in_the_same_process(shell, settings, clock):
 
     import httpx2
 
-    from pbmserv.server import Server
+    from pbmserv.cli.server import Server
 
     build(shell)
     with socket.socket() as probe:

@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import select
 from web_site import build
 
-from pbmserv import boards
+from pbmserv.domain import boards
 from pbmserv.store.models import Board
 from pbmserv.web.serve import WebServer
 

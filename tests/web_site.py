@@ -7,7 +7,7 @@ import random
 
 from sqlalchemy import select
 
-from pbmserv import boards
+from pbmserv.domain import boards
 from pbmserv.store.models import Board
 
 PLAYERS = ("alice", "bob", "carol", "dave")

@@ -1,7 +1,7 @@
 """notifications: a mail mode per user and per board (every move, daily digest, once)
 
 Revision ID: 0007
-Revises: 0004
+Revises: 0005
 Create Date: 2026-11-23 06:20:00
 
 Branches issue15 (0005) and issue16 (0006) also start from 0004: when they are merged, set
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0007"
-down_revision = "0004"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-import click
 from sqlalchemy import select
 
-from pbmserv import accounts
-from pbmserv.commands.common import login, need, raw_command, take_password
-from pbmserv.dispatch import Refused, Request, answer, with_request
+from pbmserv.commands.common import call_login, login
+from pbmserv.commands.dispatch import Refused, Request, answer
+from pbmserv.commands.games import games_table
+from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
+from pbmserv.domain import accounts
 from pbmserv.games import all_games, get_game
-from pbmserv.render import render
+from pbmserv.render.templates import render
 from pbmserv.store.models import Board, BoardStatus, Seat, User
 
 
@@ -28,21 +27,16 @@ def _addresses(req: Request, words: list[str]) -> list[str]:
     return [a.lower() for a in given]
 
 
-@with_request
-def signup(req: Request, ctx: click.Context, args: tuple[str, ...]) -> None:
-    """signup USERID PASSWORD [ADDRESS...]: register a new player.
-
-    By mail the sender's address is registered when no address is given.
-    """
-    words = list(args)
-    need(words, 1, "signup USERID PASSWORD [ADDRESS...]")
-    userid = accounts.normalise_userid(words.pop(0))
-    password = take_password(req, words, 0, userid)
+def signup(call: Call) -> None:
+    """Register a new player; by mail the sender's address when no address is given."""
+    req, ctx = call.req, call.ctx
+    userid = accounts.normalise_userid(call.args["userid"])
+    password = call.args["password"]
     problem = accounts.check_userid(userid)
     if problem:
         raise Refused(problem)
     _check_new_password(password)
-    addresses = _addresses(req, words)
+    addresses = _addresses(req, call.args["addresses"])
     with req.sessions() as session, session.begin():
         if accounts.find_user(session, userid):
             raise Refused(f"the userid '{userid}' is taken; choose another")
@@ -53,15 +47,9 @@ def signup(req: Request, ctx: click.Context, args: tuple[str, ...]) -> None:
     answer(ctx, "pbmserv signup", render("mail/text.txt.j2", lines=lines))
 
 
-@with_request
-def change_password(req: Request, ctx: click.Context, args: tuple[str, ...]) -> None:
-    """change password USERID OLD NEW: set a new password."""
-    words = list(args)
-    need(words, 1, "change password USERID OLD NEW")
-    userid = words.pop(0)
-    old = take_password(req, words, 0, userid)
-    need(words, 1, "change password USERID OLD NEW")
-    new = words.pop(0)
+def change_password(call: Call) -> None:
+    req, ctx = call.req, call.ctx
+    userid, old, new = call.args["userid"], call.args["password"], call.args["new"]
     _check_new_password(new)
     user_id = login(req, userid, old)
     with req.sessions() as session, session.begin():
@@ -75,15 +63,11 @@ def change_password(req: Request, ctx: click.Context, args: tuple[str, ...]) -> 
     )
 
 
-@with_request
-def change_address(req: Request, ctx: click.Context, args: tuple[str, ...]) -> None:
-    """change address USERID PASSWORD [ADDRESS...]: replace the registered mail addresses."""
-    words = list(args)
-    need(words, 1, "change address USERID PASSWORD [ADDRESS...]")
-    userid = words.pop(0)
-    password = take_password(req, words, 0, userid)
-    addresses = _addresses(req, words)
-    user_id = login(req, userid, password)
+def change_address(call: Call) -> None:
+    req, ctx = call.req, call.ctx
+    userid = call.args["userid"]
+    addresses = _addresses(req, call.args["addresses"])
+    user_id = call_login(call)
     with req.sessions() as session, session.begin():
         user = session.get(User, user_id)
         assert user is not None
@@ -96,14 +80,9 @@ def change_address(req: Request, ctx: click.Context, args: tuple[str, ...]) -> N
     answer(ctx, "pbmserv change address", render("mail/text.txt.j2", lines=lines))
 
 
-@with_request
-def signoff(req: Request, ctx: click.Context, args: tuple[str, ...]) -> None:
-    """signoff USERID PASSWORD: close an account (no active games allowed)."""
-    words = list(args)
-    need(words, 1, "signoff USERID PASSWORD")
-    userid = words.pop(0)
-    password = take_password(req, words, 0, userid)
-    user_id = login(req, userid, password)
+def signoff(call: Call) -> None:
+    req, ctx = call.req, call.ctx
+    user_id = call_login(call)
     with req.sessions() as session, session.begin():
         active = session.scalars(
             select(Board)
@@ -121,18 +100,15 @@ def signoff(req: Request, ctx: click.Context, args: tuple[str, ...]) -> None:
     answer(ctx, "pbmserv signoff", f"The account {user.userid} is closed. Goodbye.\n")
 
 
-@with_request
-def list_games(req: Request, ctx: click.Context, args: tuple[str, ...]) -> None:
-    """list [GAME...]: the games this server runs, or the boards of the games named."""
+def list_games(call: Call) -> None:
+    ctx, args = call.ctx, call.args["games"]
     if args:
-        from pbmserv.commands.games import games_table
-
         for name in args:
             try:
                 game = get_game(name)
             except KeyError as exc:
                 raise Refused(str(exc.args[0])) from None
-            answer(ctx, f"List of {game.display_name} games", games_table(req, game, []))
+            answer(ctx, f"List of {game.display_name} games", games_table(call, game, []))
         return
     lines = ["Games on this server:", ""]
     for game in all_games():
@@ -144,34 +120,51 @@ def list_games(req: Request, ctx: click.Context, args: tuple[str, ...]) -> None:
     answer(ctx, "List of games", render("mail/text.txt.j2", lines=lines))
 
 
-@with_request
-def help_command(req: Request, ctx: click.Context, args: tuple[str, ...]) -> None:
-    """help [GAME]: the server's help, or one game's rules and commands."""
-    if args:
-        try:
-            game = get_game(args[0])
-        except KeyError:
-            pass
-        else:
-            answer(ctx, f"{game.display_name} help", game_help(game.name))
-            return
-    games = ", ".join(g.name for g in all_games())
-    answer(ctx, "pbmserv help", render("help/pbmserv.txt", games=games))
+USERID = Arg("userid", Kind.USERID)
+PASSWORD = Arg("password", Kind.PASSWORD)
+ADDRESSES = Arg("addresses", Kind.TEXT, many=True, metavar="[ADDRESS...]")
 
+COMMANDS: tuple[Command, ...] = (
+    Command(
+        "signup",
+        signup,
+        "Register a new player (by mail: the sender's address when none is given).",
+        (USERID, PASSWORD, ADDRESSES),
+    ),
+    Command(
+        "signoff",
+        signoff,
+        "Close an account (no active games allowed).",
+        (USERID, PASSWORD),
+    ),
+    Command(
+        "list",
+        list_games,
+        "The games this server runs, or the boards of the games named.",
+        (Arg("games", Kind.TEXT, many=True, metavar="[GAME...]"),),
+        plain_word=True,
+    ),
+)
 
-def game_help(name: str) -> str:
-    return render(f"help/{name}.txt") + "\n" + render("help/commands.txt", game=name)
-
-
-def register_account_commands(group: click.Group) -> None:
-    def add(name: str, fn: Callable[..., None], metavar: str) -> click.Command:
-        return raw_command(name, fn, metavar, (fn.__doc__ or "").strip())
-
-    group.add_command(add("signup", signup, "USERID PASSWORD [ADDRESS...]"))
-    group.add_command(add("signoff", signoff, "USERID PASSWORD"))
-    group.add_command(add("list", list_games, "[GAME...]"))
-    group.add_command(add("help", help_command, "[GAME]"))
-    change = click.Group("change", help="Change the password or the addresses of an account.")
-    change.add_command(add("password", change_password, "USERID OLD NEW"))
-    change.add_command(add("address", change_address, "USERID PASSWORD [ADDRESS...]"))
-    group.add_command(change)
+CHANGE = Group(
+    "change",
+    "Change the password or the addresses of an account.",
+    (
+        Command(
+            "password",
+            change_password,
+            "Set a new password.",
+            (
+                USERID,
+                Arg("password", Kind.PASSWORD, metavar="OLD"),
+                Arg("new", Kind.PASSWORD, metavar="NEW", from_shell=False),
+            ),
+        ),
+        Command(
+            "address",
+            change_address,
+            "Replace the registered mail addresses.",
+            (USERID, PASSWORD, ADDRESSES),
+        ),
+    ),
+)

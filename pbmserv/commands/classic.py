@@ -1,6 +1,7 @@
 """The classic server's commands that players relied on: ``message``, ``broadcast``,
-``GAME showas``, ``all show``, ``GAME preview new``, ``GAME subscribe all``, and the misspelling
-aliases (``mvoe``, ``qboard``, ``boardq``, ``moveq``)."""
+``all show``, ``GAME showas``, and the helpers behind ``GAME preview new`` and
+``GAME subscribe all`` (the misspelling aliases ``mvoe``, ``qboard``, ``boardq``, ``moveq``
+are declared with the commands they stand for)."""
 
 from __future__ import annotations
 
@@ -8,29 +9,18 @@ import click
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from pbmserv import accounts, boards
-from pbmserv.commands.common import login, need, parse_board_number, raw_command, take_password
-from pbmserv.dispatch import Refused, Request, answer, request
-from pbmserv.games.base import Game, MoveError, ParamError
-from pbmserv.outbox import mail_users
-from pbmserv.render import render, render_board
-from pbmserv.store.models import Board, BoardStatus, Seat, Subscription, User
-from pbmserv.views import board_mail_body, board_subject, reply_line
+from pbmserv.commands.common import board_arg, call_login, load_board, login
+from pbmserv.commands.common import text as _text
+from pbmserv.commands.dispatch import Refused, Request, answer
+from pbmserv.commands.spec import Arg, Call, Command, Kind
+from pbmserv.domain import accounts, boards, notify
+from pbmserv.games.base import MoveError, ParamError
+from pbmserv.render.board_mail import board_key, board_mail_body, board_subject, reply_line
+from pbmserv.render.templates import render_board
+from pbmserv.store.models import Board, BoardStatus, Seat, Subscription, SubscriptionKind, User
 
-MISSPELLINGS = {"mvoe": "move", "qboard": "queue", "boardq": "queue", "moveq": "queue"}
 MAX_MESSAGE_RECIPIENTS = 10
 SEPARATOR = "\n" + "=" * 72 + "\n\n"
-
-
-def _text(lines: list[str]) -> str:
-    return render("mail/text.txt.j2", lines=lines)
-
-
-def _login(req: Request, words: list[str], usage: str) -> tuple[str, int]:
-    need(words, 1, usage)
-    userid = words.pop(0)
-    password = take_password(req, words, 0, userid)
-    return userid, login(req, userid, password)
 
 
 # ----------------------------------------------------------------------------- message, broadcast
@@ -38,10 +28,8 @@ def _login(req: Request, words: list[str], usage: str) -> tuple[str, int]:
 
 def _shares_a_board(session: Session, a: int, b: int) -> bool:
     mine = select(Seat.board_id).where(Seat.user_id == a)
-    return (
-        session.scalar(select(Seat.id).where(Seat.user_id == b, Seat.board_id.in_(mine)))
-        is not None
-    )
+    query = select(Seat.id).where(Seat.user_id == b, Seat.board_id.in_(mine))
+    return session.scalar(query) is not None
 
 
 def _message_text(req: Request, words: list[str]) -> tuple[list[str], str]:
@@ -51,14 +39,13 @@ def _message_text(req: Request, words: list[str]) -> tuple[list[str], str]:
     return rest, (" ".join(texts) or req.comment).strip()
 
 
-def message(req: Request, ctx: click.Context, args: tuple[str, ...]) -> None:
+def message(call: Call) -> None:
     """message USERID PASSWORD TO...: the mail body to players you share a board with."""
-    usage = "message USERID PASSWORD TO... [--text=TEXT] (else the text is the mail body)"
-    words = list(args)
-    _, user_id = _login(req, words, usage)
-    targets, text = _message_text(req, words)
+    req = call.req
+    user_id = call_login(call)
+    targets, text = _message_text(req, [*call.args["to"], *call.args["options"]])
     if not targets:
-        raise click.UsageError(f"whom to? usage: {usage}")
+        raise click.UsageError(f"whom to? usage: {call.usage}")
     if not text:
         raise Refused("nothing to say: write the message in the mail body")
     if len(targets) > MAX_MESSAGE_RECIPIENTS:
@@ -77,58 +64,59 @@ def message(req: Request, ctx: click.Context, args: tuple[str, ...]) -> None:
                     "players you play (or played) with"
                 )
             users.append(user)
-        body = _text(
-            [
-                f"{sender.userid} writes:",
-                "",
-                text,
-                "",
-                f"Answer: message USERID PASSWORD {sender.userid}",
-            ]
-        )
-        mail_users(
-            session, users, f"pbmserv message from {sender.userid}", body, req.now, skip=sender
-        )
+        lines = [f"{sender.userid} writes:", "", text, ""]
+        lines.append(f"Answer: message USERID PASSWORD {sender.userid}")
+        subject = f"pbmserv message from {sender.userid}"
+        notify.mail_users(session, users, subject, _text(lines), req.now, skip=sender)
         names = ", ".join(u.userid for u in users)
-    answer(ctx, "pbmserv message", _text([f"Your message went to {names}:", "", text]))
+    answer(call.ctx, "pbmserv message", _text([f"Your message went to {names}:", "", text]))
 
 
-def broadcast(req: Request, ctx: click.Context, args: tuple[str, ...]) -> None:
+def _admin(call: Call) -> str:
+    """Who acts as administrator: the shell operator, or an authenticated admin by mail."""
+    req, userid = call.req, call.args.get("userid")
+    if req.trusted and userid is None:
+        return "operator"
+    if userid is None:
+        raise click.UsageError(f"not enough arguments; usage: {call.usage}")
+    login(req, userid, call.args["password"])
+    admins = {accounts.normalise_userid(a) for a in req.settings.admins}
+    if accounts.normalise_userid(userid) not in admins:
+        raise Refused(f"only an administrator may do this, and {userid} is not one")
+    return accounts.normalise_userid(userid)
+
+
+def broadcast(call: Call) -> None:
     """broadcast [USERID PASSWORD]: the mail body to every player (administrators only)."""
-    from pbmserv.commands.tournament import _admin
-
-    usage = "broadcast [USERID PASSWORD] [--text=TEXT] (else the text is the mail body)"
-    words, text = _message_text(req, list(args))
-    admin = _admin(req, ["broadcast", *words], usage)
+    req = call.req
+    _, text = _message_text(req, call.args["options"])
+    admin = _admin(call)
     if not text:
         raise Refused("nothing to say: write the message in the mail body")
     with req.sessions() as session, session.begin():
-        users = [
-            u
-            for u in session.scalars(select(User).options(selectinload(User.addresses)))
-            if not u.password_hash.startswith("!")
-        ]
-        body = _text([f"A message to every player of this server (from {admin}):", "", text])
-        count = mail_users(session, users, "pbmserv broadcast", body, req.now)
-    answer(ctx, "pbmserv broadcast", f"The message went to {count} addresses.\n")
+        query = select(User).options(selectinload(User.addresses))
+        users = [u for u in session.scalars(query) if not u.password_hash.startswith("!")]
+        lines = [f"A message to every player of this server (from {admin}):", "", text]
+        count = notify.mail_users(session, users, "pbmserv broadcast", _text(lines), req.now)
+    answer(call.ctx, "pbmserv broadcast", f"The message went to {count} addresses.\n")
 
 
 # ----------------------------------------------------------------------------- all show
 
 
-def all_show(req: Request, ctx: click.Context, args: tuple[str, ...]) -> None:
+def all_show(call: Call) -> None:
     """all show USERID [next|active]: the boards of a player in every game."""
-    usage = "all show USERID [next|active]"
-    words = list(args)
-    if not words or words[0].lower() != "show" or len(words) < 2:
+    req, usage = call.req, call.usage
+    if call.args["what"].lower() != "show":
         raise click.UsageError(f"usage: {usage}")
-    which = words[2].lower() if len(words) > 2 else "active"
+    which = (call.args.get("which") or "active").lower()
     if which not in ("next", "active"):
-        raise click.UsageError(f"'{words[2]}' is not next or active; usage: {usage}")
+        raise click.UsageError(f"'{which}' is not next or active; usage: {usage}")
     with req.sessions() as session:
-        user = accounts.find_user(session, words[1])
+        user = accounts.find_user(session, call.args["userid"])
         if user is None:
-            raise Refused(f"there is no player '{accounts.normalise_userid(words[1])}'")
+            name = accounts.normalise_userid(call.args["userid"])
+            raise Refused(f"there is no player '{name}'")
         query = (
             select(Board)
             .where(Board.status == BoardStatus.active)
@@ -138,32 +126,28 @@ def all_show(req: Request, ctx: click.Context, args: tuple[str, ...]) -> None:
         parts = []
         for board in session.scalars(query):
             position = boards.position_of(board)
-            mover = boards.user_to_move(board, position)
+            mover = board.user_to_move(position)
             if which == "next" and (mover is None or mover.id != user.id):
                 continue
             parts.append(board_mail_body(board, position))
         userid = user.userid
+    subject = f"pbmserv boards of {userid}"
     if not parts:
-        answer(ctx, f"pbmserv boards of {userid}", f"{userid} has no {which} boards.\n")
+        answer(call.ctx, subject, f"{userid} has no {which} boards.\n")
         return
     head = f"{len(parts)} {which} board{'s' if len(parts) != 1 else ''} of {userid}.\n\n"
-    answer(ctx, f"pbmserv boards of {userid}", head + SEPARATOR.join(parts))
+    answer(call.ctx, subject, head + SEPARATOR.join(parts))
 
 
 # ----------------------------------------------------------------------------- game commands
 
 
-def showas(game: Game, req: Request, ctx: click.Context, words: list[str]) -> None:
+def showas(call: Call) -> None:
     """GAME showas USERID PASSWORD BOARD: the board from that player's seat."""
-    usage = f"{game.name} showas USERID PASSWORD BOARD"
-    userid, user_id = _login(req, words, usage)
-    need(words, 1, usage)
-    number, _ = parse_board_number(words[0])
-    with req.sessions() as session:
-        try:
-            board = boards.find_board(session, game, number)
-        except boards.BoardError as exc:
-            raise Refused(str(exc)) from None
+    game, userid = call.game, call.args["userid"]
+    user_id, number = call_login(call), board_arg(call)
+    with call.req.sessions() as session:
+        board = load_board(session, game, number)
         seats = [s for s in board.seats if s.user_id == user_id]
         if not seats:
             raise Refused(f"{userid} does not play on {game.display_name} board {number}")
@@ -177,26 +161,20 @@ def showas(game: Game, req: Request, ctx: click.Context, words: list[str]) -> No
             if seat.queued_resign:
                 private.append(f"Your resignation ({label}) is queued.")
             if seat.submitted_move:
-                private.append(
-                    f"Your submitted move ({label}), waiting for confirm: {seat.submitted_move}"
-                )
+                private.append(f"Your submitted move ({label}): {seat.submitted_move}")
         body = board_mail_body(board, position, all_moves=True, comment_ply=len(board.moves))
         if private:
             body += "\nOnly for you:\n" + "".join(f"  {line}\n" for line in private)
         body += reply_line(board, position, user)
-        subject = board_subject(board, position)
-    answer(ctx, subject, body, board=f"{game.display_name} board {number}", summary="Board shown.")
+        subject, key = board_subject(board, position), board_key(board)
+    answer(call.ctx, subject, body, board=key, summary=f"{key} shown.")
 
 
-def preview(game: Game, req: Request, ctx: click.Context, words: list[str]) -> None:
+def preview_new(call: Call) -> None:
     """GAME preview new [-PARAM[=V]] MOVE...: moves from the start of a new game."""
-    from pbmserv.commands.games import preview as board_preview
-
-    if not words or words[0].lower() != "new":
-        board_preview(game, req, ctx, words)
-        return
-    params_words = [w for w in words[1:] if w.startswith("-")]
-    moves = [w for w in words[1:] if not w.startswith("-")]
+    game, words = call.game, call.args["moves"]
+    params_words = [w for w in words if w.startswith("-")]
+    moves = [w for w in words if not w.startswith("-")]
     try:
         params = game.parse_params(params_words)
     except ParamError as exc:
@@ -215,19 +193,14 @@ def preview(game: Game, req: Request, ctx: click.Context, words: list[str]) -> N
         + (" ".join(played) or "no moves"),
         "Nothing is stored.",
     ]
-    answer(ctx, f"{game.display_name} Preview", _text(lines) + "\n" + render_board(position))
+    body = _text(lines) + "\n" + render_board(position)
+    answer(call.ctx, f"{game.display_name} Preview", body)
 
 
-def subscribe(game: Game, req: Request, ctx: click.Context, words: list[str]) -> None:
+def subscribe_all(call: Call) -> None:
     """GAME subscribe all USERID PASSWORD: spectate every active board of the game."""
-    from pbmserv.commands.community import subscribe as board_subscribe
-
-    if not words or words[0].lower() != "all":
-        board_subscribe(game, req, ctx, words)
-        return
-    usage = f"{game.name} subscribe all USERID PASSWORD"
-    rest = words[1:]
-    userid, user_id = _login(req, rest, usage)
+    game, req, userid = call.game, call.req, call.args["userid"]
+    user_id = call_login(call)
     with req.sessions() as session, session.begin():
         query = select(Board).where(Board.game == game.name, Board.status == BoardStatus.active)
         added = []
@@ -236,72 +209,58 @@ def subscribe(game: Game, req: Request, ctx: click.Context, words: list[str]) ->
                 continue
             found = next((s for s in board.subscriptions if s.user_id == user_id), None)
             if found is None:
-                board.subscriptions.append(Subscription(user_id=user_id, kind="all"))
-            elif found.kind != "all":
-                found.kind = "all"
+                board.subscriptions.append(Subscription(user_id=user_id, kind=SubscriptionKind.all))
+            elif found.kind != SubscriptionKind.all:
+                found.kind = SubscriptionKind.all
             else:
                 continue
             added.append(str(board.number))
     what = ", ".join(added) if added else "none (no other active boards)"
-    answer(
-        ctx,
-        f"{game.display_name} subscribe all",
-        f"{userid} now gets every mail of these {game.display_name} boards: {what}.\n",
-    )
+    text = f"{userid} now gets every mail of these {game.display_name} boards: {what}.\n"
+    answer(call.ctx, f"{game.display_name} subscribe all", text)
 
 
-GAME_COMMANDS = [
-    (
+TOP_COMMANDS: tuple[Command, ...] = (
+    Command(
+        "message",
+        message,
+        "The mail body (or --text=TEXT) to players you share a board with.",
+        (
+            Arg("userid", Kind.USERID),
+            Arg("password", Kind.PASSWORD),
+            Arg("to", Kind.TEXT, many=True, metavar="TO..."),
+            Arg("options", Kind.OPTIONS, metavar="[--text=TEXT]"),
+        ),
+        plain_word=True,
+    ),
+    Command(
+        "broadcast",
+        broadcast,
+        "The mail body (or --text=TEXT) to every player (administrators only).",
+        (
+            Arg("userid", Kind.USERID, optional=True),
+            Arg("password", Kind.PASSWORD, optional=True),
+            Arg("options", Kind.OPTIONS, metavar="[--text=TEXT]"),
+        ),
+        plain_word=True,
+    ),
+    Command(
+        "all",
+        all_show,
+        "The boards of a player in every game (next: where he is to move).",
+        (
+            Arg("what", Kind.TEXT, metavar="show"),
+            Arg("userid", Kind.USERID),
+            Arg("which", Kind.TEXT, optional=True, metavar="[next|active]"),
+        ),
+        plain_word=True,
+    ),
+)
+GAME_COMMANDS: tuple[Command, ...] = (
+    Command(
         "showas",
         showas,
-        "USERID PASSWORD BOARD",
-        "The board from your seat, with what only you see.",
+        "The board from your seat, with what only you see (queued and submitted moves).",
+        (Arg("userid", Kind.USERID), Arg("password", Kind.PASSWORD), Arg("board", Kind.BOARD)),
     ),
-    (
-        "preview",
-        preview,
-        "BOARD[#K]|new [-PARAM] MOVE...",
-        "Hypothetical moves; nothing is stored.",
-    ),
-    (
-        "subscribe",
-        subscribe,
-        "BOARD|all USERID PASSWORD",
-        "Spectate a board (all: every active one).",
-    ),
-]
-
-
-def add_classic_commands(game: Game, group: click.Group) -> None:
-    from pbmserv.commands.games import _make
-
-    for name, fn, metavar, help_text in GAME_COMMANDS:
-        group.add_command(_make(game, name, fn, metavar, help_text))
-    group.aliases.update(MISSPELLINGS)  # type: ignore[attr-defined]
-
-
-def register_classic_commands(group: click.Group) -> None:
-    for name, fn, metavar, help_text in (
-        (
-            "message",
-            message,
-            "USERID PASSWORD TO...",
-            "The mail body to players you share a board with.",
-        ),
-        (
-            "broadcast",
-            broadcast,
-            "[USERID PASSWORD]",
-            "The mail body to every player (administrators).",
-        ),
-        ("all", all_show, "show USERID [next|active]", "Your boards in every game."),
-    ):
-
-        def make(fn=fn):  # type: ignore[no-untyped-def]
-            @click.pass_context
-            def callback(ctx: click.Context, args: tuple[str, ...]) -> None:
-                fn(request(ctx), ctx, args)
-
-            return callback
-
-        group.add_command(raw_command(name, make(), metavar, help_text))
+)

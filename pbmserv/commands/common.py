@@ -1,53 +1,27 @@
-"""Helpers shared by the command modules: credentials, board numbers, outbox notifications."""
+"""Helpers shared by the command modules: logging in, board numbers, boards, answers."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 
 import click
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from pbmserv.accounts import AuthError, authenticate
-from pbmserv.dispatch import Refused, Request
-from pbmserv.games.base import Position
-from pbmserv.outbox import mail_users
-from pbmserv.store.models import Board, User
-
-RAW = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": ["--help"]}
-
-
-def raw_args(metavar: str) -> click.Argument:
-    return click.Argument(["args"], nargs=-1, type=click.UNPROCESSED, metavar=metavar)
-
-
-def raw_command(
-    name: str, callback: Callable[..., None], metavar: str, help_text: str
-) -> click.Command:
-    """A command whose words are taken raw (pbmserv syntax, parsed by the callback)."""
-    return click.Command(
-        name, callback=callback, params=[raw_args(metavar)], context_settings=RAW, help=help_text
-    )
-
-
-def need(words: Sequence[str], count: int, usage: str) -> None:
-    if len(words) < count:
-        raise click.UsageError(f"not enough arguments; usage: {usage}")
-
-
-def take_password(req: Request, words: list[str], index: int, userid: str) -> str:
-    """Remove and return the password at ``words[index]`` (or take it from the shell).
-
-    From a shell, ``PBMSERV_PASSWORD`` replaces the password word entirely; a missing password
-    is asked for at a terminal prompt.
-    """
-    if req.env_password is not None:
-        return req.env_password
-    if len(words) > index:
-        return words.pop(index)
-    if req.prompt is not None:
-        return req.prompt(f"Password for {userid}")
-    raise click.UsageError(f"the password of {userid} is missing")
+from pbmserv.commands.dispatch import Refused, Request, answer
+from pbmserv.commands.spec import Call
+from pbmserv.domain import boards, notify
+from pbmserv.domain.accounts import AuthError, authenticate
+from pbmserv.games.base import Game, Position
+from pbmserv.render.board_mail import (
+    board_key,
+    board_mail_body,
+    game_name,
+    reply_line,
+    turn_line,
+)
+from pbmserv.render.templates import render
+from pbmserv.store.models import Address, Board, User
 
 
 def login(req: Request, userid: str, password: str) -> int:
@@ -68,6 +42,11 @@ def login(req: Request, userid: str, password: str) -> int:
     return user_id
 
 
+def call_login(call: Call) -> int:
+    """Log in with the command's ``userid`` and ``password`` arguments."""
+    return login(call.req, call.args["userid"], call.args["password"])
+
+
 def parse_board_number(text: str) -> tuple[int, int | None]:
     """``101`` or ``101#5`` (the board at move 5)."""
     number, _, at = text.partition("#")
@@ -77,31 +56,34 @@ def parse_board_number(text: str) -> tuple[int, int | None]:
         raise click.UsageError(f"'{text}' is not a board number") from None
 
 
-def notify_users(
-    session: Session,
-    req: Request,
-    users: Iterable[User],
-    subject: str,
-    body: str,
-    *,
-    skip: User | None = None,
-    tail: Callable[[User], str] | None = None,
-    board: Board | None = None,
-) -> None:
-    """Mail ``body`` to every address of ``users`` except the acting user's and the sender's
-    (robots never get mail); ``tail(user)`` is appended for each user; a mail about ``board``
-    respects each player's notification mode."""
-    mail_users(
-        session,
-        users,
-        subject,
-        body,
-        req.now,
-        skip=skip,
-        skip_address=req.sender,
-        tail=tail,
-        board=board,
-    )
+def board_arg(call: Call) -> int:
+    """The number of the command's ``board`` argument (a ``#K`` suffix is ignored)."""
+    return parse_board_number(call.args["board"])[0]
+
+
+def text(lines: Iterable[str]) -> str:
+    return render("mail/text.txt.j2", lines=list(lines))
+
+
+def user(session: Session, user_id: int) -> User:
+    found = session.get(User, user_id)
+    assert found is not None
+    return found
+
+
+def load_board(session: Session, game: Game, number: int, *, lock: bool = False) -> Board:
+    try:
+        return boards.find_board(session, game, number, for_update=lock)
+    except boards.BoardError as exc:
+        raise Refused(str(exc), subject=f"{game.display_name} Board {number} error") from None
+
+
+def board_error(board: Board, position: Position, message: str, tail: str = "") -> Refused:
+    """An error about a board: the message, then the board as it stands (and ``tail``: the
+    line to send back, when the sender is the player to move)."""
+    body = "The board is unchanged:\n\n" + board_mail_body(board, position) + tail
+    subject = f"{game_name(board)} Board {board.number} error"
+    return Refused(message, subject=subject, body=body, board=board_key(board))
 
 
 def reader_tail(
@@ -110,11 +92,7 @@ def reader_tail(
     """The reply line for the answer to the sender: on the shell (the operator plays every
     seat) for the player to move; by mail when the actor, or a user of the sender's address,
     is that player."""
-    from pbmserv.boards import user_to_move
-    from pbmserv.store.models import Address
-    from pbmserv.views import reply_line
-
-    mover = user_to_move(board, position)
+    mover = board.user_to_move(position)
     if mover is None:
         return ""
     if req.trusted:
@@ -124,3 +102,35 @@ def reader_tail(
         query = select(Address.user_id).where(Address.address == req.sender.lower())
         readers.update(session.scalars(query))
     return reply_line(board, position, mover if mover.id in readers else None)
+
+
+def summary(board: Board, position: Position, notes: list[str]) -> str:
+    """One line on what a command did to a board, for a mail whose answer draws it later."""
+    last = f"Last move: {board.moves[-1].ply}. {board.moves[-1].text}." if board.moves else ""
+    return " ".join(x for x in [*notes, last, turn_line(board, position)] if x)
+
+
+def announce(
+    call: Call,
+    session: Session,
+    board: Board,
+    position: Position,
+    notes: list[str],
+    actor: User | None,
+    *,
+    new: bool = False,
+) -> None:
+    """The board mail to the sender, and the same mail to every other player and spectator."""
+    subject, body = notify.board_mail(
+        session,
+        board,
+        position,
+        notes,
+        call.req.now,
+        actor=actor,
+        sender=call.req.sender,
+        new=new,
+        with_comment=True,
+    )
+    body += reader_tail(session, call.req, board, position, actor)
+    answer(call.ctx, subject, body, board=board_key(board), summary=summary(board, position, notes))

@@ -2,36 +2,37 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import click
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from pbmserv import accounts, boards
-from pbmserv.commands import community
+from pbmserv.commands import classic
 from pbmserv.commands.common import (
-    login,
-    need,
-    notify_users,
+    announce,
+    board_arg,
+    board_error,
+    call_login,
+    load_board,
     parse_board_number,
-    raw_command,
     reader_tail,
-    take_password,
+    text,
+    user,
 )
-from pbmserv.dispatch import Refused, Request, answer, request
-from pbmserv.games.base import Game, MoveError, ParamError, PlayersError, Position
-from pbmserv.render import render, render_board
-from pbmserv.store.models import Board, BoardStatus, Seat, User
-from pbmserv.views import (
+from pbmserv.commands.dispatch import Refused, answer
+from pbmserv.commands.spec import Arg, Call, Command, Kind
+from pbmserv.domain import accounts, boards, moves, notify
+from pbmserv.games.base import Game, MoveError, ParamError, PlayersError
+from pbmserv.render.board_mail import (
     board_key,
     board_mail_body,
     board_subject,
-    game_name,
     reply_tail,
     turn_line,
 )
+from pbmserv.render.templates import render, render_board
+from pbmserv.store.models import Board, BoardStatus, Seat
 
 OPTIONS = {
     "nagtime": "days without a move before a reminder",
@@ -43,25 +44,6 @@ VOTE_WORDS = ("propose", "undo", "accept", "reject")
 
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def _load_board(session: Session, game: Game, number: int, *, lock: bool = False) -> Board:
-    try:
-        return boards.find_board(session, game, number, for_update=lock)
-    except boards.BoardError as exc:
-        raise Refused(str(exc), subject=f"{game.display_name} Board {number} error") from None
-
-
-def _board_error(board: Board, position: Position, message: str, tail: str = "") -> Refused:
-    """An error about a board: the message, then the board as it stands (and ``tail``: the
-    line to send back, when the sender is the player to move)."""
-    body = "The board is unchanged:\n\n" + board_mail_body(board, position) + tail
-    subject = f"{game_name(board)} Board {board.number} error"
-    return Refused(message, subject=subject, body=body, board=board_key(board))
-
-
-def _players(board: Board) -> list[User]:
-    return [seat.user for seat in board.seats]
 
 
 def _parse_options(tokens: list[str]) -> tuple[dict[str, Any], list[str]]:
@@ -93,9 +75,11 @@ def _parse_options(tokens: list[str]) -> tuple[dict[str, Any], list[str]]:
 # ----------------------------------------------------------------------------- challenge
 
 
-def challenge(game: Game, req: Request, ctx: click.Context, words: list[str]) -> None:
-    players = [w for w in words if not w.startswith("-")]
-    params_tokens = [w for w in words if w.startswith("-") and not w.startswith("--")]
+def challenge(call: Call) -> None:
+    game, req = call.game, call.req
+    players = call.args["players"]
+    words = call.args["options"]
+    params_tokens = [w for w in words if not w.startswith("--")]
     option_tokens = [w for w in words if w.startswith("--")]
     problems: list[str] = []
     options, option_problems = _parse_options(option_tokens)
@@ -115,15 +99,15 @@ def challenge(game: Game, req: Request, ctx: click.Context, words: list[str]) ->
     with req.sessions() as session, session.begin():
         users = []
         for userid in userids:
-            user = accounts.find_user(session, userid)
-            if user is None or user.password_hash.startswith("!"):
+            found = accounts.find_user(session, userid)
+            if found is None or found.password_hash.startswith("!"):
                 problems.append(f"there is no player '{userid}'")
-            elif not user.accepts_challenges:
+            elif not found.accepts_challenges:
                 problems.append(f"{userid} does not accept challenges")
-            elif reason := community.over_limit(session, user):
+            elif reason := accounts.over_limit(session, found):
                 problems.append(reason)
             else:
-                users.append(user)
+                users.append(found)
         if not req.trusted and users:
             sender = (req.sender or "").lower()
             if not any(a.address == sender for u in users for a in u.addresses):
@@ -139,38 +123,36 @@ def challenge(game: Game, req: Request, ctx: click.Context, words: list[str]) ->
                 + (", ".join(p.describe() for p in game.params) or "none"),
             )
         board, position = boards.create_board(session, game, users, params, options, req.now)
-        community.after_challenge(users)
+        accounts.after_challenge(users)
         notes: list[str] = []
         boards.run_automatic(board, position, now=req.now, notes=notes)
         body = board_mail_body(board, position, notes=notes)
         subject = board_subject(board, position, new=True)
         tail = reply_tail(board, position)
-        notify_users(session, req, users, subject, body, tail=tail, board=board)
+        notify.mail_users(
+            session, users, subject, body, req.now, skip_address=req.sender, tail=tail, board=board
+        )
         body += reader_tail(session, req, board, position)
         key, summary = board_key(board), f"New board: {turn_line(board, position)}"
-    answer(ctx, subject, body, board=key, summary=summary)
+    answer(call.ctx, subject, body, board=key, summary=summary)
 
 
 # ----------------------------------------------------------------------------- move
 
 
-def move(game: Game, req: Request, ctx: click.Context, words: list[str]) -> None:
-    usage = f"{game.name} move BOARD USERID PASSWORD MOVE[#N]"
-    need(words, 2, usage)
-    number, _ = parse_board_number(words.pop(0))
-    userid = words.pop(0)
-    password = take_password(req, words, 0, userid)
-    text = "".join(words)
-    user_id = login(req, userid, password)
+def move(call: Call) -> None:
+    number = board_arg(call)
+    user_id = call_login(call)
+    text = call.args["move"]
     if not text:  # `move BOARD USERID PASSWORD` alone mails the board
-        _show_boards(game, req, ctx, [str(number)])
+        _show_boards(call, [str(number)])
         return
     word = text.lower()
     if word == "resign":
-        resign(game, req, ctx, number, user_id)
+        resign(call, number, user_id)
         return
     if word in VOTE_WORDS:
-        _vote(game, req, ctx, number, user_id, word)
+        _vote(call, number, user_id, word)
         return
     expected: int | None = None
     if "#" in text:
@@ -179,29 +161,22 @@ def move(game: Game, req: Request, ctx: click.Context, words: list[str]) -> None
             expected = int(n)
         else:
             text = text + "#" + n  # Ploy's own '#' (game over) suffix
-    _play(game, req, ctx, number, user_id, text, expected)
+    play(call, number, user_id, text, expected)
 
 
-def _play(
-    game: Game,
-    req: Request,
-    ctx: click.Context,
-    number: int,
-    user_id: int,
-    text: str,
-    expected: int | None,
-) -> None:
+def play(call: Call, number: int, user_id: int, text: str, expected: int | None) -> None:
+    """Play ``text`` for the user on board ``number`` and mail the board to everyone."""
+    req = call.req
     with req.sessions() as session, session.begin():
-        board = _load_board(session, game, number, lock=True)
-        user = session.get(User, user_id)
-        assert user is not None
+        board = load_board(session, call.game, number, lock=True)
+        mover = user(session, user_id)
         position = boards.position_of(board)
         try:
-            played = boards.play_move(
+            played = moves.play(
                 session,
                 board,
                 position,
-                user,
+                mover,
                 text,
                 now=req.now,
                 source=req.source,
@@ -209,165 +184,121 @@ def _play(
                 comment=req.comment,
             )
         except MoveError as exc:
-            tail = reader_tail(session, req, board, position, user)
-            raise _board_error(board, position, f"illegal move '{text}': {exc}", tail) from None
+            tail = reader_tail(session, req, board, position, mover)
+            raise board_error(board, position, f"illegal move '{text}': {exc}", tail) from None
         except boards.BoardError as exc:
-            tail = reader_tail(session, req, board, position, user)
-            raise _board_error(board, position, str(exc), tail) from None
-        _announce(session, req, ctx, played.board, played.position, played.notes, user)
+            tail = reader_tail(session, req, board, position, mover)
+            raise board_error(board, position, str(exc), tail) from None
+        announce(call, session, played.board, played.position, played.notes, mover)
 
 
-def _announce(
-    session: Session,
-    req: Request,
-    ctx: click.Context,
-    board: Board,
-    position: Position,
-    notes: list[str],
-    actor: User | None,
-    *,
-    new: bool = False,
-) -> None:
-    """The board mail to the sender, and the same mail to every other player and spectator."""
-    body = board_mail_body(board, position, notes=notes, comment_ply=len(board.moves))
-    subject = board_subject(board, position, new=new)
-    notify_users(
-        session,
-        req,
-        community.audience(board),
-        subject,
-        body,
-        skip=actor,
-        tail=reply_tail(board, position),
-        board=board,
-    )
-    answer(
-        ctx,
-        subject,
-        body + reader_tail(session, req, board, position, actor),
-        board=board_key(board),
-        summary=_summary(board, position, notes),
-    )
+def swap(call: Call) -> None:
+    number = board_arg(call)
+    play(call, number, call_login(call), "swap", None)
 
 
-def _summary(board: Board, position: Position, notes: list[str]) -> str:
-    """One line on what a command did to a board, for a mail whose answer draws it later."""
-    last = f"Last move: {board.moves[-1].ply}. {board.moves[-1].text}." if board.moves else ""
-    return " ".join(x for x in [*notes, last, turn_line(board, position)] if x)
+def resign_command(call: Call) -> None:
+    number = board_arg(call)
+    resign(call, number, call_login(call))
 
 
-def swap(game: Game, req: Request, ctx: click.Context, words: list[str]) -> None:
-    need(words, 2, f"{game.name} swap BOARD USERID PASSWORD")
-    number, _ = parse_board_number(words.pop(0))
-    userid = words.pop(0)
-    password = take_password(req, words, 0, userid)
-    user_id = login(req, userid, password)
-    _play(game, req, ctx, number, user_id, "swap", None)
-
-
-def resign_command(game: Game, req: Request, ctx: click.Context, words: list[str]) -> None:
-    need(words, 2, f"{game.name} resign BOARD USERID PASSWORD")
-    number, _ = parse_board_number(words.pop(0))
-    userid = words.pop(0)
-    password = take_password(req, words, 0, userid)
-    resign(game, req, ctx, number, login(req, userid, password))
-
-
-def resign(game: Game, req: Request, ctx: click.Context, number: int, user_id: int) -> None:
+def resign(call: Call, number: int, user_id: int) -> None:
     """Resign at once on your turn; out of turn it is queued.  Before your first move it declines."""
+    game, req = call.game, call.req
     with req.sessions() as session, session.begin():
-        board = _load_board(session, game, number, lock=True)
-        user = session.get(User, user_id)
-        assert user is not None
+        board = load_board(session, game, number, lock=True)
+        player = user(session, user_id)
         position = boards.position_of(board)
-        seats = boards.seats_of(board, user)
+        seats = boards.seats_of(board, player)
         if board.status is not BoardStatus.active:
-            raise _board_error(board, position, "the game is over")
+            raise board_error(board, position, "the game is over")
         if not seats:
-            raise _board_error(board, position, f"{user.userid} does not play on board {number}")
+            raise board_error(board, position, f"{player.userid} does not play on board {number}")
         if not board.options.get("tournament") and not any(
             boards.has_moved(board, s) for s in seats
         ):  # a tournament game cannot be declined: resigning it loses it
-            note, new_position = boards.decline(session, board, user, req.now)
-            others = _players(board)
+            note, new_position = boards.decline(session, board, player, req.now)
             if new_position is None:
-                body = render("mail/text.txt.j2", lines=[note])
                 subject = f"{game.display_name} Board {number}"
-                notify_users(session, req, others, subject, body, skip=user)
-                answer(ctx, subject, body)
+                others = [seat.user for seat in board.seats]
+                body = notify.text_mail(
+                    session, others, subject, [note], req.now, actor=player, sender=req.sender
+                )
+                answer(call.ctx, subject, body)
                 return
-            _announce(session, req, ctx, board, new_position, [note], user, new=True)
+            announce(call, session, board, new_position, [note], player, new=True)
             return
         mover = boards.user_to_move(board, position)
-        if mover is None or mover.id != user.id:
-            boards.queue_resign(board, user)
+        if mover is None or mover.id != player.id:
+            boards.queue_resign(board, player)
             body = (
                 f"Your resignation on {game.display_name} board {number} is queued: it takes "
                 "effect when your turn comes.\n"
             )
             answer(
-                ctx,
+                call.ctx,
                 f"{game.display_name} Board {number} {mover.userid if mover else ''}".rstrip(),
                 body,
             )
             return
-        played = boards.play_move(
+        played = moves.play(
             session,
             board,
             position,
-            user,
+            player,
             "resign",
             now=req.now,
             source=req.source,
             comment=req.comment,
         )
-        _announce(session, req, ctx, played.board, played.position, played.notes, user)
+        announce(call, session, played.board, played.position, played.notes, player)
 
 
-def _vote(
-    game: Game, req: Request, ctx: click.Context, number: int, user_id: int, word: str
-) -> None:
+def _vote(call: Call, number: int, user_id: int, word: str) -> None:
+    req = call.req
     with req.sessions() as session, session.begin():
-        board = _load_board(session, game, number, lock=True)
-        user = session.get(User, user_id)
-        assert user is not None
+        board = load_board(session, call.game, number, lock=True)
+        player = user(session, user_id)
         position = boards.position_of(board)
-        if not boards.seats_of(board, user):
-            raise _board_error(board, position, f"{user.userid} does not play on board {number}")
+        if not boards.seats_of(board, player):
+            raise board_error(board, position, f"{player.userid} does not play on board {number}")
         try:
-            note, position = boards.vote(session, board, position, user, word, req.now)
+            note, position = moves.vote(session, board, position, player, word, req.now)
         except boards.BoardError as exc:
-            raise _board_error(board, position, str(exc)) from None
-        _announce(session, req, ctx, board, position, [note], user)
+            raise board_error(board, position, str(exc)) from None
+        announce(call, session, board, position, [note], player)
 
 
 # ----------------------------------------------------------------------------- show, games, history
 
 
-def show(game: Game, req: Request, ctx: click.Context, words: list[str]) -> None:
-    need(words, 1, f"{game.name} show BOARD[#K]... | USERID... [active|inactive|next]")
+def show(call: Call) -> None:
+    game, words = call.game, call.args["what"]
+    if not words:
+        raise click.UsageError(f"not enough arguments; usage: {call.usage}")
     if words[0][0].isdigit():
-        _show_boards(game, req, ctx, words)
+        _show_boards(call, words)
         return
     filters = [w.lower() for w in words if w.lower() in ("active", "inactive", "next")]
     userids = [w for w in words if w.lower() not in ("active", "inactive", "next")]
-    with req.sessions() as session:
+    with call.req.sessions() as session:
         found = _select_boards(session, game, userids, filters[0] if filters else "active")
         numbers = [str(b.number) for b in found]
     if not numbers:
-        answer(ctx, f"{game.display_name} Boards", "No boards match.\n")
+        answer(call.ctx, f"{game.display_name} Boards", "No boards match.\n")
         return
-    _show_boards(game, req, ctx, numbers)
+    _show_boards(call, numbers)
 
 
-def _show_boards(game: Game, req: Request, ctx: click.Context, words: list[str]) -> None:
+def _show_boards(call: Call, words: list[str]) -> None:
+    game = call.game
     parts = []
     subjects = []
     key: str | None = None
-    with req.sessions() as session:
+    with call.req.sessions() as session:
         for word in words:
             number, at = parse_board_number(word)
-            board = _load_board(session, game, number)
+            board = load_board(session, game, number)
             if at is not None and not 0 <= at <= len(board.moves):
                 raise Refused(f"board {number} has {len(board.moves)} moves; there is no move {at}")
             position = boards.position_of(board) if at is None else boards.replay(board, at)
@@ -375,15 +306,15 @@ def _show_boards(game: Game, req: Request, ctx: click.Context, words: list[str])
                 board_mail_body(
                     board, position, all_moves=True, at_ply=at, comment_ply=len(board.moves)
                 )
-                + ("" if at is not None else reader_tail(session, req, board, position))
+                + ("" if at is not None else reader_tail(session, call.req, board, position))
             )
             subjects.append(board_subject(board, position))
             key = board_key(board) if at is None else None
     sep = "\n" + "=" * 72 + "\n\n"
     if len(subjects) == 1:
-        answer(ctx, subjects[0], parts[0], board=key, summary=f"{key} shown.")
+        answer(call.ctx, subjects[0], parts[0], board=key, summary=f"{key} shown.")
     else:
-        answer(ctx, f"{game.display_name} Boards", sep.join(parts))
+        answer(call.ctx, f"{game.display_name} Boards", sep.join(parts))
 
 
 def _select_boards(
@@ -401,28 +332,28 @@ def _select_boards(
         query = query.where(Board.status == BoardStatus.active)
     users = []
     for userid in userids:
-        user = accounts.find_user(session, userid)
-        if user is None:
+        found = accounts.find_user(session, userid)
+        if found is None:
             raise Refused(f"there is no player '{accounts.normalise_userid(userid)}'")
-        users.append(user)
-        query = query.where(Board.id.in_(select(Seat.board_id).where(Seat.user_id == user.id)))
-    found = list(session.scalars(query).unique())
+        users.append(found)
+        query = query.where(Board.id.in_(select(Seat.board_id).where(Seat.user_id == found.id)))
+    boards_found = list(session.scalars(query).unique())
     if which == "next":
         ids = {u.id for u in users}
-        found = [
+        boards_found = [
             b
-            for b in found
+            for b in boards_found
             if (mover := boards.user_to_move(b, boards.position_of(b))) is not None
             and (not ids or mover.id in ids)
         ]
-    return found
+    return boards_found
 
 
-def games_table(req: Request, game: Game, words: list[str], *, finished: bool = False) -> str:
+def games_table(call: Call, game: Game, words: list[str], *, finished: bool = False) -> str:
     filters = [w.lower() for w in words if w.lower() in ("active", "inactive", "next", "all")]
     userids = [w for w in words if w.lower() not in ("active", "inactive", "next", "all")]
     which = filters[0] if filters else ("inactive" if finished else "all")
-    with req.sessions() as session:
+    with call.req.sessions() as session:
         rows = []
         for board in _select_boards(session, game, userids, which, finished):
             position = boards.position_of(board)
@@ -448,26 +379,36 @@ def _short_result(board: Board) -> str:
     return "tie" if board.status is BoardStatus.finished else board.status.value
 
 
-def games(game: Game, req: Request, ctx: click.Context, words: list[str]) -> None:
-    answer(ctx, f"List of {game.display_name} games", games_table(req, game, words))
+def games(call: Call) -> None:
+    game = call.game
+    answer(
+        call.ctx,
+        f"List of {game.display_name} games",
+        games_table(call, game, call.args["filters"]),
+    )
 
 
-def history(game: Game, req: Request, ctx: click.Context, words: list[str]) -> None:
-    answer(ctx, f"{game.display_name} History", games_table(req, game, words, finished=True))
+def history(call: Call) -> None:
+    game = call.game
+    body = games_table(call, game, call.args["userids"], finished=True)
+    answer(call.ctx, f"{game.display_name} History", body)
 
 
-def preview(game: Game, req: Request, ctx: click.Context, words: list[str]) -> None:
-    need(words, 1, f"{game.name} preview BOARD[#K] MOVE...")
-    number, at = parse_board_number(words.pop(0))
-    with req.sessions() as session:
-        board = _load_board(session, game, number)
+def preview(call: Call) -> None:
+    game = call.game
+    if call.args["board"].lower() == "new":
+        classic.preview_new(call)
+        return
+    number, at = parse_board_number(call.args["board"])
+    with call.req.sessions() as session:
+        board = load_board(session, game, number)
         position = boards.position_of(board) if at is None else boards.replay(board, at)
         played = []
-        for text in words:
+        for word in call.args["moves"]:
             try:
-                move_value = position.parse_move(text)
+                move_value = position.parse_move(word)
             except MoveError as exc:
-                raise _board_error(board, position, f"preview stops at '{text}': {exc}") from None
+                raise board_error(board, position, f"preview stops at '{word}': {exc}") from None
             played.append(position.format_move(move_value))
             position.play(move_value)
         start = len(board.moves) if at is None else at
@@ -476,85 +417,85 @@ def preview(game: Game, req: Request, ctx: click.Context, words: list[str]) -> N
             + (" ".join(played) or "no moves")
         ]
         lines.append("Nothing is stored.")
-        body = render("mail/text.txt.j2", lines=lines) + "\n" + render_board(position)
-        if position.outcome() is not None:
-            body += f"\nThe game would end: {position.outcome().reason}.\n"  # type: ignore[union-attr]
-    answer(ctx, f"{game.display_name} Board {number} Preview", body)
+        body = text(lines) + "\n" + render_board(position)
+        outcome = position.outcome()
+        if outcome is not None:
+            body += f"\nThe game would end: {outcome.reason}.\n"
+    answer(call.ctx, f"{game.display_name} Board {number} Preview", body)
 
 
-def game_help_command(game: Game, req: Request, ctx: click.Context, words: list[str]) -> None:
-    from pbmserv.commands.accounts import game_help
+# ----------------------------------------------------------------------------- declarations
 
-    answer(ctx, f"{game.display_name} help", game_help(game.name))
+BOARD = Arg("board", Kind.BOARD)
+USERID = Arg("userid", Kind.USERID)
+PASSWORD = Arg("password", Kind.PASSWORD)
+PLAYER = (BOARD, USERID, PASSWORD)
 
-
-# ----------------------------------------------------------------------------- the group
-
-COMMANDS: list[tuple[str, Callable[..., None], str, str]] = [
-    (
+COMMANDS: tuple[Command, ...] = (
+    Command(
         "challenge",
         challenge,
-        "USERID1 USERID2 [..] [-PARAM[=V]] [--OPTION=V]",
         "Start a new game at once; the first player moves first.",
+        (
+            Arg("players", Kind.TEXT, many=True, metavar="USERID1 USERID2 [..]"),
+            Arg("options", Kind.OPTIONS, metavar="[-PARAM[=V]] [--OPTION=V]"),
+        ),
+        aliases=("chall",),
     ),
-    (
+    Command(
         "move",
         move,
-        "BOARD USERID PASSWORD [MOVE[#N]]",
-        "Make a move (or pass, swap, resign, propose, undo, accept, reject); #N refuses it unless it is move N.",
+        "Make a move (or pass, swap, resign, propose, undo, accept, reject); #N refuses it "
+        "unless it is move N.",
+        (*PLAYER, Arg("move", Kind.MOVE, optional=True, metavar="[MOVE[#N]]")),
+        aliases=("board", "mvoe"),
     ),
-    (
+    Command(
         "swap",
         swap,
-        "BOARD USERID PASSWORD",
         "Use the pie rule: exchange seats with the first player (second move only).",
+        PLAYER,
     ),
-    (
+    Command(
         "resign",
         resign_command,
-        "BOARD USERID PASSWORD",
         "Resign (queued when it is not your turn; declines the game before your first move).",
+        PLAYER,
+        aliases=("resig",),
     ),
-    (
+    Command(
         "show",
         show,
-        "BOARD[#K]... | USERID... [active|inactive|next]",
         "Mail the full board(s), at move K if given.",
+        (
+            Arg(
+                "what",
+                Kind.TEXT,
+                many=True,
+                metavar="BOARD[#K]... | USERID... [active|inactive|next]",
+            ),
+        ),
     ),
-    (
+    Command(
         "games",
         games,
-        "[USERID...] [active|inactive|next]",
         "List boards: number, move, players, status.",
+        (Arg("filters", Kind.TEXT, many=True, metavar="[USERID...] [active|inactive|next]"),),
     ),
-    ("history", history, "[USERID...]", "List finished games."),
-    (
+    Command(
+        "history",
+        history,
+        "List finished games.",
+        (Arg("userids", Kind.TEXT, many=True, metavar="[USERID...]"),),
+    ),
+    Command(
         "preview",
         preview,
-        "BOARD[#K] MOVE...",
         "Show the board after hypothetical moves; nothing is stored.",
+        (
+            Arg("board", Kind.BOARD, metavar="BOARD[#K]|new"),
+            Arg("moves", Kind.TEXT, many=True, metavar="[-PARAM] MOVE..."),
+        ),
+        aliases=("prev",),
     ),
-    ("help", game_help_command, "", "The rules of the game and its commands."),
-]
-ALIASES = {"chall": "challenge", "board": "move", "prev": "preview", "resig": "resign"}
-
-
-def game_group(game: Game, group_class: type[click.Group]) -> click.Group:
-    group = group_class(
-        game.name,
-        help=f"{game.display_name}: {game.summary}",
-        aliases=ALIASES,  # type: ignore[call-arg]
-    )
-    for name, fn, metavar, help_text in COMMANDS:
-        group.add_command(_make(game, name, fn, metavar, help_text))
-    return group
-
-
-def _make(
-    game: Game, name: str, fn: Callable[..., None], metavar: str, help_text: str
-) -> click.Command:
-    @click.pass_context
-    def callback(ctx: click.Context, args: tuple[str, ...]) -> None:
-        fn(game, request(ctx), ctx, list(args))
-
-    return raw_command(name, callback, metavar, help_text)
+)

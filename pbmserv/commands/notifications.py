@@ -1,14 +1,15 @@
-"""``notifications``: how a player gets board mails, for all boards or for one (see notify)."""
+"""``notifications``: how a player gets board mails, for all boards or for one (see
+domain/mailmodes)."""
 
 from __future__ import annotations
 
 import click
 
-from pbmserv.commands.common import login, need, parse_board_number, raw_command, take_password
-from pbmserv.dispatch import Refused, Request, answer, request
-from pbmserv.games.base import Game
-from pbmserv.notify import MODES
-from pbmserv.store.models import Board, User
+from pbmserv.commands.common import board_arg, call_login, load_board
+from pbmserv.commands.dispatch import Refused, answer
+from pbmserv.commands.spec import Arg, Call, Command, Kind
+from pbmserv.domain.mailmodes import MODES
+from pbmserv.store.models import User
 
 CHOICES = " | ".join(MODES)
 
@@ -26,77 +27,64 @@ def _describe(mode: str) -> str:
     return f"{mode} ({MODES[mode]})"
 
 
-def user_notifications(req: Request, ctx: click.Context, args: tuple[str, ...]) -> None:
+def user_notifications(call: Call) -> None:
     """notifications USERID PASSWORD [MODE]: show or set the mode of all one's boards."""
-    usage = f"notifications USERID PASSWORD [{CHOICES}]"
-    words = list(args)
-    need(words, 1, usage)
-    userid = words.pop(0)
-    password = take_password(req, words, 0, userid)
-    user_id = login(req, userid, password)
-    with req.sessions() as session, session.begin():
+    user_id = call_login(call)
+    with call.req.sessions() as session, session.begin():
         user = session.get(User, user_id)
         assert user is not None
-        if words:
-            user.notify = _mode(words[0], usage) or "every"
+        if call.args.get("mode"):
+            user.notify = _mode(call.args["mode"], call.usage) or "every"
         text = f"{user.userid} gets {_describe(user.notify)}, on every board without its own mode."
-    answer(ctx, "pbmserv notifications", text + "\n")
+    answer(call.ctx, "pbmserv notifications", text + "\n")
 
 
-def board_notifications(game: Game, req: Request, ctx: click.Context, words: list[str]) -> None:
+def board_notifications(call: Call) -> None:
     """GAME notifications BOARD USERID PASSWORD [MODE|default]: the mode of one board."""
-    usage = f"{game.name} notifications BOARD USERID PASSWORD [{CHOICES} | default]"
-    need(words, 2, usage)
-    number, _ = parse_board_number(words.pop(0))
-    userid = words.pop(0)
-    password = take_password(req, words, 0, userid)
-    user_id = login(req, userid, password)
-    from pbmserv import boards
-
-    with req.sessions() as session, session.begin():
-        try:
-            board: Board = boards.find_board(session, game, number)
-        except boards.BoardError as exc:
-            raise Refused(str(exc)) from None
+    game, number = call.game, board_arg(call)
+    user_id = call_login(call)
+    with call.req.sessions() as session, session.begin():
+        board = load_board(session, game, number)
         seats = [s for s in board.seats if s.user_id == user_id]
         if not seats:
-            raise Refused(f"{userid} does not play on {game.display_name} board {number}")
-        if words:
-            mode = _mode(words[0], usage, default=True)
+            raise Refused(
+                f"{call.args['userid']} does not play on {game.display_name} board {number}"
+            )
+        if call.args.get("mode"):
+            mode = _mode(call.args["mode"], call.usage, default=True)
             for seat in seats:
                 seat.notify = mode
-        own = seats[0].notify
-        user = seats[0].user
-        mode = own or user.notify
+        own, user = seats[0].notify, seats[0].user
         source = "its own mode" if own else "your mode for all boards"
-        text = f"On {game.display_name} board {number} {user.userid} gets {_describe(mode)} ({source})."
-    answer(ctx, f"{game.display_name} Board {number} notifications", text + "\n")
-
-
-def register_notification_commands(group: click.Group) -> None:
-    @click.pass_context
-    def callback(ctx: click.Context, args: tuple[str, ...]) -> None:
-        user_notifications(request(ctx), ctx, args)
-
-    group.add_command(
-        raw_command(
-            "notifications",
-            callback,
-            f"USERID PASSWORD [{CHOICES}]",
-            "How you get board mails: every move, a daily digest, or once until you move.",
+        text = (
+            f"On {game.display_name} board {number} {user.userid} gets "
+            f"{_describe(own or user.notify)} ({source})."
         )
-    )
+    answer(call.ctx, f"{game.display_name} Board {number} notifications", text + "\n")
 
 
-def add_notification_commands(game: Game, group: click.Group) -> None:
-    from pbmserv.commands.games import _make
-
-    group.add_command(
-        _make(
-            game,
-            "notifications",
-            board_notifications,
-            f"BOARD USERID PASSWORD [{CHOICES} | default]",
-            "How you get the mails of one board (default: your mode for all boards).",
-        )
-    )
+TOP_COMMANDS: tuple[Command, ...] = (
+    Command(
+        "notifications",
+        user_notifications,
+        "How you get board mails: every move, a daily digest, or once until you move.",
+        (
+            Arg("userid", Kind.USERID),
+            Arg("password", Kind.PASSWORD),
+            Arg("mode", Kind.TEXT, optional=True, metavar=f"[{CHOICES}]"),
+        ),
+    ),
+)
+GAME_COMMANDS: tuple[Command, ...] = (
+    Command(
+        "notifications",
+        board_notifications,
+        "How you get the mails of one board (default: your mode for all boards).",
+        (
+            Arg("board", Kind.BOARD),
+            Arg("userid", Kind.USERID),
+            Arg("password", Kind.PASSWORD),
+            Arg("mode", Kind.TEXT, optional=True, metavar=f"[{CHOICES} | default]"),
+        ),
+    ),
+)

@@ -10,14 +10,14 @@ credentials, by mail with the userid and password of a user named in ``Settings.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import click
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
-from pbmserv import accounts, tournaments
-from pbmserv.commands.common import RAW, login, need, raw_args, take_password
-from pbmserv.dispatch import Refused, Request, answer, request
+from pbmserv.commands.common import call_login, login
+from pbmserv.commands.dispatch import Refused, answer
+from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
+from pbmserv.domain import accounts, tournaments
 from pbmserv.games import get_game
 from pbmserv.games.base import ParamError, PlayersError
 from pbmserv.store.models import Tournament, User
@@ -29,33 +29,22 @@ def _refused(message: str, name: str = "") -> Refused:
     return Refused(message, subject=f"{SUBJECT} {name} error".replace("  ", " "))
 
 
-def _admin(req: Request, positional: list[str], usage: str) -> str:
+def _admin(call: Call) -> str:
     """Who acts as administrator: the shell operator, or an authenticated admin by mail."""
-    if req.trusted and len(positional) == 1:
+    req, userid = call.req, call.args.get("userid")
+    if req.trusted and userid is None:
         return "operator"
-    need(positional, 2, usage)
-    userid = positional[1]
-    password = take_password(req, positional, 2, userid)
-    login(req, userid, password)
+    if userid is None:
+        raise click.UsageError(f"not enough arguments; usage: {call.usage}")
+    login(req, userid, call.args["password"])
     admins = {accounts.normalise_userid(a) for a in req.settings.admins}
     if accounts.normalise_userid(userid) not in admins:
         raise _refused(f"only an administrator may do this, and {userid} is not one")
     return accounts.normalise_userid(userid)
 
 
-def _player(req: Request, words: list[str], usage: str) -> tuple[str, int]:
-    need(words, 2, usage)
-    name, userid = words[0], words[1]
-    password = take_password(req, words, 2, userid)
-    return name, login(req, userid, password)
-
-
-def create(req: Request, ctx: click.Context, words: list[str]) -> None:
-    usage = (
-        "tournament create NAME [USERID PASSWORD] --game=GAME [-PARAM[=V]] "
-        "--format=roundrobin|swiss|knockout [--rounds=N] [--double]"
-    )
-    positional: list[str] = []
+def create(call: Call) -> None:
+    req, ctx, usage, words = call.req, call.ctx, call.usage, call.args["options"]
     params: list[str] = []
     options: dict[str, str] = {}
     i = 0
@@ -75,16 +64,13 @@ def create(req: Request, ctx: click.Context, words: list[str]) -> None:
                 options[key] = value
             else:
                 raise click.UsageError(f"unknown option '{word}'; usage: {usage}")
-        elif word.startswith("-") and len(word) > 1:
-            params.append(word)
         else:
-            positional.append(word)
+            params.append(word)
         i += 1
-    need(positional, 1, usage)
     if "game" not in options or "format" not in options:
         raise click.UsageError(f"--game and --format are required; usage: {usage}")
-    by = _admin(req, positional, usage)
-    name = positional[0].lower()
+    by = _admin(call)
+    name = call.args["name"].lower()
     try:
         game = get_game(options["game"])
     except KeyError:
@@ -118,12 +104,11 @@ def create(req: Request, ctx: click.Context, words: list[str]) -> None:
     answer(ctx, f"{SUBJECT} {name} created", body)
 
 
-def start(req: Request, ctx: click.Context, words: list[str]) -> None:
-    usage = "tournament start NAME [USERID PASSWORD]"
-    need(words, 1, usage)
-    _admin(req, words, usage)
+def start(call: Call) -> None:
+    req, ctx = call.req, call.ctx
+    _admin(call)
     with req.sessions() as session, session.begin():
-        tournament = _find(session, words[0])
+        tournament = _find(session, call.args["name"])
         try:
             tournaments.start(session, tournament, req.now)
         except tournaments.TournamentError as exc:
@@ -132,8 +117,9 @@ def start(req: Request, ctx: click.Context, words: list[str]) -> None:
     answer(ctx, f"{SUBJECT} {tournament.name} round 1", body)
 
 
-def join(req: Request, ctx: click.Context, words: list[str]) -> None:
-    name, user_id = _player(req, words, "tournament join NAME USERID PASSWORD")
+def join(call: Call) -> None:
+    req, ctx = call.req, call.ctx
+    name, user_id = call.args["name"], call_login(call)
     with req.sessions() as session, session.begin():
         tournament = _find(session, name)
         user = session.get(User, user_id)
@@ -146,8 +132,9 @@ def join(req: Request, ctx: click.Context, words: list[str]) -> None:
     answer(ctx, f"{SUBJECT} {tournament.name} joined", body)
 
 
-def withdraw(req: Request, ctx: click.Context, words: list[str]) -> None:
-    name, user_id = _player(req, words, "tournament withdraw NAME USERID PASSWORD")
+def withdraw(call: Call) -> None:
+    req, ctx = call.req, call.ctx
+    name, user_id = call.args["name"], call_login(call)
     with req.sessions() as session, session.begin():
         tournament = _find(session, name)
         user = session.get(User, user_id)
@@ -160,20 +147,19 @@ def withdraw(req: Request, ctx: click.Context, words: list[str]) -> None:
     answer(ctx, f"{SUBJECT} {tournament.name} withdrawn", body)
 
 
-def standings(req: Request, ctx: click.Context, words: list[str]) -> None:
-    need(words, 1, "tournament standings NAME")
+def standings(call: Call) -> None:
+    req, ctx = call.req, call.ctx
     with req.sessions() as session:
-        tournament = _find(session, words[0])
+        tournament = _find(session, call.args["name"])
         body = tournaments.standings_text(tournament)
     answer(ctx, f"{SUBJECT} {tournament.name} standings", body)
 
 
-def pairings(req: Request, ctx: click.Context, words: list[str]) -> None:
-    usage = "tournament pairings NAME [ROUND|all]"
-    need(words, 1, usage)
+def pairings(call: Call) -> None:
+    req, ctx, usage = call.req, call.ctx, call.usage
     with req.sessions() as session:
-        tournament = _find(session, words[0])
-        which = words[1].lower() if len(words) > 1 else ""
+        tournament = _find(session, call.args["name"])
+        which = (call.args.get("round") or "").lower()
         if which == "all":
             rounds = list(range(1, tournament.current_round + 1))
         elif which:
@@ -186,7 +172,8 @@ def pairings(req: Request, ctx: click.Context, words: list[str]) -> None:
     answer(ctx, f"{SUBJECT} {tournament.name} pairings", body)
 
 
-def list_tournaments(req: Request, ctx: click.Context, words: list[str]) -> None:
+def list_tournaments(call: Call) -> None:
+    req, ctx = call.req, call.ctx
     with req.sessions() as session:
         rows = list(session.scalars(select(Tournament).order_by(Tournament.id)))
         lines = [
@@ -195,45 +182,56 @@ def list_tournaments(req: Request, ctx: click.Context, words: list[str]) -> None
     answer(ctx, "Tournaments", "\n".join(lines) + "\n")
 
 
-def _find(session, name: str) -> Tournament:  # type: ignore[no-untyped-def]
+def _find(session: Session, name: str) -> Tournament:
     try:
         return tournaments.find(session, name)
     except tournaments.TournamentError as exc:
         raise _refused(str(exc)) from None
 
 
-COMMANDS: list[tuple[str, Callable[..., None], str, str]] = [
+NAME = Arg("name", Kind.TEXT)
+ADMIN = (
+    Arg("userid", Kind.USERID, optional=True, metavar="[USERID"),
+    Arg("password", Kind.PASSWORD, optional=True, metavar="PASSWORD]"),
+)
+PLAYER = (NAME, Arg("userid", Kind.USERID), Arg("password", Kind.PASSWORD))
+
+GROUP = Group(
+    "tournament",
+    "Tournaments: round robin, Swiss and knockout, two-player games only.",
     (
-        "create",
-        create,
-        "NAME [USERID PASSWORD] --game=G [-PARAM] --format=F [--rounds=N] [--double]",
-        "Create a tournament (administrators).",
+        Command(
+            "create",
+            create,
+            "Create a tournament (administrators).",
+            (
+                NAME,
+                *ADMIN,
+                Arg(
+                    "options",
+                    Kind.OPTIONS,
+                    metavar="--game=G [-PARAM] --format=F [--rounds=N] [--double]",
+                    takes_value=("game", "format", "rounds"),
+                ),
+            ),
+        ),
+        Command("start", start, "Seed the players and pair round 1 (admins).", (NAME, *ADMIN)),
+        Command("join", join, "Enter a tournament before it starts.", PLAYER),
+        Command("withdraw", withdraw, "Leave; running games are resigned.", PLAYER),
+        Command(
+            "standings",
+            standings,
+            "Score, Buchholz, Sonneborn-Berger.",
+            (NAME,),
+            aliases=("stand",),
+        ),
+        Command(
+            "pairings",
+            pairings,
+            "The boards of a round.",
+            (NAME, Arg("round", Kind.TEXT, optional=True, metavar="[ROUND|all]")),
+            aliases=("pair",),
+        ),
+        Command("list", list_tournaments, "Every tournament and its state."),
     ),
-    ("start", start, "NAME [USERID PASSWORD]", "Seed the players and pair round 1 (admins)."),
-    ("join", join, "NAME USERID PASSWORD", "Enter a tournament before it starts."),
-    ("withdraw", withdraw, "NAME USERID PASSWORD", "Leave; running games are resigned."),
-    ("standings", standings, "NAME", "Score, Buchholz, Sonneborn-Berger."),
-    ("pairings", pairings, "NAME [ROUND|all]", "The boards of a round."),
-    ("list", list_tournaments, "", "Every tournament and its state."),
-]
-
-
-def tournament_group(group_class: type[click.Group]) -> click.Group:
-    group = group_class(
-        "tournament",
-        help="Tournaments: round robin, Swiss and knockout, two-player games only.",
-        aliases={"stand": "standings", "pair": "pairings"},  # type: ignore[call-arg]
-    )
-    for name, fn, metavar, help_text in COMMANDS:
-        group.add_command(_make(name, fn, metavar, help_text))
-    return group
-
-
-def _make(name: str, fn: Callable[..., None], metavar: str, help_text: str) -> click.Command:
-    @click.pass_context
-    def callback(ctx: click.Context, args: tuple[str, ...]) -> None:
-        fn(request(ctx), ctx, list(args))
-
-    return click.Command(
-        name, callback=callback, params=[raw_args(metavar)], context_settings=RAW, help=help_text
-    )
+)

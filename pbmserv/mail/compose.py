@@ -18,7 +18,8 @@ from email.utils import format_datetime, make_msgid
 from html import escape
 
 from pbmserv.clock import system_clock
-from pbmserv.mail.parse import ParsedMail, mask_passwords
+from pbmserv.commands.grammar import mask_passwords
+from pbmserv.mail.parse import ParsedMail
 
 MAX_REFERENCES = 20
 MAX_QUOTED_LINES = 60

@@ -2,8 +2,8 @@
 
 ``parse_message`` never raises: whatever a mail looks like (broken MIME, unknown charsets,
 HTML only, no headers at all) it returns a :class:`ParsedMail` with what could be read and a
-note in ``ignored`` about what was left out.  ``mask_passwords`` hides the password words of
-command lines in any text (error mails, logs, the operator's ``mail show``).
+note in ``ignored`` about what was left out.  What is a command line comes from the declared
+commands (:mod:`pbmserv.commands.grammar`), which also hides passwords.
 
 Example::
 
@@ -14,9 +14,6 @@ Example::
 
 from __future__ import annotations
 
-import base64
-import binascii
-import codecs
 import email
 import email.header
 import email.utils
@@ -25,32 +22,14 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from email import errors, policy
 from email.message import Message
-from html.parser import HTMLParser
 
-from pbmserv.mail.lines import DEFAULT_VERBS, clean_command, read_body
-
-DEFAULT_COMMAND_WORDS: frozenset[str] = frozenset(
-    {
-        "ploy",
-        "pylon",
-        "plotto",
-        "polis",
-        "pbmserv",
-        "signup",
-        "change",
-        "signoff",
-        "list",
-        "help",
-        "vacation",
-        "tournament",
-    }
-)
-"""Words that start a command line; the dispatcher passes the registry's names instead."""
+from pbmserv.commands import grammar, registry
+from pbmserv.mail.decode import collect_text, decode_bytes, unsurrogate
+from pbmserv.mail.lines import clean_command, read_body
 
 MAX_COMMANDS = 10
 MAX_COMMENT_LINES = 200
 MAX_REFERENCES = 20
-MASK = "********"
 
 _REPLY_PREFIX = re.compile(r"^\s*(?:(?:re|fwd?|aw|wg|sv|vs|antw)\s*(?:\[\d+\])?\s*:\s*)+", re.I)
 _MSGID = re.compile(r"<[\x21-\x3b\x3d\x3f-\x7e]{1,250}>")
@@ -94,386 +73,6 @@ class ParsedMail:
     def raw_headers(self) -> list[tuple[str, str]]:
         """Alias of ``headers`` (the headers shown when the mail is quoted)."""
         return self.headers
-
-
-# ----------------------------------------------------------------------------- passwords
-
-# verb -> indexes (relative to the word before the verb, i.e. the game word) of password words
-_GAME_VERBS_BOARD_USER_PW = frozenset(
-    {
-        "move",
-        "board",
-        "queue",
-        "qmove",
-        "resign",
-        "resig",
-        "swap",
-        "chat",
-        "submit",
-        "confirm",
-        "subscribe",
-        "sub",
-        "unsubscribe",
-        "unsub",
-        "notify",
-        "notifications",
-        "mvoe",
-        "qboard",
-        "boardq",
-        "moveq",
-    }
-)
-
-
-_ACCOUNT_WORDS = frozenset(
-    {"signup", "signoff", "vacation", "accept", "reject", "limit", "seek", "notifications"}
-    | {"message", "broadcast"}
-)
-
-
-def _password_slots(words: list[str], i: int, command_words: Collection[str]) -> list[int]:
-    """Indexes of password words for a command starting at ``words[i]`` (lower-cased, bare).
-
-    | shape                                       | masked          |
-    |---------------------------------------------|-----------------|
-    | ``<game> move/resign/swap/... B U PW ...``  | 5th word        |
-    | ``signup U PW ...``, ``signoff U PW``,      | 3rd word        |
-    | ``vacation/accept/reject/limit/seek U PW``  |                 |
-    | ``tournament join/withdraw NAME U PW``      | 5th word        |
-    | ``change password U OLD NEW``               | 4th and 5th     |
-    | ``change address U PW ...``                 | 4th word        |
-    | ``<game> showas U PW BOARD``                | 4th word        |
-    | ``message/broadcast/notifications U PW``    | 3rd word        |
-
-    A game word the caller does not know still counts when the board word is a number.
-    """
-    word = words[i]
-    n = len(words)
-    if word in ("signup", "signoff") or (
-        word in _ACCOUNT_WORDS and not any(words[:i])  # common words: only at a line's start
-    ):
-        return [i + 2] if i + 2 < n else []
-    if (
-        word == "tournament"
-        and i + 1 < n
-        and words[i + 1] in ("join", "withdraw", "create", "start")
-    ):
-        return [i + 4] if i + 4 < n else []
-    if word == "change" and i + 1 < n:
-        if words[i + 1] == "password":
-            return [j for j in (i + 3, i + 4) if j < n]
-        if words[i + 1] == "address":
-            return [i + 3] if i + 3 < n else []
-        return []
-    if i + 3 < n and words[i + 1] == "showas" and word in command_words:  # GAME showas U PW B
-        return [i + 3]
-    if i + 4 < n and words[i + 1] in _GAME_VERBS_BOARD_USER_PW:
-        known = word in command_words
-        if known or re.fullmatch(r"\d+(?:#\d+)?", words[i + 2]):
-            return [i + 4]
-    return []
-
-
-def _bare(token: str) -> str:
-    return token.lstrip(">*|:").rstrip(":,;").lower()
-
-
-def command_passwords(line: str, command_words: Collection[str] | None = None) -> list[str]:
-    """The password words of one command line (exactly as typed)."""
-    words_cmd = {w.lower() for w in (command_words or DEFAULT_COMMAND_WORDS)}
-    tokens = line.split()
-    bare = [_bare(t) for t in tokens]
-    found = []
-    for i in range(len(tokens)):
-        for j in _password_slots(bare, i, words_cmd):
-            found.append(tokens[j])
-    return found
-
-
-def command_credentials(
-    line: str, command_words: Collection[str] | None = None
-) -> list[tuple[str, str]]:
-    """(userid, password) pairs a command line may authenticate with: each password word and
-    the word before it (for ``change password U OLD NEW`` the second pair is a harmless guess)."""
-    words_cmd = {w.lower() for w in (command_words or DEFAULT_COMMAND_WORDS)}
-    tokens = line.split()
-    bare = [_bare(t) for t in tokens]
-    return [
-        (bare[j - 1], tokens[j])
-        for i in range(len(tokens))
-        for j in _password_slots(bare, i, words_cmd)
-        if j > 0
-    ]
-
-
-def mask_passwords(
-    text: str,
-    command_words: Collection[str] | None = None,
-    *,
-    commands: Iterable[str] = (),
-) -> str:
-    """Replace the password words of every command line in ``text`` with ``********``.
-
-    Works on any line shape: quoted (``> ploy move ...``), in a header (``Subject: Re: ploy
-    move ...``), or in the middle of a sentence.  Passwords found in ``commands`` (the mail's
-    command lines) are also masked wherever else they appear as a whole word.  Blanks and the
-    rest of each line are kept as they were.
-
-    >>> mask_passwords("> ploy move 101 alice s3cret e4-e5")
-    '> ploy move 101 alice ******** e4-e5'
-    >>> mask_passwords("change password alice old1 new2")
-    'change password alice ******** ********'
-    """
-    words_cmd = {w.lower() for w in (command_words or DEFAULT_COMMAND_WORDS)}
-    extra = {pw for line in commands for pw in command_passwords(line, words_cmd) if len(pw) >= 3}
-    out = []
-    for line in text.split("\n"):
-        spans = [(m.start(), m.end()) for m in re.finditer(r"\S+", line)]
-        if not spans:
-            out.append(line)
-            continue
-        bare = [_bare(line[a:b]) for a, b in spans]
-        hide: set[int] = set()
-        for i in range(len(spans)):
-            hide.update(_password_slots(bare, i, words_cmd))
-        for k, (a, b) in enumerate(spans):
-            if line[a:b] in extra:
-                hide.add(k)
-        for k in sorted(hide, reverse=True):
-            a, b = spans[k]
-            line = line[:a] + MASK + line[b:]
-        out.append(line)
-    return "\n".join(out)
-
-
-# ----------------------------------------------------------------------------- decoding
-
-
-def decode_bytes(data: bytes, charset: str | None = None) -> str:
-    """Bytes to text: the declared charset, else UTF-8, else Latin-1 (which never fails).
-
-    UTF-8 with a few broken bytes stays UTF-8 (with U+FFFD for the broken ones) when it has at
-    least as many good non-ASCII characters as broken bytes; otherwise it is Latin-1.
-    """
-    if charset:
-        try:
-            codecs.lookup(charset)
-            return data.decode(charset)
-        except (LookupError, UnicodeError, ValueError, TypeError):
-            pass
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    lenient = data.decode("utf-8", "replace")
-    bad = lenient.count("\ufffd")
-    good = sum(1 for c in lenient if ord(c) > 127) - bad
-    if good and good >= bad:
-        return lenient
-    return data.decode("latin-1")
-
-
-_SURROGATES = re.compile(r"[\udc80-\udcff]+")
-
-
-def unsurrogate(text: str) -> str:
-    """Undeclared 8-bit bytes that the ``email`` package kept as surrogate escapes, decoded."""
-    return _SURROGATES.sub(lambda m: decode_bytes(bytes(ord(c) - 0xDC00 for c in m.group())), text)
-
-
-class _HtmlToText(HTMLParser):
-    """Plain text from HTML: scripts and styles dropped, blocks on lines, quotes marked."""
-
-    BLOCKS = frozenset(
-        {
-            "p",
-            "div",
-            "br",
-            "tr",
-            "li",
-            "ul",
-            "ol",
-            "table",
-            "h1",
-            "h2",
-            "h3",
-            "h4",
-            "h5",
-            "h6",
-            "pre",
-            "hr",
-            "dt",
-            "dd",
-            "section",
-            "article",
-            "header",
-            "footer",
-        }  # fmt: skip
-    )
-    SKIP = frozenset({"script", "style", "head", "title", "template", "noscript"})
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.skip = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in self.SKIP:
-            self.skip += 1
-        elif tag == "blockquote":
-            self.parts.append("\n\x00+\n")
-        elif tag in self.BLOCKS:
-            self.parts.append("\n")
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in self.BLOCKS:
-            self.parts.append("\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in self.SKIP:
-            self.skip = max(0, self.skip - 1)
-        elif tag == "blockquote":
-            self.parts.append("\n\x00-\n")
-        elif tag in self.BLOCKS and tag != "br":
-            self.parts.append("\n")
-
-    def handle_data(self, data: str) -> None:
-        if not self.skip:
-            self.parts.append(re.sub(r"\s+", " ", data))
-
-    def text(self) -> str:
-        depth = 0
-        lines: list[str] = []
-        for raw in "".join(self.parts).split("\n"):
-            if raw == "\x00+":
-                depth += 1
-                continue
-            if raw == "\x00-":
-                depth = max(0, depth - 1)
-                continue
-            line = _BLANKS.sub(" ", raw).strip()
-            if line and depth:
-                line = "> " * depth + line
-            if line or (lines and lines[-1]):
-                lines.append(line)
-        return "\n".join(lines).strip("\n")
-
-
-def html_to_text(html: str) -> str:
-    """Readable plain text from an HTML body (stdlib only)."""
-    parser = _HtmlToText()
-    try:
-        parser.feed(html)
-        parser.close()
-    except Exception:  # noqa: BLE001 - html.parser is lenient, but never fail a mail on it
-        return re.sub(r"<[^>]*>", " ", html)
-    return parser.text()
-
-
-_BASE64_DEFECTS = (
-    errors.InvalidBase64PaddingDefect,
-    errors.InvalidBase64CharactersDefect,
-    errors.InvalidBase64LengthDefect,
-)
-
-
-def _lenient_base64(text: str) -> bytes | None:
-    """Base64 with the damage of truncated mail repaired (missing padding, a stray tail)."""
-    data = re.sub(r"[^A-Za-z0-9+/]", "", text)
-    data = data[: len(data) - (len(data) % 4 == 1)]
-    try:
-        return base64.b64decode(data + "=" * (-len(data) % 4))
-    except (binascii.Error, ValueError):
-        return None
-
-
-def _part_text(part: Message, notes: list[str]) -> str:
-    try:
-        payload = part.get_payload(decode=True)
-    except Exception:  # noqa: BLE001
-        payload = None
-    try:
-        cte = str(part.get("Content-Transfer-Encoding", "")).strip().lower()
-        if cte == "base64" and (
-            payload is None or any(isinstance(d, _BASE64_DEFECTS) for d in part.defects)
-        ):
-            encoded = part.get_payload()
-            repaired = _lenient_base64(encoded) if isinstance(encoded, str) else None
-            if repaired is not None:
-                payload = repaired
-                notes.append("a damaged base64 part was read as far as possible")
-    except Exception:  # noqa: BLE001
-        pass
-    if payload is None:
-        raw = part.get_payload()
-        if isinstance(raw, str):
-            payload = raw.encode("utf-8", "surrogateescape")
-        else:
-            return ""
-    if not isinstance(payload, bytes):
-        return ""
-    try:
-        charset = part.get_content_charset()
-    except Exception:  # noqa: BLE001
-        charset = None
-    return decode_bytes(payload, charset)
-
-
-def _filename(part: Message) -> str | None:
-    try:
-        name = part.get_filename()
-    except Exception:  # noqa: BLE001
-        return None
-    return str(name) if name else None
-
-
-def _is_attachment(part: Message) -> bool:
-    try:
-        disposition = part.get_content_disposition()
-    except Exception:  # noqa: BLE001
-        disposition = None
-    return disposition == "attachment" or (disposition != "inline" and bool(_filename(part)))
-
-
-def _collect(part: Message, texts: list[str], notes: list[str], depth: int = 0) -> None:
-    """Append the readable text parts of ``part`` to ``texts``; note what is left out."""
-    ctype = part.get_content_type()
-    if depth > 20:
-        notes.append("MIME parts nested too deep ignored")
-        return
-    if part.is_multipart():
-        children = [c for c in (part.get_payload() or []) if isinstance(c, Message)]
-        if ctype == "multipart/alternative" and children:
-            chosen = _choose_alternative(children)
-            _collect(chosen, texts, notes, depth + 1)
-            return
-        for child in children:
-            _collect(child, texts, notes, depth + 1)
-        return
-    if ctype.startswith("multipart/"):  # no boundary, or none found: its text is all we have
-        notes.append("a broken multipart mail is read as plain text")
-        texts.append(_part_text(part, notes))
-        return
-    if ctype.startswith("message/"):
-        notes.append(f"attached message ({ctype}) ignored")
-        return
-    if _is_attachment(part) or ctype not in ("text/plain", "text/html"):
-        name = _filename(part) or ctype
-        notes.append(f"attachment {name} ignored")
-        return
-    text = _part_text(part, notes)
-    if ctype == "text/html":
-        text = html_to_text(text)
-        notes.append("HTML part converted to text")
-    texts.append(text)
-
-
-def _choose_alternative(children: list[Message]) -> Message:
-    for wanted in ("text/plain", "text/html"):
-        for child in children:
-            if child.get_content_type() == wanted and not _is_attachment(child):
-                return child
-    return children[-1]
 
 
 # ----------------------------------------------------------------------------- headers
@@ -615,20 +214,23 @@ def parse_message(
     raw: bytes,
     envelope_from: str | None = None,
     *,
-    command_words: Collection[str] = DEFAULT_COMMAND_WORDS,
+    command_words: Collection[str] | None = None,
     max_commands: int = MAX_COMMANDS,
     server_addresses: Iterable[str] = (),
-    command_verbs: Collection[str] = DEFAULT_VERBS,
+    command_verbs: Collection[str] | None = None,
 ) -> ParsedMail:
     """Read one mail; never raises.  See :class:`ParsedMail` for the fields.
 
     ``envelope_from`` is the SMTP ``MAIL FROM`` ('' or '<>' for bounces; None when unknown).
-    ``command_words`` are the words that start a command line (game names, aliases, account
-    commands), compared case-insensitively; ``command_verbs`` the words that may follow one
-    (a line in the middle of prose is a command only with one of them).  ``server_addresses`` are our own addresses: mail
-    from them is automatic.
+    ``command_words`` are the words that start a command line, compared case-insensitively
+    (default: the declared commands, :func:`pbmserv.commands.grammar.command_words`);
+    ``command_verbs`` the words that may follow one (default: the declared sub-commands): a
+    line inside prose is a command only with one of them.  ``server_addresses`` are our own
+    addresses: mail from them is automatic.
     """
-    words = {w.lower() for w in command_words}
+    words = {
+        w.lower() for w in (grammar.command_words() if command_words is None else command_words)
+    }
     servers = {a.strip("<>").lower() for a in server_addresses if a}
     result = ParsedMail()
     if isinstance(raw, str):  # be kind to callers
@@ -649,7 +251,7 @@ def parse_message(
         ):
             result.ignored.append("the mail has no proper header; it is read as text")
         try:
-            _collect(msg, texts, result.ignored)
+            collect_text(msg, texts, result.ignored)
         except Exception:  # noqa: BLE001
             texts = []
             msg_body = _fallback_body(raw)
@@ -669,7 +271,8 @@ def parse_message(
         reason = None
     result.is_automatic = reason is not None
     result.automatic_reason = reason
-    _read_commands(result, text, words, max_commands, command_verbs)
+    verbs = command_verbs if command_verbs is not None else declared_verbs()
+    _read_commands(result, text, words, max_commands, verbs)
     _make_clean(result)
     return result
 
@@ -724,6 +327,12 @@ def _read_headers(msg: Message, result: ParsedMail, envelope_from: str | None) -
             result.headers.append((name, value))
 
 
+def declared_verbs() -> set[str]:
+    """The words that may follow a command word: the commands of every group and game."""
+    groups = [registry.GAME, *registry.GROUPS.values()]
+    return {w.lower() for g in groups for w in g.words()}
+
+
 def _read_commands(
     result: ParsedMail, text: str, words: set[str], max_commands: int, verbs: Collection[str]
 ) -> None:
@@ -750,4 +359,4 @@ def _read_commands(
         )
         comment = "\n".join(lines[:MAX_COMMENT_LINES])
     # the comment goes to every player: a command line typed in it must not show a password
-    result.comment = mask_passwords(comment, words, commands=commands)
+    result.comment = grammar.mask_passwords(comment, words, commands=commands, guess=False)

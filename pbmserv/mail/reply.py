@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from pbmserv.dispatch import DONE, Answer
+from pbmserv.commands.dispatch import DONE, Answer
 
 RULE = "=" * 72
 QUOTED_LINES = 60

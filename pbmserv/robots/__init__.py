@@ -6,7 +6,7 @@
   ordering (any other game is played through the engine contract alone, with a neutral
   evaluation, so a new game gets a legal, if weak, robot for free);
 * :mod:`pbmserv.robots.service`: finding boards where a robot is to move and playing its move
-  through :func:`pbmserv.boards.play_move`, with the same mails as a human move.
+  through :func:`pbmserv.domain.boards.play_move`, with the same mails as a human move.
 
 A level is a budget per move: ``easy``/``normal``/``strong`` are node budgets (reproducible
 play), ``expert`` a time budget; ``nodes=N`` and ``seconds=S`` give any budget.

@@ -4,7 +4,7 @@ Thinking takes seconds, so it never happens inside a database transaction:
 
 1. a short read finds the pending turns (:func:`pending`) with the position as it stands;
 2. the move is computed with no session open (:func:`pbmserv.robots.choose_move`);
-3. a short write transaction plays it with :func:`pbmserv.boards.play_move` and the ply guard
+3. a short write transaction plays it with :func:`pbmserv.domain.moves.play` and the ply guard
    ``expected_ply``: if the board changed meanwhile (an undo, a resignation, another robot loop
    that was quicker) the move is refused and nothing is stored, so a move is never doubled.
    Board rows also carry a version counter, so a concurrent writer makes the commit fail instead
@@ -22,15 +22,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-import click
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
 
-from pbmserv import boards
 from pbmserv.config import Settings
-from pbmserv.dispatch import Request
+from pbmserv.domain import accounts, boards, moves, notify
 from pbmserv.games import get_game
 from pbmserv.games.base import MoveError
 from pbmserv.robots import budget_of, choose_move
@@ -126,7 +124,6 @@ def play_turn(
     else:
         text, nodes, depth, seconds = think(turn)
     when = now()
-    req = Request(settings=settings, sessions=sessions, channel="robot", now=when, source="robot")
     try:
         with sessions() as session, session.begin():
             board = session.get(Board, turn.board_id)
@@ -134,9 +131,9 @@ def play_turn(
             if board is None or user is None:
                 return Done(turn.game, turn.number, turn.userid, "board gone", False)
             if turn.decline:
-                _decline(session, req, board, user)
+                _decline(session, when, board, user)
             else:
-                _play(session, req, board, user, text, turn.ply)
+                _play(session, when, board, user, text, turn.ply)
     except (boards.BoardError, MoveError) as exc:
         log.info("robot %s on %s %d: %s", turn.userid, turn.game, turn.number, exc)
         return Done(turn.game, turn.number, turn.userid, str(exc), False)
@@ -145,37 +142,29 @@ def play_turn(
     return Done(turn.game, turn.number, turn.userid, text, True, nodes, depth, seconds)
 
 
-def _context(req: Request) -> click.Context:
-    """A click context carrying ``req``: the game commands' helpers take answers from it."""
-    return click.Context(click.Command("robot"), obj=req)
-
-
-def _play(session: Session, req: Request, board: Board, user: User, text: str, ply: int) -> None:
-    from pbmserv.commands.games import _announce
-
+def _play(session: Session, now: datetime, board: Board, user: User, text: str, ply: int) -> None:
     position = boards.position_of(board)
-    played = boards.play_move(
-        session, board, position, user, text, now=req.now, source="robot", expected_ply=ply
+    played = moves.play(
+        session, board, position, user, text, now=now, source="robot", expected_ply=ply
     )
-    _announce(session, req, _context(req), played.board, played.position, played.notes, user)
+    notify.board_mail(
+        session, board, played.position, played.notes, now, actor=user, with_comment=True
+    )
 
 
-def _decline(session: Session, req: Request, board: Board, user: User) -> None:
+def _decline(session: Session, now: datetime, board: Board, user: User) -> None:
     """A robot challenged in a game it is not listed for leaves the board (as a human can)."""
-    from pbmserv.commands.common import notify_users
-    from pbmserv.commands.games import _announce
-    from pbmserv.render import render
-
     if board.status is not BoardStatus.active:
         raise boards.BoardError("the game is over")
-    note, position = boards.decline(session, board, user, req.now)
+    note, position = boards.decline(session, board, user, now)
     others = [s.user for s in board.seats]
     if position is None:
-        body = render("mail/text.txt.j2", lines=[note])
         subject = f"{boards.game_of(board).display_name} Board {board.number}"
-        notify_users(session, req, others, subject, body, skip=user)
+        notify.text_mail(session, others, subject, [note], now, actor=user)
         return
-    _announce(session, req, _context(req), board, position, [note], user, new=True)
+    notify.board_mail(
+        session, board, position, [note], now, actor=user, new=True, with_comment=True
+    )
 
 
 def run_pending(
@@ -235,8 +224,6 @@ def run_until_idle(
 
 def add_robot(session: Session, userid: str, game: str, level: str, now: datetime) -> User:
     """Create robot user ``userid`` for ``game``; ValueError says what is wrong."""
-    from pbmserv import accounts
-
     userid = accounts.normalise_userid(userid)
     problem = accounts.check_userid(userid)
     if problem:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, inspect
@@ -30,8 +31,6 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 def make_engine(url: str) -> Engine:
     """An engine for ``url`` with the per-backend settings pbmserv relies on."""
     if url.startswith("sqlite"):
-        from pathlib import Path
-
         path = url.split("///", 1)[-1]
         if path and path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -61,7 +60,7 @@ def is_current(engine: Engine) -> bool:
 def _session_factory(url: str, auto_migrate: bool) -> sessionmaker[Session]:
     engine = make_engine(url)
     if auto_migrate and not is_current(engine):
-        from pbmserv.store.migrate import upgrade
+        from pbmserv.store.migrate import upgrade  # lazy: alembic, only when migrating
 
         upgrade(engine)
     return sessionmaker(engine, expire_on_commit=False)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     JSON,
@@ -27,6 +27,9 @@ from sqlalchemy import (
     false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+if TYPE_CHECKING:
+    from pbmserv.games.base import Position
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -60,6 +63,19 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
 
 
+def _enum(cls: type[enum.Enum], name: str, length: int = 16) -> Enum:
+    """A closed set of values stored as text with a CHECK constraint (the migrations add it)."""
+    return Enum(
+        cls,
+        name=name,
+        native_enum=False,
+        create_constraint=True,
+        validate_strings=True,
+        length=length,
+        values_callable=lambda members: [m.value for m in members],
+    )
+
+
 class BoardStatus(enum.Enum):
     active = "active"
     finished = "finished"
@@ -79,6 +95,37 @@ class InboxStatus(enum.Enum):
     done = "done"
     ignored = "ignored"  # automatic mail we never answer
     shunted = "shunted"  # failed too often; set aside for the operator
+
+
+class SubscriptionKind(enum.StrEnum):
+    all = "all"  # every board mail
+    result = "result"  # only the mail that ends the game
+
+
+class ProposalKind(enum.StrEnum):
+    draw = "draw"
+    undo = "undo"
+
+
+class TournamentFormat(enum.StrEnum):
+    roundrobin = "roundrobin"
+    swiss = "swiss"
+    knockout = "knockout"
+
+
+class TournamentStatus(enum.StrEnum):
+    open = "open"
+    running = "running"
+    finished = "finished"
+
+
+class GameResult(enum.StrEnum):
+    """A tournament game's result, seen from the first seat."""
+
+    win = "1-0"
+    loss = "0-1"
+    draw = "1/2"
+    bye = "bye"
 
 
 class User(Base):
@@ -133,9 +180,7 @@ class Board(Base):
     number: Mapped[int] = mapped_column(Integer)
     params: Mapped[dict[str, Any]] = mapped_column(JSON)
     options: Mapped[dict[str, Any]] = mapped_column(JSON)
-    status: Mapped[BoardStatus] = mapped_column(
-        Enum(BoardStatus, name="board_status", native_enum=False, length=16), index=True
-    )
+    status: Mapped[BoardStatus] = mapped_column(_enum(BoardStatus, "board_status"), index=True)
     created: Mapped[datetime] = mapped_column(UTCDateTime())
     last_move_at: Mapped[datetime] = mapped_column(UTCDateTime())
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
@@ -160,6 +205,13 @@ class Board(Base):
         back_populates="board", cascade="all, delete-orphan", order_by="Subscription.id"
     )
     __mapper_args__ = {"version_id_col": version}
+
+    def user_to_move(self, position: Position) -> User | None:
+        """The user who must act now (the partner, when a partnership seat was absorbed)."""
+        seat = position.to_move
+        if seat is None or self.status is not BoardStatus.active:
+            return None
+        return self.seats[position.controller(seat)].user
 
 
 class Seat(Base):
@@ -219,7 +271,7 @@ class Subscription(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     board_id: Mapped[int] = mapped_column(ForeignKey("boards.id", ondelete="CASCADE"), index=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
-    kind: Mapped[str] = mapped_column(String(8))  # "all" | "result"
+    kind: Mapped[SubscriptionKind] = mapped_column(_enum(SubscriptionKind, "subscription_kind", 8))
     board: Mapped[Board] = relationship(back_populates="subscriptions")
     user: Mapped[User] = relationship()
 
@@ -249,7 +301,7 @@ class Proposal(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     board_id: Mapped[int] = mapped_column(ForeignKey("boards.id", ondelete="CASCADE"), index=True)
-    kind: Mapped[str] = mapped_column(String(8))  # "draw" | "undo"
+    kind: Mapped[ProposalKind] = mapped_column(_enum(ProposalKind, "proposal_kind", 8))
     ply: Mapped[int] = mapped_column(Integer)  # moves on the board when proposed
     accepted_seats: Mapped[list[int]] = mapped_column(JSON)
     open: Mapped[bool] = mapped_column(default=True)
@@ -277,9 +329,7 @@ class Outbox(Base):
     in_reply_to: Mapped[str | None] = mapped_column(String(998), nullable=True)
     references: Mapped[str | None] = mapped_column(Text, nullable=True)
     created: Mapped[datetime] = mapped_column(UTCDateTime())
-    status: Mapped[OutboxStatus] = mapped_column(
-        Enum(OutboxStatus, name="outbox_status", native_enum=False, length=16), index=True
-    )
+    status: Mapped[OutboxStatus] = mapped_column(_enum(OutboxStatus, "outbox_status"), index=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     next_attempt: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
@@ -299,9 +349,7 @@ class Inbox(Base):
     mail_from: Mapped[str] = mapped_column(String(320))
     rcpt_to: Mapped[str] = mapped_column(Text)
     received: Mapped[datetime] = mapped_column(UTCDateTime())
-    status: Mapped[InboxStatus] = mapped_column(
-        Enum(InboxStatus, name="inbox_status", native_enum=False, length=16), index=True
-    )
+    status: Mapped[InboxStatus] = mapped_column(_enum(InboxStatus, "inbox_status"), index=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     claimed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
     claimed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
@@ -320,7 +368,7 @@ class AnswerCount(Base):
 
 
 class Tournament(Base):
-    """A tournament (:mod:`pbmserv.tournaments`); its number (``t3``) is its id."""
+    """A tournament (:mod:`pbmserv.domain.tournaments`); its number (``t3``) is its id."""
 
     __tablename__ = "tournaments"
 
@@ -328,10 +376,10 @@ class Tournament(Base):
     name: Mapped[str] = mapped_column(String(32), unique=True)
     game: Mapped[str] = mapped_column(String(32))
     params: Mapped[dict[str, Any]] = mapped_column(JSON)
-    format: Mapped[str] = mapped_column(String(16))  # roundrobin | swiss | knockout
+    format: Mapped[TournamentFormat] = mapped_column(_enum(TournamentFormat, "tournament_format"))
     rounds: Mapped[int | None] = mapped_column(Integer, nullable=True)  # set at the start
     double: Mapped[bool] = mapped_column(default=False)
-    status: Mapped[str] = mapped_column(String(16))  # open | running | finished
+    status: Mapped[TournamentStatus] = mapped_column(_enum(TournamentStatus, "tournament_status"))
     current_round: Mapped[int] = mapped_column(Integer, default=0)
     created: Mapped[datetime] = mapped_column(UTCDateTime())
     created_by: Mapped[str] = mapped_column(String(32))
@@ -384,6 +432,8 @@ class TournamentGame(Base):
     )
     first_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     second_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
-    result: Mapped[str | None] = mapped_column(String(8), nullable=True)  # 1-0 0-1 1/2 bye
+    result: Mapped[GameResult | None] = mapped_column(
+        _enum(GameResult, "game_result", 8), nullable=True
+    )
     tournament: Mapped[Tournament] = relationship(back_populates="games")
     board: Mapped[Board | None] = relationship()

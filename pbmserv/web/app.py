@@ -24,6 +24,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pbmserv.config import Settings
 from pbmserv.resources import templates_dir
+from pbmserv.web import routes
+from pbmserv.web.db import readonly_sessions
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -100,8 +102,6 @@ def create_app(
 
     ``clock`` gives the time for "waiting for" on board pages (the server's injectable clock).
     """
-    from pbmserv.web import routes
-    from pbmserv.web.db import readonly_sessions
 
     web = Web(
         settings,

@@ -14,11 +14,14 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from pbmserv.boards import replay
-from pbmserv.clocks import format_days, periods
 from pbmserv.config import Settings
+from pbmserv.domain.boards import replay
+from pbmserv.domain.clocks import periods
+from pbmserv.domain.pairing import standings
+from pbmserv.domain.tournaments import BOARD_NAME, board_name, describe
 from pbmserv.games import get_game
 from pbmserv.games.base import Game, Position
+from pbmserv.render.board_mail import format_days
 from pbmserv.store.models import (
     Board,
     BoardStatus,
@@ -29,7 +32,6 @@ from pbmserv.store.models import (
     TournamentPlayer,
     User,
 )
-from pbmserv.tournaments import BOARD_NAME, board_name, describe, standings
 
 LIST_LIMIT = 500  # newest boards shown per list
 

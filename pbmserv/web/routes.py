@@ -7,6 +7,7 @@ read-only transaction and render a template; anything unknown is a 404.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -14,11 +15,13 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from pbmserv.games import all_games
-from pbmserv.render import render_board
+from pbmserv.render.templates import render_board
 from pbmserv.web import queries
-from pbmserv.web.app import Web
 from pbmserv.web.db import reading
 from pbmserv.web.draw import draw
+
+if TYPE_CHECKING:  # the app imports the routes
+    from pbmserv.web.app import Web
 
 
 def routes(web: Web) -> list[Route]:

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from pbmserv.boards import FORFEIT
+from pbmserv.domain.boards import FORFEIT, position_of
 from pbmserv.games import get_game
 from pbmserv.games.base import RESIGN, Position
 from pbmserv.store.models import Board, BoardStatus
@@ -134,8 +134,6 @@ _FINISHED_SUBJECT = re.compile(r"^(?P<game>[A-Za-z]+) Board (?P<number>\d+)$")
 def attachments_for(session: Session, subject: str) -> list[tuple[str, str, bytes]]:
     """(file name, MIME type, bytes) for an outgoing mail: the JSON record when the mail is
     the board mail of a finished game (its subject names no player to move)."""
-    from pbmserv.boards import position_of
-
     match = _FINISHED_SUBJECT.match(subject)
     if match is None:
         return []

@@ -1,4 +1,5 @@
-"""``pbmserv serve``: the listener, the command worker and the sender in one process.
+"""``pbmserv serve``: the listener, the worker, the sender, the clocks, the robots and the web
+pages in one process (the composition root: it sits above every channel).
 
 The listener (aiosmtpd, in its own thread and event loop) only stores mail durably and wakes
 the worker; the worker and the sender are plain threads that poll their queues and sleep on an
@@ -15,10 +16,17 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from pbmserv import inbox
 from pbmserv.clock import Clock
 from pbmserv.config import Settings
+from pbmserv.domain.clocks import tick
+from pbmserv.mail import inbox
+from pbmserv.mail.listener import InboundHandler, make_controller
+from pbmserv.mail.sender import deliver_pending, make_sink
+from pbmserv.mail.worker import process_next
+from pbmserv.render.links import attach
+from pbmserv.robots.service import run_pending
 from pbmserv.store.db import session_factory
+from pbmserv.web.serve import WebServer
 
 log = logging.getLogger("pbmserv.server")
 POLL_SECONDS = 1.0
@@ -43,8 +51,6 @@ class Server:
         self.threads: list[threading.Thread] = []
         self.controller: Any = None
         self.web: Any = None  # pbmserv.web.serve.WebServer while the pages are served
-        from pbmserv.web.links import attach
-
         attach(self.sessions, settings)  # board mails link to the pages
 
     # ----- the listener's callback
@@ -66,8 +72,6 @@ class Server:
     # ----- loops
 
     def _worker_loop(self) -> None:
-        from pbmserv.worker import process_next
-
         while not self.stopping.is_set():
             try:
                 done = process_next(self.sessions, self.settings, self.clock)
@@ -82,8 +86,6 @@ class Server:
             self.work.clear()
 
     def _sender_loop(self) -> None:
-        from pbmserv.outbound import deliver_pending, make_sink
-
         sink = make_sink(self.settings)
         while not self.stopping.is_set():
             try:
@@ -94,8 +96,6 @@ class Server:
             self.outgoing.clear()
 
     def _clock_loop(self) -> None:
-        from pbmserv.clocks import tick
-
         while not self.stopping.is_set():
             try:
                 tick(self.sessions, self.settings, self.clock())
@@ -106,8 +106,6 @@ class Server:
 
     def _robot_loop(self) -> None:
         """Robots think here, never in the worker or the listener; mails go out as for humans."""
-        from pbmserv.robots.service import run_pending
-
         while not self.stopping.is_set():
             try:
                 done = run_pending(
@@ -134,8 +132,6 @@ class Server:
             thread.start()
             self.threads.append(thread)
         if self.listen:
-            from pbmserv.mail.listener import InboundHandler, make_controller
-
             handler = InboundHandler(
                 store_message=self.store_message,
                 accept_recipient=self.accept_recipient,
@@ -152,8 +148,6 @@ class Server:
             )
             self.controller.start()
             if self.settings.web_enabled:
-                from pbmserv.web.serve import WebServer
-
                 self.web = WebServer(self.settings, self.clock)
                 self.web.start()
 

@@ -3,7 +3,9 @@
 This is where the move record and the game engine meet.  Every change to a board goes through
 :func:`play_move` (or the decline/undo helpers), which appends to the record, runs the automatic
 loop of the classic servers, refreshes the cached position and closes the board when the game
-ends.  Nothing here formats mail; :mod:`pbmserv.views` does that.
+ends.  Nothing here formats or sends mail (:mod:`pbmserv.domain.notify` does), and nothing
+here knows tournaments: :mod:`pbmserv.domain.moves` wraps these functions for the callers and
+tells a tournament when one of its boards has finished.
 """
 
 from __future__ import annotations
@@ -12,11 +14,21 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, object_session
 
+from pbmserv.domain.ratings import rate_board
 from pbmserv.games import get_game
 from pbmserv.games.base import PASS, RESIGN, Game, MoveError, Position
-from pbmserv.store.models import Board, BoardStatus, Comment, MoveRecord, Proposal, Seat, User
+from pbmserv.store.models import (
+    Board,
+    BoardStatus,
+    Comment,
+    MoveRecord,
+    Proposal,
+    ProposalKind,
+    Seat,
+    User,
+)
 
 FIRST_BOARD_NUMBER = 101
 FORFEIT = "Forfeit"  # the automatic entry of a seat that ran out of time (plays RESIGN)
@@ -111,10 +123,7 @@ def seat_user(board: Board, seat: int) -> User:
 
 def user_to_move(board: Board, position: Position) -> User | None:
     """The user who must act now (the partner, when a partnership seat was absorbed)."""
-    seat = position.to_move
-    if seat is None or board.status is not BoardStatus.active:
-        return None
-    return seat_user(board, position.controller(seat))
+    return board.user_to_move(position)
 
 
 def seats_of(board: Board, user: User) -> list[int]:
@@ -290,16 +299,9 @@ def _close_if_over(board: Board, position: Position, now: datetime) -> None:
 
 
 def _rate(board: Board, now: datetime) -> None:
-    """What follows every finished game: the ratings, then the tournament it belongs to."""
-    from sqlalchemy.orm import object_session
-
-    from pbmserv.ratings import rate_board
-    from pbmserv.tournaments import board_finished
-
-    session = object_session(board)
-    rate_board(session, board, now)
-    if session is not None:
-        board_finished(session, board, now)
+    """What follows every finished game here: the ratings.  (The tournament the board belongs
+    to is told by :mod:`pbmserv.domain.moves`, which sits above this module.)"""
+    rate_board(object_session(board), board, now)
 
 
 def _close_proposals(session: Session, board: Board) -> None:
@@ -379,7 +381,7 @@ def vote(
             old.open = False
         proposal = Proposal(
             board_id=board.id,
-            kind=kind,
+            kind=ProposalKind(kind),
             ply=len(board.moves),
             accepted_seats=seats,
             open=True,
@@ -399,7 +401,7 @@ def vote(
     accepted = {board.seats[s].user_id for s in proposal.accepted_seats if s < len(board.seats)}
     if voters <= accepted:
         proposal.open = False
-        if proposal.kind == "draw":
+        if proposal.kind == ProposalKind.draw:
             finish_draw(session, board, "draw agreed", now)
             note += " The game is drawn by agreement."
         else:

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import click
+from sqlalchemy import select
 
-from pbmserv.dispatch import Refused, answer, request
-from pbmserv.render import render
+from pbmserv.commands.dispatch import Refused, answer, request
+from pbmserv.domain import accounts
+from pbmserv.render.templates import render
+from pbmserv.robots import DEFAULT_LEVEL, budget_of
+from pbmserv.robots.service import add_robot, run_pending, run_until_idle
+from pbmserv.store.models import Robot
 
 
 def _sessions(ctx: click.Context):  # type: ignore[no-untyped-def]
@@ -31,9 +36,6 @@ def robot_group() -> None:
 )
 @click.pass_context
 def robot_add(ctx: click.Context, name: str, game: str, level: str | None) -> None:
-    from pbmserv.robots import DEFAULT_LEVEL
-    from pbmserv.robots.service import add_robot
-
     req = request(ctx)
     with _sessions(ctx)() as session, session.begin():
         try:
@@ -52,10 +54,6 @@ def robot_add(ctx: click.Context, name: str, game: str, level: str | None) -> No
 @robot_group.command("list", help="Every robot with its game and level.")
 @click.pass_context
 def robot_list(ctx: click.Context) -> None:
-    from sqlalchemy import select
-
-    from pbmserv.store.models import Robot
-
     with _sessions(ctx)() as session:
         rows = [
             f"{r.user.userid:<20} {r.game:<10} {r.level}"
@@ -69,10 +67,6 @@ def robot_list(ctx: click.Context) -> None:
 @click.argument("level")
 @click.pass_context
 def robot_level(ctx: click.Context, name: str, level: str) -> None:
-    from pbmserv import accounts
-    from pbmserv.robots import budget_of
-    from pbmserv.store.models import Robot
-
     try:
         budget_of(level)
     except ValueError as exc:
@@ -91,8 +85,6 @@ def robot_level(ctx: click.Context, name: str, level: str) -> None:
 @click.option("--until-idle", is_flag=True, help="Repeat until no robot is to move.")
 @click.pass_context
 def robot_run(ctx: click.Context, until_idle: bool) -> None:
-    from pbmserv.robots.service import run_pending, run_until_idle
-
     req = request(ctx)
     runner = run_until_idle if until_idle else run_pending
     done = runner(req.sessions, req.settings, lambda: req.now)

@@ -77,20 +77,6 @@ def rate_board(session: Session | None, board: Board, now: datetime) -> None:
     board.rating_changes = changes
 
 
-def changes_line(board: Board) -> str:
-    """``Rating changes: alice 1600 -> 1616, bob 1600 -> 1584`` (empty when unrated)."""
-    if not board.rating_changes:
-        return ""
-    parts = [f"{userid} {old} -> {new}" for userid, old, new in board.rating_changes]
-    lines = ["Rating changes:"]
-    for i, part in enumerate(parts):
-        part += "," if i < len(parts) - 1 else ""
-        if len(lines[-1]) + 1 + len(part) > 72:
-            lines.append(" ")
-        lines[-1] += " " + part
-    return "\n".join(lines)
-
-
 @dataclass
 class Standing:
     userid: str

@@ -22,7 +22,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
-from pbmserv.store.models import Address, AuthFailure, User
+from pbmserv.store.models import Address, AuthFailure, Board, BoardStatus, Seat, User
 
 USERID_RE = re.compile(r"^[a-z][a-z0-9_.-]{1,31}$")
 ADDRESS_RE = re.compile(r"^[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+$|^[^@\s<>]+@localhost$")
@@ -224,3 +224,34 @@ def authenticate(
     if hasher(settings).check_needs_rehash(user.password_hash):
         set_password(user, settings, password)
     return user
+
+
+# ----------------------------------------------------------------------------- challenge limits
+
+
+def active_games(session: Session, user: User) -> int:
+    return (
+        session.scalar(
+            select(func.count(func.distinct(Board.id)))
+            .join(Seat, Seat.board_id == Board.id)
+            .where(Seat.user_id == user.id, Board.status == BoardStatus.active)
+        )
+        or 0
+    )
+
+
+def over_limit(session: Session, user: User) -> str | None:
+    """Why ``user`` cannot take one more game (his ``limit``), or None."""
+    if user.game_limit is None:
+        return None
+    count = active_games(session, user)
+    if count >= user.game_limit:
+        return f"{user.userid} has {count} active games and takes at most {user.game_limit}"
+    return None
+
+
+def after_challenge(users: list[User]) -> None:
+    """A new game counts against what each player is seeking."""
+    for user in users:
+        if user.seeking:
+            user.seeking -= 1

@@ -1,20 +1,31 @@
 """The operator's shell commands: ``db``, ``mail``, ``status``, ``serve`` and ``robot``.
 
-They exist only in the shell (:mod:`pbmserv.cli`); a mail can never reach them.
+They exist only in the shell (:mod:`pbmserv.cli.main`); a mail can never reach them.  They are
+plain click commands, not declarations: no password, no mail, no masking.
 """
 
 from __future__ import annotations
 
 import sys
+from email.parser import BytesHeaderParser
+from email.utils import parseaddr
 from typing import BinaryIO
 
 import click
 from sqlalchemy import func, select
 
+from pbmserv.cli.robots import robot_group
+from pbmserv.commands.dispatch import Refused, answer, request
+from pbmserv.commands.grammar import mask_passwords
 from pbmserv.config import Settings
-from pbmserv.dispatch import Refused, answer
-from pbmserv.render import render
-from pbmserv.robots.commands import robot_group
+from pbmserv.domain import outgoing as out
+from pbmserv.domain.clocks import tick as check_clocks
+from pbmserv.mail import inbox
+from pbmserv.mail.worker import process_next
+from pbmserv.render.links import attach
+from pbmserv.render.templates import render
+from pbmserv.store.db import make_engine, session_factory
+from pbmserv.store.models import Board, BoardStatus, Inbox, InboxStatus, Outbox, OutboxStatus
 
 
 def _settings(ctx: click.Context) -> Settings:
@@ -22,9 +33,6 @@ def _settings(ctx: click.Context) -> Settings:
 
 
 def _sessions(ctx: click.Context):  # type: ignore[no-untyped-def]
-    from pbmserv.store.db import session_factory
-    from pbmserv.web.links import attach
-
     factory = session_factory(_settings(ctx).url)
     attach(factory, _settings(ctx))
     return factory
@@ -46,8 +54,7 @@ def db_group() -> None:
 @click.argument("revision", default="head")
 @click.pass_context
 def db_upgrade(ctx: click.Context, revision: str) -> None:
-    from pbmserv.store.db import make_engine
-    from pbmserv.store.migrate import upgrade
+    from pbmserv.store.migrate import upgrade  # lazy: alembic is needed by db commands only
 
     settings = _settings(ctx)
     upgrade(make_engine(settings.url), revision)
@@ -58,8 +65,7 @@ def db_upgrade(ctx: click.Context, revision: str) -> None:
 @click.argument("revision")
 @click.pass_context
 def db_downgrade(ctx: click.Context, revision: str) -> None:
-    from pbmserv.store.db import make_engine
-    from pbmserv.store.migrate import downgrade
+    from pbmserv.store.migrate import downgrade  # lazy: alembic is needed by db commands only
 
     downgrade(make_engine(_settings(ctx).url), revision)
     answer(ctx, "pbmserv db", f"The database is at {revision}.\n")
@@ -80,11 +86,7 @@ def mail_group() -> None:
 @click.option("--outgoing", is_flag=True, help="The outbox instead: mails waiting to go out.")
 @click.pass_context
 def mail_list(ctx: click.Context, show_all: bool, outgoing: bool) -> None:
-    from pbmserv.store.models import Inbox, InboxStatus
-
     if outgoing:
-        from pbmserv import outgoing as out
-
         with _sessions(ctx)() as session:
             lines = out.list_lines(session, show_all=show_all)
         answer(ctx, "pbmserv mail list --outgoing", _text(lines))
@@ -111,12 +113,7 @@ def mail_list(ctx: click.Context, show_all: bool, outgoing: bool) -> None:
 @click.option("--outgoing", is_flag=True, help="Mail ID of the outbox: headers and text.")
 @click.pass_context
 def mail_show(ctx: click.Context, message_id: int, outgoing: bool) -> None:
-    from pbmserv.mail.parse import mask_passwords
-    from pbmserv.store.models import Inbox
-
     if outgoing:
-        from pbmserv import outgoing as out
-
         with _sessions(ctx)() as session:
             shown = out.show_lines(session, message_id)
         if shown is None:
@@ -143,8 +140,6 @@ def mail_show(ctx: click.Context, message_id: int, outgoing: bool) -> None:
 @click.argument("message_id", type=int)
 @click.pass_context
 def mail_retry(ctx: click.Context, message_id: int) -> None:
-    from pbmserv import inbox
-
     if not inbox.retry(_sessions(ctx), message_id):
         raise Refused(f"there is no mail {message_id} in the inbox")
     answer(ctx, "pbmserv mail retry", f"Mail {message_id} is queued again.\n")
@@ -156,17 +151,11 @@ def mail_retry(ctx: click.Context, message_id: int) -> None:
 @click.option("--no-process", is_flag=True, help="Only store it; a running server processes it.")
 @click.pass_context
 def mail_inject(ctx: click.Context, source: BinaryIO, sender: str, no_process: bool) -> None:
-    from pbmserv import inbox
-    from pbmserv.worker import process_next
-
     raw = source.read()
     settings = _settings(ctx)
     if len(raw) > settings.max_message_bytes:
         raise Refused(f"the mail is larger than {settings.max_message_bytes} bytes")
     if not sender:  # no envelope: the sender is the address in From (Return-Path if any)
-        from email.parser import BytesHeaderParser
-        from email.utils import parseaddr
-
         headers = BytesHeaderParser().parsebytes(raw, headersonly=True)
         sender = parseaddr(str(headers.get("Return-Path") or headers.get("From") or ""))[1]
         if not sender:
@@ -182,7 +171,10 @@ def mail_inject(ctx: click.Context, source: BinaryIO, sender: str, no_process: b
 
 
 def _deliver_now(settings: Settings, sessions) -> None:  # type: ignore[no-untyped-def]
-    from pbmserv.outbound import deliver_pending, make_sink
+    from pbmserv.mail.sender import (  # lazy: smtplib and ssl, for delivery only
+        deliver_pending,
+        make_sink,
+    )
 
     deliver_pending(sessions, settings, make_sink(settings), settings.clock())
 
@@ -193,8 +185,6 @@ def _deliver_now(settings: Settings, sessions) -> None:  # type: ignore[no-untyp
 @click.command("status", help="Queue depths, failures and games in progress.")
 @click.pass_context
 def status(ctx: click.Context) -> None:
-    from pbmserv.store.models import Board, BoardStatus, Inbox, InboxStatus, Outbox, OutboxStatus
-
     with _sessions(ctx)() as session:
         inbox_counts = dict(
             session.execute(select(Inbox.status, func.count()).group_by(Inbox.status)).all()
@@ -232,9 +222,6 @@ def status(ctx: click.Context) -> None:
 @click.command("tick", help="Check the clocks once: nags and forfeits (for cron).")
 @click.pass_context
 def tick(ctx: click.Context) -> None:
-    from pbmserv.clocks import tick as check_clocks
-    from pbmserv.dispatch import request
-
     now = request(ctx).now
     report = check_clocks(_sessions(ctx), _settings(ctx), now)
     answer(ctx, "pbmserv tick", _text(report.lines(now)))
@@ -252,7 +239,7 @@ def tick(ctx: click.Context) -> None:
 def serve(
     ctx: click.Context, host: str | None, port: int | None, lmtp: bool | None, no_listen: bool
 ) -> None:
-    from pbmserv.server import run_server
+    from pbmserv.cli.server import run_server  # lazy: asyncio and threads, for serve only
 
     settings = _settings(ctx)
     if host:

@@ -7,7 +7,7 @@ them out on ordinary boards.
   ``tournament=<board name>`` (shown in the board mail heading).
 - Seeds are fixed at the start: rating in the game (1600 without one), then order of joining.
 - When the last game of a round ends (:func:`board_finished`, called from
-  :mod:`pbmserv.boards` for every finished board), the next round is paired and its boards
+  :mod:`pbmserv.domain.boards` for every finished board), the next round is paired and its boards
   created, and every player gets the pairings and standings; after the last round the final
   standings.
 - Scores: win 1, draw 1/2, loss 0; a Swiss bye scores 1, a round-robin bye (sitting out) 0.
@@ -32,31 +32,43 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from pbmserv import boards
+from pbmserv.domain import boards, notify
+from pbmserv.domain.pairing import (
+    BYE,
+    DRAW,
+    LOSS,
+    WIN,
+    SwissInput,
+    bracket,
+    circle_rounds,
+    knockout_results,
+    standings,
+    swiss_pairs,
+)
 from pbmserv.games import get_game
-from pbmserv.outbox import mail_users
+from pbmserv.render.templates import render
 from pbmserv.store.models import (
     Board,
     BoardStatus,
     Rating,
     Tournament,
+    TournamentFormat,
     TournamentGame,
     TournamentPlayer,
+    TournamentStatus,
     User,
 )
 
-FORMATS = ("roundrobin", "swiss", "knockout")
+FORMATS = tuple(f.value for f in TournamentFormat)
 NAG_DAYS = 1.0
 FORFEIT_DAYS = 7.0
 BOARD_NAME = re.compile(r"t(\d+)r(\d+)b(\d+)", re.I)
-WIN, LOSS, DRAW, BYE = "1-0", "0-1", "1/2", "bye"
 
 
 class TournamentError(Exception):
@@ -65,275 +77,6 @@ class TournamentError(Exception):
 
 def board_name(tournament_id: int, round_: int, number: int) -> str:
     return f"t{tournament_id}r{round_}b{number}"
-
-
-# ----------------------------------------------------------------------------- pure pairing
-
-
-def circle_rounds(players: Sequence[int], double: bool = False) -> list[list[tuple[int, int]]]:
-    """Round-robin rounds by the circle method; a pair with -1 is a bye (sitting out).
-
-    >>> circle_rounds([1, 2, 3, 4])
-    [[(1, 4), (2, 3)], [(3, 1), (4, 2)], [(1, 2), (3, 4)]]
-    """
-    ring = list(players) + ([-1] if len(players) % 2 else [])
-    n = len(ring)
-    rounds: list[list[tuple[int, int]]] = []
-    firsts = {p: 0 for p in ring}
-    seconds = {p: 0 for p in ring}
-    last: dict[int, str] = {}
-    for r in range(n - 1):
-        rest = ring[1:]
-        shift = r % len(rest)
-        rest = rest[len(rest) - shift :] + rest[: len(rest) - shift]
-        arranged = [ring[0], *rest]
-        pairs = []
-        for i in range(n // 2):
-            a, b = arranged[i], arranged[n - 1 - i]
-            if b == -1 or a == -1:
-                pairs.append((a, b) if b == -1 else (b, a))
-                continue
-            first, second = _seat_order(a, b, firsts, seconds, last)
-            firsts[first] += 1
-            seconds[second] += 1
-            last[first], last[second] = "first", "second"
-            pairs.append((first, second))
-        rounds.append(pairs)
-    if double:
-        rounds += [[(b, a) if b != -1 else (a, b) for a, b in pairs] for pairs in rounds]
-    return rounds
-
-
-def _seat_order(
-    a: int, b: int, firsts: dict[int, int], seconds: dict[int, int], last: dict[int, str]
-) -> tuple[int, int]:
-    """``a`` is the higher-ranked player; the returned pair is (first seat, second seat)."""
-    balance_a, balance_b = firsts[a] - seconds[a], firsts[b] - seconds[b]
-    if balance_a != balance_b:
-        return (a, b) if balance_a < balance_b else (b, a)
-    if last.get(a) != last.get(b):
-        return (a, b) if last.get(b) == "first" or last.get(a) == "second" else (b, a)
-    return a, b
-
-
-@dataclass
-class SwissInput:
-    """What Swiss pairing needs, players ranked best first."""
-
-    ranked: list[int]
-    scores: dict[int, float]
-    met: set[frozenset[int]] = field(default_factory=set)
-    colours: dict[int, list[str]] = field(default_factory=dict)  # "first"/"second" per game
-    had_bye: set[int] = field(default_factory=set)
-
-
-def swiss_pairs(data: SwissInput) -> tuple[list[tuple[int, int]], int | None, bool]:
-    """Pairs (first seat, second seat) best board first, the bye, and whether rematches were
-    needed."""
-    import networkx as nx
-
-    ranked = list(data.ranked)
-    bye = None
-    if len(ranked) % 2:
-        bye = next((p for p in reversed(ranked) if p not in data.had_bye), ranked[-1])
-        ranked.remove(bye)
-    rank = {p: i for i, p in enumerate(ranked)}
-    groups: dict[float, list[int]] = {}
-    for p in ranked:
-        groups.setdefault(data.scores.get(p, 0.0), []).append(p)
-
-    def balance(p: int) -> int:
-        seq = data.colours.get(p, [])
-        return seq.count("first") - seq.count("second")
-
-    def preference(p: int) -> tuple[str | None, bool]:
-        """The wanted seat and whether the wish is strong (unequal counts so far)."""
-        b = balance(p)
-        if b:
-            return ("second" if b > 0 else "first"), True
-        seq = data.colours.get(p, [])
-        if seq:
-            return ("second" if seq[-1] == "first" else "first"), False
-        return None, False
-
-    def cost(a: int, b: int) -> int:
-        sa, sb = data.scores.get(a, 0.0), data.scores.get(b, 0.0)
-        diff = round(abs(sa - sb) * 2)
-        (pa, strong_a), (pb, strong_b) = preference(a), preference(b)
-        clash = 0
-        if pa is not None and pa == pb:
-            clash = 2 if strong_a and strong_b else 1
-        if sa == sb:  # top half against bottom half, the top boards first
-            group = groups[sa]
-            i, j = sorted((group.index(a), group.index(b)))
-            dutch = abs(j - i - len(group) // 2) * (len(group) - i)
-        else:  # the lowest of the higher group floats down to the highest of the lower one
-            high, low = (a, b) if sa > sb else (b, a)
-            upper, lower = groups[max(sa, sb)], groups[min(sa, sb)]
-            dutch = (len(upper) - 1 - upper.index(high)) + lower.index(low)
-        return diff * diff * 10**10 + clash * 10**7 + dutch
-
-    def match(allow_rematch: bool) -> set[tuple[int, int]]:
-        graph = nx.Graph()
-        graph.add_nodes_from(ranked)
-        for i, a in enumerate(ranked):
-            for b in ranked[i + 1 :]:
-                rematch = frozenset((a, b)) in data.met
-                if rematch and not allow_rematch:
-                    continue
-                graph.add_edge(a, b, weight=10**15 - cost(a, b) - (10**14 if rematch else 0))
-        return nx.max_weight_matching(graph, maxcardinality=True)
-
-    matching = match(False)
-    rematches = len(matching) * 2 < len(ranked)
-    if rematches:
-        matching = match(True)
-    pairs = sorted(
-        (tuple(sorted(pair, key=rank.__getitem__)) for pair in matching),
-        key=lambda pair: rank[pair[0]],
-    )
-    seated = []
-    for number, (a, b) in enumerate(pairs, start=1):
-        seated.append(_swiss_seats(a, b, number, balance, data.colours))
-    return seated, bye, rematches
-
-
-def _swiss_seats(
-    a: int, b: int, number: int, balance: Callable[[int], int], colours: dict[int, list[str]]
-) -> tuple[int, int]:
-    """Seats for higher-ranked ``a`` and ``b``: the lower first-seat balance moves first; then
-    the one who was second last time; then ``a`` gets the opposite of his last seat; with no
-    history, ``a`` moves first on odd boards."""
-    ba, bb = balance(a), balance(b)
-    if ba != bb:
-        return (a, b) if ba < bb else (b, a)
-    seq_a, seq_b = colours.get(a) or [], colours.get(b) or []
-    la = seq_a[-1] if seq_a else None
-    lb = seq_b[-1] if seq_b else None
-    if la != lb and la is not None and lb is not None:
-        return (a, b) if la == "second" else (b, a)
-    if la is not None:
-        return (a, b) if la == "second" else (b, a)
-    return (a, b) if number % 2 else (b, a)
-
-
-def bracket(size: int) -> list[int]:
-    """Seed order of a knockout bracket: ``bracket(8) == [1, 8, 4, 5, 2, 7, 3, 6]``."""
-    order = [1]
-    while len(order) < size:
-        total = 2 * len(order) + 1
-        order = [x for seed in order for x in (seed, total - seed)]
-    return order
-
-
-# ----------------------------------------------------------------------------- standings
-
-
-@dataclass
-class Standing:
-    user_id: int
-    userid: str
-    seed: int
-    score: float = 0.0
-    buchholz: float = 0.0
-    berger: float = 0.0
-    played: int = 0
-    status: str = ""  # "withdrawn", "out in round N" (knockout), "" otherwise
-    rank: int = 0
-
-
-def points(result: str | None, tournament: Tournament) -> tuple[float, float] | None:
-    """(first, second) points of a result, None while the game runs."""
-    if result == WIN:
-        return 1.0, 0.0
-    if result == LOSS:
-        return 0.0, 1.0
-    if result == DRAW:
-        return 0.5, 0.5
-    if result == BYE:
-        return (1.0 if tournament.format in ("swiss", "knockout") else 0.0), 0.0
-    return None
-
-
-def standings(tournament: Tournament) -> list[Standing]:
-    """The players in standing order with score, Buchholz and Sonneborn-Berger."""
-    table = {
-        p.user_id: Standing(
-            p.user_id, p.user.userid, p.seed or 0, status="withdrawn" if p.withdrawn else ""
-        )
-        for p in tournament.players
-    }
-    results: list[tuple[int, int, float]] = []  # (player, opponent, his points)
-    for row in tournament.games:
-        got = points(row.result, tournament)
-        if got is None:
-            continue
-        table[row.first_id].score += got[0]
-        if row.second_id is None:
-            continue
-        table[row.second_id].score += got[1]
-        results += [(row.first_id, row.second_id, got[0]), (row.second_id, row.first_id, got[1])]
-    for player, opponent, share in results:
-        table[player].played += 1
-        table[player].buchholz += table[opponent].score
-        table[player].berger += share * table[opponent].score
-    out_in: dict[int, int] = {}  # knockout: who went out later ranks higher
-    if tournament.format == "knockout":
-        out_in = eliminated(tournament)
-        for user_id, round_ in out_in.items():
-            if not table[user_id].status:
-                table[user_id].status = f"out in round {round_}"
-    ordered = sorted(
-        table.values(),
-        key=lambda s: (-out_in.get(s.user_id, 10**6), -s.score, -s.buchholz, -s.berger, s.seed),
-    )
-    for i, s in enumerate(ordered, start=1):
-        s.rank = i
-    return ordered
-
-
-def eliminated(tournament: Tournament) -> dict[int, int]:
-    """Knockout: the round in which each beaten player went out."""
-    out: dict[int, int] = {}
-    for round_ in range(1, tournament.current_round + 1):
-        for winner, loser in _knockout_results(tournament, round_):
-            if winner is not None and loser is not None:
-                out[loser] = round_
-    return out
-
-
-def _knockout_results(tournament: Tournament, round_: int) -> list[tuple[int | None, int | None]]:
-    """(winner, loser) per match of a knockout round in bracket order; (None, None) while it
-    is undecided."""
-    matches: dict[frozenset[int], list[TournamentGame]] = {}
-    order: list[frozenset[int]] = []
-    for row in tournament.games:
-        if row.round != round_:
-            continue
-        key = frozenset(x for x in (row.first_id, row.second_id) if x is not None)
-        if key not in matches:
-            order.append(key)
-        matches.setdefault(key, []).append(row)
-    seeds = {p.user_id: p.seed or 0 for p in tournament.players}
-    out: list[tuple[int | None, int | None]] = []
-    for key in order:
-        rows = matches[key]
-        decided: tuple[int | None, int | None] = (None, None)
-        draws = 0
-        for row in rows:
-            if row.result == BYE:
-                decided = (row.first_id, None)
-            elif row.result == WIN:
-                decided = (row.first_id, row.second_id)
-            elif row.result == LOSS:
-                decided = (row.second_id, row.first_id)
-            elif row.result == DRAW:
-                draws += 1
-        if decided == (None, None) and draws >= 2:
-            a, b = sorted(key, key=seeds.__getitem__)
-            decided = (a, b)
-        out.append(decided)
-    return out
 
 
 # ----------------------------------------------------------------------------- the service
@@ -388,9 +131,9 @@ def create(
         raise TournamentError(f"there is already a tournament '{name}'")
     if fmt not in FORMATS:
         raise TournamentError(f"--format must be one of {', '.join(FORMATS)}, not '{fmt}'")
-    if rounds is not None and fmt != "swiss":
+    if rounds is not None and fmt != TournamentFormat.swiss:
         raise TournamentError("--rounds is for Swiss tournaments only")
-    if double and fmt != "roundrobin":
+    if double and fmt != TournamentFormat.roundrobin:
         raise TournamentError("--double is for round-robin tournaments only")
     game = get_game(game_name)
     game.check_players(2, params)  # PlayersError: tournaments are for two-player games
@@ -398,10 +141,10 @@ def create(
         name=name,
         game=game.name,
         params=params,
-        format=fmt,
+        format=TournamentFormat(fmt),
         rounds=rounds,
         double=double,
-        status="open",
+        status=TournamentStatus.open,
         current_round=0,
         created=now,
         created_by=by,
@@ -412,7 +155,7 @@ def create(
 
 
 def join(session: Session, tournament: Tournament, user: User, now: datetime) -> None:
-    if tournament.status != "open":
+    if tournament.status != TournamentStatus.open:
         raise TournamentError(f"tournament {tournament.name} has started; joining is closed")
     if any(p.user_id == user.id for p in tournament.players):
         raise TournamentError(f"{user.userid} has already joined tournament {tournament.name}")
@@ -425,11 +168,11 @@ def withdraw(session: Session, tournament: Tournament, user: User, now: datetime
     player = next((p for p in tournament.players if p.user_id == user.id), None)
     if player is None or player.withdrawn:
         raise TournamentError(f"{user.userid} does not play in tournament {tournament.name}")
-    if tournament.status == "open":
+    if tournament.status == TournamentStatus.open:
         tournament.players.remove(player)
         session.flush()
         return [f"{user.userid} has left tournament {tournament.name}."]
-    if tournament.status == "finished":
+    if tournament.status == TournamentStatus.finished:
         raise TournamentError(f"tournament {tournament.name} is over")
     player.withdrawn = True
     notes = [f"{user.userid} withdraws from tournament {tournament.name}."]
@@ -446,18 +189,19 @@ def withdraw(session: Session, tournament: Tournament, user: User, now: datetime
             played = boards.play_move(
                 session, board, position, user, "resign", now=now, source="withdraw"
             )
-            _board_mail(session, board, played.position, played.notes, now)
+            board_finished(session, board, now)
+            notify.board_mail(session, board, played.position, played.notes, now)
         else:
             boards.queue_resign(board, user)
             notes.append(f"His resignation on {name} is queued for his turn.")
     session.flush()
-    if tournament.status == "running":
+    if tournament.status == TournamentStatus.running:
         _advance_if_done(session, tournament, now)
     return notes
 
 
 def start(session: Session, tournament: Tournament, now: datetime) -> None:
-    if tournament.status != "open":
+    if tournament.status != TournamentStatus.open:
         raise TournamentError(f"tournament {tournament.name} has already started")
     players = [p for p in tournament.players if not p.withdrawn]
     if len(players) < 2:
@@ -473,9 +217,9 @@ def start(session: Session, tournament: Tournament, now: datetime) -> None:
     for seed, player in enumerate(players, start=1):
         player.seed = seed
     n = len(players)
-    if tournament.format == "roundrobin":
+    if tournament.format == TournamentFormat.roundrobin:
         tournament.rounds = (n if n % 2 else n - 1) * (2 if tournament.double else 1)
-    elif tournament.format == "swiss":
+    elif tournament.format == TournamentFormat.swiss:
         if tournament.rounds is None:
             tournament.rounds = min(max(1, math.ceil(math.log2(n))), n - 1 if n % 2 == 0 else n)
         if tournament.rounds > (n - 1 if n % 2 == 0 else n):
@@ -484,7 +228,7 @@ def start(session: Session, tournament: Tournament, now: datetime) -> None:
             )
     else:
         tournament.rounds = max(1, math.ceil(math.log2(n)))
-    tournament.status = "running"
+    tournament.status = TournamentStatus.running
     tournament.started_at = now
     _next_round(session, tournament, now)
 
@@ -513,10 +257,10 @@ def _advance_if_done(session: Session, tournament: Tournament, now: datetime) ->
     current = [g for g in tournament.games if g.round == tournament.current_round]
     if any(g.result is None for g in current):
         return
-    if tournament.format == "knockout" and _replays(session, tournament, now):
+    if tournament.format == TournamentFormat.knockout and _replays(session, tournament, now):
         return
     if _over(tournament):
-        tournament.status = "finished"
+        tournament.status = TournamentStatus.finished
         tournament.finished_at = now
         _round_mail(session, tournament, now, final=True)
         return
@@ -524,8 +268,8 @@ def _advance_if_done(session: Session, tournament: Tournament, now: datetime) ->
 
 
 def _over(tournament: Tournament) -> bool:
-    if tournament.format == "knockout":
-        alive = [w for w, _ in _knockout_results(tournament, tournament.current_round)]
+    if tournament.format == TournamentFormat.knockout:
+        alive = [w for w, _ in knockout_results(tournament, tournament.current_round)]
         playing = {p.user_id for p in tournament.players if not p.withdrawn}
         return len(alive) <= 1 or len([w for w in alive if w in playing]) <= 1
     active = [p for p in tournament.players if not p.withdrawn]
@@ -559,14 +303,14 @@ def _next_round(session: Session, tournament: Tournament, now: datetime) -> None
     active = [p for p in tournament.players if not p.withdrawn]
     by_seed = {p.seed: p.user_id for p in tournament.players}
     pairs: list[tuple[int, int | None]] = []
-    if tournament.format == "roundrobin":
+    if tournament.format == TournamentFormat.roundrobin:
         schedule = circle_rounds(sorted(p.seed or 0 for p in tournament.players), tournament.double)
         withdrawn = {p.seed for p in tournament.players if p.withdrawn}
         for a, b in schedule[round_ - 1]:
             if a in withdrawn or b in withdrawn:
                 continue
             pairs.append((by_seed[a], None if b == -1 else by_seed[b]))
-    elif tournament.format == "swiss":
+    elif tournament.format == TournamentFormat.swiss:
         table = standings(tournament)
         ranked = [s.user_id for s in table if s.status != "withdrawn"]
         data = SwissInput(ranked, {s.user_id: s.score for s in table})
@@ -600,7 +344,7 @@ def _next_round(session: Session, tournament: Tournament, now: datetime) -> None
                     pairs.append((by_seed[min(a, b)], by_seed[max(a, b)]))
         else:
             seeds = {p.user_id: p.seed or 0 for p in tournament.players}
-            winners = [w for w, _ in _knockout_results(tournament, round_ - 1)]
+            winners = [w for w, _ in knockout_results(tournament, round_ - 1)]
             for i in range(0, len(winners), 2):
                 group = [w for w in winners[i : i + 2] if w is not None]
                 if len(group) == 2:
@@ -645,29 +389,11 @@ def _make_board(
     row.board = board
     session.flush()
     note = f"Tournament {tournament.name}, round {round_}: this is board {name}."
-    _board_mail(session, board, position, [note], now, new=True)
+    notify.board_mail(session, board, position, [note], now, new=True)
     return row
 
 
 # ----------------------------------------------------------------------------- mail
-
-
-def _board_mail(
-    session: Session,
-    board: Board,
-    position: object,
-    notes: list[str],
-    now: datetime,
-    *,
-    new: bool = False,
-) -> None:
-    from pbmserv.commands.community import audience
-    from pbmserv.views import board_mail_body, board_subject, reply_tail
-
-    body = board_mail_body(board, position, notes=notes)  # type: ignore[arg-type]
-    subject = board_subject(board, position, new=new)  # type: ignore[arg-type]
-    tail = reply_tail(board, position)  # type: ignore[arg-type]
-    mail_users(session, audience(board), subject, body, now, tail=tail, board=board)  # type: ignore[arg-type]
 
 
 def pairing_rows(tournament: Tournament, round_: int) -> list[tuple[str, str, str, str, str]]:
@@ -680,14 +406,14 @@ def pairing_rows(tournament: Tournament, round_: int) -> list[tuple[str, str, st
         if g.second_id is None:
             rows.append(("-", "-", names[g.first_id], "(bye)", "bye"))
             continue
-        result = g.result or ("" if g.board is None else "playing")
+        result = str(g.result or ("" if g.board is None else "playing"))
         rows.append(
             (
                 board_name(tournament.id, g.round, g.number),
                 str(g.board.number) if g.board else "-",
                 names[g.first_id],
                 names[g.second_id],
-                {WIN: "1-0", LOSS: "0-1", DRAW: "1/2-1/2"}.get(result, result),
+                {str(WIN): "1-0", str(LOSS): "0-1", str(DRAW): "1/2-1/2"}.get(result, result),
             )
         )
     return rows
@@ -705,8 +431,6 @@ def describe(tournament: Tournament) -> str:
 
 
 def standings_text(tournament: Tournament) -> str:
-    from pbmserv.render import render
-
     return render(
         "mail/tournament.txt.j2",
         heading=describe(tournament),
@@ -718,8 +442,6 @@ def standings_text(tournament: Tournament) -> str:
 
 
 def pairings_text(tournament: Tournament, rounds: Sequence[int]) -> str:
-    from pbmserv.render import render
-
     return render(
         "mail/tournament.txt.j2",
         heading=describe(tournament),
@@ -731,10 +453,10 @@ def pairings_text(tournament: Tournament, rounds: Sequence[int]) -> str:
 
 
 def _status_line(tournament: Tournament) -> str:
-    if tournament.status == "open":
+    if tournament.status == TournamentStatus.open:
         names = ", ".join(p.user.userid for p in tournament.players) or "nobody yet"
         return f"Open for entries; joined: {names}."
-    if tournament.status == "finished":
+    if tournament.status == TournamentStatus.finished:
         return "Finished."
     return f"Round {tournament.current_round} of {tournament.rounds} is being played."
 
@@ -748,8 +470,6 @@ def _round_mail(
     replay: bool = False,
     notes: Sequence[str] = (),
 ) -> None:
-    from pbmserv.render import render
-
     round_ = tournament.current_round
     if final:
         subject = f"Tournament {tournament.name} final standings"
@@ -766,4 +486,4 @@ def _round_mail(
         notes=list(notes),
     )
     users = [p.user for p in tournament.players if not p.withdrawn]
-    mail_users(session, users, subject, body, now)
+    notify.mail_users(session, users, subject, body, now)

@@ -26,13 +26,13 @@ from datetime import datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from pbmserv import boards
 from pbmserv.config import Settings
+from pbmserv.domain import boards, moves, notify
 from pbmserv.games.base import Position
-from pbmserv.outbox import mail_users
-from pbmserv.store.models import Board, BoardStatus, User
+from pbmserv.render.board_mail import format_days
+from pbmserv.store.models import Board, BoardStatus, ProposalKind, User
 
-log = logging.getLogger("pbmserv.clocks")
+log = logging.getLogger("pbmserv.domain.clocks")
 TOURNAMENT_NAG_DAYS = 1.0
 TOURNAMENT_FORFEIT_DAYS = 7.0
 VACATION_DAYS_PER_YEAR = 42
@@ -56,12 +56,6 @@ class TickReport:
             f"  draws:    {len(self.draws)} {' '.join(self.draws)}".rstrip(),
             f"  digests:  {self.digests}",
         ]
-
-
-def format_days(seconds: float) -> str:
-    """``3d 04h`` for a duration in seconds."""
-    hours = int(seconds // 3600)
-    return f"{hours // 24}d {hours % 24:02d}h"
 
 
 def periods(board: Board, settings: Settings) -> tuple[float, float]:
@@ -105,10 +99,8 @@ def tick(sessions: sessionmaker[Session], settings: Settings, now: datetime) -> 
         report.nags += done.nags
         report.forfeits += done.forfeits
         report.draws += done.draws
-    from pbmserv.notify import send_digests
-
     with sessions() as session, session.begin():
-        report.digests = send_digests(session, now)
+        report.digests = notify.send_digests(session, now)
     for kind, names in (("nag", report.nags), ("forfeit", report.forfeits)):
         for name in names:
             log.info("%s: %s", kind, name)
@@ -133,7 +125,7 @@ def check_board(
     )
     name = f"{boards.game_of(board).display_name} {board.number} {mover.userid}"
     if out_of_time and not protected(mover, now):
-        if any(p.kind == "draw" for p in boards.open_proposals(session, board)):
+        if any(p.kind == ProposalKind.draw for p in boards.open_proposals(session, board)):
             _draw(session, board, position, mover, now)
             report.draws.append(name)
         else:
@@ -159,35 +151,18 @@ def _nag(
     elapsed: float,
     forfeit_days: float,
 ) -> None:
-    from pbmserv.views import board_mail_body, game_name, reply_tail
-
     deadline = board.last_move_at + timedelta(days=forfeit_days)
     note = (
         f"Reminder: it has been your turn for {format_days(elapsed)}. Without a move the "
         f"board is forfeited on {deadline:%Y-%m-%d %H:%M} UTC."
     )
-    body = board_mail_body(board, position, notes=[note])
-    subject = f"Nag: {game_name(board)} Board {board.number} {mover.userid}"
-    mail_users(session, [mover], subject, body, now, tail=reply_tail(board, position), board=board)
-
-
-def _announce(
-    session: Session, board: Board, position: Position, notes: list[str], now: datetime
-) -> None:
-    """The board mail to every player and spectator (result-only ones when it is over)."""
-    from pbmserv.commands.community import audience
-    from pbmserv.views import board_mail_body, board_subject, reply_tail
-
-    body = board_mail_body(board, position, notes=notes)
-    subject = board_subject(board, position)
-    tail = reply_tail(board, position)
-    mail_users(session, audience(board), subject, body, now, tail=tail, board=board)
+    notify.nag_mail(session, board, position, mover, note, now)
 
 
 def _draw(session: Session, board: Board, position: Position, mover: User, now: datetime) -> None:
-    boards.finish_draw(session, board, "draw proposal accepted at the time limit", now)
+    moves.finish_draw(session, board, "draw proposal accepted at the time limit", now)
     note = f"{mover.userid} ran out of time; the open draw proposal is accepted instead."
-    _announce(session, board, position, [note], now)
+    notify.board_mail(session, board, position, [note], now)
 
 
 def _forfeit(
@@ -198,6 +173,6 @@ def _forfeit(
     now: datetime,
     elapsed: float,
 ) -> None:
-    played = boards.forfeit(session, board, position, mover, now, elapsed)
+    played = moves.forfeit(session, board, position, mover, now, elapsed)
     notes = [f"{mover.userid} forfeits: out of time after {format_days(elapsed)} without a move."]
-    _announce(session, board, played.position, notes + played.notes, now)
+    notify.board_mail(session, board, played.position, notes + played.notes, now)

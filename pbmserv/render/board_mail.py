@@ -8,26 +8,17 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 
+from pbmserv.games import get_game
 from pbmserv.games.base import Position, SeatInfo
-from pbmserv.render import render, render_board
-from pbmserv.store.models import Board, BoardStatus, MoveRecord, User
-from pbmserv.web.links import board_link
+from pbmserv.render.links import board_link
+from pbmserv.render.templates import render, render_board
+from pbmserv.store.models import Board, BoardStatus, MoveRecord, SubscriptionKind, User
 
 MOVE_MAIL_ROUNDS = 4
 COLUMN_WIDTH = 14
 MAIL_WIDTH = 76
-
-
-@dataclass
-class Mail:
-    """One mail to one address (the channel adds From, Message-ID and threading)."""
-
-    to: str
-    subject: str
-    body: str
 
 
 def board_key(board: Board) -> str:
@@ -36,9 +27,27 @@ def board_key(board: Board) -> str:
 
 
 def game_name(board: Board) -> str:
-    from pbmserv.boards import game_of
+    return get_game(board.game).display_name
 
-    return game_of(board).display_name
+
+def format_days(seconds: float) -> str:
+    """``3d 04h`` for a duration in seconds."""
+    hours = int(seconds // 3600)
+    return f"{hours // 24}d {hours % 24:02d}h"
+
+
+def changes_line(board: Board) -> str:
+    """``Rating changes: alice 1600 -> 1616, bob 1600 -> 1584`` (empty when unrated)."""
+    if not board.rating_changes:
+        return ""
+    parts = [f"{userid} {old} -> {new}" for userid, old, new in board.rating_changes]
+    lines = ["Rating changes:"]
+    for i, part in enumerate(parts):
+        part += "," if i < len(parts) - 1 else ""
+        if len(lines[-1]) + 1 + len(part) > 72:
+            lines.append(" ")
+        lines[-1] += " " + part
+    return "\n".join(lines)
 
 
 def turn_line(board: Board, position: Position) -> str:
@@ -51,9 +60,7 @@ def turn_line(board: Board, position: Position) -> str:
             return textwrap.fill("Game was a tie." + why, MAIL_WIDTH)
         names = " and ".join(board.seats[w].user.userid for w in winners)
         return textwrap.fill(f"Game won by {names}." + why, MAIL_WIDTH)
-    from pbmserv.boards import user_to_move
-
-    user = user_to_move(board, position)
+    user = board.user_to_move(position)
     if user is None or position.to_move is None:
         return ""
     label = position.seats()[position.to_move].label
@@ -62,9 +69,7 @@ def turn_line(board: Board, position: Position) -> str:
 
 def subject_user(board: Board, position: Position) -> str:
     """The userid at the end of a board subject: the player to move, empty once over."""
-    from pbmserv.boards import user_to_move
-
-    user = user_to_move(board, position)
+    user = board.user_to_move(position)
     return user.userid if user else ""
 
 
@@ -127,12 +132,10 @@ def move_list(board: Board, position: Position, rounds: int | None) -> list[str]
 
 def reply_line(board: Board, position: Position, reader: User | None) -> str:
     """The exact line the player to move sends back, for that player only ('' otherwise)."""
-    from pbmserv.boards import game_of, user_to_move
-
-    mover = user_to_move(board, position)
+    mover = board.user_to_move(position)
     if mover is None or reader is None or mover.id != reader.id:
         return ""
-    game = game_of(board).name
+    game = board.game
     return (
         f"\nYour move. Send back this line, with your password and your move:\n"
         f"  {game} move {board.number} {mover.userid} PASSWORD <move>#{len(board.moves) + 1}\n"
@@ -157,8 +160,6 @@ def clock_lines(board: Board) -> list[str]:
     if board.finished_at:
         lines.append(f"Finished:  {fmt(board.finished_at)}")
     if board.options.get("totaltime"):
-        from pbmserv.clocks import format_days
-
         used = ", ".join(f"{s.user.userid} {format_days(s.time_used or 0.0)}" for s in board.seats)
         lines.append(f"Time used: {used} (of {format_days(board.options['totaltime'] * 86400)})")
     return lines
@@ -174,14 +175,10 @@ def board_mail_body(
     at_ply: int | None = None,
 ) -> str:
     """The full board mail of the pbmserv layout."""
-    from pbmserv.boards import game_of
-
-    game = game_of(board)
+    game = get_game(board.game)
     comments = [c for c in board.comments if comment_ply is not None and c.ply == comment_ply]
     params = " ".join(game.format_params(board.params))
     options = " ".join(f"--{k}={v}" for k, v in sorted(board.options.items()))
-    from pbmserv.ratings import changes_line
-
     return render(
         "mail/board.txt.j2",
         game=game.display_name,
@@ -200,7 +197,7 @@ def board_mail_body(
         comments=[(c.user.userid, c.text) for c in comments],
         ratings=changes_line(board) if board.status is BoardStatus.finished else "",
         subscribers=[
-            s.user.userid + (" (result only)" if s.kind == "result" else "")
+            s.user.userid + (" (result only)" if s.kind == SubscriptionKind.result else "")
             for s in board.subscriptions
         ],
         clock=clock_lines(board),

@@ -14,6 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
+from pbmserv.domain.record import attachments_for
 from pbmserv.mail.compose import OutgoingMail, build_message
 from pbmserv.mail.deliver import (
     MaildirSink,
@@ -22,10 +23,9 @@ from pbmserv.mail.deliver import (
     TemporaryFailure,
     next_attempt,
 )
-from pbmserv.record import attachments_for
 from pbmserv.store.models import Outbox, OutboxStatus
 
-log = logging.getLogger("pbmserv.outbound")
+log = logging.getLogger("pbmserv.mail.sender")
 BATCH = 50
 
 

@@ -17,9 +17,14 @@ from typing import Any
 import click
 from sqlalchemy.orm import Session
 
-from pbmserv.config import Settings, load_settings
-from pbmserv.dispatch import USAGE, Request, run
+from pbmserv.cli.operator import OPERATOR_COMMANDS
+from pbmserv.commands import Channel, Request, build_commands, run
+from pbmserv.commands.dispatch import USAGE
+from pbmserv.config import Settings, SettingsError, load_settings
 from pbmserv.games import game_names
+from pbmserv.render.links import attach
+from pbmserv.robots.service import run_until_idle
+from pbmserv.store.db import session_factory
 
 
 class LazySessions:
@@ -31,9 +36,6 @@ class LazySessions:
 
     def __call__(self) -> Session:
         if self._factory is None:
-            from pbmserv.store.db import session_factory
-            from pbmserv.web.links import attach
-
             self._factory = session_factory(self.settings.url)
             attach(self._factory, self.settings)
         return self._factory()
@@ -48,7 +50,7 @@ def shell_request(settings: Settings) -> Request:
     return Request(
         settings=settings,
         sessions=LazySessions(settings),  # type: ignore[arg-type]
-        channel="shell",
+        channel=Channel.shell,
         now=settings.clock(),
         source="shell",
         env_password=os.environ.get("PBMSERV_PASSWORD"),
@@ -57,9 +59,6 @@ def shell_request(settings: Settings) -> Request:
 
 
 def build_cli() -> click.Group:
-    from pbmserv.commands import build_commands
-    from pbmserv.operator import OPERATOR_COMMANDS
-
     group = build_commands()
     group.help = (
         "pbmserv: play-by-email game server.\n\n"
@@ -99,7 +98,7 @@ def main(argv: Sequence[str] | None = None, prog_name: str = "pbmserv") -> int:
             options.get("config"),
             data_dir=Path(options["data-dir"]) if "data-dir" in options else None,
         )
-    except (OSError, ValueError) as exc:  # an unreadable config file, a bad setting
+    except (SettingsError, OSError) as exc:  # an unreadable config file, a bad setting
         click.echo(f"Error: {exc}", err=True)
         return USAGE
     req = shell_request(settings)
@@ -129,7 +128,7 @@ def _outbox_note(req: Request) -> None:
     """Say which mails this command left in the outbox (no server may be running to send them)."""
     if getattr(req.sessions, "_factory", None) is None:  # the command never opened the store
         return
-    from pbmserv.outgoing import waiting_since
+    from pbmserv.domain.outgoing import waiting_since  # lazy: only after a player command
 
     with req.sessions() as session:
         count = waiting_since(session, req.now)
@@ -144,8 +143,6 @@ def _outbox_note(req: Request) -> None:
 
 def _robots_answer(req: Request) -> None:
     """Without a running server, robots to move on any board answer at once (and say so)."""
-    from pbmserv.robots.service import run_until_idle
-
     for done in run_until_idle(req.sessions, req.settings, req.settings.clock):  # type: ignore[arg-type]
         if done.played:
             print(f"Robot {done.userid} played {done.text} on {done.game} board {done.number}.")

@@ -15,15 +15,17 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from pbmserv import accounts, inbox
+from pbmserv.commands import Answer, Channel, Request, commands, grammar, run, split
+from pbmserv.commands.dispatch import USAGE
 from pbmserv.config import Settings
-from pbmserv.dispatch import Answer, Request, run, split
-from pbmserv.mail.parse import ParsedMail, command_credentials, mask_passwords, parse_message
+from pbmserv.domain import accounts
+from pbmserv.mail import inbox
+from pbmserv.mail.parse import ParsedMail, parse_message
 from pbmserv.mail.reply import assemble, tail_sections
-from pbmserv.render import render
+from pbmserv.render.templates import render
 from pbmserv.store.models import AnswerCount, Inbox, InboxStatus, Outbox, OutboxStatus
 
-log = logging.getLogger("pbmserv.worker")
+log = logging.getLogger("pbmserv.mail.worker")
 
 
 @dataclass
@@ -31,37 +33,6 @@ class Outcome:
     message_id: int
     status: InboxStatus
     answers: int
-
-
-def command_words() -> set[str]:
-    """The words that start a command line: every top-level command, game and alias."""
-    from pbmserv.commands import commands
-    from pbmserv.games import all_games
-
-    words = {"pbmserv", *commands.commands, *getattr(commands, "aliases", {})}
-    for game in all_games():
-        words.update([game.name, *game.aliases])
-    return {w.lower() for w in words}
-
-
-def command_verbs() -> set[str]:
-    """The words that may follow a command word: every game's commands and their aliases."""
-    import click
-
-    from pbmserv.commands import commands
-    from pbmserv.games import all_games
-
-    ctx = click.Context(commands)
-    verbs: set[str] = set()
-    for game in all_games():
-        group = commands.get_command(ctx, game.name)
-        if isinstance(group, click.Group):
-            verbs.update(group.commands)
-            verbs.update(getattr(group, "aliases", {}))
-    for name, command in commands.commands.items():
-        if isinstance(command, click.Group) and name not in verbs:
-            verbs.update(command.commands)
-    return {v.lower() for v in verbs}
 
 
 def process_next(
@@ -74,18 +45,19 @@ def process_next(
             return None
         message_id, raw, mail_from = row.id, row.raw, row.mail_from
     try:
-        words = command_words()
+        words = grammar.command_words()
         parsed = parse_message(
             raw,
             mail_from,
             command_words=words,
-            command_verbs=command_verbs(),
             max_commands=settings.max_commands_per_mail,
             server_addresses=[settings.server_address, *settings.accept_recipients],
         )
         if not parsed.is_automatic:
             credentials = [
-                pair for line in parsed.commands for pair in command_credentials(line, words)
+                pair
+                for line in parsed.commands
+                for pair in grammar.command_credentials(line, words)
             ]
             accounts.preverify(sessions, settings, credentials)
         with sessions() as session, session.begin():
@@ -146,26 +118,22 @@ def _run_commands(
     session: Session, settings: Settings, parsed: ParsedMail, row: Inbox, now: datetime
 ) -> list[Answer]:
     """Run every command line of the mail; one answer for the sender (see mail.reply)."""
-    from pbmserv.commands import commands
-
     if not parsed.commands:
-        body = render("mail/nocommand.txt.j2", subject=parsed.subject or "")
-        body += tail_sections(parsed.not_understood, parsed.ignored)
-        return [Answer("pbmserv error", body, 2)]
+        return [_no_command(parsed)]
     results: list[tuple[str, list[Answer]]] = []
     source = f"mail:{parsed.message_id or row.id}"
     for line in parsed.commands:
         req = Request(
             settings=settings,
             sessions=inbox.SharedSession(session),  # type: ignore[arg-type]
-            channel="mail",
+            channel=Channel.mail,
             sender=parsed.sender,
             now=now,
             comment=parsed.comment,
             source=source[:255],
         )
         results.append((line, run(commands, split(line), req)))
-    words = command_words()
+    words = grammar.command_words()
     return [
         assemble(
             results,
@@ -173,9 +141,24 @@ def _run_commands(
             text=parsed.text or "",
             not_understood=parsed.not_understood,
             notes=parsed.ignored,
-            mask=lambda text: mask_passwords(text, words, commands=parsed.commands),
+            mask=lambda text: grammar.mask_passwords(text, words, commands=parsed.commands),
         )
     ]
+
+
+def _no_command(parsed: ParsedMail) -> Answer:
+    """No command line: how to write one, and what the subject may have meant."""
+    subject = parsed.subject or ""
+    first = subject.split()[0] if subject.split() else ""
+    close = grammar.suggest(first, grammar.command_words()) if first else None
+    body = render(
+        "mail/nocommand.txt.j2",
+        subject=grammar.mask_passwords(subject),
+        suggestion=close or "",
+        notes=[],
+    )
+    body += tail_sections(parsed.not_understood, parsed.ignored)
+    return Answer("pbmserv error", body, USAGE)
 
 
 def _queue_answer(

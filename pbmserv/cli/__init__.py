@@ -1,0 +1,1 @@
+"""The shell: ``pbmserv`` and the per-game scripts, and the operator's commands."""

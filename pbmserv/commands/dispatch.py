@@ -1,0 +1,101 @@
+"""What every command works with: the :class:`Request` (who asks, through which channel,
+when), the :class:`Answer` it hands back, and :class:`Refused`.
+
+Commands never print: they return answers for the sender (:func:`answer`) and put
+notifications for everybody else in the outbox.  :mod:`pbmserv.commands.runner` runs a command
+line and turns every failure into an answer with an exit status (0 done, 1 refused by the rules
+or authentication, 2 usage error).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import click
+from sqlalchemy.orm import Session, sessionmaker
+
+from pbmserv.clock import system_clock
+from pbmserv.config import Settings
+
+DONE, REFUSED, USAGE = 0, 1, 2
+
+
+class Channel(enum.StrEnum):
+    """Where a command comes from."""
+
+    shell = "shell"  # the local operator's shell: trusted
+    mail = "mail"  # must prove who it comes from
+    robot = "robot"  # the server's own robot players
+
+
+@dataclass
+class Answer:
+    """The answer to the sender of one command."""
+
+    subject: str
+    body: str
+    status: int = DONE
+    board: str | None = None  # "Polis board 101" when the body draws that board (once a mail)
+    summary: str = ""  # one line on what the command did, when the board is drawn elsewhere
+
+
+@dataclass
+class Request:
+    """Who asks, through which channel, and when (time is injectable for tests)."""
+
+    settings: Settings
+    sessions: sessionmaker[Session]
+    channel: Channel = Channel.shell
+    sender: str | None = None  # the mail address of the sender (mail channel)
+    now: datetime = field(default_factory=system_clock)
+    comment: str = ""  # free text from the mail body, shown under the board
+    source: str = ""  # where a move came from (Message-ID, "shell")
+    env_password: str | None = None  # shell: PBMSERV_PASSWORD, never on the command line
+    prompt: Callable[[str], str] | None = None  # shell: asks for a missing password
+    answers: list[Answer] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.channel = Channel(self.channel)
+
+    @property
+    def trusted(self) -> bool:
+        """The shell is the local operator; mail must prove who it comes from."""
+        return self.channel is Channel.shell
+
+
+class Refused(click.ClickException):
+    """A command the rules, the board's state or authentication refuse (exit status 1)."""
+
+    exit_code = REFUSED
+
+    def __init__(
+        self, message: str, *, subject: str | None = None, body: str = "", board: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.subject = subject
+        self.body = body
+        self.board = board
+
+
+def answer(
+    ctx: click.Context,
+    subject: str,
+    body: str,
+    status: int = DONE,
+    *,
+    board: str | None = None,
+    summary: str = "",
+) -> Answer:
+    """Hand an answer to the channel (every command calls this instead of printing)."""
+    item = Answer(subject, body, status, board, summary)
+    request(ctx).answers.append(item)
+    return item
+
+
+def request(ctx: click.Context) -> Request:
+    obj = ctx.find_root().obj
+    assert isinstance(obj, Request), "commands run only through pbmserv.commands.runner.run"
+    return obj

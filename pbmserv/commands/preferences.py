@@ -1,0 +1,170 @@
+"""Account settings about challenges and time: accept, reject, limit, seek, vacation."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import click
+
+from pbmserv.commands.common import call_login
+from pbmserv.commands.common import text as _text
+from pbmserv.commands.common import user as _user
+from pbmserv.commands.dispatch import Refused, answer
+from pbmserv.commands.spec import Arg, Call, Command, Kind
+from pbmserv.domain import accounts, clocks
+from pbmserv.store.models import User
+
+
+def _accept(call: Call, accepts: bool) -> None:
+    word = "accept" if accepts else "reject"
+    req, user_id = call.req, call_login(call)
+    with req.sessions() as session, session.begin():
+        user = _user(session, user_id)
+        user.accepts_challenges = accepts
+        if not accepts:
+            user.seeking = 0
+        userid = user.userid
+    text = "accepts challenges" if accepts else "does not accept challenges any more"
+    answer(call.ctx, f"pbmserv {word}", f"{userid} {text}.\n")
+
+
+def accept_command(call: Call) -> None:
+    _accept(call, True)
+
+
+def reject_command(call: Call) -> None:
+    _accept(call, False)
+
+
+def _count(word: str, usage: str, *, none_ok: bool) -> int | None:
+    if none_ok and word.lower() in ("none", "off", "0"):
+        return None
+    if not word.isdigit() or int(word) > 1000:
+        raise click.UsageError(f"'{word}' is not a number of games; usage: {usage}")
+    return int(word)
+
+
+def limit_command(call: Call) -> None:
+    req, usage = call.req, call.usage
+    user_id = call_login(call)
+    limit = _count(call.args["count"], usage, none_ok=True)
+    with req.sessions() as session, session.begin():
+        user = _user(session, user_id)
+        user.game_limit = limit
+        active = accounts.active_games(session, user)
+        userid = user.userid
+    text = f"at most {limit} active games" if limit is not None else "any number of games"
+    answer(call.ctx, "pbmserv limit", f"{userid} takes {text} (now {active} active).\n")
+
+
+def seek_command(call: Call) -> None:
+    req, usage = call.req, call.usage
+    user_id = call_login(call)
+    count = _count(call.args["count"], usage, none_ok=False) or 0
+    with req.sessions() as session, session.begin():
+        user = _user(session, user_id)
+        user.seeking = count
+        if count:
+            user.accepts_challenges = True
+        userid = user.userid
+    text = (
+        f"{userid} seeks {count} more games: shown in the standings of every game; each new "
+        "game counts one off."
+        if count
+        else f"{userid} seeks no games."
+    )
+    answer(call.ctx, "pbmserv seek", text + "\n")
+
+
+def vacation_command(call: Call) -> None:
+    req, usage = call.req, call.usage
+    user_id = call_login(call)
+    words = [call.args["days"]] if call.args.get("days") else []
+    now = req.now
+    allowance = clocks.VACATION_DAYS_PER_YEAR
+    with req.sessions() as session, session.begin():
+        user = _user(session, user_id)
+        current = clocks.on_vacation(user, now)
+        if words:
+            word = words[0].lower()
+            if word != "off":
+                try:
+                    days = float(word)
+                except ValueError:
+                    days = 0.0
+                if not 0 < days <= allowance:
+                    raise click.UsageError(f"give 1 to {allowance} days or 'off'; usage: {usage}")
+            if current:  # give back what is left of the running vacation
+                assert user.vacation_until is not None
+                left = (user.vacation_until - now).total_seconds() / clocks.DAY
+                user.vacation_used = max(0.0, (user.vacation_used or 0.0) - left)
+                user.vacation_until = now
+            if word == "off" and not current:
+                raise Refused(f"{user.userid} is not on vacation")
+            if word != "off":
+                if user.vacation_year != now.year:
+                    user.vacation_year, user.vacation_used = now.year, 0.0
+                if (user.vacation_used or 0.0) + days > allowance + 1e-9:
+                    left = allowance - (user.vacation_used or 0.0)
+                    raise Refused(
+                        f"{user.userid} has {_days(left)} vacation days left in {now.year} "
+                        f"(of {allowance})"
+                    )
+                user.vacation_used = (user.vacation_used or 0.0) + days
+                user.vacation_until = now + timedelta(days=days)
+        lines = [_vacation_status(user, now)]
+    answer(call.ctx, "pbmserv vacation", _text(lines))
+
+
+def _vacation_status(user: User, now: datetime) -> str:
+    allowance = clocks.VACATION_DAYS_PER_YEAR
+    used = (user.vacation_used or 0.0) if user.vacation_year == now.year else 0.0
+    if clocks.on_vacation(user, now):
+        assert user.vacation_until is not None
+        state = f"{user.userid} is on vacation until {user.vacation_until:%Y-%m-%d %H:%M} UTC"
+    elif clocks.protected(user, now):
+        state = f"{user.userid} is back from vacation (no forfeits for {clocks.GRACE_DAYS} days)"
+    else:
+        state = f"{user.userid} is not on vacation"
+    return f"{state}; {_days(used)} of {allowance} vacation days used in {now.year}."
+
+
+def _days(value: float) -> str:
+    """Vacation days to one decimal: what is given back after ``vacation off`` is a fraction."""
+    return f"{max(0.0, round(value, 1)):g}"
+
+
+USERID = Arg("userid", Kind.USERID)
+PASSWORD = Arg("password", Kind.PASSWORD)
+
+COMMANDS: tuple[Command, ...] = (
+    Command(
+        "accept",
+        accept_command,
+        "Take challenges (the default).",
+        (USERID, PASSWORD),
+        plain_word=True,
+    ),
+    Command("reject", reject_command, "Take no challenges.", (USERID, PASSWORD), plain_word=True),
+    Command(
+        "limit",
+        limit_command,
+        "Take at most N active games in all.",
+        (USERID, PASSWORD, Arg("count", Kind.TEXT, metavar="N|none")),
+        plain_word=True,
+    ),
+    Command(
+        "seek",
+        seek_command,
+        "Seek N more games (shown in the standings).",
+        (USERID, PASSWORD, Arg("count", Kind.TEXT, metavar="N")),
+        plain_word=True,
+    ),
+    Command(
+        "vacation",
+        vacation_command,
+        "No nags or forfeits for DAYS (42 a year; 2 days grace after).",
+        (USERID, PASSWORD, Arg("days", Kind.TEXT, optional=True, metavar="[DAYS|off]")),
+        plain_word=True,
+    ),
+)

@@ -1,0 +1,131 @@
+"""Every declared command in one tree: the top level, its groups, and the commands of a game.
+
+The commands of a game are the same for every game (``ploy move ...``, ``polis move ...``);
+the games themselves come from :mod:`pbmserv.games`.  The ``help`` commands live here because
+their text lists the tree: the usage and help line of every command, from its declaration.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterable
+
+from pbmserv.commands import (
+    accounts,
+    classic,
+    community,
+    games,
+    notifications,
+    preferences,
+    records,
+    tournament,
+)
+from pbmserv.commands.dispatch import answer
+from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
+from pbmserv.games import all_games, get_game
+from pbmserv.render.templates import render
+
+WIDTH = 74  # help lines are indented by two blanks in a mail of 76 columns
+
+
+def help_lines(commands: Iterable[Command], prefix: str = "") -> list[str]:
+    """Usage (with aliases) and the help line of each command, wrapped for a mail."""
+    lines: list[str] = []
+    for command in commands:
+        usage = command.usage(prefix)
+        text = command.help
+        if command.aliases:
+            text += f" Also: {', '.join(command.aliases)}."
+        lines += textwrap.wrap(usage, WIDTH, subsequent_indent="    ", break_on_hyphens=False)
+        lines += textwrap.wrap(text, WIDTH, initial_indent="    ", subsequent_indent="    ")
+    return lines
+
+
+def game_help(name: str) -> str:
+    """A game's rules, then its commands."""
+    commands = render("help/commands.txt", game=name, lines=help_lines(GAME.commands, name))
+    return render(f"help/{name}.txt") + "\n" + commands
+
+
+def help_command(call: Call) -> None:
+    name = call.args.get("game")
+    if name:
+        try:
+            game = get_game(name)
+        except KeyError:
+            pass
+        else:
+            answer(call.ctx, f"{game.display_name} help", game_help(game.name))
+            return
+    text = render(
+        "help/pbmserv.txt",
+        games=", ".join(g.name for g in all_games()),
+        accounts=help_lines(TOP, ""),
+        change=help_lines(GROUPS["change"].commands, "change"),
+        game=help_lines(GAME.commands, "GAME"),
+        tournament=help_lines(GROUPS["tournament"].commands, "tournament"),
+    )
+    answer(call.ctx, "pbmserv help", text)
+
+
+def game_help_command(call: Call) -> None:
+    answer(call.ctx, f"{call.game.display_name} help", game_help(call.game.name))
+
+
+HELP = Command(
+    "help",
+    help_command,
+    "The server's help, or one game's rules and commands.",
+    (Arg("game", Kind.TEXT, optional=True),),
+    plain_word=True,
+)
+TOP: tuple[Command, ...] = (
+    *accounts.COMMANDS,
+    HELP,
+    *preferences.COMMANDS,
+    *notifications.TOP_COMMANDS,
+    *classic.TOP_COMMANDS,
+)
+GROUPS: dict[str, Group] = {g.name: g for g in (accounts.CHANGE, tournament.GROUP)}
+GAME = Group(
+    "GAME",
+    "The commands of every game.",
+    (
+        *games.COMMANDS,
+        *community.COMMANDS,
+        *records.COMMANDS,
+        *notifications.GAME_COMMANDS,
+        *classic.GAME_COMMANDS,
+        Command("help", game_help_command, "The rules of the game and its commands."),
+    ),
+)
+PREFIX = "pbmserv"  # a line may start with it: ``pbmserv signup ...``
+
+
+def top(word: str) -> Command | Group | None:
+    """The top-level command or group named ``word`` (case-insensitive), else None."""
+    word = word.lower()
+    for command in TOP:
+        if word == command.name or word in command.aliases:
+            return command
+    return GROUPS.get(word)
+
+
+def top_words() -> list[str]:
+    """Every word that starts a command line except the game names."""
+    return [PREFIX, *(w for c in TOP for w in (c.name, *c.aliases)), *GROUPS]
+
+
+def _check_unique() -> None:
+    """A name declared twice is an error (as Mailman's command registry has it)."""
+    for commands in (TOP, *(g.commands for g in GROUPS.values()), GAME.commands):
+        words = [w for c in commands for w in (c.name, *c.aliases)]
+        twice = {w for w in words if words.count(w) > 1}
+        if twice:
+            raise ValueError(f"commands declared twice: {', '.join(sorted(twice))}")
+    clash = set(GROUPS) & {w for c in TOP for w in (c.name, *c.aliases)}
+    if clash:
+        raise ValueError(f"commands declared twice: {', '.join(sorted(clash))}")
+
+
+_check_unique()

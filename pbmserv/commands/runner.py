@@ -1,0 +1,116 @@
+"""Run one command line through the click group, for every channel; every outcome is an answer.
+
+A mail worker or the shell calls :func:`run` without caring what went wrong: refusals, usage
+errors and ``--help`` all become :class:`~pbmserv.commands.dispatch.Answer` objects.  No error
+answer ever carries a password of the line, even of a misspelt command (see
+:func:`pbmserv.commands.grammar.passwords`).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import shlex
+from collections.abc import Sequence
+from contextlib import redirect_stdout
+
+import click
+
+from pbmserv.commands import grammar
+from pbmserv.commands.dispatch import REFUSED, USAGE, Answer, Refused, Request
+from pbmserv.games import get_game
+from pbmserv.render.templates import render
+
+
+def split(line: str) -> list[str]:
+    """Split a command line into words; ``**`` markers are dropped, quotes are honoured."""
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        words = line.split()
+    return [w for w in words if w != "**"]
+
+
+def error_subject(words: Sequence[str]) -> str:
+    """One scheme for every error: ``Polis Board 101 error`` when the line names a board,
+    ``Polis error`` for other game commands, ``pbmserv error`` for the rest."""
+    if words:
+        try:
+            name = get_game(words[0]).display_name
+        except KeyError:
+            return "pbmserv error"
+        number = words[2].partition("#")[0] if len(words) > 2 else ""
+        if number.isdigit() and words[1].lower() not in ("challenge", "chall", "games"):
+            return f"{name} Board {int(number)} error"
+        return f"{name} error"
+    return "pbmserv error"
+
+
+def usage_hint(ctx: click.Context, channel: str) -> str:
+    """The usage of a command as the player types it: by mail without the program's name,
+    from a game script (``polis show``) without the doubled game word."""
+    path = ctx.command_path
+    words = path.split()
+    if len(words) > 1 and (channel == "mail" or words[0] == words[1]):
+        shown = " ".join(words[1:])
+        return ctx.get_usage().replace(path, shown, 1) + f"\nSee '{shown} --help'."
+    return ctx.get_usage() + f"\nSee '{path} --help'."
+
+
+def run(
+    group: click.Group, words: Sequence[str], req: Request, prog_name: str = "pbmserv"
+) -> list[Answer]:
+    """Run one command line through ``group``; every outcome becomes an answer."""
+    out = io.StringIO()
+    try:
+        with redirect_stdout(out):
+            group.main(args=list(words), prog_name=prog_name, standalone_mode=False, obj=req)
+    except Refused as exc:
+        req.answers.append(
+            Answer(
+                exc.subject or error_subject(words),
+                _error_body(exc.message, exc.body),
+                REFUSED,
+                board=exc.board,
+                summary=f"Error: {exc.message}",
+            )
+        )
+    except click.UsageError as exc:
+        hint = ""
+        if exc.ctx is not None:
+            hint = usage_hint(exc.ctx, req.channel)
+        req.answers.append(
+            Answer(error_subject(words), _error_body(exc.format_message(), hint), USAGE)
+        )
+    except click.ClickException as exc:
+        req.answers.append(Answer(error_subject(words), _error_body(exc.format_message()), USAGE))
+    except click.exceptions.Exit:
+        pass
+    except click.Abort:
+        req.answers.append(Answer(error_subject(words), "Aborted.\n", USAGE))
+    printed = out.getvalue()
+    if printed:  # --help output
+        req.answers.append(Answer(f"{error_subject(words).replace(' error', '')} help", printed))
+    if not req.answers:
+        req.answers.append(Answer(error_subject(words), "Nothing to do.\n", USAGE))
+    _hide_passwords(req.answers, words)
+    return req.answers
+
+
+def _hide_passwords(answers: list[Answer], words: Sequence[str]) -> None:
+    """Usage errors never show a password of the line, whatever the error quotes of it.
+
+    (Refusals are not touched: they quote moves and userids, and a password may be an everyday
+    word such as "wrong" that the refusal "wrong password" must keep.)"""
+    secrets = sorted({p for p in grammar.passwords(words) if p}, key=len, reverse=True)
+    if not secrets:
+        return
+    pattern = re.compile("|".join(rf"(?<!\w){re.escape(p)}(?!\w)" for p in secrets))
+    for item in answers:
+        if item.status == USAGE:
+            item.subject = pattern.sub(grammar.MASK, item.subject)
+            item.body = pattern.sub(grammar.MASK, item.body)
+
+
+def _error_body(message: str, extra: str = "") -> str:
+    return render("mail/error.txt.j2", message=message, extra=extra.rstrip())

@@ -1,0 +1,159 @@
+"""The click group of the command set, built from the declarations of the registry.
+
+Arguments are taken raw (pbmserv syntax: ``-param[=value]`` and ``--option=value`` are not
+click options) and bound to the declared arguments by :func:`pbmserv.commands.spec.bind`, so
+the same line means the same thing in a shell and in a mail subject.  A game's group is built
+on first use, so that a command for one game imports only that game's engine.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from pbmserv.commands import grammar, registry
+from pbmserv.commands.dispatch import Refused, request
+from pbmserv.commands.spec import Call, Command, Group, Kind, bind
+from pbmserv.domain import tournaments
+from pbmserv.games import game_names, get_game
+from pbmserv.games.base import Game
+
+RAW = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": ["--help"]}
+
+
+class AliasGroup(click.Group):
+    """A group that also knows its commands by their aliases, and suggests the closest
+    command for a misspelt one."""
+
+    def __init__(self, *args: Any, aliases: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.aliases: dict[str, str] = dict(aliases or {})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        name = cmd_name.lower()
+        return super().get_command(ctx, self.aliases.get(name, name))
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        if args and self.get_command(ctx, args[0]) is None and not args[0].startswith("-"):
+            close = grammar.suggest(args[0], [*self.list_commands(ctx), *self.aliases])
+            hint = ""
+            if close:
+                meant_name = self.aliases.get(close, close)
+                hint = f" Did you mean '{meant_name}'?"
+                meant = self.get_command(ctx, meant_name)
+                if meant is not None and not isinstance(meant, click.Group):
+                    path = " ".join(ctx.command_path.split()[1:] + [meant_name])
+                    hint += f" Usage: {path} {meant.params[0].metavar or ''}".rstrip()
+            raise click.UsageError(f"No such command '{args[0]}'.{hint}", ctx)
+        name, cmd, rest = super().resolve_command(ctx, args)
+        return (cmd.name if cmd else name), cmd, rest
+
+
+class GameGroup(AliasGroup):
+    """A game's group: a tournament board name (``t3r2b5``, also ``t3r2b5#7``) stands for its
+    board number wherever a declared argument is a board (every word of ``show``)."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, cmd, rest = super().resolve_command(ctx, args)
+        spec = registry.GAME.find(name or "")
+        if cmd is not None and rest and spec is not None:
+            if spec.name == "show":
+                rest = _board_names(ctx, self.name or "", rest, every=True)
+            elif spec.args and spec.args[0].kind is Kind.BOARD:
+                rest = _board_names(ctx, self.name or "", rest, every=False)
+        return name, cmd, rest
+
+
+def _board_names(ctx: click.Context, game: str, words: list[str], *, every: bool) -> list[str]:
+    out = list(words)
+    for i, word in enumerate(out if every else out[:1]):
+        name, sep, at = word.partition("#")
+        if not tournaments.BOARD_NAME.fullmatch(name):
+            continue
+        with request(ctx).sessions() as session:
+            number = tournaments.resolve_board(session, game, name)
+        if number is None:
+            raise Refused(f"there is no {game} board {name.lower()}")
+        out[i] = f"{number}{sep}{at}"
+    return out
+
+
+def click_command(spec: Command, prefix: str, game: Game | None = None) -> click.Command:
+    """The click command of a declaration: its usage and help come from the declaration."""
+    usage = spec.usage(prefix)
+
+    @click.pass_context
+    def callback(ctx: click.Context, args: tuple[str, ...]) -> None:
+        req = request(ctx)
+        prompt = req.prompt
+        bound = bind(
+            spec,
+            list(args),
+            usage=usage,
+            password=(lambda userid: prompt(f"Password for {userid}")) if prompt else None,
+            env_password=req.env_password,
+        )
+        spec.handler(Call(req, ctx, spec, bound, game, usage))
+
+    params: list[click.Parameter] = [
+        click.Argument(["args"], nargs=-1, type=click.UNPROCESSED, metavar=spec.metavar())
+    ]
+    return click.Command(
+        spec.name, callback=callback, params=params, context_settings=RAW, help=spec.help
+    )
+
+
+def _group(
+    group: Group, cls: type[AliasGroup], prefix: str, game: Game | None = None
+) -> click.Group:
+    aliases = {a: c.name for c in group.commands for a in c.aliases} | group.aliases
+    built = cls(group.name, help=group.help, aliases=aliases)
+    for spec in group.commands:
+        built.add_command(click_command(spec, prefix, game))
+    return built
+
+
+def game_group(game: Game) -> click.Group:
+    group = Group(game.name, f"{game.display_name}: {game.summary}", registry.GAME.commands)
+    return _group(group, GameGroup, game.name, game)
+
+
+class RootGroup(AliasGroup):
+    """The top level: account commands, the groups, and one group per game."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(game_names()))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            return command
+        name = self.aliases.get(cmd_name.lower(), cmd_name.lower())
+        if not name.isidentifier():
+            return None
+        try:
+            game = get_game(name)
+        except KeyError:
+            return None
+        if game.name in self.commands:  # an alias of a game built before
+            return self.commands[game.name]
+        sub = game_group(game)
+        self.add_command(sub)
+        return sub
+
+
+def build_commands() -> click.Group:
+    top = Group(
+        "pbmserv",
+        "Commands of the pbmserv game server (the same by mail and from a shell).",
+        registry.TOP,
+    )
+    group = _group(top, RootGroup, "")
+    for sub in registry.GROUPS.values():
+        group.add_command(_group(sub, AliasGroup, sub.name))
+    return group

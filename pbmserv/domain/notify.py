@@ -1,0 +1,181 @@
+"""Notifications: the one place that decides who gets which mail, and builds every board mail.
+
+Every mail to a player goes through :func:`mail_users`, so the rules hold everywhere: one mail
+per address, robots never get mail, and the acting user and the mail's own sender are not sent
+a copy of their answer.  :func:`board_mail` is the board mail of a move, a forfeit, a
+tournament pairing or a robot's move alike: the same text to every player and spectator
+(:func:`audience`), returned so that a command can also answer its sender with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from pbmserv.domain import mailmodes
+from pbmserv.domain.boards import position_of
+from pbmserv.domain.mailmodes import admit
+from pbmserv.games.base import Position
+from pbmserv.render.board_mail import (
+    board_mail_body,
+    board_subject,
+    game_name,
+    reply_line,
+    reply_tail,
+)
+from pbmserv.render.templates import render
+from pbmserv.store.models import (
+    Board,
+    BoardStatus,
+    Outbox,
+    OutboxStatus,
+    Robot,
+    Seat,
+    SubscriptionKind,
+    User,
+)
+
+
+def mail_users(
+    session: Session,
+    users: Iterable[User],
+    subject: str,
+    body: str,
+    now: datetime,
+    *,
+    skip: User | None = None,
+    skip_address: str | None = None,
+    tail: Callable[[User], str] | None = None,
+    board: Board | None = None,
+) -> int:
+    """Queue ``body`` for every address of ``users``; return how many mails were queued.
+
+    ``tail(user)`` is appended for that user only (the line the player to move sends back).
+    A mail about ``board`` goes to a player only as his notification mode admits it.
+    """
+    targets = [u for u in users if skip is None or u.id != skip.id]
+    robots = set(
+        session.scalars(select(Robot.user_id).where(Robot.user_id.in_([u.id for u in targets])))
+    )
+    seen: set[str] = set()
+    for user in targets:
+        if user.id in robots or (board is not None and not admit(board, user)):
+            continue
+        for address in (a.address for a in user.addresses):
+            if address in seen or (skip_address and address.lower() == skip_address.lower()):
+                continue
+            seen.add(address)
+            session.add(
+                Outbox(
+                    recipient=address,
+                    subject=subject,
+                    body=body + (tail(user) if tail else ""),
+                    created=now,
+                    status=OutboxStatus.pending,
+                    next_attempt=now,
+                )
+            )
+    return len(seen)
+
+
+def audience(board: Board) -> list[User]:
+    """Everybody who gets this board's mail now: players, ``subscribe`` spectators, and at the
+    end the ``notify`` (result-only) spectators."""
+    users: list[User] = []
+    finished = board.status is not BoardStatus.active
+    for user in [s.user for s in board.seats] + [
+        s.user for s in board.subscriptions if s.kind == SubscriptionKind.all or finished
+    ]:
+        if all(u.id != user.id for u in users):
+            users.append(user)
+    return users
+
+
+def board_mail(
+    session: Session,
+    board: Board,
+    position: Position,
+    notes: Sequence[str],
+    now: datetime,
+    *,
+    actor: User | None = None,
+    sender: str | None = None,
+    new: bool = False,
+    with_comment: bool = False,
+) -> tuple[str, str]:
+    """Mail the board to its audience except ``actor`` and the address ``sender``; return
+    (subject, body) for the answer to the one who acted.
+
+    ``with_comment`` shows the comment written with the newest move (a player's own move).
+    """
+    comment_ply = len(board.moves) if with_comment else None
+    body = board_mail_body(board, position, notes=list(notes), comment_ply=comment_ply)
+    subject = board_subject(board, position, new=new)
+    mail_users(
+        session,
+        audience(board),
+        subject,
+        body,
+        now,
+        skip=actor,
+        skip_address=sender,
+        tail=reply_tail(board, position),
+        board=board,
+    )
+    return subject, body
+
+
+def nag_mail(
+    session: Session, board: Board, position: Position, mover: User, note: str, now: datetime
+) -> None:
+    """The reminder to the player to move: the board with the note on top."""
+    body = board_mail_body(board, position, notes=[note])
+    subject = f"Nag: {game_name(board)} Board {board.number} {mover.userid}"
+    tail = reply_tail(board, position)
+    mail_users(session, [mover], subject, body, now, tail=tail, board=board)
+
+
+def text_mail(
+    session: Session,
+    users: Iterable[User],
+    subject: str,
+    lines: Sequence[str],
+    now: datetime,
+    *,
+    actor: User | None = None,
+    sender: str | None = None,
+) -> str:
+    """A short plain-text mail (a removed board, a chat line); returns the body."""
+    body = render("mail/text.txt.j2", lines=list(lines))
+    mail_users(session, users, subject, body, now, skip=actor, skip_address=sender)
+    return body
+
+
+def send_digests(session: Session, now: datetime) -> int:
+    """One mail per player whose digest is due, with every board held back for it."""
+    seats = session.scalars(select(Seat).where(Seat.digest_pending.is_(True))).all()
+    by_user: dict[int, list[Seat]] = {}
+    for seat in seats:
+        by_user.setdefault(seat.user_id, []).append(seat)
+    sent = 0
+    for user_seats in by_user.values():
+        user = user_seats[0].user
+        if user.digest_at is not None and now - user.digest_at < mailmodes.DIGEST_EVERY:
+            continue
+        parts = []
+        for board in {s.board_id: s.board for s in user_seats}.values():
+            position = position_of(board)
+            parts.append(board_mail_body(board, position) + reply_line(board, position, user))
+        count = len(parts)
+        head = f"Your daily digest: {count} board{'s' if count != 1 else ''} changed.\n\n"
+        body = head + ("\n" + "=" * 72 + "\n\n").join(parts)
+        subject = f"pbmserv digest: {count} board{'s' if count != 1 else ''}"
+        mail_users(session, [user], subject, body, now)
+        for seat in user_seats:
+            seat.digest_pending = False
+        user.digest_at = now
+        sent += 1
+    return sent

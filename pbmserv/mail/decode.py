@@ -1,0 +1,243 @@
+"""Decoding incoming mail: bytes to text in any charset, HTML to text, the readable MIME parts.
+
+Never raises on broken input: a damaged part is read as far as possible and a note says so.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import re
+from email import errors
+from email.message import Message
+from html.parser import HTMLParser
+
+_BLANKS = re.compile(r"[ \t\u00a0\u2000-\u200b\u3000]+")
+
+
+def decode_bytes(data: bytes, charset: str | None = None) -> str:
+    """Bytes to text: the declared charset, else UTF-8, else Latin-1 (which never fails).
+
+    UTF-8 with a few broken bytes stays UTF-8 (with U+FFFD for the broken ones) when it has at
+    least as many good non-ASCII characters as broken bytes; otherwise it is Latin-1.
+    """
+    if charset:
+        try:
+            codecs.lookup(charset)
+            return data.decode(charset)
+        except (LookupError, UnicodeError, ValueError, TypeError):
+            pass
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    lenient = data.decode("utf-8", "replace")
+    bad = lenient.count("\ufffd")
+    good = sum(1 for c in lenient if ord(c) > 127) - bad
+    if good and good >= bad:
+        return lenient
+    return data.decode("latin-1")
+
+
+_SURROGATES = re.compile(r"[\udc80-\udcff]+")
+
+
+def unsurrogate(text: str) -> str:
+    """Undeclared 8-bit bytes that the ``email`` package kept as surrogate escapes, decoded."""
+    return _SURROGATES.sub(lambda m: decode_bytes(bytes(ord(c) - 0xDC00 for c in m.group())), text)
+
+
+class _HtmlToText(HTMLParser):
+    """Plain text from HTML: scripts and styles dropped, blocks on lines, quotes marked."""
+
+    BLOCKS = frozenset(
+        {
+            "p",
+            "div",
+            "br",
+            "tr",
+            "li",
+            "ul",
+            "ol",
+            "table",
+            "h1",
+            "h2",
+            "h3",
+            "h4",
+            "h5",
+            "h6",
+            "pre",
+            "hr",
+            "dt",
+            "dd",
+            "section",
+            "article",
+            "header",
+            "footer",
+        }  # fmt: skip
+    )
+    SKIP = frozenset({"script", "style", "head", "title", "template", "noscript"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.skip = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.SKIP:
+            self.skip += 1
+        elif tag == "blockquote":
+            self.parts.append("\n\x00+\n")
+        elif tag in self.BLOCKS:
+            self.parts.append("\n")
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.BLOCKS:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.SKIP:
+            self.skip = max(0, self.skip - 1)
+        elif tag == "blockquote":
+            self.parts.append("\n\x00-\n")
+        elif tag in self.BLOCKS and tag != "br":
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self.skip:
+            self.parts.append(re.sub(r"\s+", " ", data))
+
+    def text(self) -> str:
+        depth = 0
+        lines: list[str] = []
+        for raw in "".join(self.parts).split("\n"):
+            if raw == "\x00+":
+                depth += 1
+                continue
+            if raw == "\x00-":
+                depth = max(0, depth - 1)
+                continue
+            line = _BLANKS.sub(" ", raw).strip()
+            if line and depth:
+                line = "> " * depth + line
+            if line or (lines and lines[-1]):
+                lines.append(line)
+        return "\n".join(lines).strip("\n")
+
+
+def html_to_text(html: str) -> str:
+    """Readable plain text from an HTML body (stdlib only)."""
+    parser = _HtmlToText()
+    try:
+        parser.feed(html)
+        parser.close()
+    except Exception:  # noqa: BLE001 - html.parser is lenient, but never fail a mail on it
+        return re.sub(r"<[^>]*>", " ", html)
+    return parser.text()
+
+
+_BASE64_DEFECTS = (
+    errors.InvalidBase64PaddingDefect,
+    errors.InvalidBase64CharactersDefect,
+    errors.InvalidBase64LengthDefect,
+)
+
+
+def _lenient_base64(text: str) -> bytes | None:
+    """Base64 with the damage of truncated mail repaired (missing padding, a stray tail)."""
+    data = re.sub(r"[^A-Za-z0-9+/]", "", text)
+    data = data[: len(data) - (len(data) % 4 == 1)]
+    try:
+        return base64.b64decode(data + "=" * (-len(data) % 4))
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _part_text(part: Message, notes: list[str]) -> str:
+    try:
+        payload = part.get_payload(decode=True)
+    except Exception:  # noqa: BLE001
+        payload = None
+    try:
+        cte = str(part.get("Content-Transfer-Encoding", "")).strip().lower()
+        if cte == "base64" and (
+            payload is None or any(isinstance(d, _BASE64_DEFECTS) for d in part.defects)
+        ):
+            encoded = part.get_payload()
+            repaired = _lenient_base64(encoded) if isinstance(encoded, str) else None
+            if repaired is not None:
+                payload = repaired
+                notes.append("a damaged base64 part was read as far as possible")
+    except Exception:  # noqa: BLE001
+        pass
+    if payload is None:
+        raw = part.get_payload()
+        if isinstance(raw, str):
+            payload = raw.encode("utf-8", "surrogateescape")
+        else:
+            return ""
+    if not isinstance(payload, bytes):
+        return ""
+    try:
+        charset = part.get_content_charset()
+    except Exception:  # noqa: BLE001
+        charset = None
+    return decode_bytes(payload, charset)
+
+
+def _filename(part: Message) -> str | None:
+    try:
+        name = part.get_filename()
+    except Exception:  # noqa: BLE001
+        return None
+    return str(name) if name else None
+
+
+def _is_attachment(part: Message) -> bool:
+    try:
+        disposition = part.get_content_disposition()
+    except Exception:  # noqa: BLE001
+        disposition = None
+    return disposition == "attachment" or (disposition != "inline" and bool(_filename(part)))
+
+
+def collect_text(part: Message, texts: list[str], notes: list[str], depth: int = 0) -> None:
+    """Append the readable text parts of ``part`` to ``texts``; note what is left out."""
+    ctype = part.get_content_type()
+    if depth > 20:
+        notes.append("MIME parts nested too deep ignored")
+        return
+    if part.is_multipart():
+        children = [c for c in (part.get_payload() or []) if isinstance(c, Message)]
+        if ctype == "multipart/alternative" and children:
+            chosen = _choose_alternative(children)
+            collect_text(chosen, texts, notes, depth + 1)
+            return
+        for child in children:
+            collect_text(child, texts, notes, depth + 1)
+        return
+    if ctype.startswith("multipart/"):  # no boundary, or none found: its text is all we have
+        notes.append("a broken multipart mail is read as plain text")
+        texts.append(_part_text(part, notes))
+        return
+    if ctype.startswith("message/"):
+        notes.append(f"attached message ({ctype}) ignored")
+        return
+    if _is_attachment(part) or ctype not in ("text/plain", "text/html"):
+        name = _filename(part) or ctype
+        notes.append(f"attachment {name} ignored")
+        return
+    text = _part_text(part, notes)
+    if ctype == "text/html":
+        text = html_to_text(text)
+        notes.append("HTML part converted to text")
+    texts.append(text)
+
+
+def _choose_alternative(children: list[Message]) -> Message:
+    for wanted in ("text/plain", "text/html"):
+        for child in children:
+            if child.get_content_type() == wanted and not _is_attachment(child):
+                return child
+    return children[-1]

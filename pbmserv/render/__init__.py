@@ -1,0 +1,1 @@
+"""Rendering: the Jinja environment and the board mail layout (plain text, stable for tools)."""

@@ -1,0 +1,228 @@
+"""Declared commands: one declaration per command drives click, usage, help, the mail parser's
+command words and password masking; no password ever appears in an answer, even for a
+misspelt command word or a quoted password with blanks (shell and mail)."""
+
+from __future__ import annotations
+
+from email.message import EmailMessage
+
+import click
+import pytest
+from sqlalchemy import select
+
+from pbmserv.commands import build_commands, grammar, registry
+from pbmserv.commands.spec import Arg, Command, Kind, bind
+from pbmserv.mail import inbox
+from pbmserv.mail.worker import process_next
+from pbmserv.store.models import Outbox
+
+SECRET = "my secret"  # a password with a blank, given quoted
+
+
+# ----------------------------------------------------------------------------- masking
+
+
+@pytest.mark.parametrize(
+    ("line", "masked"),
+    [
+        ('polis move 101 alice "my secret" a7-a6', "polis move 101 alice ******** a7-a6"),
+        ("polis move 101 alice 'my secret' a7-a6", "polis move 101 alice ******** a7-a6"),
+        ("polis moev 101 bob PW b2-b3", "polis moev 101 bob ******** b2-b3"),
+        ("sigunp carol PW carol@example.org", "sigunp carol ******** carol@example.org"),
+        ("change pasword bob OLD NEW", "change pasword bob ******** ********"),
+        ("Subject: tournamnet join spring bob PW", "Subject: tournamnet join spring bob PW"),
+        ("tournamnet join spring bob PW", "tournamnet join spring bob ********"),
+        ("pbmserv vacaton bob PW 3", "pbmserv vacaton bob ******** 3"),
+        ("polis show 101 102", "polis show 101 102"),
+        ("I don't move 101 today", "I don't move 101 today"),  # an apostrophe: no quoting
+    ],
+)
+def test_masking_reads_the_declarations(line: str, masked: str) -> None:
+    assert grammar.mask_passwords(line) == masked
+
+
+def test_comments_are_masked_exactly_not_by_guessing() -> None:
+    """What other players read keeps its everyday words; known passwords go anywhere."""
+    comment = "see you bob tomorrow\nsignup carol s3cret\nmy pin is my secret"
+    masked = grammar.mask_passwords(
+        comment, guess=False, commands=['polis move 101 alice "my secret" a7-a6']
+    )
+    assert masked == "see you bob tomorrow\nsignup carol ********\nmy pin is ********"
+
+
+def test_passwords_and_credentials_of_quoted_and_misspelt_lines() -> None:
+    assert grammar.command_passwords('polis move 101 alice "my secret" a7-a6') == [SECRET]
+    assert grammar.command_credentials('polis move 101 alice "my secret" a7') == [("alice", SECRET)]
+    assert grammar.passwords(["change", "pasword", "bob", "old1", "new2"]) == ["old1", "new2"]
+    assert grammar.passwords(["polis", "moev", "101", "bob", "pw", "b2-b3"]) == ["pw"]
+
+
+# ----------------------------------------------------------------------------- declarations
+
+
+def _walk() -> list[tuple[str, Command]]:
+    out = [("", c) for c in registry.TOP]
+    out += [(g.name, c) for g in registry.GROUPS.values() for c in g.commands]
+    return out + [("polis", c) for c in registry.GAME.commands]
+
+
+def test_every_declaration_is_a_click_command_with_its_usage_and_help() -> None:
+    root = build_commands()
+    ctx = click.Context(root, info_name="pbmserv")
+    for prefix, spec in _walk():
+        group = root.get_command(ctx, prefix) if prefix else root
+        assert isinstance(group, click.Group)
+        command = group.get_command(ctx, spec.name)
+        assert command is not None, spec.name
+        assert command.help == spec.help
+        assert command.params[0].metavar == spec.metavar()
+        for alias in spec.aliases:
+            assert group.get_command(ctx, alias) is command
+
+
+def test_mail_command_words_are_the_declared_words() -> None:
+    words = grammar.command_words()
+    for _prefix, spec in _walk():
+        if not _prefix:
+            assert {spec.name, *spec.aliases} <= words
+    assert {"change", "tournament", "pbmserv", "polis", "ploy", "pylon", "plotto"} <= words
+
+
+def test_binding_follows_the_kinds() -> None:
+    spec = Command(
+        "x",
+        lambda call: None,
+        "",
+        (
+            Arg("board", Kind.BOARD),
+            Arg("userid", Kind.USERID),
+            Arg("password", Kind.PASSWORD),
+            Arg("options", Kind.OPTIONS, takes_value=("game",)),
+            Arg("move", Kind.MOVE),
+        ),
+    )
+    bound = bind(spec, ["101", "bob", "pw", "--game", "polis", "a7", "-", "a6", "-size=5"])
+    assert (bound["board"], bound["userid"], bound["password"]) == ("101", "bob", "pw")
+    assert bound["options"] == ["--game", "polis", "-size=5"]
+    assert bound["move"] == "a7-a6" and bound.positions["password"] == [2]
+    env = bind(spec, ["101", "bob", "a7-a6"], env_password="from-env")
+    assert (env["password"], env["move"]) == ("from-env", "a7-a6")
+    with pytest.raises(click.UsageError, match="the password of bob is missing"):
+        bind(spec, ["101", "bob"])
+    with pytest.raises(click.UsageError, match="not enough arguments; usage: x BOARD"):
+        bind(spec, ["101"])
+
+
+def test_a_name_declared_twice_is_an_error(monkeypatch) -> None:
+    twice = (*registry.TOP, registry.TOP[0])
+    monkeypatch.setattr(registry, "TOP", twice)
+    with pytest.raises(ValueError, match="declared twice"):
+        registry._check_unique()
+
+
+# ----------------------------------------------------------------------------- the shell
+
+
+def _answers(result) -> list:
+    return result if isinstance(result, list) else [result]
+
+
+def _no_secret(answers, *secrets: str) -> None:
+    for item in answers:
+        for secret in secrets:
+            assert secret not in item.subject and secret not in item.body, (secret, item.body)
+
+
+def test_a_quoted_password_with_blanks_works_and_is_never_shown(shell) -> None:
+    shell.ok(f'signup alice "{SECRET}" alice@example.org')
+    shell.signup("bob")
+    shell.ok("polis challenge alice bob")
+    result = shell(f'polis move 101 alice "{SECRET}" a7-a6')
+    assert result.status == 0, result.body
+    _no_secret([result], SECRET, "secret")
+    refused = shell(f'polis move 101 alice "{SECRET}" a7-a9')
+    assert refused.status == 1
+    _no_secret([refused], SECRET, "secret")
+    for mail in shell.outbox():
+        assert "secret" not in mail.body
+
+
+@pytest.mark.parametrize(
+    ("line", "secrets", "hint"),
+    [
+        ("polis moev 101 bob pw-bob b2-b3", ["pw-bob"], "Did you mean 'move'?"),
+        ("sigunp carol pw-carol carol@example.org", ["pw-carol"], "Did you mean 'signup'?"),
+        ("change pasword bob pw-bob newpass1", ["pw-bob", "newpass1"], "Did you mean 'password'?"),
+        ("polis moev 101 bob", [], "Did you mean 'move'?"),
+    ],
+)
+def test_a_misspelt_command_helps_and_never_shows_the_password(shell, line, secrets, hint):
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    answers = _answers(shell(line))
+    assert answers[0].status == 2
+    assert hint in answers[0].body
+    _no_secret(answers, *secrets)
+
+
+# ----------------------------------------------------------------------------- mail
+
+
+def _mail(shell, subject: str, body: str = "") -> list[Outbox]:
+    msg = EmailMessage()
+    msg["From"], msg["To"], msg["Subject"] = "bob@example.org", "pbmserv@example.org", subject
+    msg["Message-ID"] = f"<{abs(hash(subject + body))}@client.example>"
+    msg.set_content(body or "\n")
+    with shell.sessions() as session:
+        before = session.scalar(select(Outbox.id).order_by(Outbox.id.desc()).limit(1)) or 0
+    inbox.store(
+        shell.sessions, msg.as_bytes(), "bob@example.org", ["pbmserv@example.org"], shell.clock.now
+    )
+    assert process_next(shell.sessions, shell.settings, lambda: shell.clock.now) is not None
+    with shell.sessions() as session:
+        return list(session.scalars(select(Outbox).where(Outbox.id > before)))
+
+
+@pytest.mark.parametrize(
+    ("subject", "body", "secrets", "hint"),
+    [
+        ("polis moev 101 bob pw-bob b2-b3", "", ["pw-bob"], "Did you mean 'move'?"),
+        ("sigunp carol pw-carol", "", ["pw-carol"], "Did you mean 'signup'?"),
+        ("hello", "change pasword bob pw-bob newpass1", ["pw-bob", "newpass1"], ""),
+        ("polis move 101 bob 'my secret' b2-b3", "", [SECRET, "secret"], ""),
+        ("polis show 101", "polis moev 101 bob pw-bob b2-b3\nsigunp x pw-x", ["pw-bob"], ""),
+    ],
+)
+def test_mail_answers_never_show_a_password(shell, subject, body, secrets, hint):
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    mails = _mail(shell, subject, body)
+    assert mails
+    for mail in mails:
+        for secret in secrets:
+            assert secret not in mail.subject and secret not in mail.body, (secret, mail.body)
+    if hint:
+        assert any(hint in m.body for m in mails), mails[0].body
+
+
+def test_the_console_scripts_never_print_a_password(tmp_path) -> None:
+    """The real shell: a quoted password with a blank and misspelt commands, in subprocesses."""
+    from test_shell import pbmserv
+
+    data = tmp_path / "data"
+    assert pbmserv("signup", "alice", SECRET, "alice@example.org", data=data).returncode == 0
+    assert pbmserv("signup", "bob", "pw-bob", "bob@example.org", data=data).returncode == 0
+    assert pbmserv("challenge", "alice", "bob", data=data, script="polis").returncode == 0
+    moved = pbmserv("move", "101", "alice", SECRET, "a7-a6", data=data, script="polis")
+    assert moved.returncode == 0, moved.stderr
+    runs = [
+        moved,
+        pbmserv("moev", "101", "bob", "pw-bob", "b2-b3", data=data, script="polis"),
+        pbmserv("sigunp", "carol", "pw-carol", data=data),
+        pbmserv("change", "pasword", "bob", "pw-bob", "newpass1", data=data),
+    ]
+    assert [r.returncode for r in runs] == [0, 2, 2, 2]
+    assert "Did you mean 'move'?" in runs[1].stderr
+    for run in runs:
+        for secret in ("secret", "pw-bob", "pw-carol", "newpass1"):
+            assert secret not in run.stdout + run.stderr, (secret, run.stdout, run.stderr)
