@@ -432,12 +432,8 @@ class PylonPosition(Position):
         best = max(sc[s] for s in live)
         top = tuple(s for s in live if sc[s] == best)
         score = "-".join(str(sc[s]) for s in range(self.num_seats))
-        open_points = [
-            p
-            for p in range(self.geo.size)
-            if self.board[p] == EMPTY and all(self.board[q] != EMPTY for q in self.geo.below[p])
-        ]  # empty points that only the no-suicide rule keeps free
-        end = NO_FREEDOM_LEFT if open_points else "nobody can place: the pile is complete"
+        free = any(self.board[p] == EMPTY for p in self.valid)  # kept free by no suicide
+        end = NO_FREEDOM_LEFT if free else "nobody can place: the pile is complete"
         if len(top) == 1:
             return Outcome(top, f"{end}; most marbles ({score})")
         if len(top) == len(live):
