@@ -34,19 +34,7 @@ def test_the_layer_contracts_are_kept():
     assert "broken" in result.stdout and "0 broken" in result.stdout
 
 
-SPLIT_ELSEWHERE = {"pbmserv/games/ploy.py"}  # split by the engine work (branch issue19)
-
-
-@pytest.mark.parametrize(
-    "path",
-    [
-        pytest.param(p, marks=pytest.mark.xfail(reason="split on branch issue19", strict=False))
-        if str(p.relative_to(ROOT)) in SPLIT_ELSEWHERE
-        else p
-        for p in MODULES
-    ],
-    ids=lambda p: str(p.relative_to(ROOT)),
-)
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_module_is_over_600_lines(path: Path):
     assert len(path.read_text().splitlines()) <= 600
 

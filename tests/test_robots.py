@@ -132,14 +132,14 @@ def test_robot_user_is_a_user_like_others(shell):
         assert user is not None and user.accepts_challenges
 
 
-def test_the_serve_process_plays_robot_turns(shell, settings):
+def test_the_serve_process_plays_robot_turns(shell, settings, clock):
 
     from pbmserv.cli.server import Server
 
     shell.signup("alice")
     operator_ok(shell, "robot add bot --game nim --level normal")
     shell.ok("nim challenge bot alice -pile=7")  # the robot is to move
-    server = Server(settings, listen=False)
+    server = Server(settings, listen=False, clock=lambda: clock.now)
     server.start()
     try:
         wait_until(lambda: board(shell, 101).moves, "the server's robot to play on nim board 101")

@@ -23,7 +23,6 @@ from pbmserv.commands.dispatch import USAGE
 from pbmserv.config import Settings, SettingsError, load_settings
 from pbmserv.games import game_names
 from pbmserv.render.links import attach
-from pbmserv.robots.service import run_until_idle
 from pbmserv.store.db import session_factory
 
 
@@ -142,8 +141,14 @@ def _outbox_note(req: Request) -> None:
 
 
 def _robots_answer(req: Request) -> None:
-    """Without a running server, robots to move on any board answer at once (and say so)."""
-    for done in run_until_idle(req.sessions, req.settings, req.settings.clock):  # type: ignore[arg-type]
+    """Without a running server, a robot that a human's move has put to move answers once.
+
+    Only that one reply (each within its level's time budget): robot against robot, and robots
+    on other boards, are played by the server or by ``pbmserv robot run`` from cron.
+    """
+    from pbmserv.robots.service import answer_human  # lazy: robots load only after a game command
+
+    for done in answer_human(req.sessions, req.settings, lambda: req.now, req.now):  # type: ignore[arg-type]
         if done.played:
             print(f"Robot {done.userid} played {done.text} on {done.game} board {done.number}.")
 

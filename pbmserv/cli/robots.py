@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.commands.dispatch import Refused, answer, request
 from pbmserv.domain import accounts
@@ -13,7 +14,7 @@ from pbmserv.robots.service import add_robot, run_pending, run_until_idle
 from pbmserv.store.models import Robot
 
 
-def _sessions(ctx: click.Context):  # type: ignore[no-untyped-def]
+def _sessions(ctx: click.Context) -> sessionmaker[Session]:
     return request(ctx).sessions
 
 

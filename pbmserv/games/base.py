@@ -20,7 +20,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 Move: TypeAlias = Hashable
 """A move is any immutable, hashable value of the engine's choosing (or a :class:`SpecialMove`)."""
@@ -326,13 +326,22 @@ class Position(ABC):
     def board_context(self) -> dict[str, Any]:
         """Plain data for ``templates/boards/<game>.txt.j2``."""
 
-    def copy(self) -> Position:
+    def copy(self) -> Self:
         """An independent copy (engines may override with something faster)."""
         return type(self).deserialize(self.serialize())
 
     def controller(self, seat: int) -> int:
         """The seat whose player acts for ``seat`` (differs only in partnership take-overs)."""
         return seat
+
+    def draw_warnings(self) -> list[str]:
+        """Warnings that the endless-game rulings will soon draw the game (see :class:`DrawWatch`)."""
+        return []
+
+    def repetitions(self) -> int:
+        """How often this position has occurred with this player to move (1 in games that do
+        not keep a record: every move there is irreversible)."""
+        return 1
 
     # ----- public API
 
@@ -427,7 +436,7 @@ class Position(ABC):
         )
 
     @classmethod
-    def deserialize(cls, text: str) -> Position:
+    def deserialize(cls, text: str) -> Self:
         data = json.loads(text)
         position = cls.__new__(cls)
         Position.__init__(position, data["n"], data["p"])
@@ -456,3 +465,82 @@ class Position(ABC):
         return Outcome(
             tuple(live), "the others resigned" if resigned else "all opponents eliminated"
         )
+
+
+# --------------------------------------------------------------------------- endless games
+
+REPEATS_TO_DRAW = 3
+QUIET_MOVES_TO_DRAW = 100
+QUIET_WARNING = 10
+REPETITION_REASON = (
+    "drawn by repetition: the same position a third time with the same player to move"
+)
+QUIET_REASON = f"drawn: {QUIET_MOVES_TO_DRAW} moves in a row without a capture"
+
+
+class DrawWatch:
+    """The endless-game rulings (DECISIONS.md, "Endless games"): the third occurrence of a
+    position with the same player to move, or 100 moves in a row without a capture, draw.
+
+    Positions are remembered by an integer key from the engine (equal positions, equal keys;
+    ``hash`` of a tuple of ints is the same in every process).  A capture cannot be undone, so
+    the positions before it can never occur again: the record starts afresh at each capture and
+    holds at most 100 keys.  The record is immutable (a tuple), so copying a position is free.
+    """
+
+    __slots__ = ("keys", "quiet")
+
+    def __init__(self, key: int, keys: tuple[int, ...] = (), quiet: int = 0) -> None:
+        self.keys: tuple[int, ...] = keys or (key,)
+        self.quiet = quiet
+
+    def record(self, key: int, captured: bool) -> str | None:
+        """Note the position after a move; the reason for a draw if the rulings end the game."""
+        if captured:
+            self.keys, self.quiet = (key,), 0
+            return None
+        self.quiet += 1
+        self.keys = (*self.keys, key)
+        if self.keys.count(key) >= REPEATS_TO_DRAW:
+            return REPETITION_REASON
+        if self.quiet >= QUIET_MOVES_TO_DRAW:
+            return QUIET_REASON
+        return None
+
+    def repeats(self, key: int) -> int:
+        """How often the position ``key`` has occurred since the last capture."""
+        return self.keys.count(key)
+
+    def current_repeats(self) -> int:
+        """How often the latest position recorded has occurred (itself included)."""
+        return self.keys.count(self.keys[-1])
+
+    def warnings(self) -> list[str]:
+        """What the board mail says when the next repetition or the next 10 moves would draw."""
+        out = []
+        if any(self.keys.count(k) >= REPEATS_TO_DRAW - 1 for k in set(self.keys)):
+            out.append(
+                "A position has occurred twice with the same player to move: "
+                "the next repetition of it draws the game."
+            )
+        left = QUIET_MOVES_TO_DRAW - self.quiet
+        if left <= QUIET_WARNING:
+            moves = "move" if left == 1 else "moves"
+            out.append(
+                f"{self.quiet} moves without a capture: the game is drawn unless there is a "
+                f"capture within the next {left} {moves}."
+            )
+        return out
+
+    def state(self) -> list[Any]:
+        return [list(self.keys), self.quiet]
+
+    @classmethod
+    def load(cls, state: Any, key: int) -> DrawWatch:
+        """Restore :meth:`state`; a position saved before the rulings starts a fresh record."""
+        if not state:
+            return cls(key)
+        return cls(key, tuple(state[0]), state[1])
+
+    def copy(self) -> DrawWatch:
+        return DrawWatch(0, self.keys, self.quiet)

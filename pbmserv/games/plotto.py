@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, Self
 
 from pbmserv.games.base import (
     Game,
@@ -219,6 +219,11 @@ class PlottoPosition(Position):
             return "1..3 or 3..1" if seat == 0 else "2..4 or 4..2"
         return f"{seat + 1}..{seat + 1}"
 
+    def move_list(self) -> list[int]:
+        """Every legal move of the seat to move, as the engine's values (no swap; the robots'
+        fast path around :meth:`legal_moves`, which checks first that the game goes on)."""
+        return list(self._generate())
+
     def _generate(self) -> Iterator[int]:
         mask = self.mask
         for cell in self.order():
@@ -305,7 +310,7 @@ class PlottoPosition(Position):
         self.winner = state["w"]
         self.tied = state["tie"]
 
-    def copy(self) -> PlottoPosition:
+    def copy(self) -> Self:
         """A fast copy: the dicts are copied, nothing is recomputed."""
         other = type(self).__new__(type(self))
         Position.__init__(other, self.num_seats, self.params)

@@ -36,9 +36,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Self
 
 from pbmserv.games.base import (
+    DrawWatch,
     Game,
     IllegalMove,
     Outcome,
@@ -221,6 +222,7 @@ class PolisPosition(Position):
         self.last_captured: list[int] = []
         self._stuck: bool | None = None
         self._check_goal(1 - turn)
+        self.draws = DrawWatch(self.position_key())
 
     @classmethod
     def from_diagram(
@@ -355,6 +357,11 @@ class PolisPosition(Position):
             stunned = _stun(board, chariots, mover)
         return not stunned[mover]
 
+    def move_list(self) -> list[int]:
+        """Every legal move of the seat to move, as the engine's values (no swap; the robots'
+        fast path around :meth:`legal_moves`, which checks first that the game goes on)."""
+        return list(self._generate())
+
     def _generate(self) -> Iterator[int]:
         return self._moves()
 
@@ -418,6 +425,24 @@ class PolisPosition(Position):
         self.turn = 1 - mover
         self._stuck = None
         self._check_goal(mover)
+        if self.result is None:
+            why = self.draws.record(self.position_key(), bool(captured))
+            if why is not None:
+                self.result = ((), why)
+
+    def repetitions(self) -> int:
+        return self.draws.current_repeats()
+
+    def identity(self) -> tuple[tuple[int, ...], int, tuple[bool, bool]]:
+        """The position as a tuple: equal for equal positions with the same player to move."""
+        return (tuple(self.board), self.turn, self.stunned)
+
+    def position_key(self) -> int:
+        """An integer equal for equal positions with the same player to move (repetitions)."""
+        return hash(self.identity())
+
+    def draw_warnings(self) -> list[str]:
+        return [] if self.outcome() is not None else self.draws.warnings()
 
     def _check_goal(self, mover: int) -> None:
         """Set the result if a chariot stands on its goal rank (the mover's first)."""
@@ -450,6 +475,7 @@ class PolisPosition(Position):
             "r": None if self.result is None else [list(self.result[0]), self.result[1]],
             "l": self.last,
             "c": self.last_captured,
+            "dw": self.draws.state(),
         }
 
     def _load_state(self, state: Any) -> None:
@@ -462,8 +488,9 @@ class PolisPosition(Position):
         self.last = state["l"]
         self.last_captured = list(state["c"])
         self._stuck = None
+        self.draws = DrawWatch.load(state.get("dw"), self.position_key())
 
-    def copy(self) -> PolisPosition:
+    def copy(self) -> Self:
         """A fast copy: lists are copied, nothing is recomputed."""
         other = type(self).__new__(type(self))
         Position.__init__(other, self.num_seats, self.params)
@@ -472,6 +499,7 @@ class PolisPosition(Position):
         other.turn, other.stunned, other.result = self.turn, self.stunned, self.result
         other.last, other.last_captured = self.last, self.last_captured[:]
         other._stuck = self._stuck
+        other.draws = self.draws.copy()
         return other
 
     # ----- queries (tests, analysis, the board drawing)
@@ -515,6 +543,7 @@ class PolisPosition(Position):
             "last": self.last,
             "captured": [square_name(sq) for sq in self.last_captured],
             "result": None if outcome is None else outcome.reason,
+            "warnings": self.draw_warnings(),
         }
 
 

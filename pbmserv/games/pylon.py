@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
-from typing import Any
+from typing import Any, Self
 
 from pbmserv.games.base import (
     PASS,
@@ -337,6 +337,10 @@ class PylonPosition(Position):
             for i in range(self.num_seats)
         )
 
+    def move_list(self) -> list[Move]:
+        """Every legal move of the seat to move (no swap): the robots' fast path."""
+        return list(self._generate())
+
     def _generate(self) -> Iterator[Move]:
         moves = self._moves()
         if moves:
@@ -454,7 +458,7 @@ class PylonPosition(Position):
                 self._put(p, int(ch))
         self.turn = state["t"]
 
-    def copy(self) -> PylonPosition:
+    def copy(self) -> Self:
         new = type(self).__new__(type(self))
         Position.__init__(new, self.num_seats, self.params)
         new.ply, new.swapped, new.resigned = self.ply, self.swapped, self.resigned

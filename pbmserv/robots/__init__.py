@@ -9,22 +9,25 @@
   through :func:`pbmserv.domain.boards.play_move`, with the same mails as a human move.
 
 A level is a budget per move: ``easy``/``normal``/``strong`` are node budgets (reproducible
-play), ``expert`` a time budget; ``nodes=N`` and ``seconds=S`` give any budget.
+play) capped in time, ``expert`` a time budget; ``nodes=N`` and ``seconds=S`` give any budget.
 """
 
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from pbmserv.games.base import SWAP, Position
 from pbmserv.robots.search import Adapter, Budget, SearchResult, search
 
 LEVELS: dict[str, Budget] = {
-    "easy": Budget(nodes=300, depth=2),
-    "normal": Budget(nodes=5_000),
-    "strong": Budget(nodes=40_000),
+    "easy": Budget(nodes=300, depth=2, seconds=2.0),
+    "normal": Budget(nodes=5_000, seconds=5.0),
+    "strong": Budget(nodes=40_000, seconds=15.0),
     "expert": Budget(seconds=20.0),
 }
+"""Node budgets make play reproducible; the seconds are each level's time budget, a cap that a
+node budget reaches first on any ordinary machine."""
 DEFAULT_LEVEL = "normal"
 ADAPTERS = {
     "ploy": "pbmserv.robots.ploy:PloyAdapter",
@@ -51,11 +54,11 @@ def budget_of(level: str) -> Budget:
     raise ValueError(f"unknown robot level {level!r}; levels: {names}, nodes=N, seconds=S")
 
 
-def adapter_for(game_name: str) -> Adapter:
+def adapter_for(game_name: str) -> Adapter[Any]:
     """The search adapter of a game (the contract-only default for games without one)."""
     path = ADAPTERS.get(game_name)
     if path is None:
-        return Adapter()
+        return Adapter[Any]()
     module, _, name = path.partition(":")
     return getattr(importlib.import_module(module), name)()
 

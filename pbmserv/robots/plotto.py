@@ -19,10 +19,11 @@ the seat's number(s) at both ends.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from pbmserv.games.base import Move, Position
-from pbmserv.games.plotto import line_seats
+from pbmserv.games.base import Move
+from pbmserv.games.plotto import PlottoPosition, line_seats
 from pbmserv.robots.search import WIN, Adapter
 
 NEAR_WIN = WIN // 2
@@ -31,15 +32,15 @@ THREAT = 400
 TEMPO = 20
 
 
-def threats(pos: Position) -> list[int]:
+def threats(pos: PlottoPosition) -> list[int]:
     """Per seat: the number of (cell, number) placements that would complete its line."""
-    board = pos.board  # type: ignore[attr-defined]
-    mask = pos.mask  # type: ignore[attr-defined]
+    board = pos.board
+    mask = pos.mask
     players = pos.num_seats
     tournament = bool(pos.params.get("tournament"))
     numbers = (1, 2, 3, 4) if tournament else tuple(range(1, players + 1))
     out = [0] * players
-    for cell in pos.open:  # type: ignore[attr-defined]
+    for cell in pos.open:
         bits = mask.get(cell, 0)
         for n in numbers:
             if bits >> n & 1:
@@ -49,22 +50,22 @@ def threats(pos: Position) -> list[int]:
     return out
 
 
-class PlottoAdapter(Adapter):
+class PlottoAdapter(Adapter[PlottoPosition]):
     driver = "pvs"
 
-    def key(self, pos: Position) -> Any:
-        return (frozenset(pos.board.items()), pos.turn)  # type: ignore[attr-defined]
+    def key(self, pos: PlottoPosition) -> Any:
+        return (frozenset(pos.board.items()), pos.turn)
 
-    def moves(self, pos: Position) -> list[Move]:
-        return list(pos._generate())
+    def moves(self, pos: PlottoPosition) -> Sequence[Move]:
+        return pos.move_list()
 
-    def team(self, pos: Position, seat: int) -> Any:
+    def team(self, pos: PlottoPosition, seat: int) -> Any:
         return seat
 
-    def evaluate(self, pos: Position, team: Any) -> int:
+    def evaluate(self, pos: PlottoPosition, team: Any) -> int:
         count = threats(pos)
         live = [s for s in range(pos.num_seats) if s not in pos.resigned]
-        mover = pos.turn  # type: ignore[attr-defined]
+        mover = pos.turn
         if count[mover]:
             return NEAR_WIN if mover == team else -NEAR_WIN
         score = TEMPO if mover == team else -TEMPO
@@ -73,14 +74,14 @@ class PlottoAdapter(Adapter):
             score += value if s == team else -value
         return score
 
-    def hint(self, pos: Position, move: Any) -> int:
+    def hint(self, pos: PlottoPosition, move: Any) -> int:
         cell, number = divmod(move, 8)
         players = pos.num_seats
         tournament = bool(pos.params.get("tournament"))
-        seats = line_seats(pos.board, cell, number, players, tournament)  # type: ignore[attr-defined]
-        if pos.turn in seats:  # type: ignore[attr-defined]
+        seats = line_seats(pos.board, cell, number, players, tournament)
+        if pos.turn in seats:
             return 100
         if seats:
             return -10  # hands a line to someone else
-        own = number - 1 == pos.turn if not tournament else (number - 1) % 2 == pos.turn  # type: ignore[attr-defined]
+        own = number - 1 == pos.turn if not tournament else (number - 1) % 2 == pos.turn
         return 2 if own else 0

@@ -18,10 +18,12 @@ them, not their sum, so the robot does not believe it must beat three armies at 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from pbmserv.games.base import PASS, Move, Position
-from pbmserv.games.ploy import ROT, SHIELD
+from pbmserv.games.base import PASS, Move
+from pbmserv.games.ploy import ROT, SHIELD, PloyPosition
+from pbmserv.games.ploy.tables import RANGES, RAYS
 from pbmserv.robots.search import Adapter
 
 VALUES = (0, 520, 480, 440, 300, 280, 240, 160)  # by kind: C, HL, ML, LL, hp, mp, lp, S
@@ -30,6 +32,7 @@ CENTRE = [8 - (abs(sq % 9 - 4) + abs(sq // 9 - 4)) for sq in range(81)]  # 0 (co
 POPCOUNT = [bin(m).count("1") for m in range(256)]
 SCARCITY = 150  # per piece under three, under the strict elimination rule
 TEMPO = 15
+EXPOSED = 250  # per enemy piece that could take a commander next (four players)
 
 
 def _piece_value(sq: int, p: int) -> int:
@@ -38,6 +41,30 @@ def _piece_value(sq: int, p: int) -> int:
 
 VALUE = [[_piece_value(sq, p) if p & 255 else 0 for p in range(2048)] for sq in range(81)]
 """``VALUE[sq][p & 0x7FF]``: what a piece (kind and flags, any army) is worth on ``sq``."""
+
+
+def _exposed(board: list[int], team_of: list[Any]) -> dict[Any, int]:
+    """Per team: how many enemy pieces could capture one of its commanders by one motion.
+
+    With four players the search sees only the next seat's answer within its horizon, so the
+    danger from the seats after it is judged statically here.
+    """
+    out: dict[Any, int] = {}
+    for sq, p in enumerate(board):
+        if not p or p & 0xF00:  # commanders only (kind 0)
+            continue
+        own = team_of[p >> 12]
+        for d in range(8):
+            back = 1 << ((d + 4) & 7)
+            for dist, t in enumerate(RAYS[sq][d], 1):
+                q = board[t]
+                if q:
+                    if team_of[q >> 12] != own and q & back and dist <= RANGES[q >> 8 & 15]:
+                        out[own] = out.get(own, 0) + 1
+                    break
+                if dist >= 3:
+                    break
+    return out
 
 
 def _army_sums(board: list[int]) -> tuple[list[int], list[int]]:
@@ -52,29 +79,29 @@ def _army_sums(board: list[int]) -> tuple[list[int], list[int]]:
     return values, ships
 
 
-class PloyAdapter(Adapter):
+class PloyAdapter(Adapter[PloyPosition]):
     """The search's view of Ploy.  The evaluation is kept incrementally: each child position
-    carries per-army sums (``_robot_sums``) updated from its parent's by the move alone."""
+    carries per-army sums (in its ``analysis`` slot) updated from its parent's by the move alone."""
 
     driver = "mtdf"
     quiescence = 4
 
-    def key(self, pos: Position) -> Any:
-        return (tuple(pos.board), pos.turn, tuple(pos.ctrl), tuple(pos.status))  # type: ignore[attr-defined]
+    def key(self, pos: PloyPosition) -> Any:
+        return pos.identity()
 
-    def moves(self, pos: Position) -> list[Move]:
-        return pos.move_list() or [PASS]  # type: ignore[attr-defined]
+    def moves(self, pos: PloyPosition) -> Sequence[Move]:
+        return pos.move_list() or [PASS]
 
-    def _sums(self, pos: Position) -> tuple[list[int], list[int]]:
-        sums = getattr(pos, "_robot_sums", None)
+    def _sums(self, pos: PloyPosition) -> tuple[list[int], list[int]]:
+        sums: tuple[list[int], list[int]] | None = pos.analysis
         if sums is None:
-            sums = _army_sums(pos.board)  # type: ignore[attr-defined]
-            pos._robot_sums = sums  # type: ignore[attr-defined]
+            sums = _army_sums(pos.board)
+            pos.analysis = sums
         return sums
 
-    def play(self, pos: Position, move: Any) -> Position:
+    def play(self, pos: PloyPosition, move: Any) -> PloyPosition:
         values, ships = self._sums(pos)
-        board = pos.board  # type: ignore[attr-defined]
+        board = pos.board
         q = 0
         if move is not PASS:
             frm, to, k = move & 127, move >> 7 & 127, move >> 14
@@ -91,14 +118,14 @@ class PloyAdapter(Adapter):
         child = pos.copy()
         child.play(move)
         # -classic may take a bare commander off the board too: then count again
-        removed = q and child.board.count(0) != board.count(0) + 1  # type: ignore[attr-defined]
-        child._robot_sums = None if removed else (values, ships)  # type: ignore[attr-defined]
+        removed = q and child.board.count(0) != board.count(0) + 1
+        child.analysis = None if removed else (values, ships)
         return child
 
-    def team(self, pos: Position, seat: int) -> Any:
+    def team(self, pos: PloyPosition, seat: int) -> Any:
         return seat % 2 if pos.params.get("partnership") else seat
 
-    def evaluate(self, pos: Position, team: Any) -> int:
+    def evaluate(self, pos: PloyPosition, team: Any) -> int:
         values, ships = self._sums(pos)
         strict = not pos.params.get("relaxed")
         to_move = pos.to_move
@@ -108,7 +135,7 @@ class PloyAdapter(Adapter):
             if strict:
                 score -= SCARCITY * (max(0, 3 - ships[team]) - max(0, 3 - ships[1 - team]))
             return score
-        ctrl = pos.ctrl  # type: ignore[attr-defined]
+        ctrl = pos.ctrl
         partnership = bool(pos.params.get("partnership"))
         per_team: dict[Any, int] = {}
         pieces: dict[Any, int] = {}
@@ -120,6 +147,9 @@ class PloyAdapter(Adapter):
             for t, n in pieces.items():
                 if n < 3:
                     per_team[t] -= SCARCITY * (3 - n)
+        team_of = [seat % 2 if partnership else seat for seat in ctrl]
+        for t, n in _exposed(pos.board, team_of).items():
+            per_team[t] = per_team.get(t, 0) - EXPOSED * n
         mine = per_team.pop(team, 0)
         others = max(per_team.values(), default=0)
         if to_move is not None:
@@ -127,11 +157,11 @@ class PloyAdapter(Adapter):
             tempo = TEMPO if mover == team else -TEMPO
         return mine - others + tempo
 
-    def hint(self, pos: Position, move: Any) -> int:
+    def hint(self, pos: PloyPosition, move: Any) -> int:
         if move is PASS:
             return 0
         frm, to = move & 127, move >> 7 & 127
-        board = pos.board  # type: ignore[attr-defined]
+        board = pos.board
         q = board[to] if to != frm else 0
         if q:
             return CAPTURE_VALUES[q >> 8 & 15] * 4 - VALUES[board[frm] >> 8 & 15] // 8
@@ -139,8 +169,8 @@ class PloyAdapter(Adapter):
             return 1 + (board[frm] >> 8 & 15 == SHIELD)
         return 0
 
-    def noisy(self, pos: Position, move: Any) -> bool:
+    def noisy(self, pos: PloyPosition, move: Any) -> bool:
         if move is PASS:
             return False
         frm, to = move & 127, move >> 7 & 127
-        return to != frm and bool(pos.board[to])  # type: ignore[attr-defined]
+        return to != frm and bool(pos.board[to])

@@ -13,10 +13,18 @@ loses.  Evaluation (integers), from one side's point of view, mine minus the opp
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from pbmserv.games.base import Move, Position
-from pbmserv.games.polis import BLUE_CHARIOT, BLUE_DOG, GOAL_RANK, RED_CHARIOT, RED_DOG
+from pbmserv.games.base import Move
+from pbmserv.games.polis import (
+    BLUE_CHARIOT,
+    BLUE_DOG,
+    GOAL_RANK,
+    RED_CHARIOT,
+    RED_DOG,
+    PolisPosition,
+)
 from pbmserv.robots.search import Adapter
 
 RACE = (900, 420, 230, 130, 70, 35, 15, 0)  # by ranks still to go (0 is a win already)
@@ -26,22 +34,22 @@ STUNNED = 120
 TEMPO = 20
 
 
-class PolisAdapter(Adapter):
+class PolisAdapter(Adapter[PolisPosition]):
     driver = "mtdf"
 
-    def key(self, pos: Position) -> Any:
-        return (tuple(pos.board), pos.turn, pos.stunned)  # type: ignore[attr-defined]
+    def key(self, pos: PolisPosition) -> Any:
+        return pos.identity()
 
-    def moves(self, pos: Position) -> list[Move]:
-        return list(pos._generate())
+    def moves(self, pos: PolisPosition) -> Sequence[Move]:
+        return pos.move_list()
 
-    def team(self, pos: Position, seat: int) -> Any:
+    def team(self, pos: PolisPosition, seat: int) -> Any:
         return seat
 
-    def evaluate(self, pos: Position, team: Any) -> int:
-        board = pos.board  # type: ignore[attr-defined]
-        chariots = pos.chariots  # type: ignore[attr-defined]
-        stunned = pos.stunned  # type: ignore[attr-defined]
+    def evaluate(self, pos: PolisPosition, team: Any) -> int:
+        board = pos.board
+        chariots = pos.chariots
+        stunned = pos.stunned
         score = [0, 0]
         rank = [-1, -1]
         for seat in (0, 1):
@@ -55,14 +63,14 @@ class PolisAdapter(Adapter):
                 score[0] += DOG + (GUARD if rank[1] >= 0 and sq >> 3 > rank[1] else 0)
             elif p == RED_DOG:
                 score[1] += DOG + (GUARD if rank[0] >= 0 and sq >> 3 < rank[0] else 0)
-        mover = pos.turn  # type: ignore[attr-defined]
+        mover = pos.turn
         if rank[mover] >= 0:
             score[mover] += TEMPO + RACE[abs(GOAL_RANK[mover] - rank[mover])] // 4
         return score[team] - score[1 - team]
 
-    def hint(self, pos: Position, move: Any) -> int:
+    def hint(self, pos: PolisPosition, move: Any) -> int:
         frm, to = move >> 6, move & 63
-        piece = pos.board[frm]  # type: ignore[attr-defined]
+        piece = pos.board[frm]
         forward = (to >> 3) - (frm >> 3)
         if piece == BLUE_CHARIOT:
             return 4 if forward < 0 else 1

@@ -18,10 +18,11 @@ levels first; a capture shows up in the search as a jump in the count.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from pbmserv.games.base import PASS, Move, Position
-from pbmserv.games.pylon import EMPTY
+from pbmserv.games.base import PASS, Move
+from pbmserv.games.pylon import EMPTY, PylonPosition
 from pbmserv.robots.search import Adapter
 
 MARBLE = 100
@@ -30,16 +31,16 @@ DANGER = 60
 DANGER_MOVER = 15
 
 
-def marbles_in_danger(pos: Position) -> list[int]:
+def marbles_in_danger(pos: PylonPosition) -> list[int]:
     """Per seat: marbles in groups with a single freedom on some level of the group."""
-    board, geo, valid = pos.board, pos.geo, pos.valid  # type: ignore[attr-defined]
+    board, geo, valid = pos.board, pos.geo, pos.valid
     level, nbrs = geo.level, geo.nbrs
     out = [0] * pos.num_seats
     seen: set[int] = set()
     for p, owner in enumerate(board):
         if owner == EMPTY or p in seen:
             continue
-        group = pos.group(p)  # type: ignore[attr-defined]
+        group = pos.group(p)
         seen |= group
         freedoms: dict[int, set[int]] = {}
         for m in group:
@@ -53,25 +54,25 @@ def marbles_in_danger(pos: Position) -> list[int]:
     return out
 
 
-class PylonAdapter(Adapter):
+class PylonAdapter(Adapter[PylonPosition]):
     driver = "pvs"
 
-    def key(self, pos: Position) -> Any:
-        return (tuple(pos.board), pos.turn)  # type: ignore[attr-defined]
+    def key(self, pos: PylonPosition) -> Any:
+        return (tuple(pos.board), pos.turn)
 
-    def moves(self, pos: Position) -> list[Move]:
-        return list(pos._generate())
+    def moves(self, pos: PylonPosition) -> Sequence[Move]:
+        return pos.move_list()
 
-    def team(self, pos: Position, seat: int) -> Any:
+    def team(self, pos: PylonPosition, seat: int) -> Any:
         return seat
 
-    def evaluate(self, pos: Position, team: Any) -> int:
+    def evaluate(self, pos: PylonPosition, team: Any) -> int:
         counts = [0] * pos.num_seats
-        for c in pos.board:  # type: ignore[attr-defined]
+        for c in pos.board:
             if c != EMPTY:
                 counts[c] += 1
         danger = marbles_in_danger(pos)
-        mover = pos.turn  # type: ignore[attr-defined]
+        mover = pos.turn
         value = [
             counts[s] * MARBLE
             - danger[s] * (DANGER_MOVER if s == mover else DANGER)
@@ -82,11 +83,11 @@ class PylonAdapter(Adapter):
         others = max((value[s] for s in live if s != team), default=0)
         return value[team] - others
 
-    def hint(self, pos: Position, move: Any) -> int:
+    def hint(self, pos: PylonPosition, move: Any) -> int:
         if move == PASS:
             return 0
-        geo = pos.geo  # type: ignore[attr-defined]
-        board = pos.board  # type: ignore[attr-defined]
-        seat = pos.turn  # type: ignore[attr-defined]
+        geo = pos.geo
+        board = pos.board
+        seat = pos.turn
         contact = sum(1 for q in geo.nbrs[move] if board[q] not in (EMPTY, seat))
         return 2 * geo.level[move] + contact

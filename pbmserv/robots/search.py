@@ -28,9 +28,9 @@ search prefers the fastest win and the slowest loss.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from pbmserv.games.base import SWAP, Move, Position
 
@@ -38,6 +38,7 @@ WIN = 1_000_000
 INF = 10 * WIN
 EXACT, LOWER, UPPER = 0, 1, 2
 MAX_PLY = 64
+CONTEMPT = 30  # a repeated position scores this much below a draw for the robot team
 
 
 class _OutOfBudget(Exception):
@@ -64,46 +65,55 @@ class SearchResult:
 
 
 Hashable = Any
+P = TypeVar("P", bound=Position)
 
 
-class Adapter:
+class Adapter(Generic[P]):
     """What the search needs to know about one game.  The defaults use only the engine contract
     (``copy``, ``play``, ``legal_moves``, ``outcome``), so they work for every game; per-game
-    adapters (:mod:`pbmserv.robots.evaluation`) make them faster and smarter."""
+    adapters (:mod:`pbmserv.robots.ploy`, ...) make them faster and smarter.  An adapter is
+    typed with its engine's position class and reads only that class's public API."""
 
     driver = "pvs"  # or "mtdf"
     quiescence = 0  # plies of capture search at the horizon
 
-    def key(self, pos: Position) -> Hashable:
+    def key(self, pos: P) -> Hashable:
         return pos.serialize()
 
-    def moves(self, pos: Position) -> list[Move]:
+    def moves(self, pos: P) -> Sequence[Move]:
         return [m for m in pos.legal_moves() if m != SWAP]
 
-    def play(self, pos: Position, move: Move) -> Position:
+    def play(self, pos: P, move: Move) -> P:
         child = pos.copy()
         child.play(move)
         return child
 
-    def team(self, pos: Position, seat: int) -> Any:
+    def team(self, pos: P, seat: int) -> Any:
         """The team of ``seat``; seats of one team are on one side of the search."""
         info = pos.seats()[seat]
         return ("team", info.team) if info.team is not None else ("seat", seat)
 
-    def evaluate(self, pos: Position, team: Any) -> int:
+    def evaluate(self, pos: P, team: Any) -> int:
         """A static score of a position that is not over, from ``team``'s point of view."""
         return 0
 
-    def hint(self, pos: Position, move: Move) -> int:
+    def hint(self, pos: P, move: Move) -> int:
         """A static ordering score of ``move`` in ``pos``; higher is tried first."""
         return 0
 
-    def noisy(self, pos: Position, move: Move) -> bool:
+    def noisy(self, pos: P, move: Move) -> bool:
         """Whether ``move`` is worth searching past the horizon (a capture)."""
         return False
 
+    def mover_team(self, pos: P) -> Any:
+        """The team of the seat whose player acts now (the game is not over)."""
+        seat = pos.to_move
+        if seat is None:
+            raise ValueError("the game is over")
+        return self.team(pos, pos.controller(seat))
 
-def terminal_score(pos: Position, adapter: Adapter, team: Any, ply: int) -> int | None:
+
+def terminal_score(pos: Position, adapter: Adapter[Any], team: Any, ply: int) -> int | None:
     """The score of a finished game (None while it goes on): a win for the team, a loss, or 0."""
     if pos.to_move is not None:
         return None
@@ -122,7 +132,7 @@ class Searcher:
     """One search from one root position (a fresh table each time: reproducible)."""
 
     def __init__(
-        self, adapter: Adapter, budget: Budget, clock: Callable[[], float] = time.monotonic
+        self, adapter: Adapter[Any], budget: Budget, clock: Callable[[], float] = time.monotonic
     ):
         self.adapter = adapter
         self.budget = budget
@@ -133,16 +143,16 @@ class Searcher:
         self.nodes = 0
         self.deadline = 0.0
         self.team: Any = None
-        self.hard = True  # the budget applies (off while depth 1 is searched)
+        self.hard = True  # the node budget applies (off while depth 1 is searched)
+        self.root_best: Move | None = None  # the best root move of the iteration under way
 
     # ----- budget
 
     def _tick(self) -> None:
+        """Count a node; stop at the node budget (from depth 2) or the time budget (always)."""
         self.nodes += 1
-        if not self.hard:
-            return
         nodes = self.budget.nodes
-        if nodes is not None and self.nodes >= nodes:
+        if self.hard and nodes is not None and self.nodes >= nodes:
             raise _OutOfBudget
         seconds = self.budget.seconds
         if seconds is not None and self.nodes & 127 == 0 and self.clock() >= self.deadline:
@@ -172,6 +182,8 @@ class Searcher:
                 else:
                     value = self._alphabeta(root, depth, -INF, INF, 0)
             except _OutOfBudget:
+                if done == 0 and self.root_best is not None:  # out of time within depth 1
+                    best = self.root_best
                 break
             entry = self.table.get(adapter.key(root))
             if entry is not None and entry[3] is not None:
@@ -211,7 +223,7 @@ class Searcher:
     # ----- alpha-beta (minimax form, fail-soft)
 
     def _ordered(
-        self, pos: Position, moves: list[Move], first: Move | None, ply: int
+        self, pos: Position, moves: Sequence[Move], first: Move | None, ply: int
     ) -> list[Move]:
         adapter, history = self.adapter, self.history
         killers = self.killers[ply] if ply < len(self.killers) else []
@@ -232,6 +244,10 @@ class Searcher:
         done = terminal_score(pos, adapter, self.team, ply)
         if done is not None:
             return done
+        if ply and pos.repetitions() > 1:
+            # a position seen before (in the game or on this line): a draw in the making, which
+            # the robot avoids unless it stands worse (DECISIONS.md, "Endless games")
+            return -CONTEMPT
         if depth <= 0:
             return self._quiesce(pos, alpha, beta, ply, adapter.quiescence)
         key = adapter.key(pos)
@@ -247,7 +263,7 @@ class Searcher:
                 if e_flag == UPPER and e_value <= alpha:
                     return e_value
         moves = adapter.moves(pos)
-        maximise = adapter.team(pos, pos.controller(pos.to_move)) == self.team  # type: ignore[arg-type]
+        maximise = adapter.mover_team(pos) == self.team
         a0, b0 = alpha, beta
         best_move = None
         best = -INF if maximise else INF
@@ -269,6 +285,8 @@ class Searcher:
                 if value > best:
                     best, best_move = value, move
                     alpha = max(alpha, value)
+                    if ply == 0:
+                        self.root_best = move
             else:
                 if value < best:
                     best, best_move = value, move
@@ -299,7 +317,7 @@ class Searcher:
         stand = adapter.evaluate(pos, self.team)
         if left <= 0:
             return stand
-        maximise = adapter.team(pos, pos.controller(pos.to_move)) == self.team  # type: ignore[arg-type]
+        maximise = adapter.mover_team(pos) == self.team
         if maximise:
             if stand >= beta:
                 return stand
@@ -331,7 +349,10 @@ class Searcher:
 
 
 def search(
-    pos: Position, adapter: Adapter, budget: Budget, clock: Callable[[], float] = time.monotonic
+    pos: Position,
+    adapter: Adapter[Any],
+    budget: Budget,
+    clock: Callable[[], float] = time.monotonic,
 ) -> SearchResult:
     """Search ``pos`` (not over) within ``budget``; the result's move is the one to play."""
     return Searcher(adapter, budget, clock).run(pos)

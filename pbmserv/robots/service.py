@@ -205,6 +205,35 @@ def run_pending(
     return done
 
 
+def replies(session: Session, since: datetime) -> list[Turn]:
+    """The robot turns that a human's move at or after ``since`` has just brought about.
+
+    This is what a shell command may still do itself when no server runs: answer the human
+    who moved, once.  Robots to move on other boards, or after another robot (robot against
+    robot), wait for the server or ``pbmserv robot run``.
+    """
+    robots = set(session.scalars(select(Robot.user_id)))
+    out = []
+    for turn in pending(session):
+        board = session.get(Board, turn.board_id)
+        last = board.moves[-1] if board is not None and board.moves else None
+        if last is not None and last.at >= since and last.user_id not in robots:
+            out.append(turn)
+    return out
+
+
+def answer_human(
+    sessions: sessionmaker[Session],
+    settings: Settings,
+    now: Callable[[], datetime],
+    since: datetime,
+) -> list[Done]:
+    """Play the one robot reply to each human move made since ``since`` (see :func:`replies`)."""
+    with sessions() as session:
+        turns = replies(session, since)
+    return [play_turn(sessions, settings, turn, now) for turn in turns]
+
+
 def run_until_idle(
     sessions: sessionmaker[Session],
     settings: Settings,

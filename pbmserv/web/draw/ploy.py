@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pbmserv.games.ploy import COLOURS, DELTAS, DIR_NAMES, FILES, KIND_LETTERS, KIND_NAMES
+from pbmserv.games.ploy.tables import COLOURS, DELTAS, DIR_NAMES, FILES, KIND_LETTERS, KIND_NAMES
 from pbmserv.web.draw import Drawing, Shape, circle, group, line, rect, text
 
 S = 56  # one point

@@ -20,281 +20,43 @@ Set up arbitrary positions with :meth:`PloyPosition.setup` (documented there).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, Self
 
 from pbmserv.games.base import (
     PASS,
-    Game,
+    DrawWatch,
     IllegalMove,
     Outcome,
-    Param,
     PlayersError,
     Position,
     SeatInfo,
     UnreadableMove,
 )
-
-# --------------------------------------------------------------------------- tables
-
-FILES = "abcdefghi"
-NAMES = [f"{FILES[sq % 9]}{sq // 9 + 1}" for sq in range(81)]
-SQUARE = {name: sq for sq, name in enumerate(NAMES)}
-
-DIR_NAMES = ("N", "NW", "W", "SW", "S", "SE", "E", "NE")
-DIR_WORDS = (
-    "north",
-    "north-west",
-    "west",
-    "south-west",
-    "south",
-    "south-east",
-    "east",
-    "north-east",
+from pbmserv.games.ploy.tables import (
+    CANON,
+    COLOURS,
+    COMMANDER,
+    DELTAS,
+    DIR_WORDS,
+    FLAG_COUNTS,
+    KIND_BY_NAME,
+    KIND_NAMES,
+    NAMES,
+    RANGES,
+    RAYS,
+    RAYS_FLAT,
+    ROT,
+    SHIELD,
+    SQUARE,
+    STEPS,
+    STEPS_CLASSIC,
+    TURNS_FLAT,
+    TURNS_FLAT_CLASSIC,
+    dirs_of,
+    initial_board,
+    mask_of,
 )
-DIR_INDEX = {name: d for d, name in enumerate(DIR_NAMES)}
-DELTAS = ((0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1), (1, 0), (1, 1))
-
-COMMANDER, HEAVY_LANCE, MEDIUM_LANCE, LIGHT_LANCE = 0, 1, 2, 3
-HEAVY_PROBE, MEDIUM_PROBE, LIGHT_PROBE, SHIELD = 4, 5, 6, 7
-KIND_NAMES = (
-    "commander",
-    "heavy lance",
-    "medium lance",
-    "light lance",
-    "heavy probe",
-    "medium probe",
-    "light probe",
-    "shield",
-)
-KIND_BY_NAME = {name: kind for kind, name in enumerate(KIND_NAMES)}
-KIND_LETTERS = "CHMLhmlS"  # board letters: lances upper case, probes lower case
-RANGES = (1, 3, 3, 3, 2, 2, 2, 1)
-FLAG_COUNTS = (4, 3, 3, 3, 2, 2, 2, 1)
-
-COLOURS = ("green", "red", "yellow", "blue")
-BRACKETS = ("()", "[]", "{}", "<>")  # how each army is drawn around the kind letter
-
-
-def _rot(mask: int, k: int) -> int:
-    return ((mask << k) | (mask >> (8 - k))) & 255 if k % 8 else mask
-
-
-ROT = [[_rot(m, k) for k in range(8)] for m in range(256)]
-"""``ROT[mask][k]``: the flag mask after a turn by ``k`` steps counter-clockwise."""
-
-DIRS_OF = [tuple(d for d in range(8) if m >> d & 1) for m in range(256)]
-
-
-def _signed(k: int) -> int:
-    return k if k <= 4 else k - 8
-
-
-def _canon(mask: int) -> dict[int, int]:
-    """new mask -> canonical turn reaching it (shortest, ``+`` on a tie); no-op turns left out."""
-    best: dict[int, int] = {}
-    for k in range(1, 8):
-        new = ROT[mask][k]
-        if new == mask:
-            continue
-        key = (abs(_signed(k)), _signed(k) < 0)
-        old = best.get(new)
-        if old is None or key < (abs(_signed(old)), _signed(old) < 0):
-            best[new] = k
-    return best
-
-
-CANON = [_canon(m) for m in range(256)]
-TURNS = [tuple(sorted(CANON[m].values())) for m in range(256)]
-TURNS_CLASSIC = [tuple(k for k in TURNS[m] if k in (1, 7)) for m in range(256)]
-
-
-def _ray(sq: int, d: int) -> list[int]:
-    col, row = sq % 9, sq // 9
-    dc, dr = DELTAS[d]
-    out = []
-    col, row = col + dc, row + dr
-    while 0 <= col < 9 and 0 <= row < 9:
-        out.append(row * 9 + col)
-        col, row = col + dc, row + dr
-    return out
-
-
-RAYS = [[_ray(sq, d) for d in range(8)] for sq in range(81)]
-
-
-def _range_of(mask: int) -> int:
-    n = bin(mask).count("1")
-    return 1 if n == 4 else n  # the commander (the only 4-flag piece) moves one point
-
-
-def _motion_table() -> list[list[tuple[tuple[tuple[int, int], ...], ...]]]:
-    """``[sq][mask]``: per flag, the (target, move) pairs within the piece's range, in order.
-
-    Built from the few distinct rays per (point, direction, range) so that importing the
-    module stays cheap (it is imported by every shell command that touches Ploy).
-    """
-    ranges = [_range_of(m) if m else 0 for m in range(256)]
-    table = []
-    for sq in range(81):
-        pieces = [
-            [tuple((t, sq | t << 7) for t in RAYS[sq][d][:r]) for r in range(9)] for d in range(8)
-        ]
-        present = [bool(RAYS[sq][d]) for d in range(8)]
-        table.append(
-            [tuple(pieces[d][ranges[m]] for d in DIRS_OF[m] if present[d]) for m in range(256)]
-        )
-    return table
-
-
-MOTIONS = _motion_table()
-TURN_MOVES = [
-    [tuple(sq | sq << 7 | k << 14 for k in TURNS[m]) for m in range(256)] for sq in range(81)
-]
-TURN_MOVES_CLASSIC = [
-    [tuple(sq | sq << 7 | k << 14 for k in TURNS_CLASSIC[m]) for m in range(256)]
-    for sq in range(81)
-]
-
-
-def _step_table(classic: bool) -> list[tuple[tuple[int, Any], ...]]:
-    """``[sq << 8 | mask]`` for one-point pieces (commander, shield): (target, move or moves).
-
-    A shield's entry holds the plain motion and every motion-plus-turn to that target.
-    """
-    turns = TURNS_CLASSIC if classic else TURNS
-    one_point = [m for m in range(1, 256) if _range_of(m) == 1]
-    single = {m for m in one_point if bin(m).count("1") == 1}
-    table: list[tuple[tuple[int, Any], ...]] = [()] * (81 * 256)
-    for sq in range(81):
-        for m in one_point:
-            pairs: list[tuple[int, Any]] = []
-            for ray in MOTIONS[sq][m]:
-                for t, mv in ray:
-                    if m in single:
-                        pairs.append((t, (mv, *(mv | k << 14 for k in turns[m]))))
-                    else:
-                        pairs.append((t, mv))
-            table[sq << 8 | m] = tuple(pairs)
-    return table
-
-
-STEPS = _step_table(False)
-STEPS_CLASSIC = _step_table(True)
-RAYS_FLAT = [MOTIONS[sq][m] for sq in range(81) for m in range(256)]
-TURNS_FLAT = [TURN_MOVES[sq][m] for sq in range(81) for m in range(256)]
-TURNS_FLAT_CLASSIC = [TURN_MOVES_CLASSIC[sq][m] for sq in range(81) for m in range(256)]
-
-
-def mask_of(dirs: str | Sequence[str]) -> int:
-    """The flag mask of direction names (``"NW NE S"`` or ``["NW", "NE", "S"]``)."""
-    if isinstance(dirs, str):
-        dirs = dirs.replace(",", " ").split()
-    mask = 0
-    for name in dirs:
-        mask |= 1 << DIR_INDEX[name.upper()]
-    return mask
-
-
-def dirs_of(mask: int) -> list[str]:
-    """Direction names of a flag mask, clockwise from north (``["N", "NE", ...]``)."""
-    order = (0, 7, 6, 5, 4, 3, 2, 1)
-    return [DIR_NAMES[d] for d in order if mask >> d & 1]
-
-
-# --------------------------------------------------------------------------- setups
-
-_C, _HL, _ML, _LL = COMMANDER, HEAVY_LANCE, MEDIUM_LANCE, LIGHT_LANCE
-_HP, _MP, _LP, _SH = HEAVY_PROBE, MEDIUM_PROBE, LIGHT_PROBE, SHIELD
-
-SETUP_2P_GREEN = (
-    ("e1", _C, "NE NW SE SW"),
-    ("d1", _HL, "NW N NE"),
-    ("f1", _HL, "NW N NE"),
-    ("c1", _LL, "NW NE S"),
-    ("g1", _LL, "NW NE S"),
-    ("b1", _ML, "W N E"),
-    ("h1", _ML, "W N E"),
-    ("e2", _LP, "N S"),
-    ("d2", _MP, "NW NE"),
-    ("f2", _MP, "NW NE"),
-    ("c2", _HP, "N NE"),
-    ("g2", _HP, "N NW"),
-    ("d3", _SH, "N"),
-    ("e3", _SH, "N"),
-    ("f3", _SH, "N"),
-)
-
-SETUP_4P_GREEN = (
-    ("a1", _C, "N E S W"),
-    ("a2", _HL, "N NE E"),
-    ("b1", _ML, "NE NW SE"),
-    ("b2", _MP, "N E"),
-    ("a3", _HP, "E SE"),
-    ("c1", _HP, "N NW"),
-    ("c2", _SH, "NE"),
-    ("b3", _SH, "NE"),
-    ("c3", _SH, "NE"),
-)
-
-SETUP_PARTNERSHIP_RED = (  # red's block; blue's is the same four columns to the right,
-    # except that the lances change sides (medium lance on h1, heavy lance on f1)
-    ("c1", _C, "NE NW SE SW"),
-    ("b1", _ML, "W N E"),
-    ("d1", _HL, "NW N NE"),
-    ("b2", _HP, "N NE"),
-    ("c2", _MP, "NW NE"),
-    ("d2", _HP, "N NW"),
-    ("b3", _SH, "N"),
-    ("c3", _SH, "N"),
-    ("d3", _SH, "N"),
-)
-
-
-def _turn_square(sq: int, quarter_turns_cw: int) -> int:
-    """The point ``sq`` turned about e5 by 90 degrees clockwise ``quarter_turns_cw`` times."""
-    x, y = sq % 9 - 4, sq // 9 - 4
-    for _ in range(quarter_turns_cw % 4):
-        x, y = y, -x
-    return (y + 4) * 9 + x + 4
-
-
-def _mirror_ns(sq: int) -> int:
-    return (8 - sq // 9) * 9 + sq % 9
-
-
-def _mirror_ns_mask(mask: int) -> int:
-    flip = (4, 3, 2, 1, 0, 7, 6, 5)  # N<->S, NW<->SW, NE<->SE
-    return sum(1 << flip[d] for d in DIRS_OF[mask])
-
-
-def initial_board(players: int, partnership: bool) -> list[int]:
-    """The starting array of 81 points for a variant (DECISIONS.md, Ploy)."""
-    board = [0] * 81
-    if players == 2:
-        for army, quarter in ((0, 0), (1, 2)):
-            for name, kind, dirs in SETUP_2P_GREEN:
-                sq = _turn_square(SQUARE[name], quarter)
-                board[sq] = army << 12 | kind << 8 | ROT[mask_of(dirs)][quarter * 2 % 8]
-    elif not partnership:
-        for army in range(4):  # green a1, red a9 (90 cw), yellow i9 (180), blue i1 (90 ccw)
-            for name, kind, dirs in SETUP_4P_GREEN:
-                sq = _turn_square(SQUARE[name], army)
-                board[sq] = army << 12 | kind << 8 | ROT[mask_of(dirs)][(8 - 2 * army) % 8]
-    else:
-        for army in range(4):  # green c9, red c1, yellow g9, blue g1
-            shift = 4 if army in (2, 3) else 0
-            top = army in (0, 2)
-            for name, kind, dirs in SETUP_PARTNERSHIP_RED:
-                sq = SQUARE[name] + shift
-                if shift and kind in (_ML, _HL):  # the lances swap sides: h1 medium, f1 heavy
-                    sq = SQUARE[name] // 9 * 9 + 8 - SQUARE[name] % 9
-                mask = mask_of(dirs)
-                if top:
-                    sq, mask = _mirror_ns(sq), _mirror_ns_mask(mask)
-                board[sq] = army << 12 | kind << 8 | mask
-    return board
-
 
 # --------------------------------------------------------------------------- position
 
@@ -307,6 +69,10 @@ _MOVE_RE = re.compile(r"([a-z])(\d+)(?:([-x])([a-z])(\d+))?(?:([+-])(\d+))?(#?)"
 class PloyPosition(Position):
     """A Ploy position: the board, who controls which army, seat status and the turn."""
 
+    analysis: Any = None
+    """A free slot for analysis tools (the robots keep their incremental evaluation here):
+    copied with the position, never serialised or compared."""
+
     def __init__(self, players: int, params: Mapping[str, bool | int]) -> None:
         super().__init__(players, params)
         self.board: list[int] = initial_board(players, bool(params.get("partnership")))
@@ -317,6 +83,7 @@ class PloyPosition(Position):
         self.turn = 0
         self.result: tuple[tuple[int, ...], str] | None = None
         self._compute_masks()
+        self.draws = DrawWatch(self.position_key())
 
     # ----- setup for tests and analysis
 
@@ -335,12 +102,13 @@ class PloyPosition(Position):
         Colours are those of the variant's seats (green, red[, yellow, blue]); kinds are
         :data:`KIND_NAMES`; flags are compass directions.  Every army starts under its own seat.
         """
-        position = GAME.new(players, dict(params or {}))
+        position = cls.game.new(players, dict(params or {}))
         assert isinstance(position, cls)
         position.board = [0] * 81
         for name, (colour, kind, dirs) in (pieces or {}).items():
             position.place(name, colour, kind, dirs)
         position.turn = turn
+        position.draws = DrawWatch(position.position_key())
         return position
 
     def place(self, square: str, colour: str, kind: str, dirs: str) -> None:
@@ -567,6 +335,7 @@ class PloyPosition(Position):
         return sq
 
     def _apply(self, move: Any) -> None:
+        captured = False
         if move != PASS:
             frm, to, k = move & 127, move >> 7 & 127, move >> 14
             board = self.board
@@ -578,11 +347,41 @@ class PloyPosition(Position):
                 board[frm] = 0
                 board[to] = p
                 if q:
+                    captured = True
                     self._captured(q)
             else:
                 board[frm] = p
         if self.result is None:
             self._advance()
+            why = self.draws.record(self.position_key(), captured)
+            if why is not None:
+                self._draw(why)
+
+    def repetitions(self) -> int:
+        return self.draws.current_repeats()
+
+    def identity(self) -> tuple[tuple[int, ...], int, tuple[int, ...], tuple[int, ...]]:
+        """The position as a tuple: equal for equal positions with the same player to move."""
+        return (tuple(self.board), self.turn, tuple(self.ctrl), tuple(self.status))
+
+    def position_key(self) -> int:
+        """An integer equal for equal positions with the same player to move (repetitions)."""
+        return hash(self.identity())
+
+    def draw_warnings(self) -> list[str]:
+        return [] if self.result is not None else self.draws.warnings()
+
+    def _draw(self, why: str) -> None:
+        """End the game drawn among the players still in it (DECISIONS.md, "Endless games").
+
+        Players already eliminated keep their loss: with some of the four out, the players
+        still in share the result (as Pylon's joint winners do)."""
+        live = tuple(s for s in range(self.num_seats) if self.status[s] == IN)
+        if self.partnership or len(live) == self.num_seats:
+            self._finish((), why)
+        else:
+            names = " and ".join(COLOURS[s] for s in live)
+            self._finish(live, f"{why} (shared by {names}, the players still in)")
 
     def _advance(self) -> None:
         n = self.num_seats
@@ -721,6 +520,7 @@ class PloyPosition(Position):
             self._finish(tuple(live), "the others resigned or were eliminated")
             return
         self._advance()
+        self.draws = DrawWatch(self.position_key())
 
     def outcome(self) -> Outcome | None:
         if self.result is None:
@@ -738,6 +538,7 @@ class PloyPosition(Position):
             "nt": self.notes,
             "t": self.turn,
             "r": None if self.result is None else [list(self.result[0]), self.result[1]],
+            "dw": self.draws.state(),
         }
 
     def _load_state(self, state: Any) -> None:
@@ -750,8 +551,9 @@ class PloyPosition(Position):
         r = state["r"]
         self.result = None if r is None else (tuple(r[0]), r[1])
         self._compute_masks()
+        self.draws = DrawWatch.load(state.get("dw"), self.position_key())
 
-    def copy(self) -> PloyPosition:
+    def copy(self) -> Self:
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
         new.params = dict(self.params)
@@ -760,88 +562,12 @@ class PloyPosition(Position):
         new.status = self.status[:]
         new.cmd_lost = self.cmd_lost[:]
         new.notes = self.notes[:]
+        new.draws = self.draws.copy()
         return new
 
     # ----- drawing
 
     def board_context(self) -> dict[str, Any]:
-        rows = []
-        for r in range(8, -1, -1):
-            top, mid, bot = [], [], []
-            for c in range(9):
-                p = self.board[r * 9 + c]
-                t, m, b = _cell(p)
-                top.append(t)
-                mid.append(m)
-                bot.append(b)
-            rows.append({"rank": r + 1, "lines": [" ".join(top), " ".join(mid), " ".join(bot)]})
-        seats = []
-        for s, info in enumerate(self.seats()):
-            parts = [] if info.in_play else ["out"]
-            if info.note:
-                parts.append(info.note)
-            armies = [COLOURS[a] for a, c in enumerate(self.ctrl) if c == s and a != s]
-            if armies:
-                parts.append(f"also moves {', '.join(armies)}")
-            seats.append(
-                {
-                    "mark": BRACKETS[s][0] + "X" + BRACKETS[s][1],
-                    "label": info.label,
-                    "team": None if info.team is None else ("green+yellow", "red+blue")[info.team],
-                    "text": "; ".join(parts),
-                    "to_move": self.to_move == s,
-                }
-            )
-        to_move = self.to_move
-        return {
-            "files": list(FILES),
-            "rows": rows,
-            "seats": seats,
-            "to_move": None if to_move is None else COLOURS[to_move],
-            "played_by": (
-                None
-                if to_move is None or self.controller(to_move) == to_move
-                else COLOURS[self.controller(to_move)]
-            ),
-            "partnership": self.partnership,
-            "kinds": [(KIND_LETTERS[k], KIND_NAMES[k]) for k in range(8)],
-            "result": None if self.result is None else self.result[1],
-        }
+        from pbmserv.games.ploy.drawing import board_context  # lazy: drawing imports position
 
-
-def _cell(p: int) -> tuple[str, str, str]:
-    """A point as three 5-character strings: flags around the bracketed kind letter."""
-    if not p:
-        return "     ", "  .  ", "     "
-    m = p & 255
-    army, kind = p >> 12, p >> 8 & 15
-
-    def f(d: int, ch: str) -> str:
-        return ch if m >> d & 1 else " "
-
-    br = BRACKETS[army]
-    top = f"{f(1, chr(92))} {f(0, '|')} {f(7, '/')}"
-    mid = f"{f(2, '-')}{br[0]}{KIND_LETTERS[kind]}{br[1]}{f(6, '-')}"
-    bot = f"{f(3, '/')} {f(4, '|')} {f(5, chr(92))}"
-    return top, mid, bot
-
-
-GAME = Game(
-    "ploy",
-    "Ploy",
-    PloyPosition,
-    players=(2, 4),
-    params=(
-        Param(
-            "partnership",
-            "four players in two teams, green+yellow against red+blue",
-        ),
-        Param(
-            "classic",
-            "the German box rules: turns of one 45 degree step, a bare commander is removed, "
-            "partners play on to their last piece",
-        ),
-        Param("relaxed", "only the capture of his commander eliminates a player"),
-    ),
-    summary="capture the commander with pieces that move and turn along their flags",
-)
+        return board_context(self)
