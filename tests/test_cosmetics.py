@@ -77,4 +77,4 @@ def test_pylon_says_why_it_ends_with_empty_points():
         position.play(rng.choice(moves))
     outcome = position.outcome()
     assert outcome is not None
-    assert outcome.reason.startswith("nobody can place: a marble on any empty point left")
+    assert outcome.reason.startswith("nobody can place: every empty point would be suicide;")

@@ -46,7 +46,6 @@ from pbmserv.games.base import (
 
 SYMBOLS = ("o", "x", "v", "z")
 EMPTY = -1
-NO_FREEDOM_LEFT = "nobody can place: a marble on any empty point left would be suicide"
 _POINT = re.compile(r"^(?:(\d{1,2}))?([a-z])(\d{1,3})$")
 
 
@@ -436,8 +435,7 @@ class PylonPosition(Position):
         best = max(sc[s] for s in live)
         top = tuple(s for s in live if sc[s] == best)
         score = "-".join(str(sc[s]) for s in range(self.num_seats))
-        free = any(self.board[p] == EMPTY for p in self.valid)  # kept free by no suicide
-        end = NO_FREEDOM_LEFT if free else "nobody can place: the pile is complete"
+        end = "nobody can place" + (": every empty point would be suicide" if self.valid else "")
         if len(top) == 1:
             return Outcome(top, f"{end}; most marbles ({score})")
         if len(top) == len(live):
