@@ -143,7 +143,7 @@ def test_move_errors_change_nothing(shell):
     shell.ok("nim challenge alice bob")
     cases = {
         "nim move 101 alice wrong 1": "wrong password",
-        "nim move 101 bob pw-bob 1": "not your turn: it is alice's turn",
+        "nim move 101 bob pw-bob 1": "not your turn: alice is to move",
         "nim move 101 alice pw-alice 4": "you may take 1 to 3 stones, not 4",
         "nim move 101 alice pw-alice x": "not a number of stones",
         "nim move 102 alice pw-alice 1": "no Nim board 102",
@@ -161,7 +161,7 @@ def test_move_errors_change_nothing(shell):
     assert records(shell) == []
     assert len(shell.outbox()) == before
     illegal = shell("nim move 101 alice pw-alice 4")
-    assert illegal.subject == "Nim Board 101 Error"
+    assert illegal.subject == "Nim Board 101 error"
     assert "Pile: 15" in illegal.body
 
 

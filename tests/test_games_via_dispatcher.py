@@ -62,6 +62,35 @@ def test_whole_game_through_the_dispatcher(shell, game):
             assert len(line) <= 76 and line.isascii(), line
     text = "\n".join(f"Subject: {m.subject}\n\n{m.body}" for m in [new, *mails[:2]])
     assert_golden(f"mail_{game.name}.txt", text, "the board mail layout")
+    _check_record(shell, game, status, last.subject)
+
+
+def _check_record(shell, game, status, last_subject):
+    """The JSON record (export by command) replays to the same final position; a finished
+    game's last mail carries it as an attachment."""
+    import json
+
+    from pbmserv.domain import record
+
+    exported = shell.ok(f"{game.name} export 101 json").body
+    data = json.loads(exported[exported.index("{") :])
+    assert data["format"] == "pbmserv-record" and data["version"] == record.VERSION
+    replayed = record.replay(data)
+    with shell.sessions() as s:
+        board = s.scalar(select(Board).where(Board.game == game.name, Board.number == 101))
+        final = boards.position_of(board)
+        assert replayed.serialize() == final.serialize() == data["position"]
+        assert len(data["moves"]) == len(board.moves)
+        attached = record.attachments_for(s, last_subject)
+    if status == "finished":
+        assert data["status"] == "finished" and data["winners"] == [
+            w["userid"] for w in data["players"] if w["userid"] in data["winners"]
+        ]
+        [(name, mime, raw)] = attached
+        assert (name, mime) == (f"{game.name}-101.json", "application/json")
+        assert record.replay(json.loads(raw)).serialize() == data["position"]
+    else:
+        assert attached == []
 
 
 @pytest.mark.parametrize("game", REAL_GAMES, ids=[g.name for g in REAL_GAMES])

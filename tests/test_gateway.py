@@ -109,7 +109,7 @@ def gateway(settings, sessions):
 
 
 def body_of(msg: EmailMessage) -> str:
-    return msg.get_content()
+    return msg.get_body(preferencelist=("plain",)).get_content()
 
 
 def reply_to_last(gateway: Gateway, address: str) -> str:
@@ -210,7 +210,7 @@ def test_errors_quote_the_mail_with_passwords_masked(gateway):
     gateway.settle()
     error = gateway.mails("alice@example.org")[-1]
     text = body_of(error)
-    assert error["Subject"] == "Plotto Board 101 Error"
+    assert error["Subject"] == "Plotto Board 101 error"
     assert "secret1" not in text and "********" in text
     assert "no Plotto board 101" in text
 

@@ -27,7 +27,7 @@ SECRET = "my secret"  # a password with a blank, given quoted
     [
         ('polis move 101 alice "my secret" a7-a6', "polis move 101 alice ******** a7-a6"),
         ("polis move 101 alice 'my secret' a7-a6", "polis move 101 alice ******** a7-a6"),
-        ("polis mvoe 101 bob PW b2-b3", "polis mvoe 101 bob ******** b2-b3"),
+        ("polis moev 101 bob PW b2-b3", "polis moev 101 bob ******** b2-b3"),
         ("sigunp carol PW carol@example.org", "sigunp carol ******** carol@example.org"),
         ("change pasword bob OLD NEW", "change pasword bob ******** ********"),
         ("Subject: tournamnet join spring bob PW", "Subject: tournamnet join spring bob PW"),
@@ -54,7 +54,7 @@ def test_passwords_and_credentials_of_quoted_and_misspelt_lines() -> None:
     assert grammar.command_passwords('polis move 101 alice "my secret" a7-a6') == [SECRET]
     assert grammar.command_credentials('polis move 101 alice "my secret" a7') == [("alice", SECRET)]
     assert grammar.passwords(["change", "pasword", "bob", "old1", "new2"]) == ["old1", "new2"]
-    assert grammar.passwords(["polis", "mvoe", "101", "bob", "pw", "b2-b3"]) == ["pw"]
+    assert grammar.passwords(["polis", "moev", "101", "bob", "pw", "b2-b3"]) == ["pw"]
 
 
 # ----------------------------------------------------------------------------- declarations
@@ -150,10 +150,10 @@ def test_a_quoted_password_with_blanks_works_and_is_never_shown(shell) -> None:
 @pytest.mark.parametrize(
     ("line", "secrets", "hint"),
     [
-        ("polis mvoe 101 bob pw-bob b2-b3", ["pw-bob"], "Did you mean 'move'?"),
+        ("polis moev 101 bob pw-bob b2-b3", ["pw-bob"], "Did you mean 'move'?"),
         ("sigunp carol pw-carol carol@example.org", ["pw-carol"], "Did you mean 'signup'?"),
         ("change pasword bob pw-bob newpass1", ["pw-bob", "newpass1"], "Did you mean 'password'?"),
-        ("polis mvoe 101 bob", [], "Did you mean 'move'?"),
+        ("polis moev 101 bob", [], "Did you mean 'move'?"),
     ],
 )
 def test_a_misspelt_command_helps_and_never_shows_the_password(shell, line, secrets, hint):
@@ -186,11 +186,11 @@ def _mail(shell, subject: str, body: str = "") -> list[Outbox]:
 @pytest.mark.parametrize(
     ("subject", "body", "secrets", "hint"),
     [
-        ("polis mvoe 101 bob pw-bob b2-b3", "", ["pw-bob"], "Did you mean 'move'?"),
+        ("polis moev 101 bob pw-bob b2-b3", "", ["pw-bob"], "Did you mean 'move'?"),
         ("sigunp carol pw-carol", "", ["pw-carol"], "Did you mean 'signup'?"),
         ("hello", "change pasword bob pw-bob newpass1", ["pw-bob", "newpass1"], ""),
         ("polis move 101 bob 'my secret' b2-b3", "", [SECRET, "secret"], ""),
-        ("polis show 101", "polis mvoe 101 bob pw-bob b2-b3\nsigunp x pw-x", ["pw-bob"], ""),
+        ("polis show 101", "polis moev 101 bob pw-bob b2-b3\nsigunp x pw-x", ["pw-bob"], ""),
     ],
 )
 def test_mail_answers_never_show_a_password(shell, subject, body, secrets, hint):
@@ -217,7 +217,7 @@ def test_the_console_scripts_never_print_a_password(tmp_path) -> None:
     assert moved.returncode == 0, moved.stderr
     runs = [
         moved,
-        pbmserv("mvoe", "101", "bob", "pw-bob", "b2-b3", data=data, script="polis"),
+        pbmserv("moev", "101", "bob", "pw-bob", "b2-b3", data=data, script="polis"),
         pbmserv("sigunp", "carol", "pw-carol", data=data),
         pbmserv("change", "pasword", "bob", "pw-bob", "newpass1", data=data),
     ]

@@ -42,30 +42,47 @@ def test_message_ids_are_unique() -> None:
 
 def test_ascii_body_is_7bit_utf8() -> None:
     msg = build(OutgoingMail("bob@example.org", "s", "plain ascii\nboard"))
-    assert msg.get_content_type() == "text/plain"
-    assert msg.get_content_charset() == "utf-8"
-    assert msg["Content-Transfer-Encoding"] == "7bit"
-    assert msg.get_content() == "plain ascii\nboard\n"
+    assert msg.get_content_type() == "multipart/alternative"
+    text = plain(msg)
+    assert text.get_content_charset() == "utf-8"
+    assert text["Content-Transfer-Encoding"] == "7bit"
+    assert text.get_content() == "plain ascii\nboard\n"
     assert b"plain ascii\nboard\n" in msg.as_bytes()
 
 
 def test_non_ascii_body_is_quoted_printable() -> None:
     body = "Zoë writes:\nGut gespielt, Jürgen! ♟\n"
     msg = build(OutgoingMail("bob@example.org", "Grüße", body))
-    assert msg["Content-Transfer-Encoding"] == "quoted-printable"
+    assert plain(msg)["Content-Transfer-Encoding"] == "quoted-printable"
     raw = msg.as_bytes()
     assert raw.isascii()
     again = roundtrip(msg)
-    assert again.get_content() == body
+    assert plain(again).get_content() == body
     assert again["Subject"] == "Grüße"
 
 
 def test_long_lines_are_quoted_printable() -> None:
     body = "x" * 1200 + "\n"
     msg = build(OutgoingMail("bob@example.org", "s", body))
-    assert msg["Content-Transfer-Encoding"] == "quoted-printable"
+    assert plain(msg)["Content-Transfer-Encoding"] == "quoted-printable"
     assert all(len(line) <= 78 for line in msg.as_bytes().split(b"\n"))
-    assert roundtrip(msg).get_content() == body
+    assert plain(roundtrip(msg)).get_content() == body
+
+
+def test_html_alternative_keeps_the_board_in_a_pre_block() -> None:
+    body = "Summary of Ploy Board 101\n  a  b  <- to move & <b>bold</b>\n"
+    msg = roundtrip(build(OutgoingMail("bob@example.org", "s", body)))
+    parts = [p.get_content_type() for p in msg.iter_parts()]
+    assert parts == ["text/plain", "text/html"]  # plain first: the preferred part is last
+    assert plain(msg).get_content() == body
+    html = msg.get_body(preferencelist=("html",)).get_content()
+    assert "<pre " in html and "monospace" in html
+    assert "  a  b  &lt;- to move &amp; &lt;b&gt;bold&lt;/b&gt;</pre>" in html
+    assert "<b>" not in html
+
+
+def plain(msg):
+    return msg.get_body(preferencelist=("plain",))
 
 
 def test_threading_headers() -> None:

@@ -89,7 +89,7 @@ def test_maildir_delivery_creates_the_maildir(tmp_path) -> None:
     assert stored["To"] == "alice@example.org"
     assert stored["X-Pbmserv-Server"] == "test"
     parsed = message_from_bytes((path / "new" / key).read_bytes(), policy=policy.default)
-    assert parsed.get_content() == "It is bob's turn.\nCafé ☕\n"
+    assert parsed.get_body(("plain",)).get_content() == "It is bob's turn.\nCafé ☕\n"
 
 
 def test_maildir_two_mails_two_keys(tmp_path) -> None:
@@ -115,7 +115,7 @@ def test_relay_delivers(relay: SmtpRelay, sink: Sink) -> None:
     assert mail_from == "pbmserv@localhost" and rcpts == ["alice@example.org"]
     got = message_from_bytes(raw.replace(b"\r\n", b"\n"), policy=policy.default)
     assert got["Message-ID"] == msg["Message-ID"]
-    assert got.get_content() == "It is bob's turn.\nCafé ☕\n"
+    assert got.get_body(("plain",)).get_content() == "It is bob's turn.\nCafé ☕\n"
 
 
 def test_relay_envelope_sender(sink: Sink) -> None:

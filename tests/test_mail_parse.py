@@ -30,11 +30,7 @@ CASES: dict[str, tuple[list[str], str, list[str]]] = {
         "Two games at once.\nGood luck to you both.",
         [],
     ),
-    "subject_and_text": (
-        [MOVE],
-        "Nice opening.\nploy move 102 alice ******** e4-e5",
-        [],
-    ),
+    "subject_and_text": ([MOVE, "ploy move 102 alice s3cret e4-e5"], "Nice opening.", []),
     "over_limit": (
         [f"ploy show {100 + i}" for i in range(10)],
         "that is all",
@@ -174,7 +170,7 @@ def test_max_commands_parameter() -> None:
 
 def test_command_words_parameter() -> None:
     p = parse("body_commands", command_words={"pylon"})
-    assert p.commands == []
+    assert p.commands == ["PYLON move 7 alice s3cret a1"]  # below prose: word and verb
     assert p.comment.startswith(MOVE.replace("s3cret", "********"))
     p = parse_message(b"Subject: hex move 3 a pw b\n\n", "a@example.org", command_words={"Hex"})
     assert p.commands == ["hex move 3 a pw b"]
@@ -234,12 +230,20 @@ def test_subject_command(subject: str, command: str | None) -> None:
     ("body", "commands", "comment"),
     [
         ("\n\n  \nploy show 1\nploy show 2\n\nhi", ["ploy show 1", "ploy show 2"], "hi"),
-        ("ploy show 1\nhi there\nploy show 2", ["ploy show 1"], "hi there\nploy show 2"),
+        ("ploy show 1\nhi there\nploy show 2", ["ploy show 1", "ploy show 2"], "hi there"),
+        ("hi there\nhelp me\nploy show 2", ["ploy show 2"], "hi there\nhelp me"),
+        ("> quoted\n\nhelp\n\nthanks", ["help"], "thanks"),
         ("ploy show 1\n-- \nsig", ["ploy show 1"], ""),
         ("ploy show 1\n--\nsig", ["ploy show 1"], ""),
         ("ploy show 1\n____\nOutlook", ["ploy show 1"], ""),
         ("ploy show 1\n> ploy show 2\n", ["ploy show 1"], ""),
-        ("> quoted first\nploy show 1", [], "ploy show 1"),
+        ("> quoted first\nploy show 1", ["ploy show 1"], ""),
+        (
+            "On Mon, Bob wrote:\n> x\n> y\n\nploy show 1\nok\n-- \nploy show 2",
+            ["ploy show 1"],
+            "ok",
+        ),
+        ("hi\nplois shwo 102\nploy shwo 102", ["ploy shwo 102"], "hi"),
         ("ploy show 1\nOn Mon, Bob wrote:\n> x", ["ploy show 1"], ""),
         (
             "ploy show 1\n\nmine\n-----Original Message-----\nFrom: x\nold",

@@ -53,7 +53,7 @@ def test_a_challenge_of_only_robots_returns_at_once_and_cron_plays_it_to_the_end
     assert time.monotonic() - start < 15, "the shell waited on robots"
     assert "Robot" not in challenged.stdout  # no robot moved inside the command
     shown = pbmserv("ploy", "show", "101", data=data)
-    assert "It is r1's turn." in shown.stdout and "Robot" not in shown.stdout
+    assert "To move: r1 (green)." in shown.stdout and "Robot" not in shown.stdout
     # cron: plays until no robot is to move, i.e. to the end of the game
     ran = pbmserv("robot", "run", "--until-idle", data=data, timeout=240)  # or it fails
     assert ran.returncode == 0, ran.stderr
@@ -71,7 +71,7 @@ def test_a_shell_move_gets_one_robot_reply_and_no_more(data):
     assert moved.returncode == 0, moved.stderr
     assert moved.stdout.count("Robot ") == 1 and "Robot r1 played" in moved.stdout
     shown = pbmserv("ploy", "show", "101", data=data)
-    assert "It is r2's turn." in shown.stdout  # r2 and r3 wait for the server or cron
+    assert "To move: r2 (yellow)." in shown.stdout  # r2 and r3 wait for the server or cron
     assert "Robot" not in shown.stdout  # a command that is no move plays no robot
 
 

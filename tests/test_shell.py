@@ -105,7 +105,7 @@ def test_a_robot_answers_a_shell_move_at_once(data):
     assert moved.returncode == 0, moved.stderr
     assert "Robot polibot played" in moved.stdout
     shown = pbmserv("polis", "show", "101", data=data)
-    assert "It is alice's turn." in shown.stdout
+    assert "To move: alice (blue)." in shown.stdout
 
 
 def test_operator_mail_commands_and_status(data, tmp_path):

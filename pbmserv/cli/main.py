@@ -101,14 +101,43 @@ def main(argv: Sequence[str] | None = None, prog_name: str = "pbmserv") -> int:
         click.echo(f"Error: {exc}", err=True)
         return USAGE
     req = shell_request(settings)
+    fresh = not settings.data_dir.exists()
     answers = run(build_cli(), args, req, prog_name=prog_name)
     status = max(a.status for a in answers)
     for item in answers:
         stream = sys.stderr if item.status else sys.stdout
         stream.write(item.body if item.body.endswith("\n") else item.body + "\n")
+    if fresh and settings.data_dir.exists():
+        click.echo(
+            f"pbmserv: created the data directory {settings.data_dir.resolve()} (the store and "
+            "the mails); --data-dir DIR or PBMSERV_DATA_DIR puts it elsewhere.",
+            err=True,
+        )
     if status == 0 and args and args[0].lower() in game_names():
         _robots_answer(req)
+    if status == 0 and args and args[0].lower() not in OPERATOR_WORDS:
+        _outbox_note(req)
     return status
+
+
+OPERATOR_WORDS = frozenset({"db", "mail", "status", "serve", "tick", "robot"})
+
+
+def _outbox_note(req: Request) -> None:
+    """Say which mails this command left in the outbox (no server may be running to send them)."""
+    if getattr(req.sessions, "_factory", None) is None:  # the command never opened the store
+        return
+    from pbmserv.domain.outgoing import waiting_since  # lazy: only after a player command
+
+    with req.sessions() as session:
+        count = waiting_since(session, req.now)
+    if count:
+        noun = "mail waits" if count == 1 else "mails wait"
+        click.echo(
+            f"pbmserv: {count} {noun} in the outbox for the other players: "
+            "'pbmserv mail outbox list' lists them, 'pbmserv serve' sends them.",
+            err=True,
+        )
 
 
 def _robots_answer(req: Request) -> None:

@@ -18,6 +18,7 @@ from pbmserv.cli.robots import robot_group
 from pbmserv.commands.dispatch import Refused, answer, request
 from pbmserv.commands.grammar import mask_passwords
 from pbmserv.config import Settings
+from pbmserv.domain import outgoing as out
 from pbmserv.domain.clocks import tick as check_clocks
 from pbmserv.domain.housekeeping import housekeeping
 from pbmserv.mail import inbox
@@ -74,7 +75,10 @@ def db_downgrade(ctx: click.Context, revision: str) -> None:
 # ----------------------------------------------------------------------------- mail
 
 
-@click.group("mail", help="The inbox (list, show, retry, inject) and the outbox.")
+@click.group(
+    "mail",
+    help="The inbox (list, show, retry, inject) and the outbox (mail outbox list|show|retry).",
+)
 def mail_group() -> None:
     pass
 
@@ -164,43 +168,19 @@ def outbox_group() -> None:
 @click.pass_context
 def outbox_list(ctx: click.Context, show_all: bool) -> None:
     with _sessions(ctx)() as session:
-        query = select(Outbox).order_by(Outbox.id)
-        if not show_all:
-            query = query.where(Outbox.status != OutboxStatus.sent)
-        rows = session.scalars(query).all()
-        lines = [f"{'id':>6}  {'status':<8} {'tries':>5}  {'created':<16}  to / subject"]
-        for row in rows:
-            lines.append(
-                f"{row.id:>6}  {row.status.value:<8} {row.attempts:>5}  "
-                f"{row.created:%Y-%m-%d %H:%M}  {row.recipient}  {row.subject[:50]}"
-            )
-    if len(lines) == 1:
-        lines = ["The outbox has no mails waiting, being sent or failed."]
+        lines = out.list_lines(session, show_all=show_all)
     answer(ctx, "pbmserv mail outbox list", _text(lines))
 
 
-@outbox_group.command("show", help="One outgoing mail and its delivery record.")
+@outbox_group.command("show", help="One outgoing mail: its delivery record, headers and text.")
 @click.argument("mail_id", type=int)
 @click.pass_context
 def outbox_show(ctx: click.Context, mail_id: int) -> None:
     with _sessions(ctx)() as session:
-        row = session.get(Outbox, mail_id)
-        if row is None:
-            raise Refused(f"there is no mail {mail_id} in the outbox")
-        lines = [
-            f"Mail {row.id}: {row.status.value}, {row.attempts} attempts",
-            f"To: {row.recipient}",
-            f"Subject: {row.subject}",
-            f"Created: {row.created:%Y-%m-%d %H:%M:%S} UTC",
-        ]
-        if row.claimed_by:
-            lines.append(f"Claimed by {row.claimed_by} at {row.claimed_at:%Y-%m-%d %H:%M:%S} UTC")
-        if row.sent_at:
-            lines.append(f"Sent: {row.sent_at:%Y-%m-%d %H:%M:%S} UTC")
-        if row.last_error:
-            lines += ["Last error:", row.last_error.strip()]
-        lines += ["", row.body]
-    answer(ctx, "pbmserv mail outbox show", _text(lines))
+        shown = out.show_lines(session, mail_id)
+    if shown is None:
+        raise Refused(f"there is no mail {mail_id} in the outbox")
+    answer(ctx, "pbmserv mail outbox show", _text(shown))
 
 
 @outbox_group.command("retry", help="Send mail ID (failed or stuck) again at once.")

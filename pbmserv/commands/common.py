@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import click
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from pbmserv.commands.dispatch import Refused, Request, answer
@@ -12,9 +13,15 @@ from pbmserv.commands.spec import Call
 from pbmserv.domain import boards, notify
 from pbmserv.domain.accounts import AuthError, authenticate, is_owner_address
 from pbmserv.games.base import Game, Position
-from pbmserv.render.board_mail import board_mail_body, game_name
+from pbmserv.render.board_mail import (
+    board_key,
+    board_mail_body,
+    game_name,
+    reply_line,
+    turn_line,
+)
 from pbmserv.render.templates import render
-from pbmserv.store.models import Board, User
+from pbmserv.store.models import Address, Board, User
 
 
 def login(req: Request, userid: str, password: str) -> int:
@@ -70,13 +77,39 @@ def load_board(session: Session, game: Game, number: int, *, lock: bool = False)
     try:
         return boards.find_board(session, game, number, for_update=lock)
     except boards.BoardError as exc:
-        raise Refused(str(exc), subject=f"{game.display_name} Board {number} Error") from None
+        raise Refused(str(exc), subject=f"{game.display_name} Board {number} error") from None
 
 
-def board_error(board: Board, position: Position, message: str) -> Refused:
-    """An error about a board: the message, then the board as it stands."""
-    body = "The board is unchanged:\n\n" + board_mail_body(board, position)
-    return Refused(message, subject=f"{game_name(board)} Board {board.number} Error", body=body)
+def board_error(board: Board, position: Position, message: str, tail: str = "") -> Refused:
+    """An error about a board: the message, then the board as it stands (and ``tail``: the
+    line to send back, when the sender is the player to move)."""
+    body = "The board is unchanged:\n\n" + board_mail_body(board, position) + tail
+    subject = f"{game_name(board)} Board {board.number} error"
+    return Refused(message, subject=subject, body=body, board=board_key(board))
+
+
+def reader_tail(
+    session: Session, req: Request, board: Board, position: Position, actor: User | None = None
+) -> str:
+    """The reply line for the answer to the sender: on the shell (the operator plays every
+    seat) for the player to move; by mail when the actor, or a user of the sender's address,
+    is that player."""
+    mover = board.user_to_move(position)
+    if mover is None:
+        return ""
+    if req.trusted:
+        return reply_line(board, position, mover)
+    readers = {actor.id} if actor is not None else set()
+    if req.sender:
+        query = select(Address.user_id).where(Address.address == req.sender.lower())
+        readers.update(session.scalars(query))
+    return reply_line(board, position, mover if mover.id in readers else None)
+
+
+def summary(board: Board, position: Position, notes: list[str]) -> str:
+    """One line on what a command did to a board, for a mail whose answer draws it later."""
+    last = f"Last move: {board.moves[-1].ply}. {board.moves[-1].text}." if board.moves else ""
+    return " ".join(x for x in [*notes, last, turn_line(board, position)] if x)
 
 
 def announce(
@@ -101,4 +134,5 @@ def announce(
         new=new,
         with_comment=True,
     )
-    answer(call.ctx, subject, body)
+    body += reader_tail(session, call.req, board, position, actor)
+    answer(call.ctx, subject, body, board=board_key(board), summary=summary(board, position, notes))

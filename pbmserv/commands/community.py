@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from pbmserv.commands import games
+from pbmserv.commands import classic, games
 from pbmserv.commands.common import board_arg, board_error, call_login, load_board
 from pbmserv.commands.common import text as _text
 from pbmserv.commands.common import user as _user
@@ -48,6 +48,9 @@ def _subscribe(call: Call, kind: SubscriptionKind) -> None:
 
 
 def subscribe(call: Call) -> None:
+    if call.args["board"].lower() == "all":
+        classic.subscribe_all(call)
+        return
     _subscribe(call, SubscriptionKind.all)
 
 
@@ -169,7 +172,7 @@ def submit(call: Call) -> None:
         mover = boards.user_to_move(board, position)
         if mover is None or mover.id != user.id:
             who = mover.userid if mover else "nobody"
-            raise board_error(board, position, f"it is not your turn: it is {who}'s turn")
+            raise board_error(board, position, f"it is not your turn: {who} is to move")
         copy = game.position_class.deserialize(position.serialize())
         try:
             move = copy.parse_move(text)
@@ -234,7 +237,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "subscribe",
         subscribe,
-        "Spectate: get every mail of the board.",
+        "Spectate: get every mail of the board (BOARD 'all': every active board).",
         PLAYER,
         aliases=("sub",),
     ),
@@ -257,7 +260,7 @@ COMMANDS: tuple[Command, ...] = (
         queue,
         "A move played automatically when your turn comes.",
         (*PLAYER, Arg("move", Kind.MOVE, metavar="MOVE|cancel")),
-        aliases=("qmove",),
+        aliases=("qmove", "qboard", "boardq", "moveq"),
     ),
     Command(
         "submit",

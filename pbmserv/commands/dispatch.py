@@ -38,6 +38,8 @@ class Answer:
     subject: str
     body: str
     status: int = DONE
+    board: str | None = None  # "Polis board 101" when the body draws that board (once a mail)
+    summary: str = ""  # one line on what the command did, when the board is drawn elsewhere
 
 
 @dataclass
@@ -72,15 +74,26 @@ class Refused(click.ClickException):
 
     exit_code = REFUSED
 
-    def __init__(self, message: str, *, subject: str | None = None, body: str = "") -> None:
+    def __init__(
+        self, message: str, *, subject: str | None = None, body: str = "", board: str | None = None
+    ) -> None:
         super().__init__(message)
         self.subject = subject
         self.body = body
+        self.board = board
 
 
-def answer(ctx: click.Context, subject: str, body: str, status: int = DONE) -> Answer:
+def answer(
+    ctx: click.Context,
+    subject: str,
+    body: str,
+    status: int = DONE,
+    *,
+    board: str | None = None,
+    summary: str = "",
+) -> Answer:
     """Hand an answer to the channel (every command calls this instead of printing)."""
-    item = Answer(subject, body, status)
+    item = Answer(subject, body, status, board, summary)
     request(ctx).answers.append(item)
     return item
 

@@ -8,6 +8,7 @@ import click
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
+from pbmserv.commands import classic
 from pbmserv.commands.common import (
     announce,
     board_arg,
@@ -15,6 +16,7 @@ from pbmserv.commands.common import (
     call_login,
     load_board,
     parse_board_number,
+    reader_tail,
     text,
     user,
 )
@@ -22,7 +24,13 @@ from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import accounts, boards, confirmation, limits, moves, notify
 from pbmserv.games.base import Game, MoveError, ParamError, PlayersError
-from pbmserv.render.board_mail import board_mail_body, board_subject
+from pbmserv.render.board_mail import (
+    board_key,
+    board_mail_body,
+    board_subject,
+    reply_tail,
+    turn_line,
+)
 from pbmserv.render.templates import render, render_board
 from pbmserv.store.models import Board, BoardStatus, Seat
 
@@ -150,8 +158,13 @@ def create_challenge(
         boards.run_automatic(board, position, now=req.now, notes=notes)
         body = board_mail_body(board, position, notes=notes)
         subject = board_subject(board, position, new=True)
-        notify.mail_users(session, users, subject, body, req.now, skip_address=req.sender)
-    answer(ctx, subject, body)
+        tail = reply_tail(board, position)
+        notify.mail_users(
+            session, users, subject, body, req.now, skip_address=req.sender, tail=tail, board=board
+        )
+        body += reader_tail(session, req, board, position)
+        key, summary = board_key(board), f"New board: {turn_line(board, position)}"
+    answer(ctx, subject, body, board=key, summary=summary)
 
 
 # ----------------------------------------------------------------------------- move
@@ -201,9 +214,11 @@ def play(call: Call, number: int, user_id: int, text: str, expected: int | None)
                 comment=req.comment,
             )
         except MoveError as exc:
-            raise board_error(board, position, f"illegal move '{text}': {exc}") from None
+            tail = reader_tail(session, req, board, position, mover)
+            raise board_error(board, position, f"illegal move '{text}': {exc}", tail) from None
         except boards.BoardError as exc:
-            raise board_error(board, position, str(exc)) from None
+            tail = reader_tail(session, req, board, position, mover)
+            raise board_error(board, position, str(exc), tail) from None
         announce(call, session, played.board, played.position, played.notes, mover)
 
 
@@ -309,6 +324,7 @@ def _show_boards(call: Call, words: list[str]) -> None:
     game = call.game
     parts = []
     subjects = []
+    key: str | None = None
     with call.req.sessions() as session:
         for word in words:
             number, at = parse_board_number(word)
@@ -320,14 +336,15 @@ def _show_boards(call: Call, words: list[str]) -> None:
                 board_mail_body(
                     board, position, all_moves=True, at_ply=at, comment_ply=len(board.moves)
                 )
+                + ("" if at is not None else reader_tail(session, call.req, board, position))
             )
             subjects.append(board_subject(board, position))
+            key = board_key(board) if at is None else None
     sep = "\n" + "=" * 72 + "\n\n"
-    answer(
-        call.ctx,
-        subjects[0] if len(subjects) == 1 else f"{game.display_name} Boards",
-        sep.join(parts),
-    )
+    if len(subjects) == 1:
+        answer(call.ctx, subjects[0], parts[0], board=key, summary=f"{key} shown.")
+    else:
+        answer(call.ctx, f"{game.display_name} Boards", sep.join(parts))
 
 
 def _select_boards(
@@ -409,6 +426,9 @@ def history(call: Call) -> None:
 
 def preview(call: Call) -> None:
     game = call.game
+    if call.args["board"].lower() == "new":
+        classic.preview_new(call)
+        return
     number, at = parse_board_number(call.args["board"])
     with call.req.sessions() as session:
         board = load_board(session, game, number)
@@ -458,7 +478,7 @@ COMMANDS: tuple[Command, ...] = (
         "Make a move (or pass, swap, resign, propose, undo, accept, reject); #N refuses it "
         "unless it is move N.",
         (*PLAYER, Arg("move", Kind.MOVE, optional=True, metavar="[MOVE[#N]]")),
-        aliases=("board",),
+        aliases=("board", "mvoe"),
     ),
     Command(
         "swap",
@@ -503,8 +523,8 @@ COMMANDS: tuple[Command, ...] = (
         preview,
         "Show the board after hypothetical moves; nothing is stored.",
         (
-            Arg("board", Kind.BOARD, metavar="BOARD[#K]"),
-            Arg("moves", Kind.TEXT, many=True, metavar="MOVE..."),
+            Arg("board", Kind.BOARD, metavar="BOARD[#K]|new"),
+            Arg("moves", Kind.TEXT, many=True, metavar="[-PARAM] MOVE..."),
         ),
         aliases=("prev",),
     ),

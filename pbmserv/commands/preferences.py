@@ -107,7 +107,7 @@ def vacation_command(call: Call) -> None:
                 if (user.vacation_used or 0.0) + days > allowance + 1e-9:
                     left = allowance - (user.vacation_used or 0.0)
                     raise Refused(
-                        f"{user.userid} has {left:g} vacation days left in {now.year} "
+                        f"{user.userid} has {_days(left)} vacation days left in {now.year} "
                         f"(of {allowance})"
                     )
                 user.vacation_used = (user.vacation_used or 0.0) + days
@@ -126,7 +126,12 @@ def _vacation_status(user: User, now: datetime) -> str:
         state = f"{user.userid} is back from vacation (no forfeits for {clocks.GRACE_DAYS} days)"
     else:
         state = f"{user.userid} is not on vacation"
-    return f"{state}; {used:g} of {allowance} vacation days used in {now.year}."
+    return f"{state}; {_days(used)} of {allowance} vacation days used in {now.year}."
+
+
+def _days(value: float) -> str:
+    """Vacation days to one decimal: what is given back after ``vacation off`` is a fraction."""
+    return f"{max(0.0, round(value, 1)):g}"
 
 
 USERID = Arg("userid", Kind.USERID)

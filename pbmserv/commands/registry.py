@@ -10,7 +10,17 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterable
 
-from pbmserv.commands import accounts, community, games, preferences, security, tournament
+from pbmserv.commands import (
+    accounts,
+    classic,
+    community,
+    games,
+    notifications,
+    preferences,
+    records,
+    security,
+    tournament,
+)
 from pbmserv.commands.dispatch import answer
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
 from pbmserv.games import all_games, get_game
@@ -71,7 +81,14 @@ HELP = Command(
     (Arg("game", Kind.TEXT, optional=True),),
     plain_word=True,
 )
-TOP: tuple[Command, ...] = (*accounts.COMMANDS, *security.COMMANDS, HELP, *preferences.COMMANDS)
+TOP: tuple[Command, ...] = (
+    *accounts.COMMANDS,
+    *security.COMMANDS,
+    HELP,
+    *preferences.COMMANDS,
+    *notifications.TOP_COMMANDS,
+    *classic.TOP_COMMANDS,
+)
 GROUPS: dict[str, Group] = {
     g.name: g for g in (accounts.CHANGE, security.PASSWORD, tournament.GROUP)
 }
@@ -81,6 +98,9 @@ GAME = Group(
     (
         *games.COMMANDS,
         *community.COMMANDS,
+        *records.COMMANDS,
+        *notifications.GAME_COMMANDS,
+        *classic.GAME_COMMANDS,
         Command("help", game_help_command, "The rules of the game and its commands."),
     ),
 )

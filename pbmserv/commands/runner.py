@@ -32,12 +32,29 @@ def split(line: str) -> list[str]:
 
 
 def error_subject(words: Sequence[str]) -> str:
+    """One scheme for every error: ``Polis Board 101 error`` when the line names a board,
+    ``Polis error`` for other game commands, ``pbmserv error`` for the rest."""
     if words:
         try:
-            return f"{get_game(words[0]).display_name} error"
+            name = get_game(words[0]).display_name
         except KeyError:
-            pass
+            return "pbmserv error"
+        number = words[2].partition("#")[0] if len(words) > 2 else ""
+        if number.isdigit() and words[1].lower() not in ("challenge", "chall", "games"):
+            return f"{name} Board {int(number)} error"
+        return f"{name} error"
     return "pbmserv error"
+
+
+def usage_hint(ctx: click.Context, channel: str) -> str:
+    """The usage of a command as the player types it: by mail without the program's name,
+    from a game script (``polis show``) without the doubled game word."""
+    path = ctx.command_path
+    words = path.split()
+    if len(words) > 1 and (channel == "mail" or words[0] == words[1]):
+        shown = " ".join(words[1:])
+        return ctx.get_usage().replace(path, shown, 1) + f"\nSee '{shown} --help'."
+    return ctx.get_usage() + f"\nSee '{path} --help'."
 
 
 def run(
@@ -50,12 +67,18 @@ def run(
             group.main(args=list(words), prog_name=prog_name, standalone_mode=False, obj=req)
     except Refused as exc:
         req.answers.append(
-            Answer(exc.subject or error_subject(words), _error_body(exc.message, exc.body), REFUSED)
+            Answer(
+                exc.subject or error_subject(words),
+                _error_body(exc.message, exc.body),
+                REFUSED,
+                board=exc.board,
+                summary=f"Error: {exc.message}",
+            )
         )
     except click.UsageError as exc:
         hint = ""
         if exc.ctx is not None:
-            hint = exc.ctx.get_usage() + f"\nSee '{exc.ctx.command_path} --help'."
+            hint = usage_hint(exc.ctx, req.channel)
         req.answers.append(
             Answer(error_subject(words), _error_body(exc.format_message(), hint), USAGE)
         )

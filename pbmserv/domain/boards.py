@@ -185,7 +185,7 @@ def play_move(
         if not seats_of(board, user):
             raise BoardError(f"{user.userid} does not play on board {board.number}")
         who = mover.userid if mover else "nobody"
-        raise BoardError(f"it is not your turn: it is {who}'s turn")
+        raise BoardError(f"it is not your turn: {who} is to move")
     move = position.parse_move(text)  # MoveError propagates with its message for the player
     notes: list[str] = []
     entries = [_record(board, position, move, user, auto=False, now=now, source=source)]

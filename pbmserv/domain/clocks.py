@@ -45,6 +45,7 @@ class TickReport:
     nags: list[str] = field(default_factory=list)  # "Nim 101 alice"
     forfeits: list[str] = field(default_factory=list)
     draws: list[str] = field(default_factory=list)
+    digests: int = 0  # daily digests mailed (notification mode "digest")
 
     def lines(self, now: datetime) -> list[str]:
         head = f"Clock check at {now:%Y-%m-%d %H:%M} UTC:"
@@ -53,6 +54,7 @@ class TickReport:
             f"  nags:     {len(self.nags)} {' '.join(self.nags)}".rstrip(),
             f"  forfeits: {len(self.forfeits)} {' '.join(self.forfeits)}".rstrip(),
             f"  draws:    {len(self.draws)} {' '.join(self.draws)}".rstrip(),
+            f"  digests:  {self.digests}",
         ]
 
 
@@ -97,6 +99,8 @@ def tick(sessions: sessionmaker[Session], settings: Settings, now: datetime) -> 
         report.nags += done.nags
         report.forfeits += done.forfeits
         report.draws += done.draws
+    with sessions() as session, session.begin():
+        report.digests = notify.send_digests(session, now)
     for kind, names in (("nag", report.nags), ("forfeit", report.forfeits)):
         for name in names:
             log.info("%s: %s", kind, name)

@@ -10,14 +10,23 @@ tournament pairing or a robot's move alike: the same text to every player and sp
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from pbmserv.domain import mailmodes
+from pbmserv.domain.boards import position_of
+from pbmserv.domain.mailmodes import admit
 from pbmserv.games.base import Position
-from pbmserv.render.board_mail import board_mail_body, board_subject, game_name
+from pbmserv.render.board_mail import (
+    board_mail_body,
+    board_subject,
+    game_name,
+    reply_line,
+    reply_tail,
+)
 from pbmserv.render.templates import render
 from pbmserv.store.models import (
     Board,
@@ -25,6 +34,7 @@ from pbmserv.store.models import (
     Outbox,
     OutboxStatus,
     Robot,
+    Seat,
     SubscriptionKind,
     User,
 )
@@ -39,15 +49,21 @@ def mail_users(
     *,
     skip: User | None = None,
     skip_address: str | None = None,
+    tail: Callable[[User], str] | None = None,
+    board: Board | None = None,
 ) -> int:
-    """Queue ``body`` for every address of ``users``; return how many mails were queued."""
+    """Queue ``body`` for every address of ``users``; return how many mails were queued.
+
+    ``tail(user)`` is appended for that user only (the line the player to move sends back).
+    A mail about ``board`` goes to a player only as his notification mode admits it.
+    """
     targets = [u for u in users if skip is None or u.id != skip.id]
     robots = set(
         session.scalars(select(Robot.user_id).where(Robot.user_id.in_([u.id for u in targets])))
     )
     seen: set[str] = set()
     for user in targets:
-        if user.id in robots:
+        if user.id in robots or (board is not None and not admit(board, user)):
             continue
         for address in (a.address for a in user.addresses if a.confirmed):
             if address in seen or (skip_address and address.lower() == skip_address.lower()):
@@ -57,7 +73,7 @@ def mail_users(
                 Outbox(
                     recipient=address,
                     subject=subject,
-                    body=body,
+                    body=body + (tail(user) if tail else ""),
                     created=now,
                     status=OutboxStatus.pending,
                     next_attempt=now,
@@ -113,7 +129,17 @@ def board_mail(
     comment_ply = len(board.moves) if with_comment else None
     body = board_mail_body(board, position, notes=list(notes), comment_ply=comment_ply)
     subject = board_subject(board, position, new=new)
-    mail_users(session, audience(board), subject, body, now, skip=actor, skip_address=sender)
+    mail_users(
+        session,
+        audience(board),
+        subject,
+        body,
+        now,
+        skip=actor,
+        skip_address=sender,
+        tail=reply_tail(board, position),
+        board=board,
+    )
     return subject, body
 
 
@@ -123,7 +149,8 @@ def nag_mail(
     """The reminder to the player to move: the board with the note on top."""
     body = board_mail_body(board, position, notes=[note])
     subject = f"Nag: {game_name(board)} Board {board.number} {mover.userid}"
-    mail_users(session, [mover], subject, body, now)
+    tail = reply_tail(board, position)
+    mail_users(session, [mover], subject, body, now, tail=tail, board=board)
 
 
 def text_mail(
@@ -140,3 +167,30 @@ def text_mail(
     body = render("mail/text.txt.j2", lines=list(lines))
     mail_users(session, users, subject, body, now, skip=actor, skip_address=sender)
     return body
+
+
+def send_digests(session: Session, now: datetime) -> int:
+    """One mail per player whose digest is due, with every board held back for it."""
+    seats = session.scalars(select(Seat).where(Seat.digest_pending.is_(True))).all()
+    by_user: dict[int, list[Seat]] = {}
+    for seat in seats:
+        by_user.setdefault(seat.user_id, []).append(seat)
+    sent = 0
+    for user_seats in by_user.values():
+        user = user_seats[0].user
+        if user.digest_at is not None and now - user.digest_at < mailmodes.DIGEST_EVERY:
+            continue
+        parts = []
+        for board in {s.board_id: s.board for s in user_seats}.values():
+            position = position_of(board)
+            parts.append(board_mail_body(board, position) + reply_line(board, position, user))
+        count = len(parts)
+        head = f"Your daily digest: {count} board{'s' if count != 1 else ''} changed.\n\n"
+        body = head + ("\n" + "=" * 72 + "\n\n").join(parts)
+        subject = f"pbmserv digest: {count} board{'s' if count != 1 else ''}"
+        mail_users(session, [user], subject, body, now)
+        for seat in user_seats:
+            seat.digest_pending = False
+        user.digest_at = now
+        sent += 1
+    return sent

@@ -1,4 +1,8 @@
-"""Outgoing mails: plain UTF-8 text, threaded, marked as automatic (RFC 3834).
+"""Outgoing mails: UTF-8 text, threaded, marked as automatic (RFC 3834).
+
+Every mail is ``multipart/alternative``: the plain text first (what third-party tools parse),
+then the same text as HTML in one ``<pre>`` block in a monospaced font, so that phone mail apps,
+which show plain text in a proportional font, keep the boards' columns.
 
 ``Precedence: bulk`` is deliberately not set: providers file such mail away, and players must
 see their board mails.  ``X-Pbmserv-Server`` lets our own parser recognise (and never answer)
@@ -11,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
+from html import escape
 
 from pbmserv.clock import system_clock
 from pbmserv.commands.grammar import mask_passwords
@@ -29,6 +34,7 @@ class OutgoingMail:
     body: str
     in_reply_to: str | None = None
     references: list[str] = field(default_factory=list)
+    attachments: list[tuple[str, str, bytes]] = field(default_factory=list)  # name, type, data
 
 
 def _one_line(value: str) -> str:
@@ -70,7 +76,29 @@ def build_message(
         body += "\n"
     plain = body.isascii() and all(len(line) <= 998 for line in body.split("\n"))
     msg.set_content(body, charset="utf-8", cte="7bit" if plain else "quoted-printable")
+    msg.add_alternative(html_body(body), subtype="html", charset="utf-8", cte="quoted-printable")
+    for name, mime, data in mail.attachments:  # the message becomes multipart/mixed
+        maintype, _, subtype = mime.partition("/")
+        msg.add_attachment(data, maintype=maintype, subtype=subtype, filename=name)
     return msg
+
+
+HTML = """<!DOCTYPE html>
+<html><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>@media (max-width: 600px) {{ pre.pbm {{ font-size: 2.6vw !important; }} }}</style>
+</head><body style="margin: 8px;">
+<pre class="pbm" style="font-family: Menlo, Consolas, 'DejaVu Sans Mono', 'Liberation Mono', \
+monospace; font-size: 13px; line-height: 1.25; white-space: pre-wrap; overflow-x: auto; \
+margin: 0;">{text}</pre>
+</body></html>
+"""
+
+
+def html_body(text: str) -> str:
+    """The HTML alternative of a plain-text body: the text, escaped, in one ``<pre>`` block
+    (2.6vw keeps a 61-column board on a phone's screen; longer lines of text wrap)."""
+    return HTML.format(text=escape(text.rstrip("\n"), quote=False))
 
 
 def quote_original(

@@ -24,27 +24,17 @@ from email import errors, policy
 from email.headerregistry import Address as MailAddress
 from email.message import Message
 
-from pbmserv.commands import grammar
+from pbmserv.commands import grammar, registry
 from pbmserv.mail.decode import collect_text, decode_bytes, unsurrogate
+from pbmserv.mail.lines import clean_command, read_body
 
 MAX_COMMANDS = 10
 MAX_COMMENT_LINES = 200
-MAX_ATTRIBUTION = 300
 MAX_REFERENCES = 20
 
 _REPLY_PREFIX = re.compile(r"^\s*(?:(?:re|fwd?|aw|wg|sv|vs|antw)\s*(?:\[\d+\])?\s*:\s*)+", re.I)
 _MSGID = re.compile(r"<[\x21-\x3b\x3d\x3f-\x7e]{1,250}>")
-_SIGNATURE = re.compile(r"^(?:--|-- |__+)\s*$")
-_ATTRIBUTION = re.compile(
-    r"^\s*(?:on\b.*\bwrote|am\b.*\bschrieb\b.*|le\b.*\ba écrit)\s*:\s*$", re.I
-)
-_ATTRIBUTION_END = re.compile(r"(?:\bwrote|\bschrieb\b.*|a écrit)\s*:\s*$", re.I)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-_ORIGINAL = re.compile(
-    r"^\s*(?:-{2,}\s*(?:original message|ursprüngliche nachricht|forwarded message)\s*-{2,}"
-    r"|_{5,})\s*$",
-    re.I,
-)
 _BLANKS = re.compile(r"[ \t\u00a0\u2000-\u200b\u3000]+")
 
 
@@ -56,7 +46,8 @@ class ParsedMail:
     when none is usable.  ``commands`` are the command lines (the subject first when it is
     one), at most ``max_commands``.  ``comment`` is the rest of the body without signature and
     quoted history: it is shown under the board.  ``ignored`` holds human-readable notes about
-    what was left out.  ``is_automatic`` mails (bounces, vacation replies, lists, our own mail)
+    what was left out; ``not_understood`` the lines that look like a command but are none
+    (reported to the sender, never part of the comment).  ``is_automatic`` mails (bounces, vacation replies, lists, our own mail)
     must never be answered; ``automatic_reason`` says why.  ``text`` is the whole decoded body
     (for quoting in error mails, after :func:`mask_passwords`); ``headers`` the decoded
     From/To/Cc/Date/Subject for the same purpose.  ``references`` is the thread to continue:
@@ -75,6 +66,7 @@ class ParsedMail:
     references: list[str] = field(default_factory=list)
     in_reply_to: str | None = None
     subject_is_command: bool = False
+    not_understood: list[str] = field(default_factory=list)
     text: str = ""
     headers: list[tuple[str, str]] = field(default_factory=list)
 
@@ -168,94 +160,6 @@ def is_command(line: str, command_words: Collection[str]) -> bool:
     return bool(words) and words[0].lower() in command_words
 
 
-def clean_command(line: str) -> str:
-    """A command line as the dispatcher gets it: single blanks, no ``**`` markers."""
-    return " ".join(w for w in _BLANKS.sub(" ", line).split() if w != "**")
-
-
-def _is_quote(line: str) -> bool:
-    return line.lstrip().startswith(">")
-
-
-def _attribution(lines: list[str], i: int) -> int:
-    """How many lines the attribution ("On ... wrote:") at ``lines[i]`` takes: 0, 1 or 2."""
-    line = lines[i]
-    if len(line) > MAX_ATTRIBUTION:  # also keeps the regular expressions linear
-        return 0
-    if _ATTRIBUTION.match(line) or _ORIGINAL.match(line):
-        return 1
-    # Gmail folds long attributions: "On ..., Alice <" / "alice@example.org> wrote:"
-    if (
-        line.strip().lower().startswith(("on ", "am ", "le "))
-        and i + 1 < len(lines)
-        and len(lines[i + 1]) <= MAX_ATTRIBUTION
-        and _ATTRIBUTION_END.search(lines[i + 1])
-    ):
-        return 2
-    return 0
-
-
-def _is_attribution(lines: list[str], i: int) -> bool:
-    return _attribution(lines, i) > 0
-
-
-def strip_history(lines: list[str]) -> list[str]:
-    """Lines without signature and quoted history (``>`` lines, attributions, forwards)."""
-    # quoted_tail[k]: lines[k:] hold only quotes and blanks up to the end or a signature
-    quoted_tail = [True] * (len(lines) + 1)
-    for k in range(len(lines) - 1, -1, -1):
-        line = lines[k]
-        quoted_tail[k] = bool(_SIGNATURE.match(line)) or (
-            (_is_quote(line) or not line.strip()) and quoted_tail[k + 1]
-        )
-    kept: list[str] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if _SIGNATURE.match(line) or (len(line) <= MAX_ATTRIBUTION and _ORIGINAL.match(line)):
-            break
-        span = _attribution(lines, i)
-        if span:
-            if quoted_tail[i + span]:
-                break  # quoted history down to the end (or to a signature)
-            i += span
-            continue
-        if not _is_quote(line):
-            kept.append(line)
-        i += 1
-    return kept
-
-
-def _tidy(lines: list[str]) -> str:
-    out: list[str] = []
-    for line in lines:
-        line = line.rstrip()
-        if not line and (not out or not out[-1]):
-            continue
-        out.append(line)
-    while out and not out[-1]:
-        out.pop()
-    return "\n".join(out)
-
-
-def split_body(text: str, command_words: Collection[str]) -> tuple[list[str], str]:
-    """The command lines at the top of a body, and the comment (the rest, cleaned)."""
-    lines = text.split("\n")
-    i = 0
-    while i < len(lines) and not lines[i].strip():
-        i += 1
-    commands: list[str] = []
-    while i < len(lines):
-        line = lines[i]
-        if not line.strip() or _SIGNATURE.match(line) or _is_quote(line):
-            break
-        if _is_attribution(lines, i) or not is_command(line, command_words):
-            break
-        commands.append(clean_command(line))
-        i += 1
-    return commands, _tidy(strip_history(lines[i:]))
-
-
 def subject_command(subject: str, command_words: Collection[str]) -> str | None:
     """The command in a subject, or None: ``Re:``/``Fwd:``... prefixes and ``**`` dropped.
 
@@ -333,13 +237,16 @@ def parse_message(
     command_words: Collection[str] | None = None,
     max_commands: int = MAX_COMMANDS,
     server_addresses: Iterable[str] = (),
+    command_verbs: Collection[str] | None = None,
 ) -> ParsedMail:
     """Read one mail; never raises.  See :class:`ParsedMail` for the fields.
 
     ``envelope_from`` is the SMTP ``MAIL FROM`` ('' or '<>' for bounces; None when unknown).
     ``command_words`` are the words that start a command line, compared case-insensitively
-    (default: the declared commands, :func:`pbmserv.commands.grammar.command_words`).  ``server_addresses`` are our own addresses: mail
-    from them is automatic.
+    (default: the declared commands, :func:`pbmserv.commands.grammar.command_words`);
+    ``command_verbs`` the words that may follow one (default: the declared sub-commands): a
+    line inside prose is a command only with one of them.  ``server_addresses`` are our own
+    addresses: mail from them is automatic.
     """
     words = {
         w.lower() for w in (grammar.command_words() if command_words is None else command_words)
@@ -384,7 +291,8 @@ def parse_message(
         reason = None
     result.is_automatic = reason is not None
     result.automatic_reason = reason
-    _read_commands(result, text, words, max_commands)
+    verbs = command_verbs if command_verbs is not None else declared_verbs()
+    _read_commands(result, text, words, max_commands, verbs)
     _make_clean(result)
     return result
 
@@ -398,6 +306,7 @@ def _make_clean(result: ParsedMail) -> None:
     result.subject = _clean(result.subject)
     result.sender_name = _clean(result.sender_name)
     result.commands = [_clean(c) for c in result.commands]
+    result.not_understood = [_clean(c) for c in result.not_understood]
     result.comment = _clean(result.comment)
     result.ignored = [_clean(n) for n in result.ignored]
     result.headers = [(n, _clean(v)) for n, v in result.headers]
@@ -437,14 +346,24 @@ def _read_headers(msg: Message, result: ParsedMail, envelope_from: str | None) -
             result.headers.append((name, value))
 
 
-def _read_commands(result: ParsedMail, text: str, words: set[str], max_commands: int) -> None:
+def declared_verbs() -> set[str]:
+    """The words that may follow a command word: the commands of every group and game."""
+    groups = [registry.GAME, *registry.GROUPS.values()]
+    return {w.lower() for g in groups for w in g.words()}
+
+
+def _read_commands(
+    result: ParsedMail, text: str, words: set[str], max_commands: int, verbs: Collection[str]
+) -> None:
     commands: list[str] = []
     line = subject_command(result.subject, words) if result.subject else None
     if line:
         commands.append(line)
         result.subject_is_command = True
-    body_commands, comment = split_body(text, words)
-    commands += body_commands
+    body = read_body(text, words, verbs)
+    commands += body.commands
+    comment = body.comment
+    result.not_understood = body.not_understood
     if len(commands) > max_commands:
         over = len(commands) - max_commands
         noun = "command line" if over == 1 else "command lines"

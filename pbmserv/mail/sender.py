@@ -16,6 +16,7 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
+from pbmserv.domain.record import attachments_for
 from pbmserv.mail.compose import OutgoingMail, build_message
 from pbmserv.mail.deliver import (
     MaildirSink,
@@ -107,6 +108,7 @@ def _deliver_one(
             body=row.body,
             in_reply_to=row.in_reply_to,
             references=(row.references or "").split(),
+            attachments=attachments_for(session, row.subject),
         )
         message_id = row.message_id
     message = build_message(

@@ -21,6 +21,7 @@ from pbmserv.config import Settings
 from pbmserv.domain import accounts, limits
 from pbmserv.mail import inbox
 from pbmserv.mail.parse import ParsedMail, parse_message
+from pbmserv.mail.reply import assemble, tail_sections
 from pbmserv.render.templates import render
 from pbmserv.store.models import Inbox, InboxStatus, Outbox, OutboxStatus
 
@@ -95,7 +96,6 @@ def _process(
         if allowance == 0:
             row.last_error = "not answered: daily answer limit reached"
             return InboxStatus.done, 0
-        answers = [_one_answer(answers)] if answers else []
         if allowance == 1:
             answers = [
                 Answer(
@@ -110,23 +110,14 @@ def _process(
     return InboxStatus.done, len(answers)
 
 
-def _one_answer(answers: list[Answer]) -> Answer:
-    """The answers of one mail as one mail (a confirmation keeps its subject: a reply to it
-    confirms)."""
-    if len(answers) == 1:
-        return answers[0]
-    first = next((a for a in answers if a.subject.startswith("confirm ")), answers[0])
-    body = "\n".join(f"--- {a.subject}\n\n{a.body}" for a in answers)
-    return Answer(first.subject, body, max(a.status for a in answers))
-
-
 def _run_commands(
     session: Session, settings: Settings, parsed: ParsedMail, row: Inbox, now: datetime
 ) -> tuple[list[Answer], bool]:
-    """The answers, and whether a password was right from that account's confirmed address."""
+    """Run every command line of the mail: one answer for the sender (see mail.reply), and
+    whether a password was right from that account's confirmed address."""
     if not parsed.commands:
         return [_no_command(parsed)], False
-    answers: list[Answer] = []
+    results: list[tuple[str, list[Answer]]] = []
     verified = False
     source = f"mail:{parsed.message_id or row.id}"
     for line in parsed.commands:
@@ -139,14 +130,23 @@ def _run_commands(
             comment=parsed.comment,
             source=source[:255],
         )
-        for item in run(commands, split(line), req):
-            if item.status:
-                item.body += "\n" + _quote(parsed, line)
-            answers.append(item)
+        results.append((line, run(commands, split(line), req)))
         verified = verified or req.owner_verified
-    if parsed.ignored and answers:
-        answers[-1].body += "\nNot processed:\n" + "".join(f"  {n}\n" for n in parsed.ignored)
-    return answers, verified
+    words = grammar.command_words()
+    answer = assemble(
+        results,
+        subject=parsed.subject or "",
+        text=parsed.text or "",
+        not_understood=parsed.not_understood,
+        notes=parsed.ignored,
+        mask=lambda text: grammar.mask_passwords(text, words, commands=parsed.commands),
+    )
+    confirming = [
+        a.subject for _, items in results for a in items if a.subject.startswith("confirm ")
+    ]
+    if confirming:  # the answer carries the code in its subject, so that a reply confirms
+        answer.subject = confirming[0]
+    return [answer], verified
 
 
 def masked_copy(parsed: ParsedMail, words: set[str]) -> bytes:
@@ -169,20 +169,10 @@ def _no_command(parsed: ParsedMail) -> Answer:
         "mail/nocommand.txt.j2",
         subject=grammar.mask_passwords(subject),
         suggestion=close or "",
-        notes=parsed.ignored,
+        notes=[],
     )
+    body += tail_sections(parsed.not_understood, parsed.ignored)
     return Answer("pbmserv error", body, USAGE)
-
-
-def _quote(parsed: ParsedMail, line: str) -> str:
-    """The command and the original mail, quoted, every password masked."""
-    words = grammar.command_words()
-    mask = lambda text: grammar.mask_passwords(text, words, commands=parsed.commands)  # noqa: E731
-    quoted = "\n".join("> " + x for x in mask(parsed.text or "").splitlines()[:60])
-    return (
-        f"Your command was:\n  {mask(line)}\n\n"
-        f"Your mail (Subject: {mask(parsed.subject or '')}):\n{quoted}\n"
-    )
 
 
 def _queue_answer(

@@ -6,16 +6,24 @@ turn, the move list in columns (one per seat), the board, players, the comment, 
 
 from __future__ import annotations
 
+import textwrap
+from collections.abc import Callable
 from datetime import datetime
 
 from pbmserv.games import get_game
 from pbmserv.games.base import Position, SeatInfo
 from pbmserv.render.links import board_link
 from pbmserv.render.templates import render, render_board
-from pbmserv.store.models import Board, BoardStatus, MoveRecord, SubscriptionKind
+from pbmserv.store.models import Board, BoardStatus, MoveRecord, SubscriptionKind, User
 
 MOVE_MAIL_ROUNDS = 4
 COLUMN_WIDTH = 14
+MAIL_WIDTH = 76
+
+
+def board_key(board: Board) -> str:
+    """``Polis board 101``: how one mail's answer knows that two sections draw one board."""
+    return f"{game_name(board)} board {board.number}"
 
 
 def game_name(board: Board) -> str:
@@ -47,12 +55,16 @@ def turn_line(board: Board, position: Position) -> str:
         return "The game was removed."
     if board.status is BoardStatus.finished:
         winners = board.winners or []
+        why = f" ({board.result})" if board.result else ""
         if not winners:
-            return "Game was a tie." + (f" ({board.result})" if board.result else "")
+            return textwrap.fill("Game was a tie." + why, MAIL_WIDTH)
         names = " and ".join(board.seats[w].user.userid for w in winners)
-        return f"Game won by {names}." + (f" ({board.result})" if board.result else "")
+        return textwrap.fill(f"Game won by {names}." + why, MAIL_WIDTH)
     user = board.user_to_move(position)
-    return f"It is {user.userid}'s turn." if user else ""
+    if user is None or position.to_move is None:
+        return ""
+    label = position.seats()[position.to_move].label
+    return f"To move: {user.userid} ({label})."
 
 
 def subject_user(board: Board, position: Position) -> str:
@@ -69,17 +81,26 @@ def board_subject(board: Board, position: Position, *, new: bool = False) -> str
 def move_rows(moves: list[MoveRecord], seats: int) -> list[list[str]]:
     """The record as rows of one cell per seat; a new row starts when the seat order wraps.
 
-    A seat passed over inside a row (eliminated, resigned, or the seat that swapped) shows
-    ``--``; the cells after the newest entry are left blank (their turn is still to come).
+    Every entry carries its move number (``7. d7-e6``), the number a player puts after ``#``.
+    A seat passed over inside a row (eliminated, resigned) shows ``--``; after a swap the seat
+    order starts afresh, so a row's cells before its first entry are blank; so are the cells
+    after the newest entry (their turn is still to come).
     """
     rows: list[list[str | None]] = []
+    swapped: set[int] = set()  # rows that start after a swap: nobody was passed over there
     last = seats
+    previous = ""
     for entry in moves:
         if entry.seat <= last:
+            if previous == "swap":
+                swapped.add(len(rows))
             rows.append([None] * seats)
-        rows[-1][entry.seat] = entry.text + (" (Auto)" if entry.auto else "")
-        last = entry.seat
-    out = [[cell if cell is not None else "--" for cell in row] for row in rows]
+        rows[-1][entry.seat] = f"{entry.ply}. {entry.text}" + (" (Auto)" if entry.auto else "")
+        last, previous = entry.seat, entry.text
+    out = [
+        [cell if cell is not None else ("" if i in swapped else "--") for cell in row]
+        for i, row in enumerate(rows)
+    ]
     if out:
         for i in range(last + 1, seats):
             out[-1][i] = ""
@@ -87,19 +108,38 @@ def move_rows(moves: list[MoveRecord], seats: int) -> list[list[str]]:
 
 
 def move_list(board: Board, position: Position, rounds: int | None) -> list[str]:
+    """The move list in columns, one per seat, headed by the players' names (never cut)."""
     seats = len(board.seats)
     infos = position.seats()
-    width = max([COLUMN_WIDTH] + [len(m.text) + (7 if m.auto else 0) + 2 for m in board.moves])
-    header = "     " + "".join(
-        f"{(s.user.userid + ' (' + infos[s.index].label + ')')[: width - 1]:<{width}}"
-        for s in board.seats
-    )
     rows = move_rows(list(board.moves), seats)
     start = 0 if rounds is None else max(0, len(rows) - rounds)
-    lines = [header.rstrip()]
-    for number, row in enumerate(rows[start:], start=start + 1):
-        lines.append((f"{number:3d}. " + "".join(f"{c:<{width}}" for c in row)).rstrip())
+    names = [f"{s.user.userid} ({infos[s.index].label})" for s in board.seats]
+    cells = [c for row in rows[start:] for c in row]
+    width = max([COLUMN_WIDTH, *(len(c) + 2 for c in cells), *(len(n) + 2 for n in names)])
+    if 2 + seats * width > MAIL_WIDTH:  # long names: userids on one line, colours below
+        labels = [f"({infos[s.index].label})" for s in board.seats]
+        names = [s.user.userid for s in board.seats]
+        width = max([COLUMN_WIDTH, *(len(c) + 2 for c in cells), *(len(n) + 2 for n in names)])
+        width = max(width, *(len(x) + 2 for x in labels))
+        head = ["".join(f"{n:<{width}}" for n in names), "".join(f"{x:<{width}}" for x in labels)]
+    else:
+        head = ["".join(f"{n:<{width}}" for n in names)]
+    lines = [("  " + line).rstrip() for line in head]
+    for row in rows[start:]:
+        lines.append(("  " + "".join(f"{c:<{width}}" for c in row)).rstrip())
     return lines
+
+
+def reply_line(board: Board, position: Position, reader: User | None) -> str:
+    """The exact line the player to move sends back, for that player only ('' otherwise)."""
+    mover = board.user_to_move(position)
+    if mover is None or reader is None or mover.id != reader.id:
+        return ""
+    game = board.game
+    return (
+        f"\nYour move. Send back this line, with your password and your move:\n"
+        f"  {game} move {board.number} {mover.userid} PASSWORD <move>#{len(board.moves) + 1}\n"
+    )
 
 
 def _player_line(info: SeatInfo, userid: str) -> str:
@@ -149,7 +189,7 @@ def board_mail_body(
         notes=list(notes),
         turn=turn_line(board, position) if at_ply is None else f"Position after move {at_ply}.",
         moves=move_list(board, position, None if all_moves else MOVE_MAIL_ROUNDS),
-        board=render_board(position),
+        board=render_board(position, over=board.status is not BoardStatus.active),
         players=[
             _player_line(info, board.seats[i].user.userid)
             for i, info in enumerate(position.seats())
@@ -163,3 +203,8 @@ def board_mail_body(
         clock=clock_lines(board),
         link=board_link(board),
     )
+
+
+def reply_tail(board: Board, position: Position) -> Callable[[User | None], str]:
+    """``reply_line`` for a board, as the per-reader tail of its notifications."""
+    return lambda reader: reply_line(board, position, reader)

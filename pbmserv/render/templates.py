@@ -27,7 +27,9 @@ def render(template: str, **context: Any) -> str:
     return environment().get_template(template).render(**context)
 
 
-def render_board(position: Position) -> str:
-    """The ASCII drawing of ``position`` from ``templates/boards/<game>.txt.j2``."""
-    text = render(f"boards/{position.game.name}.txt.j2", **position.board_context())
+def render_board(position: Position, *, over: bool = False) -> str:
+    """The ASCII drawing of ``position`` from ``templates/boards/<game>.txt.j2``; ``over``
+    (a finished board) drops the to-move markers, whatever the engine's last seat was."""
+    context = {**position.board_context(), "over": over}
+    text = render(f"boards/{position.game.name}.txt.j2", **context)
     return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"

@@ -24,6 +24,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -140,6 +141,8 @@ class User(Base):
     vacation_until: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     vacation_year: Mapped[int | None] = mapped_column(Integer, nullable=True)
     vacation_used: Mapped[float] = mapped_column(Float, default=0.0)  # days in vacation_year
+    notify: Mapped[str] = mapped_column(String(8), default="every", server_default="every")
+    digest_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     addresses: Mapped[list[Address]] = relationship(
         back_populates="user", cascade="all, delete-orphan", order_by="Address.id"
     )
@@ -225,6 +228,9 @@ class Seat(Base):
     queued_move: Mapped[str | None] = mapped_column(String(64), nullable=True)
     submitted_move: Mapped[str | None] = mapped_column(String(80), nullable=True)  # "move#N"
     time_used: Mapped[float] = mapped_column(Float, default=0.0)  # seconds on own turns
+    notify: Mapped[str | None] = mapped_column(String(8), nullable=True)  # None: the user's
+    mailed_ply: Mapped[int | None] = mapped_column(Integer, nullable=True)  # "once": last mail
+    digest_pending: Mapped[bool] = mapped_column(default=False, server_default=false())
     board: Mapped[Board] = relationship(back_populates="seats")
     user: Mapped[User] = relationship()
 

@@ -1,0 +1,266 @@
+"""The classic server's commands that players relied on: ``message``, ``broadcast``,
+``all show``, ``GAME showas``, and the helpers behind ``GAME preview new`` and
+``GAME subscribe all`` (the misspelling aliases ``mvoe``, ``qboard``, ``boardq``, ``moveq``
+are declared with the commands they stand for)."""
+
+from __future__ import annotations
+
+import click
+from sqlalchemy import select
+from sqlalchemy.orm import Session, selectinload
+
+from pbmserv.commands.common import board_arg, call_login, load_board, login
+from pbmserv.commands.common import text as _text
+from pbmserv.commands.dispatch import Refused, Request, answer
+from pbmserv.commands.spec import Arg, Call, Command, Kind
+from pbmserv.domain import accounts, boards, notify
+from pbmserv.games.base import MoveError, ParamError
+from pbmserv.render.board_mail import board_key, board_mail_body, board_subject, reply_line
+from pbmserv.render.templates import render_board
+from pbmserv.store.models import Board, BoardStatus, Seat, Subscription, SubscriptionKind, User
+
+MAX_MESSAGE_RECIPIENTS = 10
+SEPARATOR = "\n" + "=" * 72 + "\n\n"
+
+
+# ----------------------------------------------------------------------------- message, broadcast
+
+
+def _shares_a_board(session: Session, a: int, b: int) -> bool:
+    mine = select(Seat.board_id).where(Seat.user_id == a)
+    query = select(Seat.id).where(Seat.user_id == b, Seat.board_id.in_(mine))
+    return session.scalar(query) is not None
+
+
+def _message_text(req: Request, words: list[str]) -> tuple[list[str], str]:
+    """The other words, and the text: ``--text=...`` (a shell), else the mail body."""
+    texts = [w.partition("=")[2] for w in words if w.lower().startswith("--text=")]
+    rest = [w for w in words if not w.lower().startswith("--text=")]
+    return rest, (" ".join(texts) or req.comment).strip()
+
+
+def message(call: Call) -> None:
+    """message USERID PASSWORD TO...: the mail body to players you share a board with."""
+    req = call.req
+    user_id = call_login(call)
+    targets, text = _message_text(req, [*call.args["to"], *call.args["options"]])
+    if not targets:
+        raise click.UsageError(f"whom to? usage: {call.usage}")
+    if not text:
+        raise Refused("nothing to say: write the message in the mail body")
+    if len(targets) > MAX_MESSAGE_RECIPIENTS:
+        raise Refused(f"at most {MAX_MESSAGE_RECIPIENTS} recipients a message")
+    with req.sessions() as session, session.begin():
+        sender = session.get(User, user_id)
+        assert sender is not None
+        users = []
+        for name in targets:
+            user = accounts.find_user(session, name)
+            if user is None:
+                raise Refused(f"there is no player '{accounts.normalise_userid(name)}'")
+            if not req.trusted and not _shares_a_board(session, user_id, user.id):
+                raise Refused(
+                    f"{sender.userid} and {user.userid} share no board: messages go only to "
+                    "players you play (or played) with"
+                )
+            users.append(user)
+        lines = [f"{sender.userid} writes:", "", text, ""]
+        lines.append(f"Answer: message USERID PASSWORD {sender.userid}")
+        subject = f"pbmserv message from {sender.userid}"
+        notify.mail_users(session, users, subject, _text(lines), req.now, skip=sender)
+        names = ", ".join(u.userid for u in users)
+    answer(call.ctx, "pbmserv message", _text([f"Your message went to {names}:", "", text]))
+
+
+def _admin(call: Call) -> str:
+    """Who acts as administrator: the shell operator, or an authenticated admin by mail."""
+    req, userid = call.req, call.args.get("userid")
+    if req.trusted and userid is None:
+        return "operator"
+    if userid is None:
+        raise click.UsageError(f"not enough arguments; usage: {call.usage}")
+    login(req, userid, call.args["password"])
+    admins = {accounts.normalise_userid(a) for a in req.settings.admins}
+    if accounts.normalise_userid(userid) not in admins:
+        raise Refused(f"only an administrator may do this, and {userid} is not one")
+    return accounts.normalise_userid(userid)
+
+
+def broadcast(call: Call) -> None:
+    """broadcast [USERID PASSWORD]: the mail body to every player (administrators only)."""
+    req = call.req
+    _, text = _message_text(req, call.args["options"])
+    admin = _admin(call)
+    if not text:
+        raise Refused("nothing to say: write the message in the mail body")
+    with req.sessions() as session, session.begin():
+        query = select(User).options(selectinload(User.addresses))
+        users = [u for u in session.scalars(query) if not u.password_hash.startswith("!")]
+        lines = [f"A message to every player of this server (from {admin}):", "", text]
+        count = notify.mail_users(session, users, "pbmserv broadcast", _text(lines), req.now)
+    answer(call.ctx, "pbmserv broadcast", f"The message went to {count} addresses.\n")
+
+
+# ----------------------------------------------------------------------------- all show
+
+
+def all_show(call: Call) -> None:
+    """all show USERID [next|active]: the boards of a player in every game."""
+    req, usage = call.req, call.usage
+    if call.args["what"].lower() != "show":
+        raise click.UsageError(f"usage: {usage}")
+    which = (call.args.get("which") or "active").lower()
+    if which not in ("next", "active"):
+        raise click.UsageError(f"'{which}' is not next or active; usage: {usage}")
+    with req.sessions() as session:
+        user = accounts.find_user(session, call.args["userid"])
+        if user is None:
+            name = accounts.normalise_userid(call.args["userid"])
+            raise Refused(f"there is no player '{name}'")
+        query = (
+            select(Board)
+            .where(Board.status == BoardStatus.active)
+            .where(Board.id.in_(select(Seat.board_id).where(Seat.user_id == user.id)))
+            .order_by(Board.game, Board.number)
+        )
+        parts = []
+        for board in session.scalars(query):
+            position = boards.position_of(board)
+            mover = board.user_to_move(position)
+            if which == "next" and (mover is None or mover.id != user.id):
+                continue
+            parts.append(board_mail_body(board, position))
+        userid = user.userid
+    subject = f"pbmserv boards of {userid}"
+    if not parts:
+        answer(call.ctx, subject, f"{userid} has no {which} boards.\n")
+        return
+    head = f"{len(parts)} {which} board{'s' if len(parts) != 1 else ''} of {userid}.\n\n"
+    answer(call.ctx, subject, head + SEPARATOR.join(parts))
+
+
+# ----------------------------------------------------------------------------- game commands
+
+
+def showas(call: Call) -> None:
+    """GAME showas USERID PASSWORD BOARD: the board from that player's seat."""
+    game, userid = call.game, call.args["userid"]
+    user_id, number = call_login(call), board_arg(call)
+    with call.req.sessions() as session:
+        board = load_board(session, game, number)
+        seats = [s for s in board.seats if s.user_id == user_id]
+        if not seats:
+            raise Refused(f"{userid} does not play on {game.display_name} board {number}")
+        user = seats[0].user
+        position = boards.position_of(board)
+        private = []
+        for seat in seats:
+            label = position.seats()[seat.index].label
+            if seat.queued_move:
+                private.append(f"Your queued move ({label}): {seat.queued_move}")
+            if seat.queued_resign:
+                private.append(f"Your resignation ({label}) is queued.")
+            if seat.submitted_move:
+                private.append(f"Your submitted move ({label}): {seat.submitted_move}")
+        body = board_mail_body(board, position, all_moves=True, comment_ply=len(board.moves))
+        if private:
+            body += "\nOnly for you:\n" + "".join(f"  {line}\n" for line in private)
+        body += reply_line(board, position, user)
+        subject, key = board_subject(board, position), board_key(board)
+    answer(call.ctx, subject, body, board=key, summary=f"{key} shown.")
+
+
+def preview_new(call: Call) -> None:
+    """GAME preview new [-PARAM[=V]] MOVE...: moves from the start of a new game."""
+    game, words = call.game, call.args["moves"]
+    params_words = [w for w in words if w.startswith("-")]
+    moves = [w for w in words if not w.startswith("-")]
+    try:
+        params = game.parse_params(params_words)
+    except ParamError as exc:
+        raise Refused(f"preview of a new game: {exc}") from None
+    position = game.new(game.min_players, params)
+    played = []
+    for text in moves:
+        try:
+            value = position.parse_move(text)
+        except MoveError as exc:
+            raise Refused(f"preview stops at '{text}': {exc}") from None
+        played.append(position.format_move(value))
+        position.play(value)
+    lines = [
+        f"Preview of a new {game.display_name} game ({game.min_players} players): "
+        + (" ".join(played) or "no moves"),
+        "Nothing is stored.",
+    ]
+    body = _text(lines) + "\n" + render_board(position)
+    answer(call.ctx, f"{game.display_name} Preview", body)
+
+
+def subscribe_all(call: Call) -> None:
+    """GAME subscribe all USERID PASSWORD: spectate every active board of the game."""
+    game, req, userid = call.game, call.req, call.args["userid"]
+    user_id = call_login(call)
+    with req.sessions() as session, session.begin():
+        query = select(Board).where(Board.game == game.name, Board.status == BoardStatus.active)
+        added = []
+        for board in session.scalars(query.order_by(Board.number)):
+            if any(s.user_id == user_id for s in board.seats):
+                continue
+            found = next((s for s in board.subscriptions if s.user_id == user_id), None)
+            if found is None:
+                board.subscriptions.append(Subscription(user_id=user_id, kind=SubscriptionKind.all))
+            elif found.kind != SubscriptionKind.all:
+                found.kind = SubscriptionKind.all
+            else:
+                continue
+            added.append(str(board.number))
+    what = ", ".join(added) if added else "none (no other active boards)"
+    text = f"{userid} now gets every mail of these {game.display_name} boards: {what}.\n"
+    answer(call.ctx, f"{game.display_name} subscribe all", text)
+
+
+TOP_COMMANDS: tuple[Command, ...] = (
+    Command(
+        "message",
+        message,
+        "The mail body (or --text=TEXT) to players you share a board with.",
+        (
+            Arg("userid", Kind.USERID),
+            Arg("password", Kind.PASSWORD),
+            Arg("to", Kind.TEXT, many=True, metavar="TO..."),
+            Arg("options", Kind.OPTIONS, metavar="[--text=TEXT]"),
+        ),
+        plain_word=True,
+    ),
+    Command(
+        "broadcast",
+        broadcast,
+        "The mail body (or --text=TEXT) to every player (administrators only).",
+        (
+            Arg("userid", Kind.USERID, optional=True),
+            Arg("password", Kind.PASSWORD, optional=True),
+            Arg("options", Kind.OPTIONS, metavar="[--text=TEXT]"),
+        ),
+        plain_word=True,
+    ),
+    Command(
+        "all",
+        all_show,
+        "The boards of a player in every game (next: where he is to move).",
+        (
+            Arg("what", Kind.TEXT, metavar="show"),
+            Arg("userid", Kind.USERID),
+            Arg("which", Kind.TEXT, optional=True, metavar="[next|active]"),
+        ),
+        plain_word=True,
+    ),
+)
+GAME_COMMANDS: tuple[Command, ...] = (
+    Command(
+        "showas",
+        showas,
+        "The board from your seat, with what only you see (queued and submitted moves).",
+        (Arg("userid", Kind.USERID), Arg("password", Kind.PASSWORD), Arg("board", Kind.BOARD)),
+    ),
+)

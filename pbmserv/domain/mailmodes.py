@@ -1,0 +1,49 @@
+"""How a player wants the mails of a board: every move, a daily digest, or one mail until he acts.
+
+The mode is the user's (``notifications USERID PASSWORD MODE``), unless a board has its own
+(``GAME notifications BOARD USERID PASSWORD MODE``).  :func:`admit` is asked before a board mail
+goes to a player; mails about a finished game and mails to spectators always go out.  The clock
+reminders ask it too: a digest player finds the board in the digest, a "once" player who has
+had his one mail gets no reminder.  ``notify.send_digests`` runs with the clock checks.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from pbmserv.domain.boards import position_of
+from pbmserv.store.models import Board, BoardStatus, Seat, User
+
+MODES = {
+    "every": "a board mail for every move",
+    "digest": "one mail a day with every board that changed",
+    "once": "one mail when it is your turn, then none until you move",
+}
+DIGEST_EVERY = timedelta(days=1)
+
+
+def mode_of(seat: Seat) -> str:
+    return seat.notify or seat.user.notify or "every"
+
+
+def admit(board: Board, user: User) -> bool:
+    """Whether a board mail to ``user`` goes out now (and note what it holds back)."""
+    if board.status is not BoardStatus.active:
+        return True
+    seats = [s for s in board.seats if s.user_id == user.id]
+    if not seats:
+        return True
+    mode = mode_of(seats[0])
+    if mode == "digest":
+        for seat in seats:
+            seat.digest_pending = True
+        return False
+    if mode == "once":  # the mail that says it is his turn, then none until he moves
+        mover = board.user_to_move(position_of(board))
+        last = seats[0].mailed_ply
+        acted = last is None or any(m.user_id == user.id and m.ply > last for m in board.moves)
+        if mover is None or mover.id != user.id or not acted:
+            return False
+        for seat in seats:
+            seat.mailed_ply = len(board.moves)
+    return True

@@ -1,0 +1,59 @@
+"""The outgoing mails, as the shell shows them (``pbmserv mail outbox list|show``).
+
+From a shell with no server running, the board mails to the other players wait in the outbox;
+these views let the player (the operator of a local store) see them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from pbmserv.store.models import Outbox, OutboxStatus
+
+WAITING = (OutboxStatus.pending, OutboxStatus.sending, OutboxStatus.failed)
+
+
+def list_lines(session: Session, *, show_all: bool = False) -> list[str]:
+    """One line per mail: id, status, tries, created, recipient, subject."""
+    query = select(Outbox).order_by(Outbox.id)
+    if not show_all:
+        query = query.where(Outbox.status.in_(WAITING))
+    rows = session.scalars(query).all()
+    if not rows:
+        return ["The outbox has no mails waiting to go out."]
+    lines = [f"{'id':>6}  {'status':<8} {'tries':>5}  {'created':<16}  to / subject"]
+    for row in rows:
+        lines.append(
+            f"{row.id:>6}  {row.status.value:<8} {row.attempts:>5}  "
+            f"{row.created:%Y-%m-%d %H:%M}  {row.recipient}  {row.subject[:60]}"
+        )
+    return lines
+
+
+def show_lines(session: Session, mail_id: int) -> list[str] | None:
+    """The headers and the body of outgoing mail ``mail_id`` (None: no such mail)."""
+    row = session.get(Outbox, mail_id)
+    if row is None:
+        return None
+    lines = [
+        f"Outgoing mail {row.id}: {row.status.value}, {row.attempts} attempts",
+        f"To: {row.recipient}",
+        f"Subject: {row.subject}",
+        f"Created: {row.created:%Y-%m-%d %H:%M:%S} UTC",
+    ]
+    if row.claimed_by and row.claimed_at:
+        lines.append(f"Claimed by {row.claimed_by} at {row.claimed_at:%Y-%m-%d %H:%M:%S} UTC")
+    if row.sent_at:
+        lines.append(f"Sent: {row.sent_at:%Y-%m-%d %H:%M:%S} UTC")
+    if row.last_error:
+        lines.append(f"Last error: {row.last_error.strip()}")
+    return [*lines, "", row.body.rstrip("\n")]
+
+
+def waiting_since(session: Session, since: datetime) -> int:
+    """How many mails created at or after ``since`` still wait to go out."""
+    query = select(func.count()).where(Outbox.status == OutboxStatus.pending)
+    return session.scalar(query.where(Outbox.created >= since)) or 0

@@ -1,0 +1,146 @@
+"""Which lines of a mail body are commands, which only look like one, and which are comment.
+
+Commands are found in the unquoted text anywhere above the signature, also below a quoted
+mail (a reply that quotes first).  At the top of the text, and at the top of each block that
+follows a quote, any line starting with a command word is a command (the classic servers'
+rule).  Further down, inside the player's prose, a line must look unmistakably like one: a
+command word followed by a known verb or by a board number.  A line that nearly is a command
+(``plois shwo 102``) is neither run nor shown to anyone as a comment: it is reported to the
+sender.
+
+>>> b = read_body("Hi!\\n\\npolis move 101 bob pw e2\\nplois shwo 102\\n", {"polis"}, {"move"})
+>>> b.commands, b.not_understood, b.comment
+(['polis move 101 bob pw e2'], ['plois shwo 102'], 'Hi!')
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Collection
+from dataclasses import dataclass, field
+
+DEFAULT_VERBS: frozenset[str] = frozenset(
+    {"move", "board", "challenge", "show", "games", "history", "preview", "help", "swap"}
+    | {"resign", "queue", "submit", "confirm", "subscribe", "unsubscribe", "notify", "chat"}
+    | {"export", "showas", "mvoe", "qboard", "boardq", "moveq", "password", "address"}
+    | {"notifications", "message", "broadcast"}
+)
+"""Words that follow a command word in a command line; the worker passes the registry's."""
+
+MAX_WORDS_OF_A_COMMAND = 16
+NEEDS_VERB = frozenset({"all"})  # command words that are common words: only with a verb
+CLOSE = 0.75  # difflib ratio from which a first word counts as a mistyped command word
+
+_SIGNATURE = re.compile(r"^(?:--|-- |__+)\s*$")
+_ORIGINAL = re.compile(
+    r"^\s*(?:-{2,}\s*(?:original message|ursprüngliche nachricht|forwarded message)\s*-{2,}"
+    r"|_{5,})\s*$",
+    re.I,
+)
+_ATTRIBUTION = re.compile(
+    r"^\s*(?:on\b.*\bwrote|am\b.*\bschrieb\b.*|le\b.*\ba écrit)\s*:\s*$", re.I
+)
+_ATTRIBUTION_END = re.compile(r"(?:\bwrote|\bschrieb\b.*|a écrit)\s*:\s*$", re.I)
+_BLANKS = re.compile(r"[ \t\u00a0\u2000-\u200b\u3000]+")
+MAX_ATTRIBUTION = 300
+
+
+@dataclass
+class BodyLines:
+    """The three kinds of lines of one mail body (quotes and signature left out)."""
+
+    commands: list[str] = field(default_factory=list)
+    not_understood: list[str] = field(default_factory=list)
+    comment: str = ""
+
+
+def _words(line: str) -> list[str]:
+    return [w for w in _BLANKS.sub(" ", line).split() if w != "**"]
+
+
+def clean_command(line: str) -> str:
+    """A command line as the dispatcher gets it: single blanks, no ``**`` markers."""
+    return " ".join(_words(line))
+
+
+def attribution_span(lines: list[str], i: int) -> int:
+    """How many lines the attribution ("On ... wrote:") at ``lines[i]`` takes: 0, 1 or 2."""
+    line = lines[i]
+    if len(line) > MAX_ATTRIBUTION:  # also keeps the regular expressions linear
+        return 0
+    if _ATTRIBUTION.match(line):
+        return 1
+    # Gmail folds long attributions: "On ..., Alice <" / "alice@example.org> wrote:"
+    if (
+        line.strip().lower().startswith(("on ", "am ", "le "))
+        and i + 1 < len(lines)
+        and len(lines[i + 1]) <= MAX_ATTRIBUTION
+        and _ATTRIBUTION_END.search(lines[i + 1])
+    ):
+        return 2
+    return 0
+
+
+def _kind(
+    words: list[str], top: bool, command_words: Collection[str], verbs: Collection[str]
+) -> str:
+    """'command', 'unclear' or 'text' for the words of one unquoted line."""
+    if not words or len(words) > MAX_WORDS_OF_A_COMMAND:
+        return "text"
+    first = words[0].lower()
+    numbered = any(c.isdigit() for w in words[1:] for c in w)
+    if first in command_words:
+        if first in NEEDS_VERB and (len(words) < 2 or words[1].lower() not in verbs):
+            return "text"  # "All the best!" is no command
+        if top or (len(words) > 1 and (words[1].lower() in verbs or numbered)):
+            return "command"
+        return "text"
+    if len(words) > 1 and numbered and difflib.get_close_matches(first, command_words, 1, CLOSE):
+        return "unclear"
+    return "text"
+
+
+def read_body(
+    text: str, command_words: Collection[str], verbs: Collection[str] = DEFAULT_VERBS
+) -> BodyLines:
+    """Sort the lines of ``text`` (see the module's docstring); the comment is tidied."""
+    words_cmd = {w.lower() for w in command_words}
+    verbs_l = {v.lower() for v in verbs}
+    lines = text.split("\n")
+    out = BodyLines()
+    comment: list[str] = []
+    top = True
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if _SIGNATURE.match(line) or (len(line) <= MAX_ATTRIBUTION and _ORIGINAL.match(line)):
+            break
+        span = attribution_span(lines, i)
+        if span or line.lstrip().startswith(">"):
+            top = True  # the block below a quote starts afresh
+            i += span or 1
+            continue
+        kind = _kind(_words(line), top, words_cmd, verbs_l)
+        if kind == "command":
+            out.commands.append(clean_command(line))
+        elif kind == "unclear":
+            out.not_understood.append(clean_command(line))
+        else:
+            comment.append(line)
+            top = top and not line.strip()
+        i += 1
+    out.comment = _tidy(comment)
+    return out
+
+
+def _tidy(lines: list[str]) -> str:
+    out: list[str] = []
+    for line in lines:
+        line = line.rstrip()
+        if not line and (not out or not out[-1]):
+            continue
+        out.append(line)
+    while out and not out[-1]:
+        out.pop()
+    return "\n".join(out)

@@ -1,0 +1,100 @@
+"""One mail in, one answer out: the answers to every command line of a mail, as one text.
+
+A section per command line says what it did or why not; a board is drawn once, in the last
+section that shows it (earlier sections say what they did in one line and where the board is);
+then the lines that looked like commands but are none, then what was ignored.  Mailman's
+replies are the model (results, unprocessed, ignored; the mail itself quoted once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from pbmserv.commands.dispatch import DONE, Answer
+
+RULE = "=" * 72
+QUOTED_LINES = 60
+
+
+def _is_ignored(note: str) -> bool:
+    """Parser notes that say something was left out (others only say how it was read)."""
+    return "ignored" in note or "left out" in note
+
+
+def tail_sections(not_understood: Sequence[str], notes: Sequence[str]) -> str:
+    """The closing sections: lines not understood, what was ignored, how the mail was read."""
+    out = ""
+    if not_understood:
+        out += (
+            "\nLines not understood (they look like commands but are none: nothing was\n"
+            "done with them, and nobody else sees them):\n"
+        )
+        out += "".join(f"  {line}\n" for line in not_understood)
+    ignored = [n for n in notes if _is_ignored(n)]
+    other = [n for n in notes if not _is_ignored(n)]
+    if ignored:
+        out += "\nIgnored:\n" + "".join(f"  {n}\n" for n in ignored)
+    if other:
+        out += "\nNotes on reading your mail:\n" + "".join(f"  {n}\n" for n in other)
+    return out
+
+
+def quote_mail(subject: str, text: str, mask: Callable[[str], str]) -> str:
+    """The sender's mail, quoted once, every password masked."""
+    lines = mask(text).splitlines()[:QUOTED_LINES]
+    quoted = "\n".join(("> " + x).rstrip() for x in lines)
+    return f"Your mail (Subject: {mask(subject)}):\n{quoted}\n"
+
+
+def _section_body(items: list[Answer], index: int, drawn_in: dict[str, int]) -> str:
+    parts = []
+    for item in items:
+        later = drawn_in.get(item.board or "", index)
+        if item.board and later != index and item.summary:
+            parts.append(f"{item.summary}\n({item.board} is drawn under command {later + 1}.)\n")
+        else:
+            parts.append(item.body)
+    return "\n".join(parts)
+
+
+def assemble(
+    results: list[tuple[str, list[Answer]]],
+    *,
+    subject: str,
+    text: str,
+    not_understood: Sequence[str],
+    notes: Sequence[str],
+    mask: Callable[[str], str],
+) -> Answer:
+    """The one answer to a mail whose command lines gave ``results`` (line, its answers)."""
+    answers = [a for _, items in results for a in items]
+    status = max((a.status for a in answers), default=DONE)
+    refused = sum(1 for _, items in results if any(a.status != DONE for a in items))
+    if len(results) == 1:
+        line, items = results[0]
+        body = "\n".join(a.body for a in items)
+        if refused:
+            body += f"\nYour command was:\n  {mask(line)}\n\n" + quote_mail(subject, text, mask)
+        head = items[0].subject if len(items) == 1 else items[-1].subject
+        return Answer(head, body + tail_sections(not_understood, notes), status)
+    drawn_in: dict[str, int] = {}
+    for index, (_, items) in enumerate(results):
+        for item in items:
+            if item.board:
+                drawn_in[item.board] = index
+    count = len(results)
+    body = f"Your mail held {count} command lines; here is what each of them did.\n"
+    for index, (line, items) in enumerate(results):
+        body += f"\n{RULE}\n{index + 1}. {mask(line)}\n{RULE}\n\n"
+        body += _section_body(items, index, drawn_in)
+    if refused:
+        body += f"\n{RULE}\n\n" + quote_mail(subject, text, mask)
+    body += tail_sections(not_understood, notes)
+    subjects = sorted({a.subject for a in answers})
+    if len(subjects) == 1:  # e.g. every section is about the same board
+        head = subjects[0]
+    else:
+        head = f"pbmserv: answers to {count} commands" + (
+            f" ({refused} refused)" if refused else ""
+        )
+    return Answer(head, body, status)

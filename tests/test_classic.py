@@ -1,0 +1,104 @@
+"""The classic commands players relied on (issue 17, point 10): message, broadcast, showas,
+all show, preview new, subscribe all, and the misspelling aliases."""
+
+from __future__ import annotations
+
+from pbmserv.commands.grammar import mask_passwords
+
+
+def _to(shell, address, since=0):
+    return [m for m in shell.outbox()[since:] if m.recipient == address]
+
+
+def test_message_goes_only_to_players_you_share_a_board_with(shell):
+    shell.signup("alice", "bob", "carol")
+    shell.ok("polis challenge alice bob")
+    n = len(shell.outbox())
+    sent = shell.ok(
+        "message alice pw-alice bob", channel="mail", sender="alice@example.org", comment="Hi Bob!"
+    )
+    assert "Your message went to bob" in sent.body
+    [mail] = _to(shell, "bob@example.org", n)
+    assert mail.subject == "pbmserv message from alice"
+    assert "alice writes:\n\nHi Bob!\n" in mail.body
+    stranger = shell(
+        "message alice pw-alice carol", channel="mail", sender="alice@example.org", comment="Hi"
+    )
+    assert stranger.status == 1 and "share no board" in stranger.body
+    assert _to(shell, "carol@example.org") == []
+    empty = shell("message alice pw-alice bob", channel="mail", sender="alice@example.org")
+    assert empty.status == 1 and "nothing to say" in empty.body
+    shell.ok('message alice pw-alice bob "--text=from the shell"')
+    assert "from the shell" in _to(shell, "bob@example.org")[-1].body
+
+
+def test_broadcast_is_for_administrators(shell, settings):
+    shell.signup("alice", "bob", "root")
+    settings.admins = ["root"]
+    refused = shell(
+        "broadcast alice pw-alice", channel="mail", sender="alice@example.org", comment="x"
+    )
+    assert refused.status == 1 and "administrator" in refused.body
+    n = len(shell.outbox())
+    shell.ok(
+        "broadcast root pw-root", channel="mail", sender="root@example.org", comment="Down at 6."
+    )
+    got = {m.recipient for m in shell.outbox()[n:] if m.subject == "pbmserv broadcast"}
+    assert got == {"alice@example.org", "bob@example.org", "root@example.org"}
+    assert shell.ok('broadcast "--text=Back up."').body == "The message went to 3 addresses.\n"
+
+
+def test_showas_shows_the_board_from_the_players_seat(shell):
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    shell.ok("polis move 101 alice pw-alice d7-e6")
+    shell.ok("polis queue 101 alice pw-alice a7-a6")
+    mine = shell.ok("polis showas alice pw-alice 101")
+    assert "Only for you:\n  Your queued move (blue): a7-a6\n" in mine.body
+    assert "PASSWORD" not in mine.body  # bob is to move
+    bobs = shell.ok("polis showas bob pw-bob 101")
+    assert "queued" not in bobs.body
+    assert bobs.body.endswith("polis move 101 bob PASSWORD <move>#2\n")
+    shell.signup("carol")
+    assert shell("polis showas carol pw-carol 101").status == 1
+    assert mask_passwords("polis showas alice pw-alice 101") == "polis showas alice ******** 101"
+
+
+def test_all_show_lists_a_players_boards_in_every_game(shell):
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    shell.ok("pylon challenge bob alice")
+    both = shell.ok("all show alice")
+    assert both.body.startswith("2 active boards of alice.")
+    assert "Summary of Polis Board 101" in both.body and "Summary of Pylon Board 101" in both.body
+    nxt = shell.ok("all show alice next")
+    assert nxt.body.startswith("1 next board of alice.") and "Summary of Polis" in nxt.body
+    assert shell("all show nobody").status == 1
+    assert shell("all list alice").status == 2
+
+
+def test_preview_new_and_subscribe_all(shell):
+    shell.signup("alice", "bob", "carol")
+    new = shell.ok("polis preview new d7-e6 b2-c3")
+    assert "Preview of a new Polis game (2 players): d7-e6 b2-c3" in new.body
+    assert "Nothing is stored." in new.body
+    assert shell("polis preview new zz9").status == 1
+    shell.ok("polis challenge alice bob")
+    shell.ok("polis challenge bob alice")
+    subscribed = shell.ok("polis subscribe all carol pw-carol")
+    assert "carol now gets every mail of these Polis boards: 101, 102." in subscribed.body
+    n = len(shell.outbox())
+    shell.ok("polis move 102 bob pw-bob d7-e6")
+    assert len(_to(shell, "carol@example.org", n)) == 1
+    assert "none" in shell.ok("polis subscribe all carol pw-carol").body
+    shell.ok("polis subscribe 101 carol pw-carol")  # the board form still works
+
+
+def test_misspelling_aliases(shell):
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    assert shell.ok("polis mvoe 101 alice pw-alice d7-e6").subject == "Polis Board 101 bob"
+    for alias in ("qboard", "boardq", "moveq"):
+        queued = shell.ok(f"polis {alias} 101 alice pw-alice a7-a6")
+        assert "a7-a6" in queued.body
+    assert mask_passwords("polis moveq 101 alice s3cret a1") == "polis moveq 101 alice ******** a1"
