@@ -14,7 +14,7 @@ from email.utils import make_msgid
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from test_gateway import SERVER, Gateway, body_of, free_port, reply_to_last
 from waiting import wait_until
 
@@ -325,16 +325,26 @@ def test_no_password_at_rest(gateway, shell, caplog):
     assert shell.ok("change password bob Zq8-echo Zq8-echo2", channel="shell")
     with gateway.sessions() as s:
         assert all(b"X-Pbmserv-Masked" in r for r in s.scalars(select(Inbox.raw)))
-    data = Path(gateway.settings.url.removeprefix("sqlite:///"))
     housekeeping(gateway.sessions, gateway.settings, gateway.settings.clock())  # (the WAL)
-    stores = [p for p in data.parent.glob(data.name + "*")]
-    mails = list(gateway.settings.maildir_path.rglob("*"))
+    if gateway.settings.url.startswith("sqlite"):  # the database files, byte for byte
+        data = Path(gateway.settings.url.removeprefix("sqlite:///"))
+        stored = [p.read_bytes() for p in data.parent.glob(data.name + "*") if p.is_file()]
+    else:  # PostgreSQL: every row of every table, as text
+        with gateway.sessions() as s:
+            tables = s.scalars(
+                text("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+            ).all()
+            stored = [
+                "\n".join(s.scalars(text(f'SELECT t::text FROM "{name}" t')).all()).encode()
+                for name in tables
+            ]
+    mails = [m for m in gateway.settings.maildir_path.rglob("*") if m.is_file()]
     logs = "\n".join(r.getMessage() for r in caplog.records)
-    assert stores and len([m for m in mails if m.is_file()]) >= 8
+    assert stored and len(mails) >= 8
     for secret in passwords:
-        for path in stores + mails:
-            if path.is_file():
-                assert secret.encode() not in path.read_bytes(), (secret, path)
+        for content in stored + [m.read_bytes() for m in mails]:
+            assert secret.encode() not in content, secret
+            assert secret.encode().hex().encode() not in content, secret  # bytea as text
         assert secret not in logs
 
 

@@ -86,9 +86,13 @@ def _kind(
     words: list[str], top: bool, command_words: Collection[str], verbs: Collection[str]
 ) -> str:
     """'command', 'unclear' or 'text' for the words of one unquoted line."""
-    if not words or len(words) > MAX_WORDS_OF_A_COMMAND:
+    if not words:
         return "text"
     first = words[0].lower()
+    # a long line is prose, unless it opens the body with a command word (a signup with a
+    # list of addresses must get its answer, not "no command found")
+    if len(words) > MAX_WORDS_OF_A_COMMAND and not (top and first in command_words):
+        return "text"
     numbered = any(c.isdigit() for w in words[1:] for c in w)
     if first in command_words:
         if first in NEEDS_VERB and (len(words) < 2 or words[1].lower() not in verbs):
