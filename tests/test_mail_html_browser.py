@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 
+from browser import browser_env
 from test_web_browser import ARTIFACTS, CHROMIUM, _browser_or_skip
 
 from pbmserv.mail.compose import OutgoingMail, build_message
@@ -46,7 +47,9 @@ def test_board_mail_html_on_a_phone(shell, tmp_path):
     assert len(board_lines) > 20
     with sync_playwright() as pw:
         browser = pw.chromium.launch(
-            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"]
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-dev-shm-usage"],
+            env=browser_env(),
         )
         try:
             page = browser.new_page(viewport=PHONE, device_scale_factor=2, is_mobile=True)

@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from browser import browser_env
 from sqlalchemy import select
 from web_site import build
 
@@ -80,7 +81,9 @@ def test_board_pages_in_chromium(shell, settings, clock, sessions, tmp_path):
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(
-                executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"]
+                executable_path=CHROMIUM,
+                args=["--no-sandbox", "--disable-dev-shm-usage"],
+                env=browser_env(),
             )
             try:
                 _check_pages(browser, base, numbers, expected, tmp_path)

@@ -1,0 +1,19 @@
+"""What the browser tests share: Chromium's environment.
+
+Chromium is a tool of the test, not a part of pbmserv: under ``faketime -f '+120d' make test``
+it runs on the real clock (libfaketime in a browser stalls its page loads), while the server it
+reads from keeps the moved calendar.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def browser_env() -> dict[str, str]:
+    """The test's environment without libfaketime's preload and settings."""
+    return {
+        key: value
+        for key, value in os.environ.items()
+        if key != "LD_PRELOAD" and not key.startswith("FAKETIME")
+    }
