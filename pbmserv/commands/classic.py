@@ -9,7 +9,7 @@ import click
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from pbmserv.commands.common import board_arg, call_login, load_board, login
+from pbmserv.commands.common import admin, board_arg, call_login, load_board
 from pbmserv.commands.common import text as _text
 from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.spec import Arg, Call, Command, Kind
@@ -73,17 +73,7 @@ def message(call: Call) -> None:
 
 
 def _admin(call: Call) -> str:
-    """Who acts as administrator: the shell operator, or an authenticated admin by mail."""
-    req, userid = call.req, call.args.get("userid")
-    if req.trusted and userid is None:
-        return "operator"
-    if userid is None:
-        raise click.UsageError(f"not enough arguments; usage: {call.usage}")
-    login(req, userid, call.args["password"])
-    admins = {accounts.normalise_userid(a) for a in req.settings.admins}
-    if accounts.normalise_userid(userid) not in admins:
-        raise Refused(f"only an administrator may do this, and {userid} is not one")
-    return accounts.normalise_userid(userid)
+    return admin(call)
 
 
 def broadcast(call: Call) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import click
 from sqlalchemy import select
@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.spec import Call
 from pbmserv.domain import boards, notify
-from pbmserv.domain.accounts import AuthError, authenticate, is_owner_address
+from pbmserv.domain.accounts import AuthError, authenticate, is_owner_address, normalise_userid
 from pbmserv.games.base import Game, Position
 from pbmserv.render.board_mail import (
     board_key,
@@ -136,3 +136,17 @@ def announce(
     )
     body += reader_tail(session, call.req, board, position, actor)
     answer(call.ctx, subject, body, board=board_key(board), summary=summary(board, position, notes))
+
+
+def admin(call: Call, *, refused: Callable[[str], Refused] = Refused) -> str:
+    """Who acts as administrator: the shell operator, or an authenticated admin by mail."""
+    req, userid = call.req, call.args.get("userid")
+    if req.trusted and userid is None:
+        return "operator"
+    if userid is None:
+        raise click.UsageError(f"not enough arguments; usage: {call.usage}")
+    login(req, userid, call.args["password"])
+    admins = {normalise_userid(a) for a in req.settings.admins}
+    if normalise_userid(userid) not in admins:
+        raise refused(f"only an administrator may do this, and {userid} is not one")
+    return normalise_userid(userid)

@@ -14,10 +14,10 @@ import click
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from pbmserv.commands.common import call_login, login
+from pbmserv.commands.common import admin, call_login
 from pbmserv.commands.dispatch import Refused, answer
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
-from pbmserv.domain import accounts, tournaments
+from pbmserv.domain import tournaments
 from pbmserv.games import get_game
 from pbmserv.games.base import ParamError, PlayersError
 from pbmserv.store.models import Tournament, User
@@ -30,17 +30,7 @@ def _refused(message: str, name: str = "") -> Refused:
 
 
 def _admin(call: Call) -> str:
-    """Who acts as administrator: the shell operator, or an authenticated admin by mail."""
-    req, userid = call.req, call.args.get("userid")
-    if req.trusted and userid is None:
-        return "operator"
-    if userid is None:
-        raise click.UsageError(f"not enough arguments; usage: {call.usage}")
-    login(req, userid, call.args["password"])
-    admins = {accounts.normalise_userid(a) for a in req.settings.admins}
-    if accounts.normalise_userid(userid) not in admins:
-        raise _refused(f"only an administrator may do this, and {userid} is not one")
-    return accounts.normalise_userid(userid)
+    return admin(call, refused=_refused)
 
 
 def create(call: Call) -> None:
