@@ -22,7 +22,7 @@ from pbmserv.domain import outgoing as out
 from pbmserv.domain.clocks import tick as check_clocks
 from pbmserv.domain.housekeeping import housekeeping
 from pbmserv.mail import inbox
-from pbmserv.mail.worker import process_next
+from pbmserv.mail.worker import process_batch
 from pbmserv.render.links import attach
 from pbmserv.render.templates import render
 from pbmserv.store.db import make_engine, session_factory
@@ -152,7 +152,7 @@ def mail_inject(ctx: click.Context, source: BinaryIO, sender: str, no_process: b
     stored = inbox.store(sessions, raw, sender, [settings.server_address], settings.clock())
     note = f"Mail stored as {stored.id}." if stored.new else f"Mail already stored as {stored.id}."
     if not no_process:
-        while process_next(sessions, settings, settings.clock) is not None:
+        while process_batch(sessions, settings, settings.clock):
             pass
         _deliver_now(settings, sessions)
     answer(ctx, "pbmserv mail inject", note + "\n")

@@ -23,7 +23,7 @@ from pbmserv.domain.housekeeping import housekeeping
 from pbmserv.mail import inbox
 from pbmserv.mail.listener import InboundHandler, make_controller
 from pbmserv.mail.sender import deliver_pending, make_sink
-from pbmserv.mail.worker import process_next
+from pbmserv.mail.worker import process_batch
 from pbmserv.render.links import attach
 from pbmserv.robots.service import run_pending
 from pbmserv.store.db import session_factory
@@ -45,6 +45,7 @@ class Server:
         self.listen = listen
         self.clock = clock or settings.clock
         self.sessions = session_factory(settings.url)
+        self.intake = inbox.GroupStore(self.sessions)
         self.stopping = threading.Event()
         self.work = threading.Event()
         self.outgoing = threading.Event()
@@ -57,13 +58,11 @@ class Server:
     # ----- the listener's callback
 
     async def store_message(self, raw: bytes, envelope: Any) -> None:
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(
-            None,
-            lambda: inbox.store(
-                self.sessions, raw, envelope.mail_from or "", list(envelope.rcpt_tos), self.clock()
-            ),
+        delivery = inbox.Delivery(
+            raw, envelope.mail_from or "", list(envelope.rcpt_tos), self.clock()
         )
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self.intake.store, delivery)
         self.work.set()
 
     def accept_recipient(self, address: str) -> bool:
@@ -75,11 +74,11 @@ class Server:
     def _worker_loop(self) -> None:
         while not self.stopping.is_set():
             try:
-                done = process_next(self.sessions, self.settings, self.clock)
+                done = process_batch(self.sessions, self.settings, self.clock)
             except Exception:  # noqa: BLE001 - e.g. the database is away for a moment
                 log.exception("worker")
-                done = None
-            if done is not None:
+                done = []
+            if done:
                 self.outgoing.set()
                 self.robots.set()
                 continue

@@ -14,10 +14,12 @@ Addresses are exactly one RFC 5322 addr-spec, checked by the standard library's
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from email.errors import HeaderParseError
 from email.headerregistry import Address as MailAddress
@@ -158,9 +160,10 @@ def preverify(
     argon2 is slow on purpose; done inside the transaction it would hold SQLite's single write
     lock (or a board's row lock) for tens of milliseconds per mail.  Successes are remembered,
     so the check inside the transaction is a dictionary look-up; failures are still counted
-    there, by :func:`authenticate`.
+    there, by :func:`authenticate`.  argon2 releases the GIL, so several checks (a batch of
+    mails) run on all cores at once.
     """
-    wanted = [(normalise_userid(u), p) for u, p in pairs if u]
+    wanted = {(normalise_userid(u), p) for u, p in pairs if u}
     if not wanted:
         return
     with sessions() as session:
@@ -171,9 +174,12 @@ def preverify(
                 )
             ).all()
         )
-    for userid, password in wanted:
-        if userid in hashes:
-            check_password(settings, hashes[userid], password)
+    checks = [(hashes[userid], password) for userid, password in wanted if userid in hashes]
+    if len(checks) == 1:
+        check_password(settings, *checks[0])
+    elif checks:
+        with ThreadPoolExecutor(max_workers=min(len(checks), os.cpu_count() or 1)) as pool:
+            list(pool.map(lambda pair: check_password(settings, *pair), checks))
 
 
 def confirmed_addresses(user: User) -> list[str]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session, object_session
+from sqlalchemy.orm import Session, object_session, selectinload
 
 from pbmserv.domain.ratings import rate_board
 from pbmserv.games import get_game
@@ -53,7 +53,11 @@ def game_of(board: Board) -> Game:
 
 
 def find_board(session: Session, game: Game, number: int, *, for_update: bool = False) -> Board:
-    query = select(Board).where(Board.game == game.name, Board.number == number)
+    query = (
+        select(Board)
+        .where(Board.game == game.name, Board.number == number)
+        .options(selectinload(Board.seats).selectinload(Seat.user))
+    )
     if for_update and session.bind is not None and session.bind.dialect.name == "postgresql":
         query = query.with_for_update()
     board = session.scalar(query)
@@ -213,9 +217,9 @@ def _after_move(
     open proposals, refreshing the cached position."""
     entries = run_automatic(board, position, now=now, notes=notes)
     board.last_move_at = now
+    _store_cache(board, position)  # before the query below flushes: one UPDATE of the board
     _close_if_over(board, position, now)
     _close_proposals(session, board)
-    _store_cache(board, position)
     return entries
 
 

@@ -1,7 +1,7 @@
 """The durable inbox: every accepted mail is a row before the listener answers 250.
 
 A repeated delivery (same Message-ID, or the same bytes when there is none) is acknowledged and
-not stored twice.  Workers claim one message at a time (``FOR UPDATE SKIP LOCKED`` on
+not stored twice.  Workers claim batches of messages (``FOR UPDATE SKIP LOCKED`` on
 PostgreSQL; on SQLite the immediate write transaction serialises claims).  A claim is a lease:
 a message whose worker died is claimed again once the lease is over, or at once when the dead
 worker was on this host.  A message that keeps failing is set aside ("shunted") for the
@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import socket
+import threading
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.parser import BytesHeaderParser
@@ -78,8 +79,127 @@ def store(
         return Stored(existing, False)
 
 
-def claim(session: Session, now: datetime, me: str | None = None) -> Inbox | None:
-    """Claim the oldest unprocessed message inside the caller's transaction."""
+@dataclass
+class Delivery:
+    """One accepted mail on its way into the inbox."""
+
+    raw: bytes
+    mail_from: str
+    rcpt_tos: list[str]
+    received: datetime
+
+
+def store_many(sessions: sessionmaker[Session], deliveries: list[Delivery]) -> list[Stored]:
+    """Write several mails durably in one transaction (one fsync); repeated ones are not stored
+    twice, within the group or with what is stored already.  Raises when the group could not
+    be written: then nothing of it was."""
+    keys = [dedup_key(d.raw) for d in deliveries]
+    with sessions() as session, session.begin():
+        known = dict(
+            session.execute(
+                select(Inbox.dedup_key, Inbox.id).where(Inbox.dedup_key.in_(set(keys)))
+            ).all()
+        )
+        new_rows: dict[str, Inbox] = {}
+        for key, delivery in zip(keys, deliveries, strict=True):
+            if key in known or key in new_rows:
+                continue
+            new_rows[key] = Inbox(
+                dedup_key=key,
+                raw=delivery.raw,
+                mail_from=delivery.mail_from or "",
+                rcpt_to="\n".join(delivery.rcpt_tos),
+                received=delivery.received,
+                status=InboxStatus.new,
+                attempts=0,
+            )
+        session.add_all(new_rows.values())
+        session.flush()
+    stored: list[Stored] = []
+    firsts: set[str] = set()
+    for key in keys:
+        if key in known:
+            stored.append(Stored(known[key], False))
+        else:
+            stored.append(Stored(new_rows[key].id, key not in firsts))
+            firsts.add(key)
+    return stored
+
+
+class GroupStore:
+    """Group commit for the listener: the mails that arrive while one group is being written
+    wait and are written together in the next transaction, so that many SMTP sessions share
+    one fsync and take SQLite's write lock once.  Each caller returns only when its own mail is
+    durable (then the listener may answer 250), or raises (then it answers 451)."""
+
+    def __init__(self, sessions: sessionmaker[Session], max_group: int = 64) -> None:
+        self._sessions = sessions
+        self._max_group = max_group
+        self._cond = threading.Condition()
+        self._waiting: list[tuple[Delivery, _Slot]] = []
+        self._writing = False
+
+    def store(self, delivery: Delivery) -> Stored:
+        slot = _Slot()
+        with self._cond:
+            self._waiting.append((delivery, slot))
+        while True:
+            with self._cond:
+                while not slot.done and self._writing:
+                    self._cond.wait()
+                if slot.done:
+                    return slot.result()
+                self._writing = True  # this caller writes the next group (its own mail, soon)
+                group = self._waiting[: self._max_group]
+                del self._waiting[: self._max_group]
+            try:
+                self._write(group)
+            finally:
+                with self._cond:
+                    self._writing = False
+                    self._cond.notify_all()
+
+    def _write(self, group: list[tuple[Delivery, _Slot]]) -> None:
+        try:
+            results = store_many(self._sessions, [d for d, _ in group])
+        except Exception:  # noqa: BLE001 - a duplicate racing in from another process, or worse
+            for delivery, slot in group:  # each on its own: one failure stays one 451
+                try:
+                    slot.stored = store(
+                        self._sessions,
+                        delivery.raw,
+                        delivery.mail_from,
+                        delivery.rcpt_tos,
+                        delivery.received,
+                    )
+                except Exception as exc:  # noqa: BLE001 - handed to that mail's caller
+                    slot.error = exc
+                slot.done = True
+            return
+        for (_, slot), stored in zip(group, results, strict=True):
+            slot.stored, slot.done = stored, True
+
+
+class _Slot:
+    """Where a waiting caller finds the outcome of its mail."""
+
+    def __init__(self) -> None:
+        self.done = False
+        self.stored: Stored | None = None
+        self.error: Exception | None = None
+
+    def result(self) -> Stored:
+        if self.error is not None:
+            raise self.error
+        assert self.stored is not None
+        return self.stored
+
+
+def claim_batch(session: Session, now: datetime, limit: int, me: str | None = None) -> list[Inbox]:
+    """Claim up to ``limit`` unprocessed messages, oldest first, inside the caller's transaction.
+
+    A message already tried ``MAX_ATTEMPTS`` times is set aside instead of claimed.
+    """
     me = me or worker_id()
     query = (
         select(Inbox)
@@ -90,24 +210,23 @@ def claim(session: Session, now: datetime, me: str | None = None) -> Inbox | Non
             )
         )
         .order_by(Inbox.id)
-        .limit(1)
+        .limit(limit)
     )
     if session.bind is not None and session.bind.dialect.name == "postgresql":
         query = query.with_for_update(skip_locked=True)
-    row = session.scalar(query)
-    if row is None:
-        return None
-    if row.attempts >= MAX_ATTEMPTS:
-        row.status = InboxStatus.shunted
-        row.last_error = (row.last_error or "") + f"\nset aside after {row.attempts} attempts"
-        session.flush()
-        return claim(session, now, me)
-    row.status = InboxStatus.processing
-    row.claimed_by = me
-    row.claimed_at = now
-    row.attempts += 1
+    claimed = []
+    for row in session.scalars(query).all():
+        if row.attempts >= MAX_ATTEMPTS:
+            row.status = InboxStatus.shunted
+            row.last_error = (row.last_error or "") + f"\nset aside after {row.attempts} attempts"
+            continue
+        row.status = InboxStatus.processing
+        row.claimed_by = me
+        row.claimed_at = now
+        row.attempts += 1
+        claimed.append(row)
     session.flush()
-    return row
+    return claimed
 
 
 def release_dead_claims(sessions: sessionmaker[Session]) -> int:
@@ -143,11 +262,15 @@ def record_failure(sessions: sessionmaker[Session], message_id: int, error: str)
     """After a failed attempt (its transaction rolled back): back to the queue, or set aside."""
     with sessions() as session, session.begin():
         row = session.get(Inbox, message_id)
-        if row is None:
-            return
-        row.last_error = error[-4000:]
-        row.claimed_by = None
-        row.status = InboxStatus.shunted if row.attempts >= MAX_ATTEMPTS else InboxStatus.new
+        if row is not None:
+            mark_failed(row, error)
+
+
+def mark_failed(row: Inbox, error: str) -> None:
+    """A failed attempt of ``row``: back to the queue, or set aside after ``MAX_ATTEMPTS``."""
+    row.last_error = error[-4000:]
+    row.claimed_by = None
+    row.status = InboxStatus.shunted if row.attempts >= MAX_ATTEMPTS else InboxStatus.new
 
 
 def retry(sessions: sessionmaker[Session], message_id: int) -> bool:
