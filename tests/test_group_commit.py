@@ -1,0 +1,169 @@
+"""Group commit: the listener writes concurrent mails in one transaction, the worker processes a
+batch of mails in one transaction with a savepoint each.  Neither may lose, double or mix up a
+mail: a repeated delivery stays one row, a failing mail is rolled back alone, and a batch whose
+commit fails is processed again one mail at a time.
+"""
+
+from __future__ import annotations
+
+import threading
+from email.message import EmailMessage
+from email.utils import make_msgid
+
+import pytest
+from sqlalchemy import func, select
+
+from pbmserv.mail import inbox, worker
+from pbmserv.store.models import Inbox, InboxStatus, MoveRecord, Outbox
+
+
+def mail(sender: str, subject: str, message_id: str | None = None) -> bytes:
+    msg = EmailMessage()
+    msg["From"], msg["To"], msg["Subject"] = sender, "pbmserv@example.org", subject
+    msg["Message-ID"] = message_id or make_msgid(domain="client.example")
+    msg.set_content("\n")
+    return msg.as_bytes()
+
+
+def delivery(raw: bytes, clock) -> inbox.Delivery:
+    return inbox.Delivery(raw, "alice@example.org", ["pbmserv@example.org"], clock.now)
+
+
+def test_store_many_keeps_one_row_per_mail_and_says_which_were_new(sessions, clock):
+    first = mail("alice@example.org", "help", "<one@client.example>")
+    again = mail("alice@example.org", "help", "<one@client.example>")
+    other = mail("alice@example.org", "help", "<two@client.example>")
+    stored = inbox.store_many(sessions, [delivery(first, clock), delivery(again, clock)])
+    assert [s.new for s in stored] == [True, False]
+    assert stored[0].id == stored[1].id
+    later = inbox.store_many(sessions, [delivery(other, clock), delivery(first, clock)])
+    assert [s.new for s in later] == [True, False]
+    assert later[1].id == stored[0].id
+    with sessions() as s:
+        assert s.scalar(select(func.count()).select_from(Inbox)) == 2
+
+
+def test_group_store_answers_each_caller_with_its_own_durable_mail(sessions, clock):
+    intake = inbox.GroupStore(sessions, max_group=4)
+    raws = [
+        mail("alice@example.org", f"help {i}", f"<m{i % 30}@client.example>") for i in range(40)
+    ]
+    results: dict[int, inbox.Stored] = {}
+
+    def send(i: int) -> None:
+        results[i] = intake.store(delivery(raws[i], clock))
+        with sessions() as s:  # durable (committed) when store() returns
+            assert s.get(Inbox, results[i].id) is not None
+
+    threads = [threading.Thread(target=send, args=(i,)) for i in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    with sessions() as s:
+        rows = {r.id: r.dedup_key for r in s.scalars(select(Inbox))}
+    assert len(rows) == 30  # ten mails came twice
+    for i, stored in results.items():
+        assert rows[stored.id] == f"mid:<m{i % 30}@client.example>"
+    assert sum(s.new for s in results.values()) == 30
+
+
+def test_group_store_falls_back_to_one_mail_at_a_time(sessions, clock, monkeypatch):
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("the group could not be written")
+
+    monkeypatch.setattr(inbox, "store_many", broken)
+    stored = inbox.GroupStore(sessions).store(delivery(mail("a@example.org", "help"), clock))
+    assert stored.new
+    with sessions() as s:
+        assert s.get(Inbox, stored.id) is not None
+
+
+def _queue_moves(shell, clock) -> list[int]:
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    lines = [
+        ("alice", "polis move 101 alice pw-alice a7-a6"),
+        ("bob", "polis move 101 bob pw-bob a2-a3"),
+        ("alice", "polis move 101 alice pw-alice b7-b6"),
+    ]
+    ids = []
+    for user, line in lines:
+        raw = mail(f"{user}@example.org", line)
+        ids.append(inbox.store(shell.sessions, raw, f"{user}@example.org", [], clock.now).id)
+    return ids
+
+
+def test_a_batch_commits_every_mail_with_its_answer(shell, sessions, settings, clock):
+    ids = _queue_moves(shell, clock)
+    done = worker.process_batch(sessions, settings, lambda: clock.now)
+    assert [d.message_id for d in done] == ids
+    assert all(d.status is InboxStatus.done for d in done)
+    with sessions() as s:
+        moves = list(s.scalars(select(MoveRecord.text).order_by(MoveRecord.ply)))
+        assert moves == ["a7-a6", "a2-a3", "b7-b6"]
+        for message_id in ids:  # one answer each, and no password kept
+            assert s.scalar(select(func.count()).where(Outbox.inbox_id == message_id)) == 1
+            assert b"pw-" not in s.get(Inbox, message_id).raw
+
+
+def test_a_failing_mail_is_rolled_back_alone(shell, sessions, settings, clock, monkeypatch):
+    ids = _queue_moves(shell, clock)
+    process = worker._process
+
+    def second_fails(session, settings, row, parsed, now):
+        result = process(session, settings, row, parsed, now)
+        if row.id == ids[1]:
+            raise RuntimeError("boom after the move was played")
+        return result
+
+    monkeypatch.setattr(worker, "_process", second_fails)
+    done = worker.process_batch(sessions, settings, lambda: clock.now)
+    assert [d.status for d in done] == [InboxStatus.done, InboxStatus.new, InboxStatus.done]
+    with sessions() as s:
+        # bob's move was rolled back with its answer: alice's second move is then not her turn
+        assert list(s.scalars(select(MoveRecord.text))) == ["a7-a6"]
+        failed = s.get(Inbox, ids[1])
+        assert failed.status is InboxStatus.new and failed.attempts == 1
+        assert "boom after the move was played" in failed.last_error
+        assert s.scalar(select(func.count()).where(Outbox.inbox_id == ids[1])) == 0
+        assert s.scalar(select(func.count()).where(Outbox.inbox_id == ids[2])) == 1
+    monkeypatch.setattr(worker, "_process", process)
+    (again,) = worker.process_batch(sessions, settings, lambda: clock.now)
+    assert again.message_id == ids[1] and again.status is InboxStatus.done
+
+
+@pytest.mark.parametrize("limit", [1, 2, 32])
+def test_batches_of_any_size_process_each_mail_once(shell, sessions, settings, clock, limit):
+    ids = _queue_moves(shell, clock)
+    seen: list[int] = []
+    while done := worker.process_batch(sessions, settings, lambda: clock.now, limit=limit):
+        assert len(done) <= limit
+        seen += [d.message_id for d in done]
+    assert seen == ids
+    with sessions() as s:
+        assert list(s.scalars(select(MoveRecord.text))) == ["a7-a6", "a2-a3", "b7-b6"]
+
+
+def test_a_batch_whose_commit_fails_is_processed_one_by_one(
+    shell, sessions, settings, clock, monkeypatch
+):
+    ids = _queue_moves(shell, clock)
+    calls = {"n": 0}
+    real = worker._process_in_savepoint
+
+    def first_batch_breaks(session, settings, item, words, now):
+        calls["n"] += 1
+        outcome = real(session, settings, item, words, now)
+        if calls["n"] == len(ids):  # the last mail of the first (whole) batch: its commit fails
+            raise OSError("disk full")
+        return outcome
+
+    monkeypatch.setattr(worker, "_process_in_savepoint", first_batch_breaks)
+    done = worker.process_batch(sessions, settings, lambda: clock.now)
+    assert [d.message_id for d in done] == ids
+    with sessions() as s:
+        assert list(s.scalars(select(MoveRecord.text))) == ["a7-a6", "a2-a3", "b7-b6"]
+        assert (
+            s.scalar(select(func.count()).select_from(Outbox).where(Outbox.inbox_id.in_(ids))) == 3
+        )
