@@ -1,10 +1,21 @@
-"""Mail throughput: concurrent SMTP clients send move mails for many boards to a running
-``pbmserv serve`` (SQLite store, Maildir outbox), and, in the same run, the same load to a bare
-aiosmtpd server that accepts and discards.  Prints accepted mails per second for both and their
-ratio, processed moves per second, and end-to-end latency (mail stored -> answer in the outbox)
-at the median and the 99th percentile.
+"""Mail throughput and latency of one ``pbmserv serve``, next to a bare aiosmtpd sink measured
+in the same run (the machine is shared: read the ratios).
 
-Usage: ``.venv/bin/python bench/mail.py [--clients 8] [--boards 40] [--moves 10] [--game pylon]``
+1. Throughput: 8 SMTP clients send move mails for many boards as fast as they can, first to a
+   bare aiosmtpd server that accepts and discards, then to ``pbmserv serve`` (store durably,
+   process, answer).  ``processed/sink`` is the server's processed moves per second (first mail
+   accepted to last answer written) over the sink's accepted mails per second.
+2. Latency: move mails for other boards at a steady ``--rate`` (100/s) for ``--seconds``;
+   the time from the listener accepting a mail to its answer being written (server clock, both
+   ends), median and 99th percentile.
+3. With ``--database-url`` of a PostgreSQL database (its tables are dropped first!) the same runs
+   go there, and ``--scaling`` also measures the drain rate of a full inbox by 1 and by 2
+   ``pbmserv serve --no-listen`` workers.
+
+Ends with ``mail: processed/sink = X; p99 at 100/s = Y ms``.
+
+    .venv/bin/python bench/mail.py [--clients 8] [--boards 40] [--moves 10] [--game pylon]
+        [--rate 100] [--seconds 10] [--database-url URL --scaling]
 """
 
 from __future__ import annotations
@@ -20,6 +31,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
 from email.message import EmailMessage
 from email.utils import make_msgid
 from pathlib import Path
@@ -40,6 +54,114 @@ print("ready", flush=True)
 sys.stdin.read()
 c.stop()
 """
+Plan = list[tuple[str, bytes]]  # one board's move mails in order: (sender, bytes)
+
+
+def prepare(
+    data: Path, game_name: str, first: int, boards: int, moves: int, url: str
+) -> list[Plan]:
+    """Players and ``boards`` boards (player numbers from ``2 * first``), and each board's move
+    mails in order."""
+    from pbmserv.commands import Request, commands, run
+    from pbmserv.config import load_settings
+    from pbmserv.games import get_game
+    from pbmserv.store.db import session_factory
+
+    settings = load_settings(data_dir=data, database_url=url)
+    sessions = session_factory(settings.url)
+    game = get_game(game_name)
+    rng = random.Random(3 + first)
+    plans = []
+    for b in range(first, first + boards):
+        players = [f"p{2 * b}", f"p{2 * b + 1}"]
+        for p in players:
+            run(commands, ["signup", p, f"pw-{p}", f"{p}@example.org"], Request(settings, sessions))
+        run(commands, [game.name, "challenge", *players], Request(settings, sessions))
+        number = 101 + b  # boards are numbered in the order they are made
+        position = game.new(2)
+        plan = []
+        for ply in range(moves):
+            if position.to_move is None:
+                break
+            choices = [m for m in position.legal_moves() if str(m) not in ("swap", "resign")]
+            move = rng.choice(choices)
+            user = players[position.to_move]
+            text = position.format_move(move)
+            line = f"{game.name} move {number} {user} pw-{user} {text}#{ply + 1}"
+            plan.append((f"{user}@example.org", mail(f"{user}@example.org", line)))
+            position.play(move)
+        plans.append(plan)
+    return plans
+
+
+def blast(port: int, plans: list[Plan], clients: int) -> float:
+    """Send every mail as fast as the server takes them (boards split among the clients, each
+    board in order); return the seconds it took."""
+    shares = [plans[i::clients] for i in range(clients)]
+    errors: list[BaseException] = []
+
+    def client(share: list[Plan]) -> None:
+        try:
+            with smtplib.SMTP("127.0.0.1", port, timeout=60) as smtp:
+                for ply in range(max((len(p) for p in share), default=0)):
+                    for plan in share:
+                        if ply < len(plan):
+                            sender, raw = plan[ply]
+                            smtp.sendmail(sender, [RCPT], raw)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    start = time.perf_counter()
+    _run_threads([threading.Thread(target=client, args=(s,)) for s in shares])
+    if errors:
+        raise SystemExit(f"client error: {errors[0]!r}")
+    return time.perf_counter() - start
+
+
+def paced(port: int, plans: list[Plan], clients: int, rate: float) -> float:
+    """Send the mails at a steady ``rate`` per second (round by round, so each board's mails
+    stay in order); return the seconds it took.  Says so when the server could not keep up."""
+    order = [
+        plan[ply] for ply in range(max(len(p) for p in plans)) for plan in plans if ply < len(plan)
+    ]
+    slots = list(enumerate(order))
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+    late = [0]
+    start = time.perf_counter() + 0.2
+
+    def client() -> None:
+        try:
+            with smtplib.SMTP("127.0.0.1", port, timeout=60) as smtp:
+                while True:
+                    with lock:
+                        if not slots:
+                            return
+                        i, (sender, raw) = slots.pop(0)
+                    delay = start + i / rate - time.perf_counter()
+                    if delay > 0:
+                        time.sleep(delay)
+                    elif delay < -0.05:
+                        late[0] += 1
+                    smtp.sendmail(sender, [RCPT], raw)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    _run_threads([threading.Thread(target=client) for _ in range(clients)])
+    if errors:
+        raise SystemExit(f"client error: {errors[0]!r}")
+    if late[0]:
+        print(
+            f"  ({late[0]} of {len(order)} mails left more than 50 ms late: the server was slow to accept)"
+        )
+    return time.perf_counter() - start
+
+
+def _run_threads(threads: list[threading.Thread]) -> None:
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 
 def free_port() -> int:
@@ -67,153 +189,205 @@ def mail(sender: str, subject: str) -> bytes:
     return msg.as_bytes()
 
 
-def prepare(data: Path, game_name: str, boards: int, moves: int) -> list[list[tuple[str, bytes]]]:
-    """Players, boards, and per board its move mails in order (sender, bytes)."""
-    from pbmserv.commands import Request, commands, run
-    from pbmserv.config import load_settings
-    from pbmserv.games import get_game
-    from pbmserv.store.db import session_factory
-
-    settings = load_settings(data_dir=data)
-    sessions = session_factory(settings.url)
-    game = get_game(game_name)
-    rng = random.Random(3)
-    plans = []
-    for b in range(boards):
-        players = [f"p{2 * b}", f"p{2 * b + 1}"]
-        for p in players:
-            run(commands, ["signup", p, f"pw-{p}", f"{p}@example.org"], Request(settings, sessions))
-        run(commands, [game.name, "challenge", *players], Request(settings, sessions))
-        position = game.new(2)
-        plan = []
-        for ply in range(moves):
-            if position.to_move is None:
-                break
-            choices = [m for m in position.legal_moves() if str(m) not in ("swap", "resign")]
-            move = rng.choice(choices)
-            user = players[position.to_move]
-            line = f"{game.name} move {101 + b} {user} pw-{user} {position.format_move(move)}#{ply + 1}"
-            plan.append((f"{user}@example.org", mail(f"{user}@example.org", line)))
-            position.play(move)
-        plans.append(plan)
-    return plans
+def bare_rate(plans: list[Plan], clients: int) -> float:
+    """Mails per second a bare aiosmtpd server accepts (and discards) under the same load."""
+    port = free_port()
+    bare = subprocess.Popen(
+        [sys.executable, "-c", BARE, str(port)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert bare.stdout is not None
+    bare.stdout.readline()
+    seconds = blast(port, plans, clients)
+    bare.communicate("")
+    return sum(len(p) for p in plans) / seconds
 
 
-def blast(port: int, plans: list[list[tuple[str, bytes]]], clients: int) -> float:
-    """Send every mail (boards split among the clients, each board in order); return seconds."""
-    shares = [plans[i::clients] for i in range(clients)]
-    errors: list[BaseException] = []
-
-    def client(share: list[list[tuple[str, bytes]]]) -> None:
-        try:
-            with smtplib.SMTP("127.0.0.1", port, timeout=60) as smtp:
-                for ply in range(max((len(p) for p in share), default=0)):
-                    for plan in share:
-                        if ply < len(plan):
-                            sender, raw = plan[ply]
-                            smtp.sendmail(sender, [RCPT], raw)
-        except BaseException as exc:  # noqa: BLE001
-            errors.append(exc)
-
-    threads = [threading.Thread(target=client, args=(s,)) for s in shares]
-    start = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise SystemExit(f"client error: {errors[0]!r}")
-    return time.perf_counter() - start
+def server_env(data: Path, url: str, port: int) -> dict[str, str]:
+    env = {**os.environ, "PBMSERV_DATA_DIR": str(data), "PBMSERV_LISTEN_PORT": str(port)}
+    env["PBMSERV_DATABASE_URL"] = url
+    env["PBMSERV_WEB_ENABLED"] = "false"
+    config = data / "bench.toml"
+    config.write_text('[pbmserv]\naccept_recipients = ["pbmserv@localhost"]\n')
+    env["PBMSERV_CONFIG"] = str(config)
+    return env
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--boards", type=int, default=40)
-    parser.add_argument("--moves", type=int, default=10)
-    parser.add_argument("--game", default="pylon")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        data = Path(tmp)
-        print(f"preparing {args.boards} {args.game} boards ...", file=sys.stderr)
-        plans = prepare(data, args.game, args.boards, args.moves)
-        total = sum(len(p) for p in plans)
-
-        port = free_port()
-        bare = subprocess.Popen(
-            [sys.executable, "-c", BARE, str(port)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        bare.stdout.readline()  # type: ignore[union-attr]
-        bare_seconds = blast(port, plans, args.clients)
-        bare.communicate("")
-
-        port = free_port()
-        env = {**os.environ, "PBMSERV_DATA_DIR": str(data), "PBMSERV_LISTEN_PORT": str(port)}
-        env.pop("PBMSERV_DATABASE_URL", None)
-        config = data / "bench.toml"
-        config.write_text('[pbmserv]\naccept_recipients = ["pbmserv@localhost"]\n')
-        env["PBMSERV_CONFIG"] = str(config)
-        server = subprocess.Popen(
-            [str(BIN / "pbmserv"), "serve"],
+@contextmanager
+def serving(env: dict[str, str], *extra: str, count: int = 1) -> Iterator[None]:
+    procs = [
+        subprocess.Popen(
+            [str(BIN / "pbmserv"), "serve", *extra],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        try:
+        for _ in range(count)
+    ]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(60)
+
+
+def drained(sessions, since: datetime | None = None, timeout: float = 600) -> None:  # type: ignore[no-untyped-def]
+    from sqlalchemy import func, select
+
+    from pbmserv.store.models import Inbox, InboxStatus
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with sessions() as s:
+            waiting = s.scalar(
+                select(func.count())
+                .select_from(Inbox)
+                .where(Inbox.status.in_([InboxStatus.new, InboxStatus.processing]))
+            )
+        if not waiting:
+            return
+        time.sleep(0.05)
+    raise SystemExit("the server did not process every mail in time")
+
+
+def answered(sessions, after_id: int) -> tuple[list[float], float]:  # type: ignore[no-untyped-def]
+    """Per mail with id > ``after_id``: seconds from accepted to its answer written; and the
+    seconds from the first accepted to the last answer written."""
+    from sqlalchemy import func, select
+
+    from pbmserv.store.models import Inbox, Outbox
+
+    with sessions() as s:
+        rows = s.execute(
+            select(Inbox.received, func.min(Outbox.created))
+            .join(Outbox, Outbox.inbox_id == Inbox.id)
+            .where(Inbox.id > after_id)
+            .group_by(Inbox.id, Inbox.received)
+        ).all()
+    latencies = sorted((done - received).total_seconds() for received, done in rows)
+    span = (max(d for _, d in rows) - min(r for r, _ in rows)).total_seconds()
+    return latencies, span
+
+
+def last_inbox_id(sessions) -> int:  # type: ignore[no-untyped-def]
+    from sqlalchemy import func, select
+
+    from pbmserv.store.models import Inbox
+
+    with sessions() as s:
+        return s.scalar(select(func.max(Inbox.id))) or 0
+
+
+def percentile(values: list[float], q: float) -> float:
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def scaling(data: Path, url: str, plans: list[Plan]) -> None:
+    """Drain rate of a full inbox by one worker, then by two (PostgreSQL)."""
+    from pbmserv.config import load_settings
+    from pbmserv.mail import inbox
+    from pbmserv.store.db import session_factory
+
+    sessions = session_factory(load_settings(data_dir=data, database_url=url).url)
+    rates = []
+    half = len(plans) // 2
+    for workers, share in ((1, plans[:half]), (2, plans[half:])):
+        now = datetime.now().astimezone()
+        for ply in range(max(len(p) for p in share)):
+            for plan in share:
+                if ply < len(plan):
+                    inbox.store(sessions, plan[ply][1], plan[ply][0], [RCPT], now)
+        total = sum(len(p) for p in share)
+        start = time.perf_counter()
+        with serving(server_env(data, url, free_port()), "--no-listen", count=workers):
+            drained(sessions)
+        rates.append(total / (time.perf_counter() - start))
+        print(
+            f"  {workers} worker{'s' if workers > 1 else ''}: {rates[-1]:7.1f} mails/s drained ({total} mails)"
+        )
+    print(f"  PostgreSQL 2 workers / 1 worker = {rates[1] / rates[0]:.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--boards", type=int, default=40)
+    parser.add_argument("--moves", type=int, default=10)
+    parser.add_argument("--game", default="pylon")
+    parser.add_argument("--rate", type=float, default=100.0)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--database-url", default="")
+    parser.add_argument("--scaling", action="store_true")
+    args = parser.parse_args()
+    steady_boards = max(1, int(args.rate * args.seconds / args.moves))
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp)
+        url = args.database_url or f"sqlite:///{data / 'pbmserv.sqlite3'}"
+        if args.database_url:
+            _drop_tables(url)
+        print(f"preparing {args.boards + steady_boards} {args.game} boards ...", file=sys.stderr)
+        plans = prepare(data, args.game, 0, args.boards, args.moves, url)
+        steady = prepare(data, args.game, args.boards, steady_boards, args.moves, url)
+        total = sum(len(p) for p in plans)
+        sink = bare_rate(plans, args.clients)
+
+        from pbmserv.config import load_settings
+        from pbmserv.store.db import session_factory
+
+        sessions = session_factory(load_settings(data_dir=data, database_url=url).url)
+        port = free_port()
+        with serving(server_env(data, url, port)):
             wait_port(port)
-            ours_seconds = blast(port, plans, args.clients)
-            from sqlalchemy import func, select
+            accept_seconds = blast(port, plans, args.clients)
+            drained(sessions)
+            latencies, span = answered(sessions, 0)
+            processed = len(latencies) / span
+            before = last_inbox_id(sessions)
+            paced(port, steady, args.clients, args.rate)
+            drained(sessions)
+            steady_latencies, _ = answered(sessions, before)
+        p99 = percentile(steady_latencies, 0.99) * 1000
+        print(
+            f"{total} move mails, {args.clients} clients, {args.boards} {args.game} boards, {url.split(':')[0]}"
+        )
+        print(f"  bare aiosmtpd (accept, discard): {sink:8.1f} mails/s accepted")
+        print(f"  pbmserv serve (store durably):   {total / accept_seconds:8.1f} mails/s accepted")
+        print(
+            f"  pbmserv serve (processed):       {processed:8.1f} moves/s, first accepted to last answer"
+        )
+        print(
+            f"  at {args.rate:.0f} mails/s for {args.seconds:.0f} s ({len(steady_latencies)} mails): accepted -> "
+            f"answer written median {statistics.median(steady_latencies) * 1000:.0f} ms, p99 {p99:.0f} ms"
+        )
+        if args.scaling:
+            if not args.database_url.startswith("postgresql"):
+                raise SystemExit("--scaling needs --database-url of a PostgreSQL database")
+            scaling(
+                data,
+                url,
+                prepare(data, args.game, args.boards + steady_boards, args.boards, args.moves, url),
+            )
+        print(
+            f"mail: processed/sink = {processed / sink:.3f}; p99 at {args.rate:.0f}/s = {p99:.0f} ms"
+        )
 
-            from pbmserv.config import load_settings
-            from pbmserv.store.db import session_factory
-            from pbmserv.store.models import Inbox, InboxStatus, Outbox
 
-            sessions = session_factory(load_settings(data_dir=data).url)
-            start = time.perf_counter()
-            while True:
-                with sessions() as s:
-                    waiting = s.scalar(
-                        select(func.count())
-                        .select_from(Inbox)
-                        .where(Inbox.status.in_([InboxStatus.new, InboxStatus.processing]))
-                    )
-                if not waiting:
-                    break
-                time.sleep(0.1)
-            drain = time.perf_counter() - start
-            with sessions() as s:
-                rows = s.execute(
-                    select(Inbox.received, func.min(Outbox.created))
-                    .join(Outbox, Outbox.inbox_id == Inbox.id)
-                    .group_by(Inbox.id, Inbox.received)
-                ).all()
-                first = s.scalar(select(func.min(Inbox.received)))
-                last = s.scalar(
-                    select(func.max(Outbox.created)).where(Outbox.inbox_id.is_not(None))
-                )
-        finally:
-            server.terminate()
-            server.wait(30)
-        latencies = sorted((answered - received).total_seconds() for received, answered in rows)
-        p99 = latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]
-        processing = (last - first).total_seconds()
-        print(f"{total} move mails, {args.clients} clients, {args.boards} {args.game} boards")
-        print(f"  bare aiosmtpd (accept, discard): {total / bare_seconds:8.1f} mails/s accepted")
-        print(
-            f"  pbmserv serve (store durably):   {total / ours_seconds:8.1f} mails/s accepted"
-            f"   ratio {bare_seconds / ours_seconds:5.2f} of bare"
-        )
-        print(
-            f"  processed moves:                 {len(rows) / processing:8.1f} moves/s"
-            f"   (queue drained {drain:.1f}s after the last 250)"
-        )
-        print(
-            f"  end-to-end latency (stored -> answer queued): median {statistics.median(latencies) * 1000:.0f} ms,"
-            f" p99 {p99 * 1000:.0f} ms"
-        )
+def _drop_tables(url: str) -> None:
+    from sqlalchemy import MetaData, create_engine
+
+    engine = create_engine(url)
+    meta = MetaData()
+    meta.reflect(engine)
+    meta.drop_all(engine)
+    with engine.begin() as conn:
+        conn.exec_driver_sql("DROP TABLE IF EXISTS alembic_version")
+    engine.dispose()
 
 
 if __name__ == "__main__":
