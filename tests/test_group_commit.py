@@ -107,7 +107,9 @@ def test_a_batch_commits_every_mail_with_its_answer(shell, sessions, settings, c
             assert b"pw-" not in s.get(Inbox, message_id).raw
 
 
-def test_a_failing_mail_is_rolled_back_alone(shell, sessions, settings, clock, monkeypatch):
+def test_a_failing_mail_is_rolled_back_alone_and_nothing_overtakes_it(
+    shell, sessions, settings, clock, monkeypatch
+):
     ids = _queue_moves(shell, clock)
     process = worker._process
 
@@ -119,18 +121,40 @@ def test_a_failing_mail_is_rolled_back_alone(shell, sessions, settings, clock, m
 
     monkeypatch.setattr(worker, "_process", second_fails)
     done = worker.process_batch(sessions, settings, lambda: clock.now)
-    assert [d.status for d in done] == [InboxStatus.done, InboxStatus.new, InboxStatus.done]
+    assert [d.status for d in done] == [InboxStatus.done, InboxStatus.new, InboxStatus.new]
     with sessions() as s:
-        # bob's move was rolled back with its answer: alice's second move is then not her turn
+        # bob's move was rolled back with its answer; alice's next move waits behind it
         assert list(s.scalars(select(MoveRecord.text))) == ["a7-a6"]
         failed = s.get(Inbox, ids[1])
         assert failed.status is InboxStatus.new and failed.attempts == 1
         assert "boom after the move was played" in failed.last_error
-        assert s.scalar(select(func.count()).where(Outbox.inbox_id == ids[1])) == 0
-        assert s.scalar(select(func.count()).where(Outbox.inbox_id == ids[2])) == 1
+        waiting = s.get(Inbox, ids[2])
+        assert waiting.status is InboxStatus.new and waiting.attempts == 0
+        assert s.scalar(select(func.count()).where(Outbox.inbox_id.in_(ids[1:]))) == 0
     monkeypatch.setattr(worker, "_process", process)
-    (again,) = worker.process_batch(sessions, settings, lambda: clock.now)
-    assert again.message_id == ids[1] and again.status is InboxStatus.done
+    again = worker.process_batch(sessions, settings, lambda: clock.now)
+    assert [d.message_id for d in again] == ids[1:]
+    assert all(d.status is InboxStatus.done for d in again)
+    with sessions() as s:
+        assert list(s.scalars(select(MoveRecord.text))) == ["a7-a6", "a2-a3", "b7-b6"]
+
+
+def test_on_postgresql_a_batch_takes_its_boards_in_one_order():
+    from pbmserv.mail.parse import ParsedMail
+
+    def claimed(n: int, line: str) -> worker._Claimed:
+        return worker._Claimed(n, ParsedMail(commands=[line]))
+
+    batch = [
+        claimed(1, "polis move 102 bob pw a2-a3"),
+        claimed(2, "signup carol pw carol@example.org"),
+        claimed(3, "pbmserv ploy move 101 alice pw e1"),
+        claimed(4, "polis move 101 alice pw a7-a6"),
+        claimed(5, "polis move 102 carol pw b2-b3"),
+        claimed(6, "games"),
+    ]
+    order = [c.message_id for c in worker.in_lock_order(batch)]
+    assert order == [2, 6, 3, 4, 1, 5]  # no board first; then by game and board, in order
 
 
 @pytest.mark.parametrize("limit", [1, 2, 32])

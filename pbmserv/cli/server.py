@@ -26,11 +26,12 @@ from pbmserv.mail.sender import deliver_pending, make_sink
 from pbmserv.mail.worker import process_batch
 from pbmserv.render.links import attach
 from pbmserv.robots.service import run_pending
-from pbmserv.store.db import session_factory
+from pbmserv.store.db import readonly_sessions, session_factory
 from pbmserv.web.serve import WebServer
 
 log = logging.getLogger("pbmserv.server")
-POLL_SECONDS = 1.0
+POLL_SECONDS = 1.0  # how often the sender looks for mail when nothing woke it
+WORKER_POLL_SECONDS = 0.1  # the worker, for mail stored by another process (a cheap read)
 CLOCK_SECONDS = 300.0  # how often the clocks are checked (nags, forfeits)
 ROBOT_POLL_SECONDS = 5.0  # how often the robots look for a turn when no move woke them
 
@@ -72,9 +73,11 @@ class Server:
     # ----- loops
 
     def _worker_loop(self) -> None:
+        readers = readonly_sessions(self.settings.url)
         while not self.stopping.is_set():
             try:
-                done = process_batch(self.sessions, self.settings, self.clock)
+                ready = inbox.waiting(readers, self.clock())  # a read: no write lock when idle
+                done = process_batch(self.sessions, self.settings, self.clock) if ready else []
             except Exception:  # noqa: BLE001 - e.g. the database is away for a moment
                 log.exception("worker")
                 done = []
@@ -82,7 +85,7 @@ class Server:
                 self.outgoing.set()
                 self.robots.set()
                 continue
-            self.work.wait(POLL_SECONDS)
+            self.work.wait(WORKER_POLL_SECONDS)
             self.work.clear()
 
     def _sender_loop(self) -> None:

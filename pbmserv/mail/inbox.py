@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from email.parser import BytesHeaderParser
 from email.policy import compat32
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import ColumnElement, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -195,23 +195,27 @@ class _Slot:
         return self.stored
 
 
+def _claimable(now: datetime) -> ColumnElement[bool]:
+    return or_(
+        Inbox.status == InboxStatus.new,
+        (Inbox.status == InboxStatus.processing) & (Inbox.claimed_at < now - LEASE),
+    )
+
+
+def waiting(readers: sessionmaker[Session], now: datetime) -> bool:
+    """Whether a mail waits to be claimed.  A read (``readers``: read-only sessions), so that
+    idle workers can look often: on SQLite it takes no write lock."""
+    with readers() as session:
+        return session.scalar(select(Inbox.id).where(_claimable(now)).limit(1)) is not None
+
+
 def claim_batch(session: Session, now: datetime, limit: int, me: str | None = None) -> list[Inbox]:
     """Claim up to ``limit`` unprocessed messages, oldest first, inside the caller's transaction.
 
     A message already tried ``MAX_ATTEMPTS`` times is set aside instead of claimed.
     """
     me = me or worker_id()
-    query = (
-        select(Inbox)
-        .where(
-            or_(
-                Inbox.status == InboxStatus.new,
-                (Inbox.status == InboxStatus.processing) & (Inbox.claimed_at < now - LEASE),
-            )
-        )
-        .order_by(Inbox.id)
-        .limit(limit)
-    )
+    query = select(Inbox).where(_claimable(now)).order_by(Inbox.id).limit(limit)
     if session.bind is not None and session.bind.dialect.name == "postgresql":
         query = query.with_for_update(skip_locked=True)
     claimed = []
@@ -271,6 +275,13 @@ def mark_failed(row: Inbox, error: str) -> None:
     row.last_error = error[-4000:]
     row.claimed_by = None
     row.status = InboxStatus.shunted if row.attempts >= MAX_ATTEMPTS else InboxStatus.new
+
+
+def requeue(row: Inbox) -> None:
+    """Back to the queue without counting the attempt (it lost a lock race, nothing more)."""
+    row.status = InboxStatus.new
+    row.claimed_by = None
+    row.attempts = max(0, row.attempts - 1)
 
 
 def retry(sessions: sessionmaker[Session], message_id: int) -> bool:

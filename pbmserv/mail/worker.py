@@ -8,6 +8,7 @@ all of it or none of it, and the mail is processed again after a restart: exactl
 from __future__ import annotations
 
 import logging
+import re
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ class Outcome:
     message_id: int
     status: InboxStatus
     answers: int
+    requeued: bool = False  # lost a lock race (PostgreSQL): back in the queue, not a failure
 
 
 BATCH = 32  # mails committed together: one fsync for many, and a short wait for the last
@@ -65,8 +67,9 @@ def process_batch(
     """Claim up to ``limit`` waiting mails, oldest first, and process them in one transaction.
 
     Group commit: each mail runs in a savepoint of one transaction, so a mail that fails is
-    rolled back alone (and counted as a failed attempt) while the others' effects, answers and
-    "done" marks are committed together, all or nothing.  A crash before the commit leaves the
+    rolled back alone (and counted as a failed attempt) while the effects, answers and "done"
+    marks of the mails before it are committed together, all or nothing; the mails after it
+    go back to the queue uncounted, so none overtakes it.  A crash before the commit leaves the
     whole batch to be processed again; if the commit itself fails, the mails are processed one
     by one.  Parsing and the slow password checks happen before the write transaction.
     """
@@ -89,18 +92,29 @@ def process_batch(
     except Exception:  # noqa: BLE001 - only a shortcut: the commands check passwords anyway
         log.exception("checking the passwords of a batch ahead failed")
     if len(prepared) > 1:
+        if sessions.kw["bind"].dialect.name == "postgresql":
+            prepared = in_lock_order(prepared)
         try:
             with sessions() as session, session.begin():
                 ids = [item.message_id for item in prepared]
                 loaded = session.scalars(select(Inbox).where(Inbox.id.in_(ids))).all()
                 assert len(loaded) == len(ids)  # one query; held here in the identity map
-                return [
-                    _process_in_savepoint(session, settings, item, words, now) for item in prepared
-                ]
+                outcomes: list[Outcome] = []
+                for item in prepared:
+                    if outcomes and outcomes[-1].status is InboxStatus.new:
+                        # a mail failed or must wait: the rest waits too, so that no later
+                        # mail (a board's next move) overtakes it
+                        row = session.get(Inbox, item.message_id)
+                        assert row is not None
+                        inbox.requeue(row)
+                        outcomes.append(Outcome(item.message_id, row.status, 0, requeued=True))
+                        continue
+                    outcomes.append(_process_in_savepoint(session, settings, item, words, now))
+                return outcomes
         except Exception:  # noqa: BLE001 - the commit failed: no mail of the batch took effect
             log.exception("a batch of %d mails failed; processing them one by one", len(prepared))
     outcomes = []
-    for item in prepared:
+    for item in prepared:  # one transaction each
         try:
             with sessions() as session, session.begin():
                 outcomes.append(_process_in_savepoint(session, settings, item, words, now))
@@ -149,12 +163,43 @@ def _process_in_savepoint(
                 row.processed_at = now()
                 row.claimed_by = None
             return Outcome(item.message_id, status, count)
-        except Exception:  # noqa: BLE001 - this mail fails, the batch goes on
+        except Exception as exc:  # noqa: BLE001 - this mail fails, the batch goes on
+            if _lock_conflict(exc):  # another worker's batch: try again, not a failure
+                log.info("mail %s waits for another worker: %s", item.message_id, exc)
+                inbox.requeue(row)
+                return Outcome(item.message_id, row.status, 0, requeued=True)
             error = traceback.format_exc()
     assert error is not None
     log.error("mail %s failed: %s", item.message_id, error.splitlines()[-1])
     inbox.mark_failed(row, error)
     return Outcome(item.message_id, row.status, 0)
+
+
+_BOARD_LINE = re.compile(r"^(?:pbmserv\s+)?(\S+)\s+\S+\s+(\d+)\b", re.I)
+_LOCK_CONFLICTS = {"40P01", "40001", "55P03"}  # deadlock, serialization, lock not available
+
+
+def in_lock_order(prepared: list[_Claimed]) -> list[_Claimed]:
+    """The batch with the mails about boards sorted by board (each board's mails keep their
+    order), after the other mails.  On PostgreSQL a mail locks its board's row until the
+    batch commits; taking boards in one global order means two workers never deadlock."""
+    games = grammar.game_words()
+
+    def key(pair: tuple[int, _Claimed]) -> tuple[int, str, int, int]:
+        index, item = pair
+        for line in item.parsed.commands if item.parsed else []:
+            found = _BOARD_LINE.match(line)
+            if found and found.group(1).lower() in games:
+                return (1, found.group(1).lower(), int(found.group(2)), index)
+        return (0, "", 0, index)
+
+    return [item for _, item in sorted(enumerate(prepared), key=key)]
+
+
+def _lock_conflict(exc: BaseException) -> bool:
+    """Whether ``exc`` is the database giving up on a lock (PostgreSQL), not a bad mail."""
+    orig = getattr(exc, "orig", None)
+    return getattr(orig, "sqlstate", None) in _LOCK_CONFLICTS
 
 
 def _process(

@@ -72,6 +72,34 @@ def session_factory(url: str, *, auto_migrate: bool = True) -> sessionmaker[Sess
     return _session_factory(url, auto_migrate)
 
 
+def _sqlite_read_only(dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.isolation_level = None  # SQLAlchemy's BEGIN below, not pysqlite's
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute("PRAGMA query_only=ON")
+    cursor.close()
+
+
+@lru_cache(maxsize=8)
+def readonly_sessions(url: str) -> sessionmaker[Session]:
+    """A (cached) session factory on ``url`` whose transactions cannot write.
+
+    SQLite connections run with ``PRAGMA query_only`` and a plain deferred BEGIN, so a reader
+    never takes the write lock (in WAL mode it neither waits for writers nor holds them up);
+    PostgreSQL transactions are ``READ ONLY``.  The database must exist and be migrated.
+    """
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"timeout": 30})
+        event.listen(engine, "connect", _sqlite_read_only)
+        event.listen(engine, "begin", lambda conn: conn.exec_driver_sql("BEGIN"))
+    else:
+        engine = create_engine(url, pool_pre_ping=True)
+        event.listen(
+            engine, "begin", lambda conn: conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+        )
+    return sessionmaker(engine, expire_on_commit=False, autoflush=False)
+
+
 @contextmanager
 def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
     """A session whose work is committed on success and rolled back on any error."""
