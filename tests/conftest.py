@@ -209,7 +209,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(config, items):
     """Tests that touch the store are marked ``store`` (``-m store`` runs just those; they run
-    on PostgreSQL as well when PBMSERV_TEST_DATABASE_URL is set)."""
+    on PostgreSQL as well when PBMSERV_TEST_DATABASE_URL is set).  The ``slow`` tests (real
+    servers and whole robot games, up to a minute each) run first, so that under pytest-xdist
+    they overlap with the many short ones instead of trailing at the end."""
     for item in items:
         if "database_url" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.store)
+    longest = ("test_stress.py", "test_robot_turns.py", "test_crash.py")
+    items.sort(
+        key=lambda item: (item.get_closest_marker("slow") is None, item.path.name not in longest)
+    )  # stable: otherwise in collection order

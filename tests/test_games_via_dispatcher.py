@@ -42,6 +42,7 @@ def _play_out(shell, game, players, seed):
     return mails
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game", REAL_GAMES, ids=[g.name for g in REAL_GAMES])
 def test_whole_game_through_the_dispatcher(shell, game):
     players = ["alice", "bob", "carol", "dave"][: game.min_players]

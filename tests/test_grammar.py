@@ -205,6 +205,7 @@ def test_mail_answers_never_show_a_password(shell, subject, body, secrets, hint)
         assert any(hint in m.body for m in mails), mails[0].body
 
 
+@pytest.mark.slow
 def test_the_console_scripts_never_print_a_password(tmp_path) -> None:
     """The real shell: a quoted password with a blank and misspelt commands, in subprocesses."""
     from test_shell import pbmserv

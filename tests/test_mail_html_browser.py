@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
 from browser import browser_env
 from test_web_browser import ARTIFACTS, CHROMIUM, _browser_or_skip
 
@@ -28,6 +29,8 @@ MEASURE = """([lines]) => {
     text: pre.textContent,
   };
 }"""
+
+pytestmark = pytest.mark.slow  # a real browser: run first (tests/conftest.py)
 
 
 def test_board_mail_html_on_a_phone(shell, tmp_path):

@@ -653,6 +653,7 @@ def all_steps(p: PolisPosition):
                     yield f"{chr(97 + sq % 8)}{sq // 8 + 1}", f"{chr(97 + x)}{y + 1}"
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(min_value=0, max_value=2**32 - 1))
 def test_engine_agrees_with_reference(seed):

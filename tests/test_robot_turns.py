@@ -41,6 +41,7 @@ def _four_robots(shell, level: str = "easy") -> None:
     shell.ok(f"ploy challenge {' '.join(FOUR)}")
 
 
+@pytest.mark.slow
 def test_a_challenge_of_only_robots_returns_at_once_and_cron_plays_it_to_the_end(data):
     for name in FOUR:
         assert (
@@ -62,6 +63,7 @@ def test_a_challenge_of_only_robots_returns_at_once_and_cron_plays_it_to_the_end
     assert "No robot is to move." in pbmserv("robot", "run", data=data).stdout
 
 
+@pytest.mark.slow
 def test_a_shell_move_gets_one_robot_reply_and_no_more(data):
     pbmserv("signup", "alice", "secret1", data=data)
     for name in FOUR[:3]:
@@ -75,6 +77,7 @@ def test_a_shell_move_gets_one_robot_reply_and_no_more(data):
     assert "Robot" not in shown.stdout  # a command that is no move plays no robot
 
 
+@pytest.mark.slow
 def test_robot_run_until_idle_plays_four_robots_to_the_end(shell):
     _four_robots(shell)
     deadline = time.monotonic() + 240
@@ -85,6 +88,7 @@ def test_robot_run_until_idle_plays_four_robots_to_the_end(shell):
     assert found.result and len(found.moves) == result.body.count(" played ")
 
 
+@pytest.mark.slow
 def test_the_running_server_plays_four_robots_to_the_end(shell, settings, clock):
     from pbmserv.cli.server import Server
 

@@ -44,6 +44,7 @@ def data(tmp_path: Path) -> Path:
     return tmp_path / "data"
 
 
+@pytest.mark.slow
 def test_signup_and_exit_codes(data):
     ok = pbmserv("signup", "alice", "secret1", "alice@example.org", data=data)
     assert ok.returncode == 0, ok.stderr
@@ -57,6 +58,7 @@ def test_signup_and_exit_codes(data):
     assert unknown.returncode == 2 and "No such command" in unknown.stderr
 
 
+@pytest.mark.slow
 def test_password_from_environment_or_prompt(data):
     pbmserv("signup", "alice", "secret1", data=data)
     env = {"PBMSERV_PASSWORD": "secret1"}
@@ -96,6 +98,7 @@ def test_serve_on_a_taken_port_says_so(data):
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_a_robot_answers_a_shell_move_at_once(data):
     pbmserv("signup", "alice", "secret1", data=data)
     added = pbmserv("robot", "add", "polibot", "--game", "polis", "--level", "easy", data=data)
@@ -108,6 +111,7 @@ def test_a_robot_answers_a_shell_move_at_once(data):
     assert "To move: alice (blue)." in shown.stdout
 
 
+@pytest.mark.slow
 def test_operator_mail_commands_and_status(data, tmp_path):
     mail = tmp_path / "signup.eml"
     mail.write_bytes(
@@ -131,6 +135,7 @@ def test_operator_mail_commands_and_status(data, tmp_path):
         assert word in status.stdout
 
 
+@pytest.mark.slow
 def test_processes_run_on_the_calendar_in_pbmserv_now(data):
     """The test hook: a process started with PBMSERV_NOW lives on that calendar, whatever the
     system date, so a nag comes exactly when the test's clock says a week has passed."""

@@ -3,6 +3,7 @@ first command that creates the data directory says where it is (issue 17, point 
 
 from __future__ import annotations
 
+import pytest
 from test_shell import pbmserv
 
 
@@ -15,6 +16,7 @@ def test_first_command_says_where_the_data_directory_is(tmp_path):
     assert second.returncode == 0 and "created the data directory" not in second.stderr
 
 
+@pytest.mark.slow
 def test_outgoing_mails_are_listed_and_shown(tmp_path):
     data = tmp_path / "data"
     for user in ("alice", "bob"):

@@ -32,6 +32,8 @@ EXPECTED_LABELS = {
     "polis": ["a", "h", "1", "8"],
 }
 
+pytestmark = pytest.mark.slow  # a real browser: run first (tests/conftest.py)
+
 
 def _browser_or_skip():  # type: ignore[no-untyped-def]
     if not os.access(CHROMIUM, os.X_OK):
