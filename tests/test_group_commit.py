@@ -191,3 +191,19 @@ def test_a_batch_whose_commit_fails_is_processed_one_by_one(
         assert (
             s.scalar(select(func.count()).select_from(Outbox).where(Outbox.inbox_id.in_(ids))) == 3
         )
+
+
+def test_the_batch_size_keeps_the_write_lock_short():
+    size = worker.BatchSize(most=32, seconds=0.1)
+    assert size() == 32
+    for _ in range(20):
+        size.record(10, 0.5)  # 50 ms a mail
+    assert size() == 2
+    for _ in range(20):
+        size.record(1, 2.0)  # a mail that takes seconds: still one at a time
+    assert size() == 1
+    for _ in range(40):
+        size.record(32, 0.032)  # 1 ms a mail
+    assert size() == 32
+    size.record(0, 5.0)  # nothing was waiting: no news
+    assert size() == 32

@@ -13,6 +13,7 @@ import asyncio
 import logging
 import signal
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +24,7 @@ from pbmserv.domain.housekeeping import housekeeping
 from pbmserv.mail import inbox
 from pbmserv.mail.listener import InboundHandler, make_controller
 from pbmserv.mail.sender import deliver_pending, make_sink
-from pbmserv.mail.worker import process_batch
+from pbmserv.mail.worker import BatchSize, process_batch
 from pbmserv.render.links import attach
 from pbmserv.robots.service import run_pending
 from pbmserv.store.db import readonly_sessions, session_factory
@@ -74,10 +75,14 @@ class Server:
 
     def _worker_loop(self) -> None:
         readers = readonly_sessions(self.settings.url)
+        size = BatchSize()
         while not self.stopping.is_set():
             try:
-                ready = inbox.waiting(readers, self.clock())  # a read: no write lock when idle
-                done = process_batch(self.sessions, self.settings, self.clock) if ready else []
+                done = []
+                if inbox.waiting(readers, self.clock()):  # a read: no write lock when idle
+                    started = time.monotonic()
+                    done = process_batch(self.sessions, self.settings, self.clock, size())
+                    size.record(len(done), time.monotonic() - started)
             except Exception:  # noqa: BLE001 - e.g. the database is away for a moment
                 log.exception("worker")
                 done = []

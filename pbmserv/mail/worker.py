@@ -38,7 +38,24 @@ class Outcome:
     requeued: bool = False  # lost a lock race (PostgreSQL): back in the queue, not a failure
 
 
-BATCH = 32  # mails committed together: one fsync for many, and a short wait for the last
+BATCH = 32  # at most this many mails committed together: one fsync for many
+BATCH_SECONDS = 0.1  # ... and about this long a batch holds the write lock (SQLite: everybody's)
+
+
+class BatchSize:
+    """How many mails to claim next: as many as take about ``BATCH_SECONDS`` to process, from a
+    running average of the time per mail, so that a batch never holds the write lock (and the
+    listener's 250s) for long, however slow the mails are."""
+
+    def __init__(self, most: int = BATCH, seconds: float = BATCH_SECONDS) -> None:
+        self.most, self.seconds, self.per_mail = most, seconds, seconds / most
+
+    def __call__(self) -> int:
+        return max(1, min(self.most, round(self.seconds / self.per_mail)))
+
+    def record(self, mails: int, elapsed: float) -> None:
+        if mails:
+            self.per_mail = 0.7 * self.per_mail + 0.3 * (elapsed / mails)
 
 
 @dataclass
