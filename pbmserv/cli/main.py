@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from sqlalchemy import event
 from sqlalchemy.orm import Session
 
 from pbmserv.cli.operator import OPERATOR_COMMANDS
@@ -24,20 +25,33 @@ from pbmserv.config import Settings, SettingsError, load_settings
 from pbmserv.games import game_names
 from pbmserv.render.links import attach
 from pbmserv.store.db import session_factory
+from pbmserv.store.models import Board
 
 
 class LazySessions:
-    """A session factory that opens (and migrates) the database only when first used."""
+    """A session factory that opens (and migrates) the database only when first used.
+
+    It notes the boards that its sessions wrote (``touched``): after a game command, only those
+    can hold a robot turn that the command brought about.
+    """
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._factory: Any = None
+        self.touched: set[int] = set()
 
     def __call__(self) -> Session:
         if self._factory is None:
             self._factory = session_factory(self.settings.url)
             attach(self._factory, self.settings)
-        return self._factory()
+        session = self._factory()
+        event.listen(session, "after_flush", self._note_boards)
+        return session
+
+    def _note_boards(self, session: Session, _context: Any) -> None:
+        for item in (*session.new, *session.dirty):
+            if isinstance(item, Board) and item.id is not None:
+                self.touched.add(item.id)
 
 
 def shell_request(settings: Settings) -> Request:
@@ -148,7 +162,8 @@ def _robots_answer(req: Request) -> None:
     """
     from pbmserv.robots.service import answer_human  # lazy: robots load only after a game command
 
-    for done in answer_human(req.sessions, req.settings, lambda: req.now, req.now):  # type: ignore[arg-type]
+    touched = getattr(req.sessions, "touched", None)
+    for done in answer_human(req.sessions, req.settings, lambda: req.now, req.now, touched):  # type: ignore[arg-type]
         if done.played:
             print(f"Robot {done.userid} played {done.text} on {done.game} board {done.number}.")
 
