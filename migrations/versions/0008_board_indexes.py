@@ -24,14 +24,12 @@ FORFEIT = "Forfeit"  # pbmserv.domain.boards.FORFEIT: replayed as a resignation
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("boards") as batch:
-        batch.add_column(sa.Column("to_move_id", sa.Integer(), nullable=True))
-        batch.add_column(sa.Column("due_at", sa.DateTime(timezone=True), nullable=True))
-        batch.create_foreign_key(
-            op.f("fk_boards_to_move_id_users"), "users", ["to_move_id"], ["id"]
-        )
-        batch.create_index(op.f("ix_boards_to_move_id"), ["to_move_id"], unique=False)
-        batch.create_index(op.f("ix_boards_due_at"), ["due_at"], unique=False)
+    # plain ADD COLUMN, never a batch copy of ``boards``: on SQLite with foreign keys on,
+    # dropping the old table would cascade to the seats, moves and comments
+    op.add_column("boards", sa.Column("to_move_id", sa.Integer(), nullable=True))
+    op.add_column("boards", sa.Column("due_at", sa.DateTime(timezone=True), nullable=True))
+    op.create_index(op.f("ix_boards_to_move_id"), "boards", ["to_move_id"], unique=False)
+    op.create_index(op.f("ix_boards_due_at"), "boards", ["due_at"], unique=False)
     op.create_table(
         "clock_basis",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -88,9 +86,10 @@ def _fill_to_move() -> None:
 
 def downgrade() -> None:
     op.drop_table("clock_basis")
-    with op.batch_alter_table("boards") as batch:
-        batch.drop_index(op.f("ix_boards_due_at"))
-        batch.drop_index(op.f("ix_boards_to_move_id"))
-        batch.drop_constraint(op.f("fk_boards_to_move_id_users"), type_="foreignkey")
-        batch.drop_column("due_at")
-        batch.drop_column("to_move_id")
+    op.drop_index(op.f("ix_boards_due_at"), table_name="boards")
+    op.drop_index(op.f("ix_boards_to_move_id"), table_name="boards")
+    for column in ("due_at", "to_move_id"):
+        if op.get_bind().dialect.name == "sqlite":  # SQLite >= 3.35: no copy of the table
+            op.execute(f"ALTER TABLE boards DROP COLUMN {column}")
+        else:
+            op.drop_column("boards", column)

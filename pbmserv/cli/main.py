@@ -160,9 +160,11 @@ def _robots_answer(req: Request) -> None:
     Only that one reply (each within its level's time budget): robot against robot, and robots
     on other boards, are played by the server or by ``pbmserv robot run`` from cron.
     """
+    touched = getattr(req.sessions, "touched", None)
+    if touched is not None and not touched:  # the command changed no board
+        return
     from pbmserv.robots.service import answer_human  # lazy: robots load only after a game command
 
-    touched = getattr(req.sessions, "touched", None)
     for done in answer_human(req.sessions, req.settings, lambda: req.now, req.now, touched):  # type: ignore[arg-type]
         if done.played:
             print(f"Robot {done.userid} played {done.text} on {done.game} board {done.number}.")

@@ -198,10 +198,8 @@ class Board(Base):
     version: Mapped[int] = mapped_column(Integer, default=0)  # bumped by every change
     nagged_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     rating_changes: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
-    # the user who must act now (None once the game is over): robot turns are found by index
-    to_move_id: Mapped[int | None] = mapped_column(
-        ForeignKey("users.id"), nullable=True, index=True
-    )
+    # the user id of who must act now (None once the game is over): robot turns by index
+    to_move_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
     # the earliest moment the clock may nag, forfeit or draw; None: not yet computed
     due_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True, index=True)
 
