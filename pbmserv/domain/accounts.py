@@ -19,8 +19,6 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from email.errors import HeaderParseError
-from email.headerregistry import Address as MailAddress
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -76,6 +74,9 @@ def parse_address(text: str) -> str | None:
     (None, None)
     """
     text = text.strip()
+    from email.errors import HeaderParseError  # lazy: the mail header parser is large
+    from email.headerregistry import Address as MailAddress  # lazy: as above
+
     try:
         parsed = MailAddress(addr_spec=text)
     except (ValueError, IndexError, TypeError, HeaderParseError):

@@ -28,6 +28,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import bindparam, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
@@ -128,15 +129,18 @@ def _seat_time(board: Board) -> float | None:
 def _compute_due_times(sessions: sessionmaker[Session], settings: Settings) -> None:
     """Fill in ``due_at`` where it was cleared (or everywhere, when the periods changed)."""
     basis = (float(settings.nag_days), float(settings.forfeit_days))
-    with sessions() as session, session.begin():
-        seen = session.get(ClockBasis, 1)
-        if seen is None:
-            session.add(ClockBasis(id=1, nag_days=basis[0], forfeit_days=basis[1]))
-        if seen is not None and (seen.nag_days, seen.forfeit_days) != basis:
-            seen.nag_days, seen.forfeit_days = basis
-            session.execute(
-                update(Board).where(Board.status == BoardStatus.active).values(due_at=None)
-            )
+    try:
+        with sessions() as session, session.begin():
+            seen = session.get(ClockBasis, 1)
+            if seen is None:  # the first tick: every due time is still empty
+                session.add(ClockBasis(id=1, nag_days=basis[0], forfeit_days=basis[1]))
+            elif (seen.nag_days, seen.forfeit_days) != basis:
+                seen.nag_days, seen.forfeit_days = basis
+                session.execute(
+                    update(Board).where(Board.status == BoardStatus.active).values(due_at=None)
+                )
+    except IntegrityError:  # another process's first tick wrote the row at the same time
+        pass
     with sessions() as session:
         rows = session.execute(
             select(
