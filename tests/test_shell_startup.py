@@ -82,3 +82,12 @@ def test_a_move_hashes_but_loads_no_mail_gateway_or_server(store: Path):
     assert not top(moved) & {"aiosmtpd", "uvicorn", "starlette", "alembic", "pydantic"}
     assert {n for n in moved if n.split(".")[0] == "asyncio"} <= floor
     assert not {n for n in moved if n.startswith(("pbmserv.mail", "pbmserv.web"))}
+
+
+def test_the_scripts_import_with_the_collector_off_then_collect_as_usual():
+    code = (
+        "import gc, pbmserv.cli as cli; shell = cli._shell(); "
+        "print(gc.isenabled(), gc.get_freeze_count() > 0, shell.__name__)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.split() == ["True", "True", "pbmserv.cli.main"], result.stderr

@@ -170,29 +170,5 @@ def _robots_answer(req: Request) -> None:
             print(f"Robot {done.userid} played {done.text} on {done.game} board {done.number}.")
 
 
-def _game_main(name: str) -> None:
-    sys.exit(main([name, *sys.argv[1:]], prog_name=name))
-
-
-def entry() -> None:
+if __name__ == "__main__":  # the installed scripts start in pbmserv.cli (see there)
     sys.exit(main())
-
-
-def ploy_main() -> None:
-    _game_main("ploy")
-
-
-def pylon_main() -> None:
-    _game_main("pylon")
-
-
-def plotto_main() -> None:
-    _game_main("plotto")
-
-
-def polis_main() -> None:
-    _game_main("polis")
-
-
-if __name__ == "__main__":
-    entry()

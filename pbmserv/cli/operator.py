@@ -6,14 +6,12 @@ plain click commands, not declarations: no password, no mail, no masking.
 
 from __future__ import annotations
 
-import gc
 import sys
 from typing import BinaryIO
 
 import click
 from sqlalchemy import func, select
 
-from pbmserv.cli import SERVER_GC
 from pbmserv.cli.robots import robot_group
 from pbmserv.commands.dispatch import Refused, answer, request
 from pbmserv.config import Settings
@@ -277,7 +275,6 @@ def serve(
 ) -> None:
     from pbmserv.cli.server import run_server  # lazy: asyncio and threads, for serve only
 
-    gc.set_threshold(*SERVER_GC)  # a long-running process: the default collector again
     settings = _settings(ctx)
     if host:
         settings.listen_host = host
