@@ -9,7 +9,9 @@ One run measures, interleaved, the CPU time (user + system, ``getrusage`` of the
 - then ``pbmserv tick`` on the store without robots (10,000 active boards, 1% of them due).
 
 The 10,000 boards are copies of one board made by the domain, inserted with SQL (whatever the
-schema: the columns are read from the database), so a store is ready in seconds.  It ends with
+schema: the columns are read from the SQLite store), so a store is ready in seconds.  The
+commands run as installed: their bytecode is written by a first, unmeasured run (the floor's
+modules have theirs from pip), whatever ``PYTHONDONTWRITEBYTECODE`` says.  It ends with
 ``cli: show/floor = X; move/floor = Y; robot boards = Z`` (ratios of medians).
 
 Usage: ``nice -n 19 .venv/bin/python bench/cli.py [--boards 10000] [--runs 11] [--ticks 3]``.
