@@ -2,8 +2,10 @@
 
 Every setting is listed in ``deploy/pbmserv.toml.example`` with its default, and every setting
 can also be given as the environment variable ``PBMSERV_<NAME>`` (``PBMSERV_LISTEN_PORT=2526``;
-lists as ``a,b``).  pydantic-settings checks every value: a wrong one is a :class:`SettingsError`
-that names the setting, where it came from and what is expected.  There is no global settings
+lists as ``a,b``).  Every value is checked against the type of its field: a wrong one is a
+:class:`SettingsError` that names the setting, where it came from and what is expected.  (This
+is a plain dataclass, not pydantic-settings: importing pydantic cost a shell command more than
+the rest of its work.)  There is no global settings
 object: the CLI loads one :class:`Settings` and passes it down.
 """
 
@@ -11,30 +13,24 @@ from __future__ import annotations
 
 import os
 import tomllib
+from dataclasses import MISSING, dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any
-
-from pydantic import ValidationError, field_validator
-from pydantic_settings import (
-    BaseSettings,
-    NoDecode,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-)
+from typing import Any
 
 from pbmserv.clock import Clock, make_clock, parse_instant
 
-CommaList = Annotated[list[str], NoDecode]  # "a,b" in the environment, a list in TOML
+ENV_PREFIX = "PBMSERV_"
+TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
+FALSE = frozenset({"0", "false", "f", "no", "n", "off"})
 
 
 class SettingsError(ValueError):
     """A setting is unknown or has a value of the wrong kind."""
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="PBMSERV_", extra="forbid")
-
+@dataclass
+class Settings:
     data_dir: Path = Path("data")
     database_url: str = ""  # empty: sqlite file <data_dir>/pbmserv.sqlite3
     server_name: str = "pbmserv"
@@ -44,7 +40,7 @@ class Settings(BaseSettings):
     listen_host: str = "127.0.0.1"
     listen_port: int = 2525
     lmtp: bool = False
-    accept_recipients: CommaList = ["pbmserv@localhost"]
+    accept_recipients: list[str] = field(default_factory=lambda: ["pbmserv@localhost"])
     max_message_bytes: int = 1_000_000
     max_recipients: int = 20
     smtp_timeout: int = 300
@@ -69,7 +65,7 @@ class Settings(BaseSettings):
     relay_username: str = ""
     relay_password: str = ""
     # accounts
-    admins: CommaList = []
+    admins: list[str] = field(default_factory=list)
     argon2_time_cost: int = 2
     argon2_memory_kib: int = 19456
     auth_slowdown_after: int = 3  # failures before answers are slowed down
@@ -86,39 +82,21 @@ class Settings(BaseSettings):
     # test hook: an ISO-8601 instant the clock starts at (empty: the system clock)
     now: str = ""
 
-    @field_validator("accept_recipients", "admins", mode="before")
-    @classmethod
-    def _comma_list(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return [v.strip() for v in value.split(",") if v.strip()]
-        return value
-
-    @field_validator("outbox")
-    @classmethod
-    def _outbox(cls, value: str) -> str:
-        if value not in ("maildir", "smtp"):
-            raise ValueError(f"outbox must be 'maildir' or 'smtp', not {value!r}")
-        return value
-
-    @field_validator("now")
-    @classmethod
-    def _instant(cls, value: str) -> str:
-        if value:
-            parse_instant(value)  # ValueError names the expected form
-        return value
+    def __post_init__(self) -> None:
+        checked = _checked({f.name: getattr(self, f.name) for f in fields(self)}, {})
+        for name, value in checked.items():
+            setattr(self, name, value)
 
     @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """Only the arguments: :func:`load_settings` adds the environment and the file, so that
-        ``Settings(...)`` in a test means exactly what it says."""
-        return (init_settings,)
+    def defaults(cls) -> dict[str, Any]:
+        """Every setting's name and default value."""
+        out: dict[str, Any] = {}
+        for item in fields(cls):
+            if item.default_factory is not MISSING:
+                out[item.name] = item.default_factory()
+            else:
+                out[item.name] = item.default
+        return out
 
     @property
     def url(self) -> str:
@@ -136,18 +114,73 @@ class Settings(BaseSettings):
         return self.maildir if str(self.maildir) not in ("", ".") else self.data_dir / "Maildir"
 
 
-class _TableSource(PydanticBaseSettingsSource):
-    """Values read from the config file, below the environment."""
+def _checked(values: dict[str, Any], sources: dict[str, str]) -> dict[str, Any]:
+    """``values`` converted to their settings' types; SettingsError names every wrong one and
+    where it came from (``sources``: a file, an environment variable, else an argument)."""
+    kinds = {f.name: f.type for f in fields(Settings)}
+    unknown = set(values) - set(kinds)
+    if unknown:
+        raise SettingsError(f"unknown settings: {', '.join(sorted(unknown))}")
+    out, problems = {}, []
+    for name, value in values.items():
+        try:
+            out[name] = _check(name, str(kinds[name]), value)
+        except ValueError as exc:
+            where = sources.get(name, "argument")
+            problems.append(f"{name} ({where}): {exc}, got {value!r}")
+    if problems:
+        raise SettingsError("invalid settings: " + "; ".join(problems))
+    return out
 
-    def __init__(self, settings_cls: type[BaseSettings], table: dict[str, Any]) -> None:
-        super().__init__(settings_cls)
-        self.table = table
 
-    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
-        return self.table.get(field_name), field_name, False
-
-    def __call__(self) -> dict[str, Any]:
-        return dict(self.table)
+def _check(name: str, kind: str, value: Any) -> Any:
+    """``value`` as the setting's type (``kind`` is the annotation's text); ValueError says why."""
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in TRUE | FALSE:
+            return value.strip().lower() in TRUE
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        raise ValueError("Input should be a valid boolean")
+    if kind == "int":
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            try:
+                return int(value.strip())
+            except ValueError:
+                pass
+        raise ValueError("Input should be a valid integer")
+    if kind == "float":
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value.strip())
+            except ValueError:
+                pass
+        raise ValueError("Input should be a valid number")
+    if kind == "Path":
+        if isinstance(value, str | Path):
+            return Path(value)
+        raise ValueError("Input should be a valid path")
+    if kind == "list[str]":
+        if isinstance(value, str):
+            return [v.strip() for v in value.split(",") if v.strip()]
+        if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            return list(value)
+        raise ValueError("Input should be a list of strings")
+    if not isinstance(value, str):
+        raise ValueError("Input should be a valid string")
+    if name == "outbox" and value not in ("maildir", "smtp"):
+        raise ValueError(f"Value error, outbox must be 'maildir' or 'smtp', not {value!r}")
+    if name == "now" and value:
+        try:
+            parse_instant(value)
+        except ValueError as exc:
+            raise ValueError(f"Value error, {exc}") from None
+    return value
 
 
 def _read_table(path: str) -> dict[str, Any]:
@@ -157,41 +190,24 @@ def _read_table(path: str) -> dict[str, Any]:
     with open(path, "rb") as fh:
         data = tomllib.load(fh)
     table = data.get("pbmserv", data)
-    unknown = set(table) - set(Settings.model_fields)
+    unknown = set(table) - {f.name for f in fields(Settings)}
     if unknown:
         raise SettingsError(f"unknown settings in {path}: {', '.join(sorted(unknown))}")
     return dict(table)
 
 
-def _explain(exc: ValidationError, path: str) -> SettingsError:
-    problems = []
-    for error in exc.errors():
-        name = ".".join(str(part) for part in error["loc"])
-        env = f"PBMSERV_{name.upper()}"
-        where = f"environment {env}" if env in os.environ else (path or "argument")
-        problems.append(f"{name} ({where}): {error['msg']}, got {error.get('input')!r}")
-    return SettingsError("invalid settings: " + "; ".join(problems))
-
-
 def load_settings(path: str | os.PathLike[str] | None = None, **overrides: Any) -> Settings:
     """Build the settings from defaults, the config file, the environment and ``overrides``."""
-    name = str(path or os.environ.get("PBMSERV_CONFIG") or "")
-    table = _read_table(name)
-
-    class FromFile(Settings):
-        @classmethod
-        def settings_customise_sources(
-            cls,
-            settings_cls: type[BaseSettings],
-            init_settings: PydanticBaseSettingsSource,
-            env_settings: PydanticBaseSettingsSource,
-            dotenv_settings: PydanticBaseSettingsSource,
-            file_secret_settings: PydanticBaseSettingsSource,
-        ) -> tuple[PydanticBaseSettingsSource, ...]:
-            return (init_settings, env_settings, _TableSource(settings_cls, table))
-
-    try:
-        loaded = FromFile(**{k: v for k, v in overrides.items() if v is not None})
-    except ValidationError as exc:
-        raise _explain(exc, name) from None
-    return Settings.model_construct(**loaded.model_dump())
+    name = str(path or os.environ.get(ENV_PREFIX + "CONFIG") or "")
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for key, value in _read_table(name).items():
+        values[key], sources[key] = value, name
+    for item in fields(Settings):
+        env = ENV_PREFIX + item.name.upper()
+        if env in os.environ:
+            values[item.name], sources[item.name] = os.environ[env], f"environment {env}"
+    for key, value in overrides.items():
+        if value is not None:
+            values[key], sources[key] = value, "argument"
+    return Settings(**_checked(values, sources))

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from sqlalchemy import event
 from sqlalchemy.orm import Session
 
 from pbmserv.cli.operator import OPERATOR_COMMANDS
@@ -24,20 +25,33 @@ from pbmserv.config import Settings, SettingsError, load_settings
 from pbmserv.games import game_names
 from pbmserv.render.links import attach
 from pbmserv.store.db import session_factory
+from pbmserv.store.models import Board
 
 
 class LazySessions:
-    """A session factory that opens (and migrates) the database only when first used."""
+    """A session factory that opens (and migrates) the database only when first used.
+
+    It notes the boards that its sessions wrote (``touched``): after a game command, only those
+    can hold a robot turn that the command brought about.
+    """
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._factory: Any = None
+        self.touched: set[int] = set()
 
     def __call__(self) -> Session:
         if self._factory is None:
             self._factory = session_factory(self.settings.url)
             attach(self._factory, self.settings)
-        return self._factory()
+        session = self._factory()
+        event.listen(session, "after_flush", self._note_boards)
+        return session
+
+    def _note_boards(self, session: Session, _context: Any) -> None:
+        for item in (*session.new, *session.dirty):
+            if isinstance(item, Board) and item.id is not None:
+                self.touched.add(item.id)
 
 
 def shell_request(settings: Settings) -> Request:
@@ -146,36 +160,15 @@ def _robots_answer(req: Request) -> None:
     Only that one reply (each within its level's time budget): robot against robot, and robots
     on other boards, are played by the server or by ``pbmserv robot run`` from cron.
     """
+    touched = getattr(req.sessions, "touched", None)
+    if touched is not None and not touched:  # the command changed no board
+        return
     from pbmserv.robots.service import answer_human  # lazy: robots load only after a game command
 
-    for done in answer_human(req.sessions, req.settings, lambda: req.now, req.now):  # type: ignore[arg-type]
+    for done in answer_human(req.sessions, req.settings, lambda: req.now, req.now, touched):  # type: ignore[arg-type]
         if done.played:
             print(f"Robot {done.userid} played {done.text} on {done.game} board {done.number}.")
 
 
-def _game_main(name: str) -> None:
-    sys.exit(main([name, *sys.argv[1:]], prog_name=name))
-
-
-def entry() -> None:
+if __name__ == "__main__":  # the installed scripts start in pbmserv.cli (see there)
     sys.exit(main())
-
-
-def ploy_main() -> None:
-    _game_main("ploy")
-
-
-def pylon_main() -> None:
-    _game_main("pylon")
-
-
-def plotto_main() -> None:
-    _game_main("plotto")
-
-
-def polis_main() -> None:
-    _game_main("polis")
-
-
-if __name__ == "__main__":
-    entry()

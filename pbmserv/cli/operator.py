@@ -7,8 +7,6 @@ plain click commands, not declarations: no password, no mail, no masking.
 from __future__ import annotations
 
 import sys
-from email.parser import BytesHeaderParser
-from email.utils import parseaddr
 from typing import BinaryIO
 
 import click
@@ -16,13 +14,8 @@ from sqlalchemy import func, select
 
 from pbmserv.cli.robots import robot_group
 from pbmserv.commands.dispatch import Refused, answer, request
-from pbmserv.commands.grammar import mask_passwords
 from pbmserv.config import Settings
 from pbmserv.domain import outgoing as out
-from pbmserv.domain.clocks import tick as check_clocks
-from pbmserv.domain.housekeeping import housekeeping
-from pbmserv.mail import inbox
-from pbmserv.mail.worker import process_batch
 from pbmserv.render.links import attach
 from pbmserv.render.templates import render
 from pbmserv.store.db import make_engine, session_factory
@@ -120,6 +113,8 @@ def mail_show(ctx: click.Context, message_id: int) -> None:
         ]
         if row.last_error:
             lines += ["Last error:", row.last_error.strip()]
+        from pbmserv.commands.grammar import mask_passwords  # lazy: loads every engine
+
         lines += ["", mask_passwords(raw)]
     answer(ctx, "pbmserv mail show", _text(lines))
 
@@ -128,6 +123,8 @@ def mail_show(ctx: click.Context, message_id: int) -> None:
 @click.argument("message_id", type=int)
 @click.pass_context
 def mail_retry(ctx: click.Context, message_id: int) -> None:
+    from pbmserv.mail import inbox  # lazy: the mail gateway, only for the mail commands
+
     if not inbox.retry(_sessions(ctx), message_id):
         raise Refused(f"there is no mail {message_id} in the inbox")
     answer(ctx, "pbmserv mail retry", f"Mail {message_id} is queued again.\n")
@@ -139,6 +136,12 @@ def mail_retry(ctx: click.Context, message_id: int) -> None:
 @click.option("--no-process", is_flag=True, help="Only store it; a running server processes it.")
 @click.pass_context
 def mail_inject(ctx: click.Context, source: BinaryIO, sender: str, no_process: bool) -> None:
+    from email.parser import BytesHeaderParser  # lazy: the mail commands only
+    from email.utils import parseaddr  # lazy: as above
+
+    from pbmserv.mail import inbox  # lazy: the mail gateway, only for the mail commands
+    from pbmserv.mail.worker import process_batch  # lazy: as above
+
     raw = source.read()
     settings = _settings(ctx)
     if len(raw) > settings.max_message_bytes:
@@ -249,6 +252,9 @@ def status(ctx: click.Context) -> None:
 @click.command("tick", help="Check the clocks once: nags, forfeits and clean-up (for cron).")
 @click.pass_context
 def tick(ctx: click.Context) -> None:
+    from pbmserv.domain.clocks import tick as check_clocks  # lazy: only for `tick`
+    from pbmserv.domain.housekeeping import housekeeping  # lazy: only for `tick`
+
     now = request(ctx).now
     report = check_clocks(_sessions(ctx), _settings(ctx), now)
     lines = report.lines(now) + housekeeping(_sessions(ctx), _settings(ctx), now)

@@ -9,8 +9,6 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbmserv.commands.dispatch import Refused, answer, request
 from pbmserv.domain import accounts
 from pbmserv.render.templates import render
-from pbmserv.robots import DEFAULT_LEVEL, budget_of
-from pbmserv.robots.service import add_robot, run_pending, run_until_idle
 from pbmserv.store.models import Robot
 
 
@@ -37,6 +35,9 @@ def robot_group() -> None:
 )
 @click.pass_context
 def robot_add(ctx: click.Context, name: str, game: str, level: str | None) -> None:
+    from pbmserv.robots import DEFAULT_LEVEL  # lazy: the robots load for robot commands only
+    from pbmserv.robots.service import add_robot  # lazy: as above
+
     req = request(ctx)
     with _sessions(ctx)() as session, session.begin():
         try:
@@ -68,6 +69,8 @@ def robot_list(ctx: click.Context) -> None:
 @click.argument("level")
 @click.pass_context
 def robot_level(ctx: click.Context, name: str, level: str) -> None:
+    from pbmserv.robots import budget_of  # lazy: the robots load for robot commands only
+
     try:
         budget_of(level)
     except ValueError as exc:
@@ -86,6 +89,8 @@ def robot_level(ctx: click.Context, name: str, level: str) -> None:
 @click.option("--until-idle", is_flag=True, help="Repeat until no robot is to move.")
 @click.pass_context
 def robot_run(ctx: click.Context, until_idle: bool) -> None:
+    from pbmserv.robots.service import run_pending, run_until_idle  # lazy: robot commands only
+
     req = request(ctx)
     runner = run_until_idle if until_idle else run_pending
     done = runner(req.sessions, req.settings, lambda: req.now)

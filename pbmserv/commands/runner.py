@@ -102,6 +102,8 @@ def _hide_passwords(answers: list[Answer], words: Sequence[str]) -> None:
 
     (Refusals are not touched: they quote moves and userids, and a password may be an everyday
     word such as "wrong" that the refusal "wrong password" must keep.)"""
+    if not any(item.status == USAGE for item in answers):
+        return  # (and the grammar, which loads every engine, is not needed)
     secrets = sorted({p for p in grammar.passwords(words) if p}, key=len, reverse=True)
     if not secrets:
         return

@@ -21,17 +21,17 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
-from email.errors import HeaderParseError
-from email.headerregistry import Address as MailAddress
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.store.models import Address, AuthFailure, Board, BoardStatus, Seat, User
+
+if TYPE_CHECKING:
+    from argon2 import PasswordHasher
 
 USERID_RE = re.compile(r"^[a-z][a-z0-9_.-]{1,31}$")
 _DOMAIN_RE = re.compile(r"^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$|^localhost$")
@@ -44,6 +44,8 @@ class AuthError(Exception):
 
 @lru_cache(maxsize=4)
 def _hasher(time_cost: int, memory_kib: int) -> PasswordHasher:
+    from argon2 import PasswordHasher  # lazy: only a command that checks a password needs it
+
     return PasswordHasher(time_cost=time_cost, memory_cost=memory_kib, parallelism=1)
 
 
@@ -74,6 +76,9 @@ def parse_address(text: str) -> str | None:
     (None, None)
     """
     text = text.strip()
+    from email.errors import HeaderParseError  # lazy: the mail header parser is large
+    from email.headerregistry import Address as MailAddress  # lazy: as above
+
     try:
         parsed = MailAddress(addr_spec=text)
     except (ValueError, IndexError, TypeError, HeaderParseError):
@@ -140,6 +145,8 @@ def check_password(settings: Settings, password_hash: str, password: str) -> boo
         if key in _VERIFIED:
             _VERIFIED.move_to_end(key)
             return True
+    from argon2.exceptions import InvalidHashError, VerificationError  # lazy: as _hasher
+
     try:
         ok = hasher(settings).verify(password_hash, password)
     except (VerificationError, InvalidHashError):

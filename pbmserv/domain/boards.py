@@ -87,8 +87,12 @@ def position_of(board: Board) -> Position:
 
 
 def _store_cache(board: Board, position: Position) -> None:
+    """Keep the derived columns: the cached position and the user to move (robot turns are
+    found by that column's index, never by replaying boards)."""
     board.position_cache = position.serialize()
     board.cache_ply = position.ply
+    mover = board.user_to_move(position)
+    board.to_move_id = None if mover is None else mover.id
 
 
 def next_number(session: Session, game: Game) -> int:
@@ -217,8 +221,8 @@ def _after_move(
     open proposals, refreshing the cached position."""
     entries = run_automatic(board, position, now=now, notes=notes)
     board.last_move_at = now
-    _store_cache(board, position)  # before the query below flushes: one UPDATE of the board
     _close_if_over(board, position, now)
+    _store_cache(board, position)  # before the query below flushes: one UPDATE of the board
     _close_proposals(session, board)
     return entries
 
@@ -244,6 +248,7 @@ def finish_draw(session: Session, board: Board, reason: str, now: datetime) -> N
     board.winners = []
     board.result = reason
     board.last_move_at = now
+    board.to_move_id = None
     _rate(board, now)
 
 
@@ -354,6 +359,7 @@ def decline(
         board.status = BoardStatus.removed
         board.finished_at = now
         board.position_cache = None
+        board.to_move_id = None
         return f"{user.userid} declined the game; too few players remain, so it is removed.", None
     for index, seat in enumerate(board.seats):
         seat.index = index

@@ -1,7 +1,10 @@
 """The clocks of correspondence play: reminders ("nags"), forfeits, the chess clock, vacations.
 
-:func:`tick` looks at every active board once; the server calls it on a schedule and
+:func:`tick` looks only at the boards whose time is due; the server calls it on a schedule and
 ``pbmserv tick`` once (for cron).  Time always comes in as an argument, so tests move it.
+Each active board keeps ``due_at``, the earliest moment :func:`check_board` may act on it
+(:func:`due_time`); any change to a board clears it and the next tick computes it again, as it
+does for every board when the settings' periods change.
 
 - The player to move is nagged when the board's last move is ``nag`` days old, and again once
   per further ``nag`` days: subject ``Nag: <Game> Board <n> <userid>``.
@@ -21,16 +24,18 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.domain import boards, moves, notify
 from pbmserv.games.base import Position
 from pbmserv.render.board_mail import format_days
-from pbmserv.store.models import Board, BoardStatus, ProposalKind, User
+from pbmserv.store.models import Board, BoardStatus, ClockBasis, ProposalKind, User
 
 log = logging.getLogger("pbmserv.domain.clocks")
 TOURNAMENT_NAG_DAYS = 1.0
@@ -38,6 +43,8 @@ TOURNAMENT_FORFEIT_DAYS = 7.0
 VACATION_DAYS_PER_YEAR = 42
 GRACE_DAYS = 2
 DAY = 86400.0
+NEVER = datetime(9999, 1, 1, tzinfo=UTC)  # the due time of a board where nobody is to move
+EARLY = timedelta(milliseconds=1)  # due times err early: a board checked too soon is harmless
 
 
 @dataclass
@@ -60,9 +67,13 @@ class TickReport:
 
 def periods(board: Board, settings: Settings) -> tuple[float, float]:
     """The board's nag and forfeit periods in days."""
-    tournament = bool(board.options.get("tournament"))
-    nag = board.options.get("nagtime") or (TOURNAMENT_NAG_DAYS if tournament else settings.nag_days)
-    forfeit = board.options.get("forfeittime") or (
+    return _periods(board.options, settings)
+
+
+def _periods(options: dict[str, Any], settings: Settings) -> tuple[float, float]:
+    tournament = bool(options.get("tournament"))
+    nag = options.get("nagtime") or (TOURNAMENT_NAG_DAYS if tournament else settings.nag_days)
+    forfeit = options.get("forfeittime") or (
         TOURNAMENT_FORFEIT_DAYS if tournament else settings.forfeit_days
     )
     return float(nag), float(forfeit)
@@ -79,11 +90,107 @@ def protected(user: User, now: datetime) -> bool:
     )
 
 
-def tick(sessions: sessionmaker[Session], settings: Settings, now: datetime) -> TickReport:
-    """Check the clock of every active board (one transaction per board)."""
-    report = TickReport()
+def due_time(board: Board, settings: Settings, time_used: float | None) -> datetime:
+    """The earliest moment :func:`check_board` may nag, forfeit or draw on ``board`` (vacations
+    aside: a board whose player is protected is looked at and left alone).  ``time_used`` is
+    that of the seat to move, needed only when the board has a ``--totaltime``."""
+    if board.status is not BoardStatus.active or board.to_move_id is None:
+        return NEVER
+    return _due(board.options, board.last_move_at, board.nagged_at, time_used, settings)
+
+
+def _due(
+    options: dict[str, Any],
+    last: datetime,
+    nagged: datetime | None,
+    time_used: float | None,
+    settings: Settings,
+) -> datetime:
+    """:func:`check_board`'s conditions turned round: forfeit (or draw) when the last move is
+    ``forfeit`` days old or the total time is used up; nag ``nag`` days after the last move or
+    after the last nag since that move."""
+    nag_days, forfeit_days = _periods(options, settings)
+    due = last + timedelta(days=forfeit_days)
+    total = options.get("totaltime")
+    if total is not None and time_used is not None:
+        due = min(due, last + timedelta(seconds=float(total) * DAY - time_used))
+    since = nagged if nagged is not None and nagged >= last else last
+    return min(due, since + timedelta(days=nag_days)) - EARLY
+
+
+def _seat_time(board: Board) -> float | None:
+    """The time used by the seat to move, when the board has a total time (else None)."""
+    if board.options.get("totaltime") is None or board.status is not BoardStatus.active:
+        return None
+    seat = boards.position_of(board).to_move
+    return None if seat is None else (board.seats[seat].time_used or 0.0)
+
+
+def _compute_due_times(sessions: sessionmaker[Session], settings: Settings) -> None:
+    """Fill in ``due_at`` where it was cleared (or everywhere, when the periods changed)."""
+    basis = (float(settings.nag_days), float(settings.forfeit_days))
+    try:
+        with sessions() as session, session.begin():
+            seen = session.get(ClockBasis, 1)
+            if seen is None:  # the first tick: every due time is still empty
+                session.add(ClockBasis(id=1, nag_days=basis[0], forfeit_days=basis[1]))
+            elif (seen.nag_days, seen.forfeit_days) != basis:
+                seen.nag_days, seen.forfeit_days = basis
+                session.execute(
+                    update(Board).where(Board.status == BoardStatus.active).values(due_at=None)
+                )
+    except IntegrityError:  # another process's first tick wrote the row at the same time
+        pass
     with sessions() as session:
-        ids = list(session.scalars(select(Board.id).where(Board.status == BoardStatus.active)))
+        rows = session.execute(
+            select(
+                Board.id,
+                Board.version,
+                Board.to_move_id,
+                Board.options,
+                Board.last_move_at,
+                Board.nagged_at,
+            ).where(Board.due_at.is_(None), Board.status == BoardStatus.active)
+        ).all()
+        changes = []
+        for row in rows:
+            if row.to_move_id is None:
+                changes.append((row.id, row.version, NEVER))
+                continue
+            used = None
+            if "totaltime" in row.options:
+                full = session.get(Board, row.id)
+                used = None if full is None else _seat_time(full)
+            due = _due(row.options, row.last_move_at, row.nagged_at, used, settings)
+            changes.append((row.id, row.version, due))
+    if not changes:
+        return
+    with sessions() as session, session.begin():
+        # only where the board is still as read: a move meanwhile cleared it again
+        session.connection().execute(
+            update(Board.__table__)  # type: ignore[arg-type]
+            .where(
+                Board.__table__.c.id == bindparam("bid"),
+                Board.__table__.c.version == bindparam("bversion"),
+                Board.__table__.c.due_at.is_(None),
+            )
+            .values(due_at=bindparam("due")),
+            [{"bid": i, "bversion": v, "due": d} for i, v, d in changes],
+        )
+
+
+def tick(sessions: sessionmaker[Session], settings: Settings, now: datetime) -> TickReport:
+    """Check the clock of every board whose time is due (one transaction per board)."""
+    report = TickReport()
+    _compute_due_times(sessions, settings)
+    with sessions() as session:
+        ids = list(
+            session.scalars(
+                select(Board.id)
+                .where(Board.due_at <= now, Board.status == BoardStatus.active)
+                .order_by(Board.id)
+            )
+        )
     for board_id in ids:
         done = TickReport()  # counted only once its transaction is committed
         try:
@@ -93,6 +200,7 @@ def tick(sessions: sessionmaker[Session], settings: Settings, now: datetime) -> 
                     if session.bind is not None and session.bind.dialect.name == "postgresql":
                         session.refresh(board, with_for_update=True)
                     check_board(session, settings, board, now, done)
+                    board.due_at = due_time(board, settings, _seat_time(board))
         except Exception:  # noqa: BLE001 - e.g. a move changed the board meanwhile: next tick
             log.exception("clock check of board id %s", board_id)
             continue

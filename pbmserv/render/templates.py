@@ -1,18 +1,26 @@
-"""Jinja2 rendering of boards and mail texts (plain text: no HTML autoescaping)."""
+"""Jinja2 rendering of boards and mail texts (plain text: no HTML autoescaping).
+
+Jinja2 is imported on the first render only, and the compiled templates are kept in Jinja's
+bytecode cache (a private directory of the user's temporary directory), so that a shell
+command does not parse and compile its templates again each time.
+"""
 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
-
-import jinja2
+from typing import TYPE_CHECKING, Any
 
 from pbmserv.games.base import Position
 from pbmserv.resources import templates_dir
 
+if TYPE_CHECKING:
+    import jinja2
+
 
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
+    import jinja2  # lazy: a command that renders nothing does not load Jinja
+
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
         autoescape=False,
@@ -20,6 +28,7 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        bytecode_cache=jinja2.FileSystemBytecodeCache(),
     )
 
 

@@ -18,7 +18,7 @@ move's.  Robots have no mail address, so nothing is ever mailed to them.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -32,7 +32,7 @@ from pbmserv.domain import accounts, boards, moves, notify
 from pbmserv.games import get_game
 from pbmserv.games.base import MoveError
 from pbmserv.robots import budget_of, choose_move
-from pbmserv.store.models import Board, BoardStatus, Robot, Seat, User
+from pbmserv.store.models import Board, BoardStatus, Robot, User
 
 log = logging.getLogger("pbmserv.robots")
 NO_PASSWORD = "robot: no password"  # not an argon2 hash: every password check fails
@@ -67,23 +67,26 @@ class Done:
     seconds: float = 0.0
 
 
-def pending(session: Session) -> list[Turn]:
-    """Every active board where a robot is to move, oldest move first."""
+def pending(session: Session, board_ids: Collection[int] | None = None) -> list[Turn]:
+    """Every active board where a robot is to move (or only those of ``board_ids``), oldest
+    move first.  The boards come from the index on ``Board.to_move_id``: the cost is the number
+    of robot turns, not the number of boards with a robot seat."""
     query = (
-        select(Board)
-        .join(Seat, Seat.board_id == Board.id)
-        .join(Robot, Robot.user_id == Seat.user_id)
+        select(Board, Robot)
+        .join(Robot, Robot.user_id == Board.to_move_id)
         .where(Board.status == BoardStatus.active)
         .order_by(Board.last_move_at, Board.id)
     )
-    robots = {r.user_id: r for r in session.scalars(select(Robot))}
+    if board_ids is not None:
+        if not board_ids:
+            return []
+        query = query.where(Board.id.in_(sorted(board_ids)))
     turns = []
-    for board in session.scalars(query).unique():
+    for board, robot in session.execute(query).all():
         position = boards.position_of(board)
         mover = boards.user_to_move(board, position)
-        if mover is None or mover.id not in robots:
+        if mover is None or mover.id != robot.user_id:
             continue
-        robot = robots[mover.id]
         decline = board.game != robot.game and not any(
             boards.has_moved(board, s) for s in boards.seats_of(board, mover)
         )
@@ -205,16 +208,22 @@ def run_pending(
     return done
 
 
-def replies(session: Session, since: datetime) -> list[Turn]:
-    """The robot turns that a human's move at or after ``since`` has just brought about.
+def replies(
+    session: Session, since: datetime, board_ids: Collection[int] | None = None
+) -> list[Turn]:
+    """The robot turns that a human's move at or after ``since`` has just brought about (on the
+    boards ``board_ids`` only, when given: the boards a command changed).
 
     This is what a shell command may still do itself when no server runs: answer the human
     who moved, once.  Robots to move on other boards, or after another robot (robot against
     robot), wait for the server or ``pbmserv robot run``.
     """
+    turns = pending(session, board_ids)
+    if not turns:
+        return []
     robots = set(session.scalars(select(Robot.user_id)))
     out = []
-    for turn in pending(session):
+    for turn in turns:
         board = session.get(Board, turn.board_id)
         last = board.moves[-1] if board is not None and board.moves else None
         if last is not None and last.at >= since and last.user_id not in robots:
@@ -227,10 +236,13 @@ def answer_human(
     settings: Settings,
     now: Callable[[], datetime],
     since: datetime,
+    board_ids: Collection[int] | None = None,
 ) -> list[Done]:
     """Play the one robot reply to each human move made since ``since`` (see :func:`replies`)."""
+    if board_ids is not None and not board_ids:
+        return []
     with sessions() as session:
-        turns = replies(session, since)
+        turns = replies(session, since, board_ids)
     return [play_turn(sessions, settings, turn, now) for turn in turns]
 
 

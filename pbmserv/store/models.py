@@ -3,6 +3,10 @@ migrations in ``migrations/``; these classes describe it for queries.
 
 The move record is authoritative: ``Board.position_cache`` is a serialised position at
 ``Board.cache_ply`` that spares replaying long games and can always be rebuilt from ``moves``.
+Two more columns are derived, so that the robots and the clock find their boards through an
+index instead of replaying every board: ``Board.to_move_id`` (the user who must act now, kept
+by :mod:`pbmserv.domain.boards` with the cache) and ``Board.due_at`` (when the clock may next
+act; every update of a board clears it, and :mod:`pbmserv.domain.clocks` fills it in again).
 """
 
 from __future__ import annotations
@@ -24,9 +28,10 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    event,
     false,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import DeclarativeBase, Mapped, Mapper, attributes, mapped_column, relationship
 
 if TYPE_CHECKING:
     from pbmserv.games.base import Position
@@ -193,6 +198,10 @@ class Board(Base):
     version: Mapped[int] = mapped_column(Integer, default=0)  # bumped by every change
     nagged_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     rating_changes: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
+    # the user id of who must act now (None once the game is over): robot turns by index
+    to_move_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
+    # the earliest moment the clock may nag, forfeit or draw; None: not yet computed
+    due_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True, index=True)
 
     seats: Mapped[list[Seat]] = relationship(
         back_populates="board", cascade="all, delete-orphan", order_by="Seat.index"
@@ -214,6 +223,25 @@ class Board(Base):
         if seat is None or self.status is not BoardStatus.active:
             return None
         return self.seats[position.controller(seat)].user
+
+
+@event.listens_for(Board, "before_update")
+def _clock_may_have_changed(_mapper: Mapper[Board], _connection: Any, board: Board) -> None:
+    """Any change to a board (a move, an undo, the end, a nag) may move its clock: the due
+    time is computed again by the next clock tick, unless this very update set it."""
+    if not attributes.get_history(board, "due_at").has_changes():
+        board.due_at = None
+
+
+class ClockBasis(Base):
+    """The settings' default periods that the stored due times were computed with (one row):
+    when the settings change, every due time is computed again."""
+
+    __tablename__ = "clock_basis"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    nag_days: Mapped[float] = mapped_column(Float)
+    forfeit_days: Mapped[float] = mapped_column(Float)
 
 
 class Seat(Base):
