@@ -128,6 +128,12 @@ def test_random_game_contract(name, players, params, seed):
     check_board(position)
 
 
+def test_a_long_result_is_wrapped_on_the_board():
+    """Found by the test above (seed 649): a 4-player draw among the players still in made a
+    'Game over' line of 106 columns."""
+    test_random_game_contract.hypothesis.inner_test("ploy", 4, {"classic": True}, 649)
+
+
 def check_end(position: Position, players: int) -> None:
     outcome = position.outcome()
     if outcome is None:
