@@ -81,3 +81,60 @@ def test_closed_value_sets_are_constraints_in_the_database(database_url):
             {"raw": b"x", "at": datetime(2026, 11, 1, tzinfo=UTC)},
         )
     engine.dispose()
+
+
+def test_every_migration_keeps_the_games_stored(database_url):
+    """A store made by the first release keeps every user, board, seat, move and comment
+    through all the migrations (SQLite's batch mode recreates tables: with foreign keys on,
+    dropping the old ``boards`` used to delete every seat and move with it)."""
+    from sqlalchemy import text
+
+    engine = db.make_engine(database_url)
+    upgrade(engine, "0001")
+    at = "2026-01-01 12:00:00"
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO users (id, userid, password_hash, created, accepts_challenges) "
+                "VALUES (1, 'alice', 'h', :at, true), (2, 'bob', 'h', :at, true)"
+            ),
+            {"at": at},
+        )
+        conn.execute(
+            text(
+                "INSERT INTO boards (id, game, number, params, options, status, created, "
+                "last_move_at, cache_ply, version) VALUES "
+                "(1, 'polis', 101, '{}', '{}', 'active', :at, :at, 0, 1)"
+            ),
+            {"at": at},
+        )
+        conn.execute(
+            text(
+                'INSERT INTO seats (id, board_id, "index", user_id, queued_resign) VALUES '
+                "(1, 1, 0, 1, false), (2, 1, 1, 2, false)"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO moves (board_id, ply, seat, text, auto, at, source) VALUES "
+                "(1, 1, 0, 'a7-a6', false, :at, 'mail'), (1, 2, 1, 'a2-a3', false, :at, 'mail')"
+            ),
+            {"at": at},
+        )
+        conn.execute(
+            text(
+                "INSERT INTO comments (board_id, ply, user_id, text, at) VALUES "
+                "(1, 2, 2, 'Your move.', :at)"
+            ),
+            {"at": at},
+        )
+    upgrade(engine)
+    with engine.connect() as conn:
+        counts = {
+            table: conn.execute(text(f"SELECT count(*) FROM {table}")).scalar()
+            for table in ("users", "boards", "seats", "moves", "comments")
+        }
+        to_move = conn.execute(text("SELECT to_move_id FROM boards")).scalar()
+    assert counts == {"users": 2, "boards": 1, "seats": 2, "moves": 2, "comments": 1}
+    assert to_move == 1  # 0008 replayed the two moves: alice (blue) is to move again
+    engine.dispose()
