@@ -267,6 +267,11 @@ def test_a_mail_left_sending_by_a_dead_sender_is_sent_again(
     try:
         gw = Gateway(settings, sessions)
         wait_until(lambda: gw.subjects("dead@example.org") == ["to dead@example.org"], "resent", 20)
+        wait_until(  # the row is marked sent just after the Maildir has the mail
+            lambda: count(sessions, Outbox, Outbox.status == OutboxStatus.sent) == 1,
+            "the resent mail marked sent",
+            20,
+        )
         assert count(sessions, Outbox, Outbox.status == OutboxStatus.sending) == 1  # lease on
         from pbmserv.cli.main import main
 
