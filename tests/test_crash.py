@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
-from waiting import wait_until
+from waiting import wait_for_progress, wait_until
 
 from pbmserv.games import get_game
 from pbmserv.mail import inbox
@@ -112,12 +112,7 @@ def test_kill_9_in_the_middle_of_a_batch(shell, settings, sessions, tmp_path):
         assert done_count(s) < total, "the worker finished before it could be killed"
     second = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        wait_until(
-            lambda: done(sessions) == total,
-            f"the restarted worker to process all {total} mails",
-            120,
-            seen=lambda: f"{done(sessions)} processed",
-        )
+        wait_for_progress(lambda: done(sessions), total, "the restarted worker's mails done")
     finally:
         second.send_signal(signal.SIGTERM)
         _, err = second.communicate(timeout=30)

@@ -28,3 +28,19 @@ def wait_until(
             state = f"; seen: {seen()}" if seen is not None else ""
             raise AssertionError(f"waited {timeout:g} s for {what}{state}")
         time.sleep(interval)
+
+
+def wait_for_progress(
+    count: Callable[[], int], target: int, what: str, stall: float = 60.0, interval: float = 0.05
+) -> None:
+    """Wait until ``count()`` reaches ``target``; fail when it has not grown for ``stall``
+    seconds (a slow machine is no failure, a stuck worker is), saying how far it got."""
+    last, since = -1, time.monotonic()
+    while (now := count()) < target:
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since > stall:
+            raise AssertionError(
+                f"waited {stall:g} s without progress for {what}: {now} of {target}"
+            )
+        time.sleep(interval)

@@ -137,14 +137,25 @@ _VERIFIED_LOCK = threading.Lock()
 _VERIFIED_MAX = 4096
 
 
-def check_password(settings: Settings, password_hash: str, password: str) -> bool:
-    """argon2 verification, remembering recent successes (hash + SHA-256 of the password, in
-    memory only) so that :func:`preverify` can pay the deliberate cost outside a transaction."""
-    key = (password_hash, hashlib.sha256(password.encode("utf-8", "surrogatepass")).digest())
+def _verified_key(password_hash: str, password: str) -> tuple[str, bytes]:
+    return (password_hash, hashlib.sha256(password.encode("utf-8", "surrogatepass")).digest())
+
+
+def _remembered(password_hash: str, password: str) -> bool:
+    key = _verified_key(password_hash, password)
     with _VERIFIED_LOCK:
         if key in _VERIFIED:
             _VERIFIED.move_to_end(key)
             return True
+    return False
+
+
+def check_password(settings: Settings, password_hash: str, password: str) -> bool:
+    """argon2 verification, remembering recent successes (hash + SHA-256 of the password, in
+    memory only) so that :func:`preverify` can pay the deliberate cost outside a transaction."""
+    if _remembered(password_hash, password):
+        return True
+    key = _verified_key(password_hash, password)
     from argon2.exceptions import InvalidHashError, VerificationError  # lazy: as _hasher
 
     try:
@@ -181,7 +192,11 @@ def preverify(
                 )
             ).all()
         )
-    checks = [(hashes[userid], password) for userid, password in wanted if userid in hashes]
+    checks = [
+        (hashes[userid], password)
+        for userid, password in wanted
+        if userid in hashes and not _remembered(hashes[userid], password)
+    ]
     if len(checks) == 1:
         check_password(settings, *checks[0])
     elif checks:
