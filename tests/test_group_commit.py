@@ -139,24 +139,6 @@ def test_a_failing_mail_is_rolled_back_alone_and_nothing_overtakes_it(
         assert list(s.scalars(select(MoveRecord.text))) == ["a7-a6", "a2-a3", "b7-b6"]
 
 
-def test_on_postgresql_a_batch_takes_its_boards_in_one_order():
-    from pbmserv.mail.parse import ParsedMail
-
-    def claimed(n: int, line: str) -> worker._Claimed:
-        return worker._Claimed(n, ParsedMail(commands=[line]))
-
-    batch = [
-        claimed(1, "polis move 102 bob pw a2-a3"),
-        claimed(2, "signup carol pw carol@example.org"),
-        claimed(3, "pbmserv ploy move 101 alice pw e1"),
-        claimed(4, "polis move 101 alice pw a7-a6"),
-        claimed(5, "polis move 102 carol pw b2-b3"),
-        claimed(6, "games"),
-    ]
-    order = [c.message_id for c in worker.in_lock_order(batch)]
-    assert order == [2, 6, 3, 4, 1, 5]  # no board first; then by game and board, in order
-
-
 @pytest.mark.parametrize("limit", [1, 2, 32])
 def test_batches_of_any_size_process_each_mail_once(shell, sessions, settings, clock, limit):
     ids = _queue_moves(shell, clock)

@@ -8,7 +8,6 @@ all of it or none of it, and the mail is processed again after a restart: exactl
 from __future__ import annotations
 
 import logging
-import re
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -109,8 +108,6 @@ def process_batch(
     except Exception:  # noqa: BLE001 - only a shortcut: the commands check passwords anyway
         log.exception("checking the passwords of a batch ahead failed")
     if len(prepared) > 1:
-        if sessions.kw["bind"].dialect.name == "postgresql":
-            prepared = in_lock_order(prepared)
         try:
             with sessions() as session, session.begin():
                 ids = [item.message_id for item in prepared]
@@ -192,25 +189,7 @@ def _process_in_savepoint(
     return Outcome(item.message_id, row.status, 0)
 
 
-_BOARD_LINE = re.compile(r"^(?:pbmserv\s+)?(\S+)\s+\S+\s+(\d+)\b", re.I)
 _LOCK_CONFLICTS = {"40P01", "40001", "55P03"}  # deadlock, serialization, lock not available
-
-
-def in_lock_order(prepared: list[_Claimed]) -> list[_Claimed]:
-    """The batch with the mails about boards sorted by board (each board's mails keep their
-    order), after the other mails.  On PostgreSQL a mail locks its board's row until the
-    batch commits; taking boards in one global order means two workers never deadlock."""
-    games = grammar.game_words()
-
-    def key(pair: tuple[int, _Claimed]) -> tuple[int, str, int, int]:
-        index, item = pair
-        for line in item.parsed.commands if item.parsed else []:
-            found = _BOARD_LINE.match(line)
-            if found and found.group(1).lower() in games:
-                return (1, found.group(1).lower(), int(found.group(2)), index)
-        return (0, "", 0, index)
-
-    return [item for _, item in sorted(enumerate(prepared), key=key)]
 
 
 def _lock_conflict(exc: BaseException) -> bool:
