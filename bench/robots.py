@@ -14,6 +14,10 @@ the lower bound of the 95% Wilson interval of the score (a win 1, a draw 1/2).
 * The random player picks uniformly among the legal moves; the greedy player takes a win in one
   if it has one and otherwise the move whose position the robot's own evaluation likes best
   (ties at random): the robot's knowledge without its search.
+* Robots are deterministic, so two levels would play the same game again and again from the
+  starting position: level against level, each game starts from an opening of a few random
+  plies (``OPENING``), and each opening is played once in every seat arrangement (two with two
+  players, six with three or four), so no seat's advantage leans on the score.
 * A cell plays games in rounds of ``--batch`` until its lower bound reaches the goal (shown), its
   upper bound falls below it (not shown), or ``--max-games`` is reached.  The bound is checked
   after every round (optional stopping), so a cell that only just passes deserves a rerun.
@@ -48,6 +52,8 @@ SETUPS += ["plotto:4"]
 BENCH_LEVELS = ["easy", "normal", "strong"]  # expert is a 20 s time budget: above strong
 GOALS = {"random": 0.95, "greedy": 0.75, "normal": 0.50}
 MAX_PLIES = 2000  # a safety net only: every game ends by its rules
+OPENING = {"plotto": 2}  # random plies before level meets level (Plotto games last ~12 plies)
+OPENING_PLIES = 4
 
 
 def wilson(score: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -125,14 +131,27 @@ class Task:
     index: int
 
 
+PAIRS = [(0, 1), (2, 3), (1, 2), (0, 3), (0, 2), (1, 3)]
+"""Four players, level against level: every pair of seats, each next to the other half."""
+
+
+def level_vs_level(task: Task) -> bool:
+    return task.opponent not in ("random", "greedy")
+
+
+def arrangements(players: int) -> int:
+    """How many seat arrangements :func:`robot_seats` goes through before repeating."""
+    return {2: 2, 3: 6, 4: len(PAIRS)}[players]
+
+
 def robot_seats(task: Task) -> set[int]:
     """The seats the level under test plays in game ``task.index``."""
     n, i = task.players, task.index
-    if task.opponent in GOALS and task.opponent not in ("random", "greedy"):  # level vs level
+    if level_vs_level(task):
         if n == 2:
             return {i % 2}
         if n == 4:
-            return {i % 4, (i + 2) % 4} if i % 2 else {i % 4, (i + 1) % 4}
+            return set(PAIRS[i % len(PAIRS)])
         half = 1 + (i // n) % 2  # three players: one seat and two seats in turn
         return {(i + k) % n for k in range(half)}
     return {i % n}
@@ -145,6 +164,15 @@ def play_game(task: Task) -> tuple[Task, float, int, str]:
     mine = robot_seats(task)
     ours, theirs = player(task.level), player(task.opponent)
     plies = 0
+    if level_vs_level(task):  # the same opening in every seat arrangement
+        opening = random.Random(
+            f"{task.game}:{task.players}:{task.index // arrangements(task.players)}"
+        )
+        for _ in range(OPENING.get(task.game, OPENING_PLIES)):
+            if pos.to_move is None:
+                break
+            pos.play(random_player(pos, opening))
+            plies += 1
     while pos.to_move is not None and plies < MAX_PLIES:
         seat = pos.controller(pos.to_move)
         move = (ours if seat in mine else theirs)(pos, rng)
