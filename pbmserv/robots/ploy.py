@@ -12,8 +12,13 @@ Evaluation (integers, 100 = a light probe), from one team's point of view:
 * flags: each flag beyond one is mobility (a few units per flag);
 * the side to move gets a small tempo bonus.
 
-With three or four seats (paranoid search) the opponents' material is taken as the strongest of
-them, not their sum, so the robot does not believe it must beat three armies at once.
+With four seats (paranoid search) the opponents' material is taken as the strongest of them
+plus a quarter of the others (``RIVALS``), not their sum, so the robot does not believe it must
+beat three armies at once, yet still sees weakening any of them as progress.  A paranoid search
+within a small budget sees only the next seat's answer, so commanders are judged statically:
+an enemy piece that could take a commander counts ``EXPOSED`` against its owner, and when that
+enemy's seat acts before the owner's next turn the commander is all but lost (``EN_PRISE``, most
+of an army, since the captor takes the army over).
 """
 
 from __future__ import annotations
