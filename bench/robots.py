@@ -1,7 +1,7 @@
 """Robot strength, shown with 95% Wilson lower bounds, for every game and player count.
 
-    nice .venv/bin/python bench/robots.py                   # every game, every player count
-    nice .venv/bin/python bench/robots.py ploy:4 polis:2    # some of them
+    nice -n 19 .venv/bin/python bench/robots.py                   # every game, every player count
+    nice -n 19 .venv/bin/python bench/robots.py ploy:4 polis:2    # some of them
     .venv/bin/python bench/robots.py --nps 3 --only-nps     # only the Ploy search speed
 
 The goals (issue 19): every level wins at least 95% of its games against the random player and
@@ -21,6 +21,8 @@ the lower bound of the 95% Wilson interval of the score (a win 1, a draw 1/2).
 * A cell plays games in rounds of ``--batch`` until its lower bound reaches the goal (shown), its
   upper bound falls below it (not shown), or ``--max-games`` is reached.  The bound is checked
   after every round (optional stopping), so a cell that only just passes deserves a rerun.
+* ``cpu/g`` is the CPU seconds of one game (both sides), to tell what a longer run would cost;
+  the table so far goes to standard error after every round.
 * Games run in ``--jobs`` processes; seeds are fixed and the levels are node budgets, so a rerun
   with the same arguments plays the same games (unless a level's time cap is reached).
 
@@ -157,8 +159,9 @@ def robot_seats(task: Task) -> set[int]:
     return {i % n}
 
 
-def play_game(task: Task) -> tuple[Task, float, int, str]:
-    """(task, score of the level under test, plies, how it ended)."""
+def play_game(task: Task) -> tuple[Task, float, int, str, float]:
+    """(task, score of the level under test, plies, how it ended, CPU seconds)."""
+    start = time.process_time()
     rng = random.Random(f"{task.game}:{task.players}:{task.level}:{task.opponent}:{task.index}")
     pos = get_game(task.game).new(task.players, {})
     mine = robot_seats(task)
@@ -181,8 +184,9 @@ def play_game(task: Task) -> tuple[Task, float, int, str]:
         pos.play(move)
         plies += 1
     outcome = pos.outcome()
+    seconds = time.process_time() - start
     if outcome is None:
-        return task, 0.5, plies, "unfinished"
+        return task, 0.5, plies, "unfinished", seconds
     winners = set(outcome.winners)
     if not winners:
         score = 0.5
@@ -192,7 +196,7 @@ def play_game(task: Task) -> tuple[Task, float, int, str]:
         score = 0.5  # shared with an opponent
     else:
         score = 0.0
-    return task, score, plies, outcome.reason
+    return task, score, plies, outcome.reason, seconds
 
 
 # ----------------------------------------------------------------------------- the table
@@ -236,13 +240,13 @@ class Cell:
             f"{n:>4} {wins:>4} {draws:>4} {sum(self.scores) / max(n, 1):7.1%} "
             f"{low:7.1%} {high:7.1%}  {'>' if self.opponent == 'normal' else '>='}"
             f"{self.goal:.0%} {verdict:<9} "
-            f"{self.plies / max(n, 1):5.0f}"
+            f"{self.plies / max(n, 1):5.0f} {self.seconds / max(n, 1):6.1f}"
         )
 
 
 HEADER = (
     f"{'setup':<9} {'level':<7} {'opponent':<10} {'games':>4} {'won':>4} {'drawn':>4} "
-    f"{'score':>7} {'low95':>7} {'high95':>7}  goal  verdict   plies"
+    f"{'score':>7} {'low95':>7} {'high95':>7}  goal  verdict   plies  cpu/g"
 )
 
 
@@ -274,10 +278,11 @@ def run(cells: list[Cell], jobs: int, batch: int, max_games: int) -> None:
                 for k in range(min(batch, max_games - len(c.scores)))
             ]
             by_key = {(c.game, c.players, c.level, c.opponent): c for c in open_cells}
-            for task, score, plies, reason in pool.imap_unordered(play_game, tasks):
+            for task, score, plies, reason, seconds in pool.imap_unordered(play_game, tasks):
                 cell = by_key[(task.game, task.players, task.level, task.opponent)]
                 cell.scores.append(score)
                 cell.plies += plies
+                cell.seconds += seconds
                 if score == 0.5:
                     cell.draws[reason] = cell.draws.get(reason, 0) + 1
             print(
@@ -287,6 +292,8 @@ def run(cells: list[Cell], jobs: int, batch: int, max_games: int) -> None:
                 file=sys.stderr,
                 flush=True,
             )
+            # the table so far, so that a run stopped early still tells what it found
+            print("\n".join([HEADER, *(c.row() for c in cells if c.scores)]), file=sys.stderr)
 
 
 def nodes_per_second(seconds: float) -> str:
@@ -338,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{len(cells) - len(failed)} of {len(cells)} goals shown; {time.monotonic() - start:.0f}s"
     )
-    command = ["nice", ".venv/bin/python", "bench/robots.py", *(argv or sys.argv[1:])]
+    command = ["nice", "-n", "19", ".venv/bin/python", "bench/robots.py", *(argv or sys.argv[1:])]
     print("Reproduce: " + shlex.join(command))
     return 1 if failed else 0
 
