@@ -1,7 +1,7 @@
 """Robot strength, shown with 95% Wilson lower bounds, for every game and player count.
 
-    nice .venv/bin/python bench/robots.py                   # every game, every player count
-    nice .venv/bin/python bench/robots.py ploy:4 polis:2    # some of them
+    nice -n 19 .venv/bin/python bench/robots.py                   # every game, every player count
+    nice -n 19 .venv/bin/python bench/robots.py ploy:4 polis:2    # some of them
     .venv/bin/python bench/robots.py --nps 3 --only-nps     # only the Ploy search speed
 
 The goals (issue 19): every level wins at least 95% of its games against the random player and
@@ -14,9 +14,15 @@ the lower bound of the 95% Wilson interval of the score (a win 1, a draw 1/2).
 * The random player picks uniformly among the legal moves; the greedy player takes a win in one
   if it has one and otherwise the move whose position the robot's own evaluation likes best
   (ties at random): the robot's knowledge without its search.
+* Robots are deterministic, so two levels would play the same game again and again from the
+  starting position: level against level, each game starts from an opening of a few random
+  plies (``OPENING``), and each opening is played once in every seat arrangement (two with two
+  players, six with three or four), so no seat's advantage leans on the score.
 * A cell plays games in rounds of ``--batch`` until its lower bound reaches the goal (shown), its
   upper bound falls below it (not shown), or ``--max-games`` is reached.  The bound is checked
   after every round (optional stopping), so a cell that only just passes deserves a rerun.
+* ``cpu/g`` is the CPU seconds of one game (both sides), to tell what a longer run would cost;
+  the table so far goes to standard error after every round.
 * Games run in ``--jobs`` processes; seeds are fixed and the levels are node budgets, so a rerun
   with the same arguments plays the same games (unless a level's time cap is reached).
 
@@ -48,6 +54,8 @@ SETUPS += ["plotto:4"]
 BENCH_LEVELS = ["easy", "normal", "strong"]  # expert is a 20 s time budget: above strong
 GOALS = {"random": 0.95, "greedy": 0.75, "normal": 0.50}
 MAX_PLIES = 2000  # a safety net only: every game ends by its rules
+OPENING = {"plotto": 2}  # random plies before level meets level (Plotto games last ~12 plies)
+OPENING_PLIES = 4
 
 
 def wilson(score: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -125,26 +133,49 @@ class Task:
     index: int
 
 
+PAIRS = [(0, 1), (2, 3), (1, 2), (0, 3), (0, 2), (1, 3)]
+"""Four players, level against level: every pair of seats, each next to the other half."""
+
+
+def level_vs_level(task: Task) -> bool:
+    return task.opponent not in ("random", "greedy")
+
+
+def arrangements(players: int) -> int:
+    """How many seat arrangements :func:`robot_seats` goes through before repeating."""
+    return {2: 2, 3: 6, 4: len(PAIRS)}[players]
+
+
 def robot_seats(task: Task) -> set[int]:
     """The seats the level under test plays in game ``task.index``."""
     n, i = task.players, task.index
-    if task.opponent in GOALS and task.opponent not in ("random", "greedy"):  # level vs level
+    if level_vs_level(task):
         if n == 2:
             return {i % 2}
         if n == 4:
-            return {i % 4, (i + 2) % 4} if i % 2 else {i % 4, (i + 1) % 4}
+            return set(PAIRS[i % len(PAIRS)])
         half = 1 + (i // n) % 2  # three players: one seat and two seats in turn
         return {(i + k) % n for k in range(half)}
     return {i % n}
 
 
-def play_game(task: Task) -> tuple[Task, float, int, str]:
-    """(task, score of the level under test, plies, how it ended)."""
+def play_game(task: Task) -> tuple[Task, float, int, str, float]:
+    """(task, score of the level under test, plies, how it ended, CPU seconds)."""
+    start = time.process_time()
     rng = random.Random(f"{task.game}:{task.players}:{task.level}:{task.opponent}:{task.index}")
     pos = get_game(task.game).new(task.players, {})
     mine = robot_seats(task)
     ours, theirs = player(task.level), player(task.opponent)
     plies = 0
+    if level_vs_level(task):  # the same opening in every seat arrangement
+        opening = random.Random(
+            f"{task.game}:{task.players}:{task.index // arrangements(task.players)}"
+        )
+        for _ in range(OPENING.get(task.game, OPENING_PLIES)):
+            if pos.to_move is None:
+                break
+            pos.play(random_player(pos, opening))
+            plies += 1
     while pos.to_move is not None and plies < MAX_PLIES:
         seat = pos.controller(pos.to_move)
         move = (ours if seat in mine else theirs)(pos, rng)
@@ -153,8 +184,9 @@ def play_game(task: Task) -> tuple[Task, float, int, str]:
         pos.play(move)
         plies += 1
     outcome = pos.outcome()
+    seconds = time.process_time() - start
     if outcome is None:
-        return task, 0.5, plies, "unfinished"
+        return task, 0.5, plies, "unfinished", seconds
     winners = set(outcome.winners)
     if not winners:
         score = 0.5
@@ -164,7 +196,7 @@ def play_game(task: Task) -> tuple[Task, float, int, str]:
         score = 0.5  # shared with an opponent
     else:
         score = 0.0
-    return task, score, plies, outcome.reason
+    return task, score, plies, outcome.reason, seconds
 
 
 # ----------------------------------------------------------------------------- the table
@@ -208,13 +240,13 @@ class Cell:
             f"{n:>4} {wins:>4} {draws:>4} {sum(self.scores) / max(n, 1):7.1%} "
             f"{low:7.1%} {high:7.1%}  {'>' if self.opponent == 'normal' else '>='}"
             f"{self.goal:.0%} {verdict:<9} "
-            f"{self.plies / max(n, 1):5.0f}"
+            f"{self.plies / max(n, 1):5.0f} {self.seconds / max(n, 1):6.1f}"
         )
 
 
 HEADER = (
     f"{'setup':<9} {'level':<7} {'opponent':<10} {'games':>4} {'won':>4} {'drawn':>4} "
-    f"{'score':>7} {'low95':>7} {'high95':>7}  goal  verdict   plies"
+    f"{'score':>7} {'low95':>7} {'high95':>7}  goal  verdict   plies  cpu/g"
 )
 
 
@@ -246,10 +278,11 @@ def run(cells: list[Cell], jobs: int, batch: int, max_games: int) -> None:
                 for k in range(min(batch, max_games - len(c.scores)))
             ]
             by_key = {(c.game, c.players, c.level, c.opponent): c for c in open_cells}
-            for task, score, plies, reason in pool.imap_unordered(play_game, tasks):
+            for task, score, plies, reason, seconds in pool.imap_unordered(play_game, tasks):
                 cell = by_key[(task.game, task.players, task.level, task.opponent)]
                 cell.scores.append(score)
                 cell.plies += plies
+                cell.seconds += seconds
                 if score == 0.5:
                     cell.draws[reason] = cell.draws.get(reason, 0) + 1
             print(
@@ -259,6 +292,8 @@ def run(cells: list[Cell], jobs: int, batch: int, max_games: int) -> None:
                 file=sys.stderr,
                 flush=True,
             )
+            # the table so far, so that a run stopped early still tells what it found
+            print("\n".join([HEADER, *(c.row() for c in cells if c.scores)]), file=sys.stderr)
 
 
 def nodes_per_second(seconds: float) -> str:
@@ -310,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{len(cells) - len(failed)} of {len(cells)} goals shown; {time.monotonic() - start:.0f}s"
     )
-    command = ["nice", ".venv/bin/python", "bench/robots.py", *(argv or sys.argv[1:])]
+    command = ["nice", "-n", "19", ".venv/bin/python", "bench/robots.py", *(argv or sys.argv[1:])]
     print("Reproduce: " + shlex.join(command))
     return 1 if failed else 0
 

@@ -265,3 +265,46 @@ def test_levels_and_adapters():
             budget_of(bad)
     assert type(adapter_for("nim")).__name__ == "Adapter"
     assert type(adapter_for("ploy")).__name__ == "PloyAdapter"
+
+
+def ploy_four_commander_en_prise() -> Position:
+    # four players, green to move: blue's lance on a3 aims at green's commander on a1, and red's
+    # heavy lance on e4 hangs to green's lance on e2; blue moves after red and yellow, beyond an
+    # easy robot's horizon, so only the evaluation can tell green that taking the lance loses
+    return PloyPosition.setup(
+        4,
+        pieces={
+            "a1": ("green", "commander", "N E S W"),
+            "e2": ("green", "medium lance", "N E W"),
+            "h1": ("green", "shield", "N"),
+            "i9": ("red", "commander", "N E S W"),
+            "e4": ("red", "heavy lance", "S E W"),
+            "h9": ("red", "shield", "S"),
+            "i5": ("yellow", "commander", "N E S W"),
+            "i4": ("yellow", "shield", "S"),
+            "a9": ("blue", "commander", "N E S W"),
+            "a3": ("blue", "medium lance", "S E W"),
+            "b9": ("blue", "shield", "S"),
+        },
+        turn=0,
+    )
+
+
+def commander_attacked_by(pos: PloyPosition, seat: int) -> bool:
+    """Whether ``seat``, were it to move in ``pos``, could take green's commander."""
+    trial = pos.copy()
+    trial.turn = seat
+    square = next(sq for sq, p in enumerate(trial.board) if p and p >> 8 & 15 == 0 and not p >> 12)
+    return any(m >> 7 & 127 == square and m & 127 != square for m in trial.move_list())
+
+
+@pytest.mark.parametrize("level", ["easy", "normal"])
+def test_four_player_ploy_robot_saves_its_commander_from_a_later_seat(level):
+    pos = ploy_four_commander_en_prise()
+    assert isinstance(pos, PloyPosition)
+    assert commander_attacked_by(pos, 3)
+    grab = next(m for m in moves(pos) if pos.format_move(m) == "e2xe4")
+    assert commander_attacked_by(after(pos, grab), 3)  # grabbing leaves the commander hanging
+    result = choose_move(pos, LEVELS[level])
+    assert result.move != grab
+    assert not commander_attacked_by(after(pos, result.move), 3), pos.format_move(result.move)

@@ -21,7 +21,7 @@ from pbmserv.games.base import SWAP, Position
 from pbmserv.robots.search import Adapter, Budget, SearchResult, search
 
 LEVELS: dict[str, Budget] = {
-    "easy": Budget(nodes=300, depth=2, seconds=2.0),
+    "easy": Budget(nodes=800, depth=2, seconds=2.0),
     "normal": Budget(nodes=5_000, seconds=5.0),
     "strong": Budget(nodes=40_000, seconds=15.0),
     "expert": Budget(seconds=20.0),

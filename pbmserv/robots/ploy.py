@@ -12,17 +12,22 @@ Evaluation (integers, 100 = a light probe), from one team's point of view:
 * flags: each flag beyond one is mobility (a few units per flag);
 * the side to move gets a small tempo bonus.
 
-With three or four seats (paranoid search) the opponents' material is taken as the strongest of
-them, not their sum, so the robot does not believe it must beat three armies at once.
+With four seats (paranoid search) the opponents' material is taken as the strongest of them
+plus a quarter of the others (``RIVALS``), not their sum, so the robot does not believe it must
+beat three armies at once, yet still sees weakening any of them as progress.  A paranoid search
+within a small budget sees only the next seat's answer, so commanders are judged statically:
+an enemy piece that could take a commander counts ``EXPOSED`` against its owner, and when that
+enemy's seat acts before the owner's next turn the commander is all but lost (``EN_PRISE``, most
+of an army, since the captor takes the army over).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pbmserv.games.base import PASS, Move
-from pbmserv.games.ploy import ROT, SHIELD, PloyPosition
+from pbmserv.games.ploy import OUT, ROT, SHIELD, PloyPosition
 from pbmserv.games.ploy.tables import RANGES, RAYS
 from pbmserv.robots.search import Adapter
 
@@ -32,7 +37,9 @@ CENTRE = [8 - (abs(sq % 9 - 4) + abs(sq // 9 - 4)) for sq in range(81)]  # 0 (co
 POPCOUNT = [bin(m).count("1") for m in range(256)]
 SCARCITY = 150  # per piece under three, under the strict elimination rule
 TEMPO = 15
-EXPOSED = 250  # per enemy piece that could take a commander next (four players)
+RIVALS = 4  # with more than two seats: the weaker opponents' sum counts 1/RIVALS
+EXPOSED = 250  # per enemy piece that could take the mover's commander next (four players)
+EN_PRISE = 3500  # a commander that an enemy seat acting before its owner's next turn could take
 
 
 def _piece_value(sq: int, p: int) -> int:
@@ -43,13 +50,14 @@ VALUE = [[_piece_value(sq, p) if p & 255 else 0 for p in range(2048)] for sq in 
 """``VALUE[sq][p & 0x7FF]``: what a piece (kind and flags, any army) is worth on ``sq``."""
 
 
-def _exposed(board: list[int], team_of: list[Any]) -> dict[Any, int]:
-    """Per team: how many enemy pieces could capture one of its commanders by one motion.
+def _exposed(board: list[int], ctrl: list[int], team_of: list[Any]) -> dict[Any, list[int]]:
+    """Per team: the seats of the enemy pieces that could capture one of its commanders by one
+    motion (one entry per such piece).
 
     With four players the search sees only the next seat's answer within its horizon, so the
     danger from the seats after it is judged statically here.
     """
-    out: dict[Any, int] = {}
+    out: dict[Any, list[int]] = {}
     for sq, p in enumerate(board):
         if not p or p & 0xF00:  # commanders only (kind 0)
             continue
@@ -60,10 +68,28 @@ def _exposed(board: list[int], team_of: list[Any]) -> dict[Any, int]:
                 q = board[t]
                 if q:
                     if team_of[q >> 12] != own and q & back and dist <= RANGES[q >> 8 & 15]:
-                        out[own] = out.get(own, 0) + 1
+                        out.setdefault(own, []).append(ctrl[q >> 12])
                     break
                 if dist >= 3:
                     break
+    return out
+
+
+def _turns_before(pos: PloyPosition, team_of_seat: Callable[[int], Any]) -> dict[Any, set[int]]:
+    """Per team: the seats that act from now until that team's next turn (the mover's team: none)."""
+    n = pos.num_seats
+    to_move = pos.to_move
+    out: dict[Any, set[int]] = {}
+    if to_move is None:
+        return out
+    acted: set[int] = set()
+    for k in range(n):
+        seat = (to_move + k) % n
+        if pos.status[seat] == OUT:
+            continue
+        actor = pos.controller(seat)
+        out.setdefault(team_of_seat(actor), set(acted))
+        acted.add(actor)
     return out
 
 
@@ -148,12 +174,20 @@ class PloyAdapter(Adapter[PloyPosition]):
                 if n < 3:
                     per_team[t] -= SCARCITY * (3 - n)
         team_of = [seat % 2 if partnership else seat for seat in ctrl]
-        for t, n in _exposed(pos.board, team_of).items():
-            per_team[t] = per_team.get(t, 0) - EXPOSED * n
+        mover = None if to_move is None else self.team(pos, pos.controller(to_move))
+        before = _turns_before(pos, lambda seat: self.team(pos, seat))
+        for t, attackers in _exposed(pos.board, ctrl, team_of).items():
+            # an attacker whose seat acts before the owner's next turn all but takes the commander
+            early = before.get(t, set())
+            lost = any(a in early for a in attackers)
+            loss = EXPOSED * (len(attackers) - lost) + (EN_PRISE if lost else 0)
+            per_team[t] = per_team.get(t, 0) - loss
         mine = per_team.pop(team, 0)
-        others = max(per_team.values(), default=0)
-        if to_move is not None:
-            mover = self.team(pos, pos.controller(to_move))
+        rest = per_team.values()
+        # the strongest opponent, and a little of the others: weakening any of them is progress
+        strongest = max(rest, default=0)
+        others = strongest + (sum(rest) - strongest) // RIVALS
+        if mover is not None:
             tempo = TEMPO if mover == team else -TEMPO
         return mine - others + tempo
 
