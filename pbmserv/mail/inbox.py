@@ -59,15 +59,7 @@ def store(
     with sessions() as session:
         try:
             with session.begin():
-                row = Inbox(
-                    dedup_key=key,
-                    raw=raw,
-                    mail_from=mail_from or "",
-                    rcpt_to="\n".join(rcpt_tos),
-                    received=now,
-                    status=InboxStatus.new,
-                    attempts=0,
-                )
+                row = _new_row(key, Delivery(raw, mail_from, rcpt_tos, now))
                 session.add(row)
                 session.flush()
                 return Stored(row.id, True)
@@ -89,6 +81,18 @@ class Delivery:
     received: datetime
 
 
+def _new_row(key: str, delivery: Delivery) -> Inbox:
+    return Inbox(
+        dedup_key=key,
+        raw=delivery.raw,
+        mail_from=delivery.mail_from or "",
+        rcpt_to="\n".join(delivery.rcpt_tos),
+        received=delivery.received,
+        status=InboxStatus.new,
+        attempts=0,
+    )
+
+
 def store_many(sessions: sessionmaker[Session], deliveries: list[Delivery]) -> list[Stored]:
     """Write several mails durably in one transaction (one fsync); repeated ones are not stored
     twice, within the group or with what is stored already.  Raises when the group could not
@@ -104,15 +108,7 @@ def store_many(sessions: sessionmaker[Session], deliveries: list[Delivery]) -> l
         for key, delivery in zip(keys, deliveries, strict=True):
             if key in known or key in new_rows:
                 continue
-            new_rows[key] = Inbox(
-                dedup_key=key,
-                raw=delivery.raw,
-                mail_from=delivery.mail_from or "",
-                rcpt_to="\n".join(delivery.rcpt_tos),
-                received=delivery.received,
-                status=InboxStatus.new,
-                attempts=0,
-            )
+            new_rows[key] = _new_row(key, delivery)
         session.add_all(new_rows.values())
         session.flush()
     stored: list[Stored] = []
