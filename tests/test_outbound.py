@@ -8,9 +8,10 @@ from datetime import timedelta
 
 import pytest
 from aiosmtpd.controller import Controller
-from sqlalchemy import select
+from sqlalchemy import event, select
 
-from pbmserv.mail.sender import deliver_pending, make_sink
+from pbmserv.mail.deliver import TemporaryFailure
+from pbmserv.mail.sender import RECORD_EVERY, deliver_pending, make_sink
 from pbmserv.store.models import Outbox, OutboxStatus
 
 
@@ -79,3 +80,47 @@ def test_temporary_failure_backs_off_then_permanent_is_recorded(shell, settings,
     deliver_pending(shell.sessions, settings, make_sink(settings), later + timedelta(minutes=1))
     row = rows(shell)[0]
     assert row.status is OutboxStatus.failed and "550" in row.last_error
+
+
+class PickySink:
+    """Refuses, for a while, the mails to one address; takes every other."""
+
+    def __init__(self, refused: str) -> None:
+        self.refused = refused
+        self.taken: list[str] = []
+
+    def send(self, message) -> str:
+        if message["To"] == self.refused:
+            raise TemporaryFailure("451 mailbox busy")
+        self.taken.append(str(message["To"]))
+        return str(message["Message-ID"])
+
+
+def test_a_group_records_each_mail_as_it_went_in_one_write(shell, settings, clock):
+    """Mails are handed over in groups and their results written together: a mail that fails
+    waits for its retry alone, the others of its group are sent, each once."""
+    shell.signup("alice", "bob", "carol", "dave")
+    for line in ("nim challenge alice bob", "nim challenge carol dave", "nim challenge bob dave"):
+        shell.ok(line)
+    total = len(rows(shell))
+    assert total > 3
+    sink = PickySink("bob@example.org")
+    commits: list[object] = []
+    engine = shell.sessions.kw["bind"]
+    spy = commits.append
+    event.listen(engine, "commit", spy)
+    try:
+        sent = deliver_pending(shell.sessions, settings, sink, clock.now)
+    finally:
+        event.remove(engine, "commit", spy)
+    refused = [r for r in rows(shell) if r.recipient == "bob@example.org"]
+    assert refused and sent == total - len(refused) == len(sink.taken)
+    for row in rows(shell):
+        if row.recipient == "bob@example.org":
+            assert row.status is OutboxStatus.pending and "451" in row.last_error
+        else:
+            assert row.status is OutboxStatus.sent and row.message_id
+    groups = -(-total // RECORD_EVERY)
+    assert len(commits) == 2 + groups  # the claim, one write per group, the empty last claim
+    assert deliver_pending(shell.sessions, settings, sink, clock.now) == 0  # none sent twice
+    assert len(sink.taken) == total - len(refused)

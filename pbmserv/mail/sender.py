@@ -1,15 +1,16 @@
-"""The sender: delivers the outbox to the relay or the local Maildir, each mail exactly once.
+"""The sender: delivers the outbox to the relay or the local Maildir, every mail at least once.
 
 A mail is first marked ``sending`` in its own transaction (a lease: ``claimed_at`` and
-``claimed_by``), then handed over, then marked ``sent``.  A mail left ``sending`` by a process
-that died is sent again once the lease (``outbox_lease_minutes``) is over: a crash may send a
-mail twice, never lose it.  Temporary failures are retried with backoff; permanent ones are
+``claimed_by``), then handed over, then marked ``sent`` (a few at a time: one transaction for
+:data:`RECORD_EVERY` mails).  A mail left ``sending`` by a process that died is sent again once
+the lease (``outbox_lease_minutes``) is over: a crash may send a mail twice, never lose it.  Temporary failures are retried with backoff; permanent ones are
 recorded.  The operator lists, shows and retries outgoing mail with ``pbmserv mail outbox``.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import or_, select
@@ -88,29 +89,65 @@ def deliver_pending(
         ids = _claim(sessions, settings, now)
         if not ids:
             return sent
-        for mail_id in ids:
-            sent += _deliver_one(sessions, settings, sink, mail_id, now)
+        for start in range(0, len(ids), RECORD_EVERY):
+            sent += _deliver_group(sessions, settings, sink, ids[start : start + RECORD_EVERY], now)
 
 
-def _deliver_one(
+RECORD_EVERY = 10
+"""Results are recorded for this many mails at a time: one read and one write transaction (one
+fsync, one turn of SQLite's write lock) per group instead of per mail, while a crash between
+handing over and recording resends at most this many mails."""
+
+
+@dataclass
+class _Result:
+    mail_id: int
+    message_id: str
+    error: str | None = None
+    permanent: bool = False
+
+
+def _deliver_group(
     sessions: sessionmaker[Session],
     settings: Settings,
     sink: MaildirSink | SmtpRelay,
-    mail_id: int,
+    ids: list[int],
     now: datetime,
 ) -> int:
+    """Hand over the claimed mails ``ids``, then record every result in one transaction."""
     with sessions() as session:
-        row = session.get(Outbox, mail_id)
-        assert row is not None
-        outgoing = OutgoingMail(
-            to=row.recipient,
-            subject=row.subject,
-            body=row.body,
-            in_reply_to=row.in_reply_to,
-            references=(row.references or "").split(),
-            attachments=attachments_for(session, row.subject),
-        )
-        message_id = row.message_id
+        rows = session.scalars(select(Outbox).where(Outbox.id.in_(ids)).order_by(Outbox.id))
+        ready = [
+            (
+                row.id,
+                row.message_id,
+                OutgoingMail(
+                    to=row.recipient,
+                    subject=row.subject,
+                    body=row.body,
+                    in_reply_to=row.in_reply_to,
+                    references=(row.references or "").split(),
+                    attachments=attachments_for(session, row.subject),
+                ),
+            )
+            for row in rows
+        ]
+    results = [_hand_over(settings, sink, *item, now) for item in ready]
+    with sessions() as session, session.begin():
+        stored = {row.id: row for row in session.scalars(select(Outbox).where(Outbox.id.in_(ids)))}
+        for result in results:
+            _record(stored[result.mail_id], result, now)
+    return sum(result.error is None for result in results)
+
+
+def _hand_over(
+    settings: Settings,
+    sink: MaildirSink | SmtpRelay,
+    mail_id: int,
+    message_id: str | None,
+    outgoing: OutgoingMail,
+    now: datetime,
+) -> _Result:
     message = build_message(
         outgoing,
         from_addr=settings.server_address,
@@ -121,29 +158,28 @@ def _deliver_one(
     if message_id:  # an operator's retry keeps the Message-ID, so receivers can tell
         del message["Message-ID"]
         message["Message-ID"] = message_id
-    error: str | None = None
-    permanent = False
+    result = _Result(mail_id, str(message["Message-ID"]))
     try:
         sink.send(message)
     except TemporaryFailure as exc:
-        error = str(exc)
+        result.error = str(exc)
     except PermanentFailure as exc:
-        error, permanent = str(exc), True
-    with sessions() as session, session.begin():
-        row = session.get(Outbox, mail_id)
-        assert row is not None
-        row.message_id = message["Message-ID"]
-        row.claimed_at = row.claimed_by = None
-        if error is None:
-            row.status = OutboxStatus.sent
-            row.sent_at = now
-            return 1
-        row.last_error = error[-2000:]
-        retry_at = None if permanent else next_attempt(row.attempts, now)
-        if retry_at is None:
-            row.status = OutboxStatus.failed
-            log.warning("mail %s to %s failed for good: %s", mail_id, row.recipient, error)
-        else:
-            row.status = OutboxStatus.pending
-            row.next_attempt = retry_at
-        return 0
+        result.error, result.permanent = str(exc), True
+    return result
+
+
+def _record(row: Outbox, result: _Result, now: datetime) -> None:
+    row.message_id = result.message_id
+    row.claimed_at = row.claimed_by = None
+    if result.error is None:
+        row.status = OutboxStatus.sent
+        row.sent_at = now
+        return
+    row.last_error = result.error[-2000:]
+    retry_at = None if result.permanent else next_attempt(row.attempts, now)
+    if retry_at is None:
+        row.status = OutboxStatus.failed
+        log.warning("mail %s to %s failed for good: %s", row.id, row.recipient, result.error)
+    else:
+        row.status = OutboxStatus.pending
+        row.next_attempt = retry_at
