@@ -177,3 +177,62 @@ def test_backoff_schedule() -> None:
 
 def test_backoff_never_shrinks() -> None:
     assert list(RETRY_MINUTES) == sorted(RETRY_MINUTES)
+
+
+class Counting(Sink):
+    """A relay that counts its connections (each one says EHLO once)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.connections = 0
+
+    async def handle_EHLO(self, server, session, envelope, hostname, responses):
+        self.connections += 1
+        session.host_name = hostname
+        return responses
+
+
+def test_a_group_of_mails_shares_one_connection() -> None:
+    counting = Counting()
+    for relay in run(counting):
+        with relay:
+            for to in ("a@example.org", "b@example.org", "c@example.org"):
+                relay.send(message(to))
+        relay.send(message("d@example.org"))  # outside a group: a connection of its own
+    assert [rcpts for _, rcpts, _ in counting.got] == [
+        ["a@example.org"],
+        ["b@example.org"],
+        ["c@example.org"],
+        ["d@example.org"],
+    ]
+    assert counting.connections == 2
+
+
+def test_a_kept_connection_the_relay_dropped_is_opened_again() -> None:
+    counting = Counting()
+    for relay in run(counting):
+        with relay:
+            relay.send(message("a@example.org"))
+            assert relay._smtp is not None
+            relay._smtp.sock.shutdown(socket.SHUT_RDWR)  # as if the relay had hung up
+            relay.send(message("b@example.org"))
+    assert [rcpts for _, rcpts, _ in counting.got] == [["a@example.org"], ["b@example.org"]]
+    assert counting.connections == 2
+
+
+def test_a_refused_mail_in_a_group_leaves_the_others_alone() -> None:
+    class RefusesBob(Counting):
+        async def handle_RCPT(self, server, session, envelope, address, options):
+            if address.startswith("bob@"):
+                return "550 5.1.1 no such user"
+            envelope.rcpt_tos.append(address)
+            return "250 OK"
+
+    relay_handler = RefusesBob()
+    for relay in run(relay_handler):
+        with relay:
+            relay.send(message("a@example.org"))
+            with pytest.raises(PermanentFailure, match="bob@example.org"):
+                relay.send(message("bob@example.org"))
+            relay.send(message("c@example.org"))
+    assert [rcpts for _, rcpts, _ in relay_handler.got] == [["a@example.org"], ["c@example.org"]]

@@ -89,6 +89,12 @@ class PickySink:
         self.refused = refused
         self.taken: list[str] = []
 
+    def __enter__(self) -> PickySink:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
     def send(self, message) -> str:
         if message["To"] == self.refused:
             raise TemporaryFailure("451 mailbox busy")

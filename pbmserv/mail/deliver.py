@@ -63,9 +63,16 @@ class MaildirSink:
 
     deliver = send
 
+    def __enter__(self) -> MaildirSink:  # as SmtpRelay's; a Maildir keeps no connection
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
 
 class SmtpRelay:
-    """Hands mail to an SMTP relay with smtplib, one connection per mail."""
+    """Hands mail to an SMTP relay with smtplib: one connection per mail, or per group of mails
+    inside ``with relay:``."""
 
     def __init__(
         self,
@@ -87,20 +94,22 @@ class SmtpRelay:
         self.timeout = timeout
         self.envelope_from = envelope_from
         self.local_hostname = local_hostname
+        self._smtp: smtplib.SMTP | None = None  # the kept connection, inside ``with``
+        self._keep = False
+
+    def __enter__(self) -> SmtpRelay:
+        """Keep one connection for every mail sent until ``__exit__`` (the sender's group)."""
+        self._keep = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._keep = False
+        self._close()
 
     def send(self, message: EmailMessage) -> str:
         """Send ``message`` to its To/Cc recipients; returns its Message-ID."""
         try:
-            with smtplib.SMTP(
-                self.host, self.port, timeout=self.timeout, local_hostname=self.local_hostname
-            ) as smtp:
-                smtp.ehlo_or_helo_if_needed()
-                if self.starttls:
-                    smtp.starttls(context=ssl.create_default_context())
-                    smtp.ehlo()
-                if self.username:
-                    smtp.login(self.username, self.password or "")
-                refused = smtp.send_message(message, from_addr=self.envelope_from)
+            refused = self._transmit(message)
         except smtplib.SMTPRecipientsRefused as exc:
             codes = [code for code, _ in exc.recipients.values()]
             text = "; ".join(
@@ -119,12 +128,61 @@ class SmtpRelay:
             raise TemporaryFailure(text) from exc
         except (TimeoutError, smtplib.SMTPException, OSError, ssl.SSLError) as exc:
             raise TemporaryFailure(f"relay {self.host}:{self.port}: {exc!r}") from exc
+        finally:
+            if not self._keep:
+                self._close()
         if refused:  # some recipients accepted, some not: the refused ones will not change
             text = "; ".join(f"{r}: {c} {_text(m)}" for r, (c, m) in refused.items())
             raise PermanentFailure(f"recipient refused: {text}")
         return str(message.get("Message-ID", ""))
 
     deliver = send
+
+    def _transmit(self, message: EmailMessage) -> dict[str, tuple[int, bytes]]:
+        """One mail over the kept connection (or a new one); a kept connection that the relay
+        has dropped meanwhile is opened again once.  Any failure drops the connection."""
+        reused = self._smtp is not None
+        try:
+            try:
+                return self._open().send_message(message, from_addr=self.envelope_from)
+            except smtplib.SMTPServerDisconnected:
+                if not reused:
+                    raise
+                self._close(polite=False)
+                return self._open().send_message(message, from_addr=self.envelope_from)
+        except BaseException:
+            self._close(polite=False)
+            raise
+
+    def _open(self) -> smtplib.SMTP:
+        if self._smtp is None:
+            smtp = smtplib.SMTP(
+                self.host, self.port, timeout=self.timeout, local_hostname=self.local_hostname
+            )
+            try:
+                smtp.ehlo_or_helo_if_needed()
+                if self.starttls:
+                    smtp.starttls(context=ssl.create_default_context())
+                    smtp.ehlo()
+                if self.username:
+                    smtp.login(self.username, self.password or "")
+            except BaseException:
+                smtp.close()
+                raise
+            self._smtp = smtp
+        return self._smtp
+
+    def _close(self, *, polite: bool = True) -> None:
+        smtp, self._smtp = self._smtp, None
+        if smtp is None:
+            return
+        try:
+            if polite:
+                smtp.quit()
+        except (smtplib.SMTPException, OSError):
+            pass
+        finally:
+            smtp.close()
 
 
 def _text(value: bytes | str) -> str:

@@ -132,7 +132,8 @@ def _deliver_group(
             )
             for row in rows
         ]
-    results = [_hand_over(settings, sink, *item, now) for item in ready]
+    with sink:  # one relay connection for the group
+        results = [_hand_over(settings, sink, *item, now) for item in ready]
     with sessions() as session, session.begin():
         stored = {row.id: row for row in session.scalars(select(Outbox).where(Outbox.id.in_(ids)))}
         for result in results:
