@@ -130,3 +130,24 @@ def test_a_group_records_each_mail_as_it_went_in_one_write(shell, settings, cloc
     assert len(commits) == 2 + groups  # the claim, one write per group, the empty last claim
     assert deliver_pending(shell.sessions, settings, sink, clock.now) == 0  # none sent twice
     assert len(sink.taken) == total - len(refused)
+
+
+def test_what_went_out_before_a_broken_mail_is_recorded(shell, settings, clock):
+    """A sink that breaks in the middle of a group (a bug, not a delivery failure): the mails
+    handed over before it are marked sent, so that they are not sent again."""
+
+    class BreaksOnThird(PickySink):
+        def send(self, message) -> str:
+            if len(self.taken) == 2:
+                raise RuntimeError("a bug")
+            return super().send(message)
+
+    shell.signup("alice", "bob", "carol", "dave")
+    shell.ok("nim challenge alice bob")
+    shell.ok("nim challenge carol dave")
+    sink = BreaksOnThird("nobody@example.org")
+    with pytest.raises(RuntimeError):
+        deliver_pending(shell.sessions, settings, sink, clock.now)
+    statuses = [r.status for r in rows(shell)]
+    assert statuses[:2] == [OutboxStatus.sent, OutboxStatus.sent]
+    assert set(statuses[2:]) == {OutboxStatus.sending}  # the lease sends them later

@@ -3,8 +3,9 @@
 A mail is first marked ``sending`` in its own transaction (a lease: ``claimed_at`` and
 ``claimed_by``), then handed over, then marked ``sent`` (a few at a time: one transaction for
 :data:`RECORD_EVERY` mails).  A mail left ``sending`` by a process that died is sent again once
-the lease (``outbox_lease_minutes``) is over: a crash may send a mail twice, never lose it.  Temporary failures are retried with backoff; permanent ones are
-recorded.  The operator lists, shows and retries outgoing mail with ``pbmserv mail outbox``.
+the lease (``outbox_lease_minutes``) is over: a crash may send a mail twice, never lose it.
+Temporary failures are retried with backoff; permanent ones are recorded.  The operator lists,
+shows and retries outgoing mail with ``pbmserv mail outbox``.
 """
 
 from __future__ import annotations
@@ -132,12 +133,17 @@ def _deliver_group(
             )
             for row in rows
         ]
-    with sink:  # one relay connection for the group
-        results = [_hand_over(settings, sink, *item, now) for item in ready]
-    with sessions() as session, session.begin():
-        stored = {row.id: row for row in session.scalars(select(Outbox).where(Outbox.id.in_(ids)))}
-        for result in results:
-            _record(stored[result.mail_id], result, now)
+    results: list[_Result] = []
+    try:
+        with sink:  # one relay connection for the group
+            for item in ready:
+                results.append(_hand_over(settings, sink, *item, now))
+    finally:  # what went out is recorded, even when a later mail of the group broke the loop
+        with sessions() as session, session.begin():
+            query = select(Outbox).where(Outbox.id.in_(ids))
+            stored = {row.id: row for row in session.scalars(query)}
+            for result in results:
+                _record(stored[result.mail_id], result, now)
     return sum(result.error is None for result in results)
 
 
