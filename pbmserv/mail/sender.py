@@ -28,6 +28,7 @@ from pbmserv.mail.deliver import (
     next_attempt,
 )
 from pbmserv.mail.inbox import worker_id
+from pbmserv.store.db import readonly_sessions
 from pbmserv.store.models import Outbox, OutboxStatus
 
 log = logging.getLogger("pbmserv.mail.sender")
@@ -115,8 +116,11 @@ def _deliver_group(
     ids: list[int],
     now: datetime,
 ) -> int:
-    """Hand over the claimed mails ``ids``, then record every result in one transaction."""
-    with sessions() as session:
+    """Hand over the claimed mails ``ids``, then record every result in one transaction.
+
+    The mails are read in a read-only session: on SQLite it takes no write lock, so that the
+    worker's next batch does not wait on the sender's reading."""
+    with readonly_sessions(settings.url)() as session:
         rows = session.scalars(select(Outbox).where(Outbox.id.in_(ids)).order_by(Outbox.id))
         ready = [
             (
