@@ -20,7 +20,9 @@ the lower bound of the 95% Wilson interval of the score (a win 1, a draw 1/2).
   players, six with three or four), so no seat's advantage leans on the score.
 * A cell plays games in rounds of ``--batch`` until its lower bound reaches the goal (shown), its
   upper bound falls below it (not shown), or ``--max-games`` is reached.  The bound is checked
-  after every round (optional stopping), so a cell that only just passes deserves a rerun.
+  after every round (optional stopping), so a cell that only just passes deserves a rerun with
+  ``--fixed``: exactly ``--max-games`` games, judged once at the end (a plain rerun replays
+  the same games).
 * ``cpu/g`` is the CPU seconds of one game (both sides), to tell what a longer run would cost;
   the table so far goes to standard error after every round.
 * Games run in ``--jobs`` processes; seeds are fixed and the levels are node budgets, so a rerun
@@ -225,9 +227,10 @@ class Cell:
         low = self.bounds()[0]
         return low > self.goal if self.opponent == "normal" else low >= self.goal
 
-    def settled(self, max_games: int) -> bool:
-        high = self.bounds()[1]
-        return self.passed() or high < self.goal or len(self.scores) >= max_games
+    def settled(self, max_games: int, fixed: bool = False) -> bool:
+        if fixed or len(self.scores) >= max_games:
+            return len(self.scores) >= max_games
+        return self.passed() or self.bounds()[1] < self.goal
 
     def row(self) -> str:
         n = len(self.scores)
@@ -265,11 +268,11 @@ def cells_for(setups: list[str], levels: list[str], opponents: list[str]) -> lis
     return cells
 
 
-def run(cells: list[Cell], jobs: int, batch: int, max_games: int) -> None:
+def run(cells: list[Cell], jobs: int, batch: int, max_games: int, fixed: bool) -> None:
     start = time.monotonic()
     with multiprocessing.Pool(jobs) as pool:
         while True:
-            open_cells = [c for c in cells if not c.settled(max_games)]
+            open_cells = [c for c in cells if not c.settled(max_games, fixed)]
             if not open_cells:
                 break
             tasks = [
@@ -287,7 +290,7 @@ def run(cells: list[Cell], jobs: int, batch: int, max_games: int) -> None:
                     cell.draws[reason] = cell.draws.get(reason, 0) + 1
             print(
                 f"  ... {sum(len(c.scores) for c in cells)} games, "
-                f"{len([c for c in cells if not c.settled(max_games)])} cells open, "
+                f"{len([c for c in cells if not c.settled(max_games, fixed)])} cells open, "
                 f"{time.monotonic() - start:.0f}s",
                 file=sys.stderr,
                 flush=True,
@@ -314,6 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="processes playing games")
     parser.add_argument("--batch", type=int, default=20, help="games per cell and round")
     parser.add_argument("--max-games", type=int, default=200)
+    parser.add_argument("--fixed", action="store_true", help="play --max-games, stop no earlier")
     parser.add_argument("--nps", type=float, default=0.0, help="seconds of the speed test")
     parser.add_argument("--only-nps", action="store_true")
     args = parser.parse_args(argv)
@@ -326,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         budget_of(name)
     cells = cells_for(args.setups, levels, args.opponents.split(","))
     start = time.monotonic()
-    run(cells, args.jobs, args.batch, args.max_games)
+    run(cells, args.jobs, args.batch, args.max_games, args.fixed)
     budgets = ", ".join(f"{name} {LEVELS[name]}" for name in levels if name in LEVELS)
     print(f"Levels: {budgets}")
     print(HEADER)

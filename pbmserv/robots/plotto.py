@@ -12,9 +12,16 @@ Evaluation (integers), from one seat's point of view:
   (``DOUBLE``);
 * otherwise every threat counts ``THREAT`` for its owner.
 
-The threat test is written here (not taken from the engine's internals): from the cell, walk
-both ways along each of the three axes and see whether a run of four or more pieces would have
-the seat's number(s) at both ends.
+The threat test is the engine's public :func:`~pbmserv.games.plotto.line_seats`: from the cell,
+walk both ways along each of the three axes and see whether a run of four or more pieces would
+have the seat's number(s) at both ends.
+
+With three or four players the search is max-n (an opponent may complete another's line, which
+a paranoid search would count as a coalition win), and each seat is scored on its own
+(:meth:`PlottoAdapter.evaluate_seats`).  A seat's threats are blocked one cell per placement by
+the seats that move before it, so they are all but a win (``DOUBLE``) when its threat cells
+outnumber those seats, or when one of them cannot be blocked at all: every number allowed
+there completes its line (a gap: ``1 2 _ 1``).
 """
 
 from __future__ import annotations
@@ -50,8 +57,38 @@ def threats(pos: PlottoPosition) -> list[int]:
     return out
 
 
+def threat_cells(pos: PlottoPosition) -> tuple[list[set[int]], list[set[int]]]:
+    """Per seat: the playable cells where some number completes its line, and those where every
+    number allowed there does (a piece placed there to block it would complete it)."""
+    board, mask = pos.board, pos.mask
+    players = pos.num_seats
+    tournament = bool(pos.params.get("tournament"))
+    some: list[set[int]] = [set() for _ in range(players)]
+    every: list[set[int]] = [set() for _ in range(players)]
+    for cell in pos.open:
+        bits = mask.get(cell, 0)
+        found = [
+            line_seats(board, cell, n, players, tournament)
+            for n in (1, 2, 3, 4)
+            if not bits >> n & 1
+        ]
+        for seat in set().union(*found):
+            some[seat].add(cell)
+            if all(seat in seats for seats in found):
+                every[seat].add(cell)
+    return some, every
+
+
+def live_seats(pos: PlottoPosition) -> list[int]:
+    """The seats still playing, in turn order from the seat to move."""
+    n = pos.num_seats
+    order = [(pos.turn + k) % n for k in range(n)]
+    return [s for s in order if s not in pos.resigned]
+
+
 class PlottoAdapter(Adapter[PlottoPosition]):
     driver = "pvs"
+    multiplayer = "maxn"
 
     def key(self, pos: PlottoPosition) -> Any:
         return (frozenset(pos.board.items()), pos.turn)
@@ -63,8 +100,10 @@ class PlottoAdapter(Adapter[PlottoPosition]):
         return seat
 
     def evaluate(self, pos: PlottoPosition, team: Any) -> int:
+        live = live_seats(pos)
+        if len(live) > 2:
+            return self.evaluate_seats(pos)[team]
         count = threats(pos)
-        live = [s for s in range(pos.num_seats) if s not in pos.resigned]
         mover = pos.turn
         if count[mover]:
             return NEAR_WIN if mover == team else -NEAR_WIN
@@ -73,6 +112,20 @@ class PlottoAdapter(Adapter[PlottoPosition]):
             value = DOUBLE if count[s] >= 2 else THREAT * count[s]
             score += value if s == team else -value
         return score
+
+    def evaluate_seats(self, pos: PlottoPosition) -> list[int]:
+        """Per seat: its threats' value minus everybody else's (three or four players)."""
+        some, every = threat_cells(pos)
+        mover = pos.turn
+        if some[mover]:
+            return [NEAR_WIN if s == mover else -NEAR_WIN for s in range(pos.num_seats)]
+        value = [0] * pos.num_seats
+        for before, seat in enumerate(live_seats(pos)):  # before: seats that can block first
+            cells = len(some[seat])
+            value[seat] = DOUBLE if every[seat] or cells > before else THREAT * cells
+        value[mover] += TEMPO
+        total = sum(value)
+        return [2 * v - total for v in value]
 
     def hint(self, pos: PlottoPosition, move: Any) -> int:
         cell, number = divmod(move, 8)

@@ -7,6 +7,13 @@ nodes.  With two players this is plain alpha-beta; with three or four it is the 
 search (every opponent is assumed to play against the robot team), which keeps alpha-beta
 pruning sound when turn order is irregular (passes, eliminations, partners taking over turns).
 
+Paranoia fails in a game where one opponent can hand the game to another (a Plotto line is won
+by the seat whose number ends it, whoever placed the last piece): there the coalition wins from
+almost every position, and the robot sees every move as lost.  An adapter whose ``multiplayer``
+is ``"maxn"`` is searched with *max-n* (Luckhardt and Irani 1986) when more than two teams are
+in play: every seat maximises its own score in a vector of scores, one per seat, so nobody is
+assumed to throw the game to somebody else (:class:`MaxnSearcher`).
+
 The pieces, as in the Ploy program's engine (its manual: MTD(f), a transposition table,
 node budgets):
 
@@ -75,7 +82,8 @@ class Adapter(Generic[P]):
     typed with its engine's position class and reads only that class's public API."""
 
     driver = "pvs"  # or "mtdf"
-    quiescence = 0  # plies of capture search at the horizon
+    quiescence = 0  # plies of capture search at the horizon (not in max-n)
+    multiplayer = "paranoid"  # or "maxn": the search with more than two teams in play
 
     def key(self, pos: P) -> Hashable:
         return pos.serialize()
@@ -96,6 +104,10 @@ class Adapter(Generic[P]):
     def evaluate(self, pos: P, team: Any) -> int:
         """A static score of a position that is not over, from ``team``'s point of view."""
         return 0
+
+    def evaluate_seats(self, pos: P) -> list[int]:
+        """Per seat, :meth:`evaluate` from its team's point of view (max-n's score vector)."""
+        return [self.evaluate(pos, self.team(pos, s)) for s in range(pos.num_seats)]
 
     def hint(self, pos: P, move: Move) -> int:
         """A static ordering score of ``move`` in ``pos``; higher is tried first."""
@@ -177,21 +189,29 @@ class Searcher:
         for depth in range(1, self.budget.depth + 1):
             self.hard = depth > 1
             try:
-                if adapter.driver == "mtdf":
-                    value = self._mtdf(root, depth, guess)
-                else:
-                    value = self._alphabeta(root, depth, -INF, INF, 0)
+                value = self._iteration(root, depth, guess)
             except _OutOfBudget:
                 if done == 0 and self.root_best is not None:  # out of time within depth 1
                     best = self.root_best
                 break
-            entry = self.table.get(adapter.key(root))
-            if entry is not None and entry[3] is not None:
-                best = entry[3]
+            stored = self._stored_move(root)
+            if stored is not None:
+                best = stored
             score, done, guess = value, depth, value
             if abs(value) >= WIN - MAX_PLY:  # a proven result: deeper search changes nothing
                 break
         return SearchResult(best, score, done, self.nodes, self.clock() - start, self._pv(root))
+
+    def _iteration(self, root: Position, depth: int, guess: int) -> int:
+        """The root's value searched to ``depth`` (the move goes into the table)."""
+        if self.adapter.driver == "mtdf":
+            return self._mtdf(root, depth, guess)
+        return self._alphabeta(root, depth, -INF, INF, 0)
+
+    def _stored_move(self, pos: Position) -> Move | None:
+        """The best move the table holds for ``pos``, if any."""
+        entry = self.table.get(self.adapter.key(pos))
+        return None if entry is None else entry[3]
 
     def _mtdf(self, root: Position, depth: int, guess: int) -> int:
         g, lower, upper = guess, -INF, INF
@@ -210,14 +230,14 @@ class Searcher:
         seen = set()
         while len(line) < 12:
             key = self.adapter.key(pos)
-            entry = self.table.get(key)
-            if entry is None or entry[3] is None or key in seen or pos.to_move is None:
+            move = self._stored_move(pos)
+            if move is None or key in seen or pos.to_move is None:
                 break
             seen.add(key)
-            if entry[3] not in self.adapter.moves(pos):
+            if move not in self.adapter.moves(pos):
                 break
-            line.append(entry[3])
-            pos = self.adapter.play(pos, entry[3])
+            line.append(move)
+            pos = self.adapter.play(pos, move)
         return line
 
     # ----- alpha-beta (minimax form, fail-soft)
@@ -348,11 +368,86 @@ class Searcher:
         return best
 
 
+class MaxnSearcher(Searcher):
+    """Max-n: a vector of scores, one per seat; the seat to move takes the child best for it.
+
+    Without a bound on the sum of the scores, max-n has no alpha-beta cut; the one cut kept is
+    *immediate pruning*: a seat that can win at once looks no further.  Ties go to the child
+    worst for the robot (the paranoid choice where the mover does not care).  The table holds
+    exact vectors; there is no quiescence (the leaves are the adapter's static vectors).
+    """
+
+    def __init__(
+        self, adapter: Adapter[Any], budget: Budget, clock: Callable[[], float] = time.monotonic
+    ):
+        super().__init__(adapter, budget, clock)
+        self.vectors: dict[Hashable, tuple[int, tuple[int, ...], Move | None]] = {}
+        self.seat = 0  # the robot's seat
+
+    def run(self, root: Position) -> SearchResult:
+        if root.to_move is not None:
+            self.seat = root.controller(root.to_move)
+        return super().run(root)
+
+    def _iteration(self, root: Position, depth: int, guess: int) -> int:
+        return self._maxn(root, depth, 0)[self.seat]
+
+    def _stored_move(self, pos: Position) -> Move | None:
+        entry = self.vectors.get(self.adapter.key(pos))
+        return None if entry is None else entry[2]
+
+    def _maxn(self, pos: Position, depth: int, ply: int) -> tuple[int, ...]:
+        self._tick()
+        adapter = self.adapter
+        seats = range(pos.num_seats)
+        if pos.to_move is None:  # (terminal_score is never None here: the game is over)
+            return tuple(
+                terminal_score(pos, adapter, adapter.team(pos, s), ply) or 0 for s in seats
+            )
+        if ply and pos.repetitions() > 1:  # a draw in the making (see _alphabeta)
+            return tuple(-CONTEMPT if s == self.seat else 0 for s in seats)
+        if depth <= 0:
+            return tuple(adapter.evaluate_seats(pos))
+        key = adapter.key(pos)
+        entry = self.vectors.get(key)
+        first = None
+        if entry is not None:
+            if entry[0] >= depth and ply > 0:
+                return entry[1]
+            first = entry[2]
+        mover = pos.controller(pos.to_move)
+        best: tuple[int, ...] = ()
+        best_move = None
+        for move in self._ordered(pos, adapter.moves(pos), first, ply):
+            value = self._maxn(adapter.play(pos, move), depth - 1, ply + 1)
+            if (
+                not best
+                or value[mover] > best[mover]
+                or (value[mover] == best[mover] and value[self.seat] < best[self.seat])
+            ):
+                best, best_move = value, move
+                if ply == 0:
+                    self.root_best = move
+                if value[mover] >= WIN - ply - 1:  # a win at once: nothing is better
+                    break
+        if best_move is not None:
+            self._cutoff(best_move, depth, ply)
+        self.vectors[key] = (depth, best, best_move)
+        return best
+
+
 def search(
     pos: Position,
     adapter: Adapter[Any],
     budget: Budget,
     clock: Callable[[], float] = time.monotonic,
 ) -> SearchResult:
-    """Search ``pos`` (not over) within ``budget``; the result's move is the one to play."""
+    """Search ``pos`` (not over) within ``budget``; the result's move is the one to play.
+
+    Max-n serves the adapters that ask for it when more than two teams are in play; every
+    other search is the alpha-beta above (paranoid with more than two teams).
+    """
+    teams = {adapter.team(pos, s) for s, info in enumerate(pos.seats()) if info.in_play}
+    if adapter.multiplayer == "maxn" and len(teams) > 2:
+        return MaxnSearcher(adapter, budget, clock).run(pos)
     return Searcher(adapter, budget, clock).run(pos)
