@@ -2,9 +2,10 @@
 pages in one process (the composition root: it sits above every channel).
 
 The listener (aiosmtpd, in its own thread and event loop) only stores mail durably and wakes
-the worker; the worker and the sender are plain threads that poll their queues and sleep on an
-event in between.  SIGTERM/SIGINT stop all three cleanly: the listener first, so nothing new
-arrives, then the threads finish the mail they are on.
+the worker; the worker (a process of its own under ``pbmserv serve``, see
+:mod:`pbmserv.cli.worker_process`, else a thread) and the sender poll their queues and sleep on
+an event in between.  SIGTERM/SIGINT stop them cleanly: the listener first, so nothing new
+arrives, then the worker and the threads finish the mail they are on.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ import asyncio
 import logging
 import signal
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
+from pbmserv.cli.worker_process import WorkerProcess
 from pbmserv.clock import Clock
 from pbmserv.config import Settings
 from pbmserv.domain.clocks import tick
@@ -24,15 +25,14 @@ from pbmserv.domain.housekeeping import housekeeping
 from pbmserv.mail import inbox
 from pbmserv.mail.listener import InboundHandler, make_controller
 from pbmserv.mail.sender import deliver_pending, make_sink
-from pbmserv.mail.worker import BatchSize, process_batch
+from pbmserv.mail.worker import run_worker
 from pbmserv.render.links import attach
 from pbmserv.robots.service import run_pending
-from pbmserv.store.db import readonly_sessions, session_factory
+from pbmserv.store.db import session_factory
 from pbmserv.web.serve import WebServer
 
 log = logging.getLogger("pbmserv.server")
 POLL_SECONDS = 1.0  # how often the sender looks for mail when nothing woke it
-WORKER_POLL_SECONDS = 0.1  # the worker, for mail stored by another process (a cheap read)
 CLOCK_SECONDS = 300.0  # how often the clocks are checked (nags, forfeits)
 ROBOT_POLL_SECONDS = 5.0  # how often the robots look for a turn when no move woke them
 
@@ -41,8 +41,18 @@ class Server:
     """The running parts of a server; ``start()`` and ``stop()`` are for tests and the CLI."""
 
     def __init__(
-        self, settings: Settings, *, listen: bool = True, clock: Clock | None = None
+        self,
+        settings: Settings,
+        *,
+        listen: bool = True,
+        clock: Clock | None = None,
+        worker_process: bool = False,
     ) -> None:
+        """``worker_process``: the worker runs in a process of its own (see
+        :mod:`pbmserv.cli.worker_process`), on the settings' clock; else it is a thread here,
+        on ``clock`` (tests that move the time themselves)."""
+        if worker_process and clock is not None:
+            raise ValueError("a worker process keeps the settings' clock: pass no clock")
         self.settings = settings
         self.listen = listen
         self.clock = clock or settings.clock
@@ -55,6 +65,9 @@ class Server:
         self.threads: list[threading.Thread] = []
         self.controller: Any = None
         self.web: Any = None  # pbmserv.web.serve.WebServer while the pages are served
+        self.worker = (
+            WorkerProcess(settings, self.clock, self._mail_processed) if worker_process else None
+        )
         attach(self.sessions, settings)  # board mails link to the pages
 
     # ----- the listener's callback
@@ -66,6 +79,8 @@ class Server:
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, self.intake.store, delivery)
         self.work.set()
+        if self.worker is not None:
+            self.worker.wake()
 
     def accept_recipient(self, address: str) -> bool:
         wanted = {a.lower() for a in self.settings.accept_recipients}
@@ -74,24 +89,19 @@ class Server:
     # ----- loops
 
     def _worker_loop(self) -> None:
-        readers = readonly_sessions(self.settings.url)
-        size = BatchSize()
-        while not self.stopping.is_set():
-            try:
-                done = []
-                if inbox.waiting(readers, self.clock()):  # a read: no write lock when idle
-                    started = time.monotonic()
-                    done = process_batch(self.sessions, self.settings, self.clock, size())
-                    size.record(len(done), time.monotonic() - started)
-            except Exception:  # noqa: BLE001 - e.g. the database is away for a moment
-                log.exception("worker")
-                done = []
-            if done:
-                self.outgoing.set()
-                self.robots.set()
-                continue
-            self.work.wait(WORKER_POLL_SECONDS)
-            self.work.clear()
+        run_worker(
+            self.sessions,
+            self.settings,
+            self.clock,
+            stopping=self.stopping,
+            work=self.work,
+            on_done=self._mail_processed,
+        )
+
+    def _mail_processed(self) -> None:
+        """The worker (thread or process) processed mail: answers to send, robots may move."""
+        self.outgoing.set()
+        self.robots.set()
 
     def _sender_loop(self) -> None:
         sink = make_sink(self.settings)
@@ -135,8 +145,13 @@ class Server:
         released = inbox.release_dead_claims(self.sessions)
         if released:
             log.warning("%d mails of a crashed worker are queued again", released)
-        loops = ((self._worker_loop, "worker"), (self._sender_loop, "sender"))
-        for target, name in (*loops, (self._clock_loop, "clocks"), (self._robot_loop, "robots")):
+        loops = [(self._sender_loop, "sender"), (self._clock_loop, "clocks")]
+        loops.append((self._robot_loop, "robots"))
+        if self.worker is not None:
+            self.worker.start()
+        else:
+            loops.insert(0, (self._worker_loop, "worker"))
+        for target, name in loops:
             thread = threading.Thread(target=target, name=f"pbmserv-{name}", daemon=True)
             thread.start()
             self.threads.append(thread)
@@ -167,6 +182,8 @@ class Server:
         if self.controller is not None:
             self.controller.stop()
             self.controller = None
+        if self.worker is not None:
+            self.worker.stop()  # its last batch may still give the sender mail to send
         self.stopping.set()
         self.work.set()
         self.outgoing.set()
@@ -182,7 +199,7 @@ def run_server(
     """Run until SIGTERM or SIGINT."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("mail.log").setLevel(logging.WARNING)  # aiosmtpd logs every connection
-    server = Server(settings, listen=listen)
+    server = Server(settings, listen=listen, worker_process=listen and settings.worker_process)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

@@ -8,6 +8,8 @@ all of it or none of it, and the mail is processed again after a restart: exactl
 from __future__ import annotations
 
 import logging
+import threading
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +26,7 @@ from pbmserv.mail import inbox
 from pbmserv.mail.parse import ParsedMail, parse_message
 from pbmserv.mail.reply import assemble, tail_sections
 from pbmserv.render.templates import render
+from pbmserv.store.db import readonly_sessions
 from pbmserv.store.models import Inbox, InboxStatus, Outbox, OutboxStatus
 
 log = logging.getLogger("pbmserv.mail.worker")
@@ -35,6 +38,9 @@ class Outcome:
     status: InboxStatus
     answers: int
     requeued: bool = False  # lost a lock race (PostgreSQL): back in the queue, not a failure
+
+
+POLL_SECONDS = 0.1  # how often an idle worker looks for mail stored by another process
 
 
 BATCH = 32  # at most this many mails committed together: one fsync for many
@@ -64,6 +70,40 @@ class _Claimed:
     message_id: int
     parsed: ParsedMail | None = None
     error: str | None = None  # parsing failed: the traceback
+
+
+def run_worker(
+    sessions: sessionmaker[Session],
+    settings: Settings,
+    clock: Callable[[], datetime],
+    *,
+    stopping: threading.Event,
+    work: threading.Event,
+    on_done: Callable[[], None],
+) -> None:
+    """Process batches until ``stopping`` is set: at once when ``work`` is set (the listener
+    stored mail), else every ``POLL_SECONDS``; ``on_done`` after each batch that did something.
+
+    An idle worker only reads (no write lock); a failing round (the database away for a moment)
+    is logged and tried again.
+    """
+    readers = readonly_sessions(settings.url)
+    size = BatchSize()
+    while not stopping.is_set():
+        try:
+            done = []
+            if inbox.waiting(readers, clock()):
+                started = time.monotonic()
+                done = process_batch(sessions, settings, clock, size())
+                size.record(len(done), time.monotonic() - started)
+        except Exception:  # noqa: BLE001 - e.g. the database is away for a moment
+            log.exception("worker")
+            done = []
+        if done:
+            on_done()
+            continue
+        work.wait(POLL_SECONDS)
+        work.clear()
 
 
 def process_next(

@@ -1,0 +1,187 @@
+"""``pbmserv serve`` runs its worker in a process of its own: mail is answered on the test's
+calendar, a killed worker is replaced, and a killed server's worker finishes its batch and
+goes; after every crash each mail is processed exactly once."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import smtplib
+import socket
+import subprocess
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from conftest import TEST_START
+from sqlalchemy import func, select
+from test_crash import BIN, done, move_mail, planned_games, write_config
+from waiting import wait_for_progress, wait_until
+
+from pbmserv.mail import inbox
+from pbmserv.store.models import Board, Inbox, InboxStatus, Outbox
+
+WORKER_MODULE = "pbmserv.cli.worker_process"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def worker_pids(server_pid: int) -> list[int]:
+    """The worker processes whose parent is ``server_pid`` (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:  # gone meanwhile
+            continue
+        ppid = int(stat.rpartition(")")[2].split()[1])
+        if ppid == server_pid and WORKER_MODULE.encode() in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def start_server(tmp_path: Path, settings) -> tuple[subprocess.Popen[bytes], int]:
+    config = write_config(tmp_path, settings)
+    port = free_port()
+    with config.open("a") as fh:
+        fh.write(f"listen_port = {port}\nweb_enabled = false\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PBMSERV_")}
+    server = subprocess.Popen(
+        [str(BIN / "pbmserv"), "--config", str(config), "serve"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    wait_until(lambda: worker_pids(server.pid), "the server's worker process", 30)
+    return server, port
+
+
+def stop_server(server: subprocess.Popen[bytes]) -> str:
+    server.send_signal(signal.SIGTERM)
+    _, err = server.communicate(timeout=60)
+    assert server.returncode == 0, err.decode()
+    return err.decode()
+
+
+def store_all(sessions, settings, plans) -> int:
+    """Every planned move mail stored as the listener stores it, boards interleaved."""
+    total = 0
+    for ply in range(max(len(p) for p in plans.values())):
+        for number, plan in plans.items():
+            if ply < len(plan):
+                user, text = plan[ply]
+                line = f"plotto move {number} {user} pw-{user} {text}#{ply + 1}"
+                sender = f"{user}@example.org"
+                now = settings.clock()
+                inbox.store(sessions, move_mail(sender, line), sender, ["pbmserv@example.org"], now)
+                total += 1
+    return total
+
+
+def assert_exactly_once(sessions, plans, total: int) -> None:
+    with sessions() as s:
+        for number, plan in plans.items():
+            board = s.scalar(select(Board).where(Board.game == "plotto", Board.number == number))
+            assert [m.text for m in board.moves] == [text for _, text in plan]
+        answers = dict(
+            s.execute(
+                select(Outbox.inbox_id, func.count())
+                .where(Outbox.inbox_id.is_not(None))
+                .group_by(Outbox.inbox_id)
+            ).all()
+        )
+        rows = s.scalars(select(Inbox)).all()
+        assert len(rows) == total
+        assert all(row.status is InboxStatus.done for row in rows)
+        assert all(answers.get(row.id) == 1 for row in rows), "every mail has exactly one answer"
+
+
+def test_serve_answers_from_its_worker_process_on_the_tests_calendar(
+    shell, settings, sessions, tmp_path
+):
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    server, port = start_server(tmp_path, settings)
+    try:
+        (worker,) = worker_pids(server.pid)
+        with smtplib.SMTP("127.0.0.1", port, timeout=30) as smtp:
+            line = "polis move 101 alice pw-alice a7-a6"
+            smtp.sendmail(
+                "alice@example.org", ["pbmserv@example.org"], move_mail("alice@example.org", line)
+            )
+        wait_until(lambda: done(sessions) == 1, "the mail processed")
+        with sessions() as s:
+            answer = s.scalars(select(Outbox).where(Outbox.inbox_id.is_not(None))).one()
+            board = s.scalar(select(Board).where(Board.number == 101))
+            assert [m.text for m in board.moves] == ["a7-a6"]
+        # the worker's clock goes on from the server's, on the test's calendar
+        created = answer.created.replace(tzinfo=TEST_START.tzinfo)
+        assert TEST_START <= created < TEST_START + timedelta(hours=1)
+        # the server's sender delivers what the worker queued
+        wait_until(
+            lambda: list((settings.data_dir / "Maildir" / "new").glob("*")), "the answer sent"
+        )
+    finally:
+        stop_server(server)
+    assert not alive(worker), "the worker stopped with the server"
+
+
+@pytest.mark.slow
+def test_a_killed_worker_is_replaced_and_no_mail_is_lost_or_doubled(
+    shell, settings, sessions, tmp_path
+):
+    plans = planned_games(shell, "plotto", random.Random(8))
+    server, _ = start_server(tmp_path, settings)
+    try:
+        (first,) = worker_pids(server.pid)
+        total = store_all(sessions, settings, plans)
+        wait_until(lambda: done(sessions) >= total // 10, "some mail processed", 60)
+        os.kill(first, signal.SIGKILL)
+        wait_until(lambda: [p for p in worker_pids(server.pid) if p != first], "a new worker", 30)
+        wait_for_progress(lambda: done(sessions), total, "the new worker's mails done")
+    finally:
+        log = stop_server(server)
+    assert f"worker process {first} ended" in log
+    assert_exactly_once(sessions, plans, total)
+
+
+@pytest.mark.slow
+def test_a_killed_servers_worker_finishes_its_batch_and_goes(shell, settings, sessions, tmp_path):
+    plans = planned_games(shell, "plotto", random.Random(9))
+    server, _ = start_server(tmp_path, settings)
+    try:
+        (worker,) = worker_pids(server.pid)
+        total = store_all(sessions, settings, plans)
+        wait_until(lambda: done(sessions) >= total // 10, "some mail processed", 60)
+    finally:
+        server.send_signal(signal.SIGKILL)
+        server.wait(10)
+    wait_until(lambda: not alive(worker), "the orphaned worker to exit", 30)
+    with sessions() as s:
+        claimed = s.scalar(
+            select(func.count()).select_from(Inbox).where(Inbox.status == InboxStatus.processing)
+        )
+    assert claimed == 0, "the worker committed or released its batch before it went"
+    assert done(sessions) < total, "the worker went without working the queue off"
+    again, _ = start_server(tmp_path, settings)
+    try:
+        wait_for_progress(lambda: done(sessions), total, "the restarted server's mails done")
+    finally:
+        stop_server(again)
+    assert_exactly_once(sessions, plans, total)
