@@ -18,6 +18,7 @@ from waiting import wait_for_progress, wait_until
 
 from pbmserv.games import get_game
 from pbmserv.mail import inbox
+from pbmserv.store.db import readonly_sessions
 from pbmserv.store.models import Board, Inbox, InboxStatus, Outbox
 
 BIN = Path(sys.executable).parent
@@ -68,7 +69,10 @@ def planned_games(shell, game_name: str, rng: random.Random) -> dict[int, list[t
 
 
 def done(sessions) -> int:
-    with sessions() as s:
+    """Mails done, read without the write lock: a poll must not queue up behind the worker's
+    batches (SQLite's busy wait backs off to 100 ms sleeps, and would miss the gaps)."""
+    url = sessions.kw["bind"].url.render_as_string(hide_password=False)
+    with readonly_sessions(url)() as s:
         return done_count(s)
 
 

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import func, select
 
 from pbmserv.mail import inbox, worker
-from pbmserv.store.models import Inbox, InboxStatus, MoveRecord, Outbox
+from pbmserv.store.models import Comment, Inbox, InboxStatus, MoveRecord, Outbox
 
 
 def mail(sender: str, subject: str, message_id: str | None = None) -> bytes:
@@ -189,3 +189,78 @@ def test_the_batch_size_keeps_the_write_lock_short():
     assert size() == 32
     size.record(0, 5.0)  # nothing was waiting: no news
     assert size() == 32
+
+
+def test_each_move_of_a_batch_keeps_and_shows_its_own_comment(shell, sessions, settings, clock):
+    """Moves on one board in one batch share the session's board: every comment is stored, and
+    each answer shows the comment of its own move, however the board's comments were loaded."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    lines = [("alice", "a7-a6"), ("bob", "a2-a3"), ("alice", "b7-b6")]
+    ids = []
+    for n, (user, move) in enumerate(lines):
+        msg = EmailMessage()
+        msg["From"], msg["To"] = f"{user}@example.org", "pbmserv@example.org"
+        msg["Subject"] = f"polis move 101 {user} pw-{user} {move}"
+        msg["Message-ID"] = make_msgid(domain="client.example")
+        msg.set_content(f"Remark number {n} from {user}.\n")
+        raw = msg.as_bytes()
+        ids.append(inbox.store(sessions, raw, f"{user}@example.org", [], clock.now).id)
+    done = worker.process_batch(sessions, settings, lambda: clock.now)
+    assert [d.status for d in done] == [InboxStatus.done] * 3
+    with sessions() as s:
+        stored = list(s.scalars(select(Comment).order_by(Comment.ply)))
+        assert [(c.ply, c.text) for c in stored] == [
+            (1, "Remark number 0 from alice."),
+            (2, "Remark number 1 from bob."),
+            (3, "Remark number 2 from alice."),
+        ]
+        for n, message_id in enumerate(ids):
+            (body,) = s.scalars(select(Outbox.body).where(Outbox.inbox_id == message_id))
+            assert f"Remark number {n} from" in body
+            assert all(f"Remark number {k} " not in body for k in range(3) if k != n)
+
+
+def test_the_batch_claimed_ahead_goes_back_when_a_mail_before_it_fails(
+    shell, sessions, settings, clock, monkeypatch
+):
+    """The worker claims the next batch (and checks its passwords) while it processes one; when
+    a mail of the current batch fails, the batch ahead returns to the queue uncounted, so that
+    no later move overtakes the failed one."""
+    ids = _queue_moves(shell, clock)
+    process = worker._process
+    failures = []
+
+    def bob_fails_once(session, settings, row, parsed, now):
+        result = process(session, settings, row, parsed, now)
+        if row.id == ids[1] and not failures:
+            failures.append(row.id)
+            raise RuntimeError("boom")
+        return result
+
+    monkeypatch.setattr(worker, "_process", bob_fails_once)
+    batches = iter([2, 1])  # alice and bob, then alice's next move claimed ahead
+    monkeypatch.setattr(worker.BatchSize, "__call__", lambda self: next(batches, 32))
+    stopping, work = threading.Event(), threading.Event()
+    rounds: list[int] = []
+
+    def on_done() -> None:  # the failed round, then bob's move and alice's together
+        rounds.append(1)
+        if len(rounds) == 2:
+            stopping.set()
+
+    worker.run_worker(
+        sessions, settings, lambda: clock.now, stopping=stopping, work=work, on_done=on_done
+    )
+    assert failures == [ids[1]]
+    with sessions() as s:
+        assert list(s.scalars(select(MoveRecord.text).order_by(MoveRecord.ply))) == [
+            "a7-a6",
+            "a2-a3",
+            "b7-b6",
+        ]
+        rows = [s.get(Inbox, i) for i in ids]
+        assert [r.status for r in rows] == [InboxStatus.done] * 3
+        assert [r.attempts for r in rows] == [1, 2, 1]  # the batch ahead was not counted
+        errors = s.scalars(select(Outbox.body).where(Outbox.inbox_id.in_(ids))).all()
+        assert not [b for b in errors if "not your turn" in b or "would be move" in b]

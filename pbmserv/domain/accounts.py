@@ -25,7 +25,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session, joinedload, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.store.models import Address, AuthFailure, Board, BoardStatus, Seat, User
@@ -96,7 +96,13 @@ def check_address(address: str) -> str | None:
 
 
 def find_user(session: Session, userid: str) -> User | None:
-    return session.scalar(select(User).where(User.userid == normalise_userid(userid)))
+    """The user with its addresses, in one query (a login checks them at once)."""
+    query = (
+        select(User)
+        .where(User.userid == normalise_userid(userid))
+        .options(joinedload(User.addresses))
+    )
+    return session.scalars(query).unique().one_or_none()
 
 
 def users_with_address(session: Session, address: str) -> list[User]:

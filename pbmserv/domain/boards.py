@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session, object_session, selectinload
+from sqlalchemy.orm import Session, joinedload, object_session
 
 from pbmserv.domain.ratings import rate_board
 from pbmserv.games import get_game
@@ -53,14 +53,15 @@ def game_of(board: Board) -> Game:
 
 
 def find_board(session: Session, game: Game, number: int, *, for_update: bool = False) -> Board:
+    """The board with its seats and their users, in one query (every command needs them)."""
     query = (
         select(Board)
         .where(Board.game == game.name, Board.number == number)
-        .options(selectinload(Board.seats).selectinload(Seat.user))
+        .options(joinedload(Board.seats).joinedload(Seat.user))
     )
     if for_update and session.bind is not None and session.bind.dialect.name == "postgresql":
-        query = query.with_for_update()
-    board = session.scalar(query)
+        query = query.with_for_update(of=Board)
+    board = session.scalars(query).unique().one_or_none()
     if board is None or board.status is BoardStatus.removed:
         raise BoardError(f"there is no {game.display_name} board {number}")
     return board
@@ -206,10 +207,9 @@ def play_move(
     if position.swapped and entries[0].text == "swap":
         _exchange_seats(board)
         notes.append(f"{user.userid} has swapped sides.")
-    if comment.strip():
-        board.comments.append(
-            Comment(ply=len(board.moves), user=user, text=comment.strip(), at=now)
-        )
+    if comment.strip():  # set on the comment, the board's comments are not loaded for this
+        entry = Comment(board=board, ply=len(board.moves), user=user, text=comment.strip(), at=now)
+        session.add(entry)
     entries += _after_move(session, board, position, now, notes)
     return Played(board, position, entries, notes)
 

@@ -7,11 +7,13 @@ all of it or none of it, and the mail is processed again after a restart: exactl
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
 import traceback
 from collections.abc import Callable
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -89,21 +91,39 @@ def run_worker(
     """
     readers = readonly_sessions(settings.url)
     size = BatchSize()
-    while not stopping.is_set():
+    checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pbmserv-passwords")
+    ahead: ClaimedBatch | None = None
+    while not stopping.is_set() or ahead is not None:
+        done: list[Outcome] = []
         try:
-            done = []
-            if inbox.waiting(readers, clock()):
+            batch, ahead = ahead, None
+            if batch is None and inbox.waiting(readers, clock()):
+                batch = claim(sessions, settings, clock, size(), readers=readers, checker=checker)
+            if batch is not None:
                 started = time.monotonic()
-                done = process_batch(sessions, settings, clock, size())
+                if not stopping.is_set() and inbox.waiting(readers, clock()):
+                    # the next batch's passwords are checked while this one is processed
+                    ahead = claim(
+                        sessions, settings, clock, size(), readers=readers, checker=checker
+                    )
+                done = process_claimed(sessions, settings, clock, batch)
+                if ahead is not None and any(o.status is InboxStatus.new for o in done):
+                    release(sessions, ahead)  # a mail waits: nothing may overtake it
+                    ahead = None
                 size.record(len(done), time.monotonic() - started)
         except Exception:  # noqa: BLE001 - e.g. the database is away for a moment
             log.exception("worker")
-            done = []
+            if ahead is not None:
+                with contextlib.suppress(Exception):  # else its lease runs out
+                    release(sessions, ahead)
+                ahead = None
         if done:
             on_done()
             continue
-        work.wait(POLL_SECONDS)
-        work.clear()
+        if not stopping.is_set():
+            work.wait(POLL_SECONDS)
+            work.clear()
+    checker.shutdown()
 
 
 def process_next(
@@ -119,6 +139,8 @@ def process_batch(
     settings: Settings,
     now: Callable[[], datetime],
     limit: int = BATCH,
+    *,
+    readers: sessionmaker[Session] | None = None,
 ) -> list[Outcome]:
     """Claim up to ``limit`` waiting mails, oldest first, and process them in one transaction.
 
@@ -127,13 +149,38 @@ def process_batch(
     marks of the mails before it are committed together, all or nothing; the mails after it
     go back to the queue uncounted, so none overtakes it.  A crash before the commit leaves the
     whole batch to be processed again; if the commit itself fails, the mails are processed one
-    by one.  Parsing and the slow password checks happen before the write transaction.
+    by one.  Parsing and the slow password checks happen before the write transaction, the
+    checks reading the password hashes through ``readers`` (read-only sessions: on SQLite no
+    write lock is taken for them) when given.
     """
+    batch = claim(sessions, settings, now, limit, readers=readers)
+    return process_claimed(sessions, settings, now, batch) if batch is not None else []
+
+
+@dataclass
+class ClaimedBatch:
+    """Mails claimed and parsed, their passwords being checked (``checks``) in the background."""
+
+    prepared: list[_Claimed]
+    checks: Future[None] | None = None
+
+
+def claim(
+    sessions: sessionmaker[Session],
+    settings: Settings,
+    now: Callable[[], datetime],
+    limit: int,
+    *,
+    readers: sessionmaker[Session] | None = None,
+    checker: Executor | None = None,
+) -> ClaimedBatch | None:
+    """Claim up to ``limit`` waiting mails, parse them and check their passwords (argon2, never
+    under the write lock): at once, or in ``checker`` while the caller does other work."""
     with sessions() as session, session.begin():
         rows = inbox.claim_batch(session, now(), limit)
         claimed = [(row.id, row.raw, row.mail_from) for row in rows]
     if not claimed:
-        return []
+        return None
     words = grammar.command_words()
     prepared = [_prepare(settings, words, *item) for item in claimed]
     credentials = [
@@ -143,10 +190,42 @@ def process_batch(
         for line in item.parsed.commands
         for pair in grammar.command_credentials(line, words)
     ]
+    if checker is None:
+        _preverify(readers or sessions, settings, credentials)
+        return ClaimedBatch(prepared)
+    return ClaimedBatch(
+        prepared, checker.submit(_preverify, readers or sessions, settings, credentials)
+    )
+
+
+def _preverify(
+    sessions: sessionmaker[Session], settings: Settings, credentials: list[tuple[str, str]]
+) -> None:
     try:
-        accounts.preverify(sessions, settings, credentials)  # argon2, never under the write lock
+        accounts.preverify(sessions, settings, credentials)
     except Exception:  # noqa: BLE001 - only a shortcut: the commands check passwords anyway
         log.exception("checking the passwords of a batch ahead failed")
+
+
+def release(sessions: sessionmaker[Session], batch: ClaimedBatch) -> None:
+    """Put a claimed batch back in the queue, its attempt not counted."""
+    ids = [item.message_id for item in batch.prepared]
+    with sessions() as session, session.begin():
+        for row in session.scalars(select(Inbox).where(Inbox.id.in_(ids))):
+            inbox.requeue(row)
+
+
+def process_claimed(
+    sessions: sessionmaker[Session],
+    settings: Settings,
+    now: Callable[[], datetime],
+    batch: ClaimedBatch,
+) -> list[Outcome]:
+    """Process a claimed batch in one transaction (see :func:`process_batch`)."""
+    if batch.checks is not None:
+        batch.checks.result()  # the passwords are known before the write lock is taken
+    prepared = batch.prepared
+    words = grammar.command_words()
     if len(prepared) > 1:
         try:
             with sessions() as session, session.begin():
