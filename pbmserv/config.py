@@ -45,9 +45,9 @@ class Settings:
     max_recipients: int = 20
     smtp_timeout: int = 300
     max_commands_per_mail: int = 10
-    # the worker in a process of its own beside the listener (a core of its own); false: a
-    # thread of the server process
-    worker_process: bool = True
+    # worker processes `pbmserv serve` starts beside the listener, each with a core of its own
+    # (more than one pays on PostgreSQL only: SQLite has one writer); 0: a thread of the server
+    workers: int = 1
     # caps on what unauthenticated or failing mail can cause (an authenticated command from
     # the player's confirmed address is always executed and answered): see README "Security"
     max_answers_per_day: int = 50  # answers to a player's confirmed address

@@ -56,11 +56,11 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def start_server(tmp_path: Path, settings) -> tuple[subprocess.Popen[bytes], int]:
+def start_server(tmp_path: Path, settings, workers: int = 1) -> tuple[subprocess.Popen[bytes], int]:
     config = write_config(tmp_path, settings)
     port = free_port()
     with config.open("a") as fh:
-        fh.write(f"listen_port = {port}\nweb_enabled = false\n")
+        fh.write(f"listen_port = {port}\nweb_enabled = false\nworkers = {workers}\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PBMSERV_")}
     server = subprocess.Popen(
         [str(BIN / "pbmserv"), "--config", str(config), "serve"],
@@ -68,7 +68,7 @@ def start_server(tmp_path: Path, settings) -> tuple[subprocess.Popen[bytes], int
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    wait_until(lambda: worker_pids(server.pid), "the server's worker process", 30)
+    wait_until(lambda: len(worker_pids(server.pid)) == workers, "the worker processes", 30)
     return server, port
 
 
@@ -79,14 +79,15 @@ def stop_server(server: subprocess.Popen[bytes]) -> str:
     return err.decode()
 
 
-def store_all(sessions, settings, plans) -> int:
-    """Every planned move mail stored as the listener stores it, boards interleaved."""
+def store_all(sessions, settings, plans, first_ply: int = 0) -> int:
+    """Every planned move mail stored as the listener stores it, boards interleaved (the plans
+    start at move ``first_ply + 1``)."""
     total = 0
     for ply in range(max(len(p) for p in plans.values())):
         for number, plan in plans.items():
             if ply < len(plan):
                 user, text = plan[ply]
-                line = f"plotto move {number} {user} pw-{user} {text}#{ply + 1}"
+                line = f"plotto move {number} {user} pw-{user} {text}#{first_ply + ply + 1}"
                 sender = f"{user}@example.org"
                 now = settings.clock()
                 inbox.store(sessions, move_mail(sender, line), sender, ["pbmserv@example.org"], now)
@@ -185,3 +186,26 @@ def test_a_killed_servers_worker_finishes_its_batch_and_goes(shell, settings, se
     finally:
         stop_server(again)
     assert_exactly_once(sessions, plans, total)
+
+
+@pytest.mark.slow
+def test_two_worker_processes_share_the_queue_and_do_each_mail_once(
+    shell, settings, sessions, tmp_path
+):
+    """Round by round, one move per board in the queue (a player answers the board mail of the
+    move before), so both workers have mail at once and no board's moves can cross."""
+    plans = planned_games(shell, "plotto", random.Random(10))
+    server, _ = start_server(tmp_path, settings, workers=2)
+    total = 0
+    try:
+        assert len(worker_pids(server.pid)) == 2
+        for ply in range(max(len(p) for p in plans.values())):
+            round_plans = {n: [p[ply]] for n, p in plans.items() if ply < len(p)}
+            total += store_all(sessions, settings, round_plans, first_ply=ply)
+            wait_for_progress(lambda: done(sessions), total, f"round {ply + 1} done")
+    finally:
+        stop_server(server)
+    assert_exactly_once(sessions, plans, total)
+    with sessions() as s:
+        workers = set(s.scalars(select(Inbox.claimed_by)))
+    assert workers == {None}, "every claim was released"

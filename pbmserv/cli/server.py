@@ -46,13 +46,13 @@ class Server:
         *,
         listen: bool = True,
         clock: Clock | None = None,
-        worker_process: bool = False,
+        worker_processes: int = 0,
     ) -> None:
-        """``worker_process``: the worker runs in a process of its own (see
-        :mod:`pbmserv.cli.worker_process`), on the settings' clock; else it is a thread here,
+        """``worker_processes``: that many workers in processes of their own (see
+        :mod:`pbmserv.cli.worker_process`), on the settings' clock; 0: one worker thread here,
         on ``clock`` (tests that move the time themselves)."""
-        if worker_process and clock is not None:
-            raise ValueError("a worker process keeps the settings' clock: pass no clock")
+        if worker_processes and clock is not None:
+            raise ValueError("worker processes keep the settings' clock: pass no clock")
         self.settings = settings
         self.listen = listen
         self.clock = clock or settings.clock
@@ -65,9 +65,10 @@ class Server:
         self.threads: list[threading.Thread] = []
         self.controller: Any = None
         self.web: Any = None  # pbmserv.web.serve.WebServer while the pages are served
-        self.worker = (
-            WorkerProcess(settings, self.clock, self._mail_processed) if worker_process else None
-        )
+        self.workers = [
+            WorkerProcess(settings, self.clock, self._mail_processed)
+            for _ in range(max(0, worker_processes))
+        ]
         attach(self.sessions, settings)  # board mails link to the pages
 
     # ----- the listener's callback
@@ -79,8 +80,8 @@ class Server:
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, self.intake.store, delivery)
         self.work.set()
-        if self.worker is not None:
-            self.worker.wake()
+        for worker in self.workers:
+            worker.wake()
 
     def accept_recipient(self, address: str) -> bool:
         wanted = {a.lower() for a in self.settings.accept_recipients}
@@ -147,9 +148,9 @@ class Server:
             log.warning("%d mails of a crashed worker are queued again", released)
         loops = [(self._sender_loop, "sender"), (self._clock_loop, "clocks")]
         loops.append((self._robot_loop, "robots"))
-        if self.worker is not None:
-            self.worker.start()
-        else:
+        for worker in self.workers:
+            worker.start()
+        if not self.workers:
             loops.insert(0, (self._worker_loop, "worker"))
         for target, name in loops:
             thread = threading.Thread(target=target, name=f"pbmserv-{name}", daemon=True)
@@ -182,8 +183,10 @@ class Server:
         if self.controller is not None:
             self.controller.stop()
             self.controller = None
-        if self.worker is not None:
-            self.worker.stop()  # its last batch may still give the sender mail to send
+        for worker in self.workers:
+            worker.close()  # all at once: each finishes the batch in hand
+        for worker in self.workers:
+            worker.stop()  # their last batches may still give the sender mail to send
         self.stopping.set()
         self.work.set()
         self.outgoing.set()
@@ -199,7 +202,7 @@ def run_server(
     """Run until SIGTERM or SIGINT."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("mail.log").setLevel(logging.WARNING)  # aiosmtpd logs every connection
-    server = Server(settings, listen=listen, worker_process=listen and settings.worker_process)
+    server = Server(settings, listen=listen, worker_processes=settings.workers if listen else 0)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

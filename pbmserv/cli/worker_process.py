@@ -36,6 +36,10 @@ from typing import Any
 
 from pbmserv.clock import Clock
 from pbmserv.config import Settings
+from pbmserv.mail import inbox
+from pbmserv.mail.worker import run_worker
+from pbmserv.render.links import attach
+from pbmserv.store.db import session_factory
 
 log = logging.getLogger("pbmserv.worker")
 RESTART_SECONDS = 1.0  # a worker that died is started again after this pause
@@ -85,13 +89,17 @@ class WorkerProcess:
             with contextlib.suppress(OSError, ValueError):
                 os.write(self.process.stdin.fileno(), b"w")
 
-    def stop(self, timeout: float = STOP_SECONDS) -> None:
-        """Close the worker's stdin and wait for it to finish its batch."""
+    def close(self) -> None:
+        """Tell the worker to stop (it finishes the batch in hand): close its stdin."""
         self.stopping.set()
         with self.lock:
-            process = self.process
-            if process is not None and process.stdin is not None:
-                process.stdin.close()
+            if self.process is not None and self.process.stdin is not None:
+                self.process.stdin.close()
+
+    def stop(self, timeout: float = STOP_SECONDS) -> None:
+        """Close the worker's stdin and wait for it to finish its batch."""
+        self.close()
+        process = self.process
         if process is not None:
             try:
                 process.wait(timeout)
@@ -129,9 +137,6 @@ class WorkerProcess:
             log.error("worker process %d ended (%s); starting another", process.pid, code)
             if self.stopping.wait(RESTART_SECONDS):
                 return
-            from pbmserv.mail import inbox
-            from pbmserv.store.db import session_factory
-
             inbox.release_dead_claims(session_factory(self.settings.url))
             with self.lock:
                 if self.stopping.is_set():
@@ -163,10 +168,6 @@ def main() -> None:
             done_pipe.write(b"d")
         except OSError:  # the server is gone: stop after this batch
             stopping.set()
-
-    from pbmserv.mail.worker import run_worker
-    from pbmserv.render.links import attach
-    from pbmserv.store.db import session_factory
 
     sessions = session_factory(settings.url)
     attach(sessions, settings)  # board mails link to the pages
