@@ -9,8 +9,8 @@ in the same run (the machine is shared: read the ratios).
    the time from the listener accepting a mail to its answer being written (server clock, both
    ends), median and 99th percentile.
 3. With ``--database-url`` of a PostgreSQL database (its tables are dropped first!) the same runs
-   go there, and ``--scaling`` also measures the drain rate of a full inbox by 1 and by 2
-   ``pbmserv serve --no-listen`` workers.
+   go there, and ``--scaling`` also measures the drain rate of a full inbox by one
+   ``pbmserv serve`` with 1 and with 2 worker processes (``workers``).
 
 Ends with ``mail: processed/sink = X; p99 at 100/s = Y ms``.
 
@@ -287,27 +287,41 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def scaling(data: Path, url: str, plans: list[Plan]) -> None:
-    """Drain rate of a full inbox by one worker, then by two (PostgreSQL)."""
+    """Drain rate of a full inbox by one ``pbmserv serve`` with one worker process, then with
+    two (``workers = 2``; PostgreSQL), from the first mail processed to the last (the start-up
+    of the processes is not counted)."""
+    from sqlalchemy import func, select
+
     from pbmserv.config import load_settings
     from pbmserv.mail import inbox
     from pbmserv.store.db import session_factory
+    from pbmserv.store.models import Inbox
 
     sessions = session_factory(load_settings(data_dir=data, database_url=url).url)
     rates = []
     half = len(plans) // 2
     for workers, share in ((1, plans[:half]), (2, plans[half:])):
         now = datetime.now().astimezone()
+        first = last_inbox_id(sessions)
         for ply in range(max(len(p) for p in share)):
             for plan in share:
                 if ply < len(plan):
                     inbox.store(sessions, plan[ply][1], plan[ply][0], [RCPT], now)
         total = sum(len(p) for p in share)
-        start = time.perf_counter()
-        with serving(server_env(data, url, free_port()), "--no-listen", count=workers):
+        env = server_env(data, url, free_port())
+        env["PBMSERV_WORKERS"] = str(workers)
+        with serving(env):
             drained(sessions)
-        rates.append(total / (time.perf_counter() - start))
+        with sessions() as s:
+            start, end = s.execute(
+                select(func.min(Inbox.processed_at), func.max(Inbox.processed_at)).where(
+                    Inbox.id > first
+                )
+            ).one()
+        assert start is not None and end is not None
+        rates.append((total - 1) / max((end - start).total_seconds(), 1e-3))
         print(
-            f"  {workers} worker{'s' if workers > 1 else ''}: {rates[-1]:7.1f} mails/s drained ({total} mails)"
+            f"  {workers} worker process{'es' if workers > 1 else ''}: {rates[-1]:7.1f} mails/s drained ({total} mails)"
         )
     print(f"  PostgreSQL 2 workers / 1 worker = {rates[1] / rates[0]:.2f}")
 
