@@ -264,3 +264,42 @@ def test_the_batch_claimed_ahead_goes_back_when_a_mail_before_it_fails(
         assert [r.attempts for r in rows] == [1, 2, 1]  # the batch ahead was not counted
         errors = s.scalars(select(Outbox.body).where(Outbox.inbox_id.in_(ids))).all()
         assert not [b for b in errors if "not your turn" in b or "would be move" in b]
+
+
+def test_a_worker_round_that_breaks_returns_its_claims_to_the_queue(
+    shell, sessions, settings, clock, monkeypatch
+):
+    """The database away for a moment: the batches the round had claimed go back to the queue
+    at once (not after the lease), and the next rounds process every mail once, in order."""
+    ids = _queue_moves(shell, clock)
+    real = worker.process_claimed
+    broken: list[int] = []
+
+    def breaks_once(*args, **kwargs):
+        if not broken:
+            broken.append(1)
+            with sessions() as s:  # the claims are there while the round runs
+                assert s.get(Inbox, ids[0]).status is InboxStatus.processing
+            raise RuntimeError("database away")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(worker, "process_claimed", breaks_once)
+    monkeypatch.setattr(worker.BatchSize, "__call__", lambda self: 1)  # a batch claimed ahead
+    stopping, work = threading.Event(), threading.Event()
+    rounds: list[int] = []
+
+    def on_done() -> None:
+        rounds.append(1)
+        if len(rounds) == 3:
+            stopping.set()
+
+    worker.run_worker(
+        sessions, settings, lambda: clock.now, stopping=stopping, work=work, on_done=on_done
+    )
+    assert broken == [1]
+    with sessions() as s:
+        rows = [s.get(Inbox, i) for i in ids]
+        assert [r.status for r in rows] == [InboxStatus.done] * 3
+        assert [r.attempts for r in rows] == [1, 1, 1]  # the broken round was not counted
+        texts = list(s.scalars(select(MoveRecord.text).order_by(MoveRecord.ply)))
+        assert texts == ["a7-a6", "a2-a3", "b7-b6"]

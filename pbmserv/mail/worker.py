@@ -95,6 +95,7 @@ def run_worker(
     ahead: ClaimedBatch | None = None
     while not stopping.is_set() or ahead is not None:
         done: list[Outcome] = []
+        batch: ClaimedBatch | None = None
         try:
             batch, ahead = ahead, None
             if batch is None and inbox.waiting(readers, clock()):
@@ -113,10 +114,11 @@ def run_worker(
                 size.record(len(done), time.monotonic() - started)
         except Exception:  # noqa: BLE001 - e.g. the database is away for a moment
             log.exception("worker")
-            if ahead is not None:
-                with contextlib.suppress(Exception):  # else its lease runs out
-                    release(sessions, ahead)
-                ahead = None
+            for claimed in (batch, ahead):
+                if claimed is not None:
+                    with contextlib.suppress(Exception):  # else its lease runs out
+                        release(sessions, claimed)
+            ahead = None
         if done:
             on_done()
             continue
@@ -208,10 +210,16 @@ def _preverify(
 
 
 def release(sessions: sessionmaker[Session], batch: ClaimedBatch) -> None:
-    """Put a claimed batch back in the queue, its attempt not counted."""
+    """Put the mails of a claimed batch that are still claimed back in the queue, their
+    attempt not counted (a mail already done stays done)."""
     ids = [item.message_id for item in batch.prepared]
     with sessions() as session, session.begin():
-        for row in session.scalars(select(Inbox).where(Inbox.id.in_(ids))):
+        query = select(Inbox).where(
+            Inbox.id.in_(ids),
+            Inbox.status == InboxStatus.processing,
+            Inbox.claimed_by == inbox.worker_id(),
+        )
+        for row in session.scalars(query):
             inbox.requeue(row)
 
 
