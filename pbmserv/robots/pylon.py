@@ -1,24 +1,33 @@
-"""Pylon for the robots: key, ordering and an evaluation by marbles on the board.
+"""Pylon for the robots: key, ordering and an evaluation by marbles and group safety.
 
 The game ends when nobody can place and the most marbles (buried ones included) wins, so the
-count of marbles is the score itself.  Evaluation (100 = one marble), from one team's view:
+count of marbles is the score itself.  A capture takes no marble away: the captor fills every
+point resting on the captured group, and those marbles are what changes hands.  So a group's
+danger is what its capture would give (the points its captor would fill), not its size.
+
+Evaluation (100 = one marble), from one team's view:
 
 * marbles: mine minus the strongest opponent's (with three or four players the paranoid
   search would otherwise fear the sum of all opponents);
-* groups in danger: a group with a single freedom on one of its levels can be captured by one
-  placement there (and the captor then fills the points resting on it), so its marbles count
-  ``DANGER`` against its owner when an opponent is to move, and less (``DANGER_MOVER``, it can
-  still defend) when the owner is to move;
+* group safety (:func:`safety`): every group with a single freedom on some level is in atari.
+  A placement there by an enemy captures it when that placement is legal (no suicide: a
+  one-point eye is safe) and gains what it fills.  The side to move takes its best capture or
+  saves its biggest group in atari (when extending there leaves it two freedoms), whichever
+  ends better once the opponent has answered (a small static exchange); a group of a seat not
+  to move is lost to the seats moving before it (less its owner's chance to save it when only
+  one capture can come first); a group with two freedoms is at risk too (a fraction of what
+  it would give) when two enemies move before its owner, or when an enemy can fill both;
 * the side to move gets half a marble (it places the next one).
 
-Captures are where marbles change hands in bulk (the captor fills every point resting on the
-captured group), so the move ordering tries points in contact with enemy marbles and on higher
-levels first; a capture shows up in the search as a jump in the count.
+Captures are where marbles change hands in bulk, so the move ordering tries points in contact
+with enemy marbles and on higher levels first; a capture shows up in the search as a jump in
+the count.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pbmserv.games.base import PASS, Move
@@ -27,31 +36,165 @@ from pbmserv.robots.search import Adapter
 
 MARBLE = 100
 TEMPO = 50
-DANGER = 60
-DANGER_MOVER = 15
+EXCHANGE = 60  # per marble of the mover's static exchange (its captures, its groups in atari)
+LOST = 60  # per marble filled by the capture of a group in atari of a seat not to move
+AT_RISK = 30  # per marble fillable on a group with two freedoms that enemies can fill in turn
 
 
-def marbles_in_danger(pos: PylonPosition) -> list[int]:
-    """Per seat: marbles in groups with a single freedom on some level of the group."""
+@dataclass
+class Group:
+    """A group of one owner: its marbles and its freedoms level by level."""
+
+    owner: int
+    members: set[int]
+    freedoms: dict[int, set[int]]
+
+
+def groups(pos: PylonPosition) -> list[Group]:
+    """Every visible group on the board with its freedoms per level."""
     board, geo, valid = pos.board, pos.geo, pos.valid
     level, nbrs = geo.level, geo.nbrs
-    out = [0] * pos.num_seats
+    out: list[Group] = []
     seen: set[int] = set()
     for p, owner in enumerate(board):
         if owner == EMPTY or p in seen:
             continue
-        group = pos.group(p)
-        seen |= group
+        members = pos.group(p)
+        seen |= members
         freedoms: dict[int, set[int]] = {}
-        for m in group:
-            lv = level[m]
-            free = freedoms.setdefault(lv, set())
+        for m in members:
+            free = freedoms.setdefault(level[m], set())
             for q in nbrs[m]:
                 if q in valid:
                     free.add(q)
-        if any(len(free) == 1 for free in freedoms.values()):
-            out[owner] += len(group)
+        out.append(Group(owner, members, freedoms))
     return out
+
+
+def _empty_valid(b: list[int], below: Sequence[tuple[int, ...]], q: int) -> bool:
+    return b[q] == EMPTY and all(b[s] != EMPTY for s in below[q])
+
+
+def place(pos: PylonPosition, p: int, seat: int) -> tuple[list[int], int] | None:
+    """``seat`` placing at ``p`` as the rules do it, on a scratch board: (the board after, the
+    number of points its captures fill), or None when it is suicide."""
+    geo = pos.geo
+    below, above, nbrs, level = geo.below, geo.above, geo.nbrs, geo.level
+    b = pos.board[:]
+    b[p] = seat
+    lv = level[p]
+
+    def free_at(members: set[int]) -> bool:
+        return any(
+            level[m] == lv and any(_empty_valid(b, below, q) for q in nbrs[m]) for m in members
+        )
+
+    captured: set[int] = set()
+    checked: set[int] = set()
+    for e in nbrs[p]:
+        if b[e] == EMPTY or b[e] == seat or e in checked:
+            continue
+        g = pos.group(e, b)
+        checked |= g
+        if not free_at(g):
+            captured |= g
+    filled = 0
+    if captured:
+        cand = sorted({a for m in captured for a in above[m]})
+        changed = True
+        while changed:
+            changed = False
+            for q in cand:
+                if _empty_valid(b, below, q):
+                    b[q] = seat
+                    filled += 1
+                    changed = True
+    if not free_at(pos.group(p, b)):
+        return None
+    return b, filled
+
+
+def fillable(pos: PylonPosition, group: Group, free: set[int]) -> int:
+    """Points a capture of ``group`` would fill, estimated: the empty points resting on it
+    whose supports are all full once its freedoms ``free`` are."""
+    board, below, above = pos.board, pos.geo.below, pos.geo.above
+    cand = {a for m in group.members for a in above[m] if board[a] == EMPTY}
+    return sum(1 for a in cand if all(board[s] != EMPTY or s in free for s in below[a]))
+
+
+def safety(pos: PylonPosition) -> list[int]:
+    """Per seat, the marbles (times 100) its groups' safety is worth: the mover's static
+    exchange, the others' groups in atari (and at risk) as losses."""
+    n = pos.num_seats
+    mover = pos.turn
+    out = [0] * n
+    if mover is None:
+        return out
+    live = [s for s in range(n) if s not in pos.resigned]
+    # the seats moving before each seat's next turn (the mover first)
+    order = [(mover + k) % n for k in range(n)]
+    order = [s for s in order if s in live]
+    before = {s: order.index(s) for s in order}
+    captures: list[int] = []  # what the mover's captures would fill
+    threats: list[tuple[int, bool]] = []  # the mover's groups in atari: (loss, savable)
+    nxt = order[1] if len(order) > 1 else mover
+    for g in groups(pos):
+        s = g.owner
+        if s not in before:
+            continue
+        for lv, free in g.freedoms.items():
+            if len(free) == 1:
+                (q,) = free
+                attacker = nxt if s == mover else mover
+                if s != mover and attacker == s:
+                    continue
+                hit = place(pos, q, attacker)
+                if hit is None:
+                    # suicide for that attacker (an eye): later seats may differ; assume safe
+                    continue
+                gain = hit[1]
+                if s == mover:
+                    saved = place(pos, q, s)
+                    savable = saved is not None and len(_freedoms(pos, saved[0], q, lv)) >= 2
+                    threats.append((gain + 1, savable))
+                else:
+                    captures.append(gain)
+                    if before[s] >= 2 or n == 2:
+                        out[s] -= LOST * gain
+                break
+            if len(free) == 2:
+                # two freedoms: at risk when two enemies move before its owner, and with two
+                # players when the next enemy can fill both (no eye among them)
+                if s != mover and before[s] >= 2 and n > 2:
+                    out[s] -= AT_RISK * fillable(pos, g, free)
+                    break
+                if n == 2 or s == mover:
+                    attacker = nxt if s == mover else mover
+                    if all(place(pos, q, attacker) is not None for q in free):
+                        out[s] -= AT_RISK * fillable(pos, g, free)
+                        break
+    if captures or threats:
+        best = max(captures, default=0)
+        threats.sort(reverse=True)
+        t1 = threats[0][0] if threats else 0
+        t2 = threats[1][0] if len(threats) > 1 else 0
+        net = best - t1
+        if threats and threats[0][1]:
+            net = max(net, -t2)
+        out[mover] += EXCHANGE * net
+    return out
+
+
+def _freedoms(pos: PylonPosition, b: list[int], p: int, lv: int) -> set[int]:
+    """The level-``lv`` freedoms of the group of ``p`` on board ``b``."""
+    geo = pos.geo
+    return {
+        q
+        for m in pos.group(p, b)
+        if geo.level[m] == lv
+        for q in geo.nbrs[m]
+        if _empty_valid(b, geo.below, q)
+    }
 
 
 class PylonAdapter(Adapter[PylonPosition]):
@@ -71,12 +214,10 @@ class PylonAdapter(Adapter[PylonPosition]):
         for c in pos.board:
             if c != EMPTY:
                 counts[c] += 1
-        danger = marbles_in_danger(pos)
+        safe = safety(pos)
         mover = pos.turn
         value = [
-            counts[s] * MARBLE
-            - danger[s] * (DANGER_MOVER if s == mover else DANGER)
-            + (TEMPO if s == mover else 0)
+            counts[s] * MARBLE + safe[s] + (TEMPO if s == mover else 0)
             for s in range(pos.num_seats)
         ]
         live = [s for s in range(pos.num_seats) if s not in pos.resigned]
