@@ -48,6 +48,14 @@ def worker_pids(server_pid: int) -> list[int]:
     return found
 
 
+def listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
 def alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
@@ -69,6 +77,7 @@ def start_server(tmp_path: Path, settings, workers: int = 1) -> tuple[subprocess
         stderr=subprocess.PIPE,
     )
     wait_until(lambda: len(worker_pids(server.pid)) == workers, "the worker processes", 30)
+    wait_until(lambda: listening(port), f"the listener on port {port}", 30)
     return server, port
 
 
