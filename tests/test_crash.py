@@ -68,6 +68,27 @@ def planned_games(shell, game_name: str, rng: random.Random) -> dict[int, list[t
     return plans
 
 
+def assert_each_mail_done_once(sessions, plans, total: int) -> None:
+    """Every planned move recorded once and in order, every stored mail done with exactly one
+    answer."""
+    with sessions() as s:
+        for number, plan in plans.items():
+            board = s.scalar(select(Board).where(Board.game == "plotto", Board.number == number))
+            assert [m.text for m in board.moves] == [text for _, text in plan]
+            assert [m.ply for m in board.moves] == list(range(1, len(plan) + 1))
+        answers = dict(
+            s.execute(
+                select(Outbox.inbox_id, func.count())
+                .where(Outbox.inbox_id.is_not(None))
+                .group_by(Outbox.inbox_id)
+            ).all()
+        )
+        rows = s.scalars(select(Inbox)).all()
+        assert len(rows) == total
+        assert all(row.status is InboxStatus.done for row in rows)
+        assert all(answers.get(row.id) == 1 for row in rows), "every mail has exactly one answer"
+
+
 def done(sessions) -> int:
     """Mails done, read without the write lock: a poll must not queue up behind the worker's
     batches (SQLite's busy wait backs off to 100 ms sleeps, and would miss the gaps)."""
@@ -121,18 +142,4 @@ def test_kill_9_in_the_middle_of_a_batch(shell, settings, sessions, tmp_path):
         second.send_signal(signal.SIGTERM)
         _, err = second.communicate(timeout=30)
     assert second.returncode == 0, err.decode()
-    with sessions() as s:
-        for number, plan in plans.items():
-            board = s.scalar(select(Board).where(Board.game == "plotto", Board.number == number))
-            assert [m.text for m in board.moves] == [text for _, text in plan]
-            assert [m.ply for m in board.moves] == list(range(1, len(plan) + 1))
-        answers = dict(
-            s.execute(
-                select(Outbox.inbox_id, func.count())
-                .where(Outbox.inbox_id.is_not(None))
-                .group_by(Outbox.inbox_id)
-            ).all()
-        )
-        rows = s.scalars(select(Inbox)).all()
-        assert len(rows) == total
-        assert all(answers.get(row.id) == 1 for row in rows), "every mail has exactly one answer"
+    assert_each_mail_done_once(sessions, plans, total)

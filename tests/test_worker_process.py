@@ -16,7 +16,14 @@ from pathlib import Path
 import pytest
 from conftest import TEST_START
 from sqlalchemy import func, select
-from test_crash import BIN, done, move_mail, planned_games, write_config
+from test_crash import (
+    BIN,
+    assert_each_mail_done_once,
+    done,
+    move_mail,
+    planned_games,
+    write_config,
+)
 from waiting import wait_for_progress, wait_until
 
 from pbmserv.mail import inbox
@@ -104,24 +111,6 @@ def store_all(sessions, settings, plans, first_ply: int = 0) -> int:
     return total
 
 
-def assert_exactly_once(sessions, plans, total: int) -> None:
-    with sessions() as s:
-        for number, plan in plans.items():
-            board = s.scalar(select(Board).where(Board.game == "plotto", Board.number == number))
-            assert [m.text for m in board.moves] == [text for _, text in plan]
-        answers = dict(
-            s.execute(
-                select(Outbox.inbox_id, func.count())
-                .where(Outbox.inbox_id.is_not(None))
-                .group_by(Outbox.inbox_id)
-            ).all()
-        )
-        rows = s.scalars(select(Inbox)).all()
-        assert len(rows) == total
-        assert all(row.status is InboxStatus.done for row in rows)
-        assert all(answers.get(row.id) == 1 for row in rows), "every mail has exactly one answer"
-
-
 def test_serve_answers_from_its_worker_process_on_the_tests_calendar(
     shell, settings, sessions, tmp_path
 ):
@@ -168,7 +157,7 @@ def test_a_killed_worker_is_replaced_and_no_mail_is_lost_or_doubled(
     finally:
         log = stop_server(server)
     assert f"worker process {first} ended" in log
-    assert_exactly_once(sessions, plans, total)
+    assert_each_mail_done_once(sessions, plans, total)
 
 
 @pytest.mark.slow
@@ -194,7 +183,7 @@ def test_a_killed_servers_worker_finishes_its_batch_and_goes(shell, settings, se
         wait_for_progress(lambda: done(sessions), total, "the restarted server's mails done")
     finally:
         stop_server(again)
-    assert_exactly_once(sessions, plans, total)
+    assert_each_mail_done_once(sessions, plans, total)
 
 
 @pytest.mark.slow
@@ -214,7 +203,7 @@ def test_two_worker_processes_share_the_queue_and_do_each_mail_once(
             wait_for_progress(lambda: done(sessions), total, f"round {ply + 1} done")
     finally:
         stop_server(server)
-    assert_exactly_once(sessions, plans, total)
+    assert_each_mail_done_once(sessions, plans, total)
     with sessions() as s:
         workers = set(s.scalars(select(Inbox.claimed_by)))
     assert workers == {None}, "every claim was released"
