@@ -41,6 +41,18 @@ def test_the_shell_answer_shows_the_line_for_the_player_to_move(shell):
     assert "PASSWORD" not in shell.ok("polis show 101#0").body  # a past position: no line
 
 
+def test_a_mailed_show_has_the_line_only_for_the_player_to_move_by_his_address(shell):
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    line = "  polis move 101 alice PASSWORD <move>#1\n"
+    mine = shell.ok("polis show 101", channel="mail", sender="Alice@Example.org")
+    assert mine.body.endswith(line)  # alice is to move, and the address is hers
+    theirs = shell.ok("polis show 101", channel="mail", sender="bob@example.org")
+    assert "PASSWORD" not in theirs.body
+    stranger = shell.ok("polis show 101", channel="mail", sender="eve@example.org")
+    assert "PASSWORD" not in stranger.body
+
+
 def test_long_player_names_are_never_cut(shell):
     shell.signup("carol", "dave", "player16", "spammer")
     shell.ok("ploy challenge carol dave player16 spammer")

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 import click
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from pbmserv.commands.dispatch import Refused, Request, answer
@@ -21,7 +20,7 @@ from pbmserv.render.board_mail import (
     turn_line,
 )
 from pbmserv.render.templates import render
-from pbmserv.store.models import Address, Board, User
+from pbmserv.store.models import Board, User
 
 
 def login(req: Request, userid: str, password: str) -> int:
@@ -88,9 +87,7 @@ def board_error(board: Board, position: Position, message: str, tail: str = "") 
     return Refused(message, subject=subject, body=body, board=board_key(board))
 
 
-def reader_tail(
-    session: Session, req: Request, board: Board, position: Position, actor: User | None = None
-) -> str:
+def reader_tail(req: Request, board: Board, position: Position, actor: User | None = None) -> str:
     """The reply line for the answer to the sender: on the shell (the operator plays every
     seat) for the player to move; by mail when the actor, or a user of the sender's address,
     is that player."""
@@ -99,11 +96,10 @@ def reader_tail(
         return ""
     if req.trusted:
         return reply_line(board, position, mover)
-    readers = {actor.id} if actor is not None else set()
-    if req.sender:
-        query = select(Address.user_id).where(Address.address == req.sender.lower())
-        readers.update(session.scalars(query))
-    return reply_line(board, position, mover if mover.id in readers else None)
+    sender = req.sender.lower() if req.sender else None
+    addresses = {a.address for a in mover.addresses}  # loaded with the board's seats
+    reads = (actor is not None and actor.id == mover.id) or sender in addresses
+    return reply_line(board, position, mover if reads else None)
 
 
 def summary(board: Board, position: Position, notes: list[str]) -> str:
@@ -134,7 +130,7 @@ def announce(
         new=new,
         with_comment=True,
     )
-    body += reader_tail(session, call.req, board, position, actor)
+    body += reader_tail(call.req, board, position, actor)
     answer(call.ctx, subject, body, board=board_key(board), summary=summary(board, position, notes))
 
 

@@ -162,7 +162,7 @@ def create_challenge(
         notify.mail_users(
             session, users, subject, body, req.now, skip_address=req.sender, tail=tail, board=board
         )
-        body += reader_tail(session, req, board, position)
+        body += reader_tail(req, board, position)
         key, summary = board_key(board), f"New board: {turn_line(board, position)}"
     answer(ctx, subject, body, board=key, summary=summary)
 
@@ -214,10 +214,10 @@ def play(call: Call, number: int, user_id: int, text: str, expected: int | None)
                 comment=req.comment,
             )
         except MoveError as exc:
-            tail = reader_tail(session, req, board, position, mover)
+            tail = reader_tail(req, board, position, mover)
             raise board_error(board, position, f"illegal move '{text}': {exc}", tail) from None
         except boards.BoardError as exc:
-            tail = reader_tail(session, req, board, position, mover)
+            tail = reader_tail(req, board, position, mover)
             raise board_error(board, position, str(exc), tail) from None
         announce(call, session, played.board, played.position, played.notes, mover)
 
@@ -336,7 +336,7 @@ def _show_boards(call: Call, words: list[str]) -> None:
                 board_mail_body(
                     board, position, all_moves=True, at_ply=at, comment_ply=len(board.moves)
                 )
-                + ("" if at is not None else reader_tail(session, call.req, board, position))
+                + ("" if at is not None else reader_tail(call.req, board, position))
             )
             subjects.append(board_subject(board, position))
             key = board_key(board) if at is None else None

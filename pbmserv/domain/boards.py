@@ -53,11 +53,16 @@ def game_of(board: Board) -> Game:
 
 
 def find_board(session: Session, game: Game, number: int, *, for_update: bool = False) -> Board:
-    """The board with its seats and their users, in one query (every command needs them)."""
+    """The board with its seats and their users, in one query (every command needs them; the
+    users' addresses and robot rows too, which every board mail reads)."""
     query = (
         select(Board)
         .where(Board.game == game.name, Board.number == number)
-        .options(joinedload(Board.seats).joinedload(Seat.user))
+        .options(
+            joinedload(Board.seats)
+            .joinedload(Seat.user)
+            .options(joinedload(User.addresses), joinedload(User.robot))
+        )
     )
     if for_update and session.bind is not None and session.bind.dialect.name == "postgresql":
         query = query.with_for_update(of=Board)

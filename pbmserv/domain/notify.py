@@ -33,7 +33,6 @@ from pbmserv.store.models import (
     BoardStatus,
     Outbox,
     OutboxStatus,
-    Robot,
     Seat,
     SubscriptionKind,
     User,
@@ -58,12 +57,9 @@ def mail_users(
     A mail about ``board`` goes to a player only as his notification mode admits it.
     """
     targets = [u for u in users if skip is None or u.id != skip.id]
-    robots = set(
-        session.scalars(select(Robot.user_id).where(Robot.user_id.in_([u.id for u in targets])))
-    )
     seen: set[str] = set()
     for user in targets:
-        if user.id in robots or (board is not None and not admit(board, user)):
+        if user.robot is not None or (board is not None and not admit(board, user)):
             continue
         for address in (a.address for a in user.addresses if a.confirmed):
             if address in seen or (skip_address and address.lower() == skip_address.lower()):

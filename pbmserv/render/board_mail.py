@@ -176,7 +176,9 @@ def board_mail_body(
 ) -> str:
     """The full board mail of the pbmserv layout."""
     game = get_game(board.game)
-    comments = [c for c in board.comments if comment_ply is not None and c.ply == comment_ply]
+    comments = (
+        [c for c in board.comments if c.ply == comment_ply] if comment_ply is not None else []
+    )
     params = " ".join(game.format_params(board.params))
     options = " ".join(f"--{k}={v}" for k, v in sorted(board.options.items()))
     return render(

@@ -32,6 +32,7 @@ from pbmserv.domain import accounts, boards, moves, notify
 from pbmserv.games import get_game
 from pbmserv.games.base import MoveError
 from pbmserv.robots import budget_of, choose_move
+from pbmserv.store.db import readonly_sessions
 from pbmserv.store.models import Board, BoardStatus, Robot, User
 
 log = logging.getLogger("pbmserv.robots")
@@ -177,9 +178,13 @@ def run_pending(
     *,
     stop: Callable[[], bool] = lambda: False,
 ) -> list[Done]:
-    """Play one move on every board where a robot is to move now (one pass)."""
+    """Play one move on every board where a robot is to move now (one pass).
+
+    The turns are read through a read-only session: the server looks after every batch of mail,
+    and on SQLite a writer's session would take the write lock from the worker each time.
+    """
     try:
-        with sessions() as session:
+        with readonly_sessions(settings.url)() as session:
             turns = pending(session)
     except SQLAlchemyError:
         log.exception("robots: reading the pending turns")

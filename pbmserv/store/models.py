@@ -151,6 +151,7 @@ class User(Base):
     addresses: Mapped[list[Address]] = relationship(
         back_populates="user", cascade="all, delete-orphan", order_by="Address.id"
     )
+    robot: Mapped[Robot | None] = relationship(viewonly=True)  # None for a human
 
 
 class Robot(Base):
