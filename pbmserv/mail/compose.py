@@ -20,6 +20,7 @@ from html import escape
 from pbmserv.clock import system_clock
 from pbmserv.commands.grammar import mask_passwords
 from pbmserv.mail.parse import ParsedMail
+from pbmserv.mail.policy import POLICY
 
 MAX_REFERENCES = 20
 MAX_QUOTED_LINES = 60
@@ -54,7 +55,7 @@ def build_message(
     ``Auto-Submitted: auto-replied``, ``X-Pbmserv-Server: <server_id>``; UTF-8 text/plain,
     7bit when the body is ASCII with short lines, quoted-printable otherwise.
     """
-    msg = EmailMessage()
+    msg = EmailMessage(policy=POLICY)
     msg["From"] = _one_line(from_addr)
     msg["To"] = _one_line(mail.to)
     msg["Subject"] = _one_line(mail.subject)

@@ -20,13 +20,14 @@ import email.utils
 import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
-from email import errors, policy
+from email import errors
 from email.headerregistry import Address as MailAddress
 from email.message import Message
 
 from pbmserv.commands import grammar, registry
 from pbmserv.mail.decode import collect_text, decode_bytes, unsurrogate
 from pbmserv.mail.lines import clean_command, read_body
+from pbmserv.mail.policy import POLICY
 
 MAX_COMMANDS = 10
 MAX_COMMENT_LINES = 200
@@ -257,7 +258,7 @@ def parse_message(
         raw = raw.encode("utf-8", "surrogateescape")
     msg: Message | None
     try:
-        msg = email.message_from_bytes(raw, policy=policy.default)
+        msg = email.message_from_bytes(raw, policy=POLICY)
     except Exception:  # noqa: BLE001
         msg = None
     texts: list[str] = []
