@@ -227,6 +227,21 @@ def test_forced_pass_is_automatic(shell):
     assert result.subject == "Nim Board 101 alice"
 
 
+def test_a_comment_stays_with_its_move_when_a_forced_pass_follows(shell):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob -freeze")
+    result = shell.ok(
+        "nim move 101 alice pw-alice 2",
+        channel="mail",
+        sender="alice@example.org",
+        comment="Your turn to wait.",
+    )
+    assert records(shell)[-1] == (1, "pass", True)
+    to_bob = [m for m in shell.outbox() if m.recipient == "bob@example.org"][-1]
+    for body in (result.body, to_bob.body, shell.ok("nim show 101").body):
+        assert "Your turn to wait." in body
+
+
 # ----------------------------------------------------------------------------- resign
 
 

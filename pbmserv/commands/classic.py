@@ -152,7 +152,7 @@ def showas(call: Call) -> None:
                 private.append(f"Your resignation ({label}) is queued.")
             if seat.submitted_move:
                 private.append(f"Your submitted move ({label}): {seat.submitted_move}")
-        body = board_mail_body(board, position, all_moves=True, comment_ply=len(board.moves))
+        body = board_mail_body(board, position, all_moves=True, with_comment=True)
         if private:
             body += "\nOnly for you:\n" + "".join(f"  {line}\n" for line in private)
         body += reply_line(board, position, user)

@@ -333,9 +333,7 @@ def _show_boards(call: Call, words: list[str]) -> None:
                 raise Refused(f"board {number} has {len(board.moves)} moves; there is no move {at}")
             position = boards.position_of(board) if at is None else boards.replay(board, at)
             parts.append(
-                board_mail_body(
-                    board, position, all_moves=True, at_ply=at, comment_ply=len(board.moves)
-                )
+                board_mail_body(board, position, all_moves=True, at_ply=at, with_comment=True)
                 + ("" if at is not None else reader_tail(call.req, board, position))
             )
             subjects.append(board_subject(board, position))

@@ -122,8 +122,7 @@ def board_mail(
 
     ``with_comment`` shows the comment written with the newest move (a player's own move).
     """
-    comment_ply = len(board.moves) if with_comment else None
-    body = board_mail_body(board, position, notes=list(notes), comment_ply=comment_ply)
+    body = board_mail_body(board, position, notes=list(notes), with_comment=with_comment)
     subject = board_subject(board, position, new=new)
     mail_users(
         session,

@@ -171,14 +171,14 @@ def board_mail_body(
     *,
     notes: list[str] = (),  # type: ignore[assignment]
     all_moves: bool = False,
-    comment_ply: int | None = None,
+    with_comment: bool = False,
     at_ply: int | None = None,
 ) -> str:
-    """The full board mail of the pbmserv layout."""
+    """The full board mail of the pbmserv layout; ``with_comment`` shows what was written with
+    the newest move a player made (the forced passes or queued moves after it keep it)."""
     game = get_game(board.game)
-    comments = (
-        [c for c in board.comments if c.ply == comment_ply] if comment_ply is not None else []
-    )
+    ply = next((m.ply for m in reversed(board.moves) if not m.auto), None)
+    comments = [c for c in board.comments if c.ply == ply] if with_comment and ply else []
     params = " ".join(game.format_params(board.params))
     options = " ".join(f"--{k}={v}" for k, v in sorted(board.options.items()))
     return render(
