@@ -9,8 +9,9 @@ the position the robot left with its last move:
 * ``unavoidable``: every move the robot had left some opponent a line in one placement;
 * ``avoidable``: some move would have left none, and the robot chose another.
 
-Only the last kind is the robot's fault; the first two bound what any robot of this kind can
-score against random players.
+Only the last kind is a mistake of the robot's last move; no choice there could have saved the
+first two.  ``ceiling`` is the score had every avoidable loss been won: evidence (not a proof,
+since earlier moves shape the last position) of how far the goal of 95% is out of reach.
 
     .venv/bin/python bench/plotto_losses.py [--players 3,4] [--level easy] [--games 300]
 """
