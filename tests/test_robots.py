@@ -161,3 +161,19 @@ def test_a_robot_with_an_address_still_gets_no_mail(shell):
     operator_ok(shell, "robot run")
     assert "bot@example.org" not in {m.recipient for m in shell.outbox()}
     assert "alice@example.org" in {m.recipient for m in shell.outbox()}
+
+
+def test_a_robot_watching_a_board_gets_no_mail(shell):
+    from pbmserv.store.models import Address, Subscription, SubscriptionKind
+
+    shell.signup("alice", "bob")
+    operator_ok(shell, "robot add bot --game nim --level easy")
+    shell.ok("nim challenge alice bob")
+    with shell.sessions() as s, s.begin():
+        robot = s.scalar(select(User).where(User.userid == "bot"))
+        board_id = s.scalar(select(Board.id).where(Board.game == "nim", Board.number == 101))
+        s.add(Address(user_id=robot.id, address="bot@example.org"))
+        s.add(Subscription(board_id=board_id, user_id=robot.id, kind=SubscriptionKind.all))
+    shell.ok("nim move 101 alice pw-alice 2")
+    assert "bot@example.org" not in {m.recipient for m in shell.outbox()}
+    assert "bob@example.org" in {m.recipient for m in shell.outbox()}

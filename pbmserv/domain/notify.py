@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import inspect, select
 from sqlalchemy.orm import Session
 
 from pbmserv.domain import mailmodes
@@ -33,6 +33,7 @@ from pbmserv.store.models import (
     BoardStatus,
     Outbox,
     OutboxStatus,
+    Robot,
     Seat,
     SubscriptionKind,
     User,
@@ -57,9 +58,10 @@ def mail_users(
     A mail about ``board`` goes to a player only as his notification mode admits it.
     """
     targets = [u for u in users if skip is None or u.id != skip.id]
+    robots = _robot_ids(session, targets)
     seen: set[str] = set()
     for user in targets:
-        if user.robot is not None or (board is not None and not admit(board, user)):
+        if user.id in robots or (board is not None and not admit(board, user)):
             continue
         for address in (a.address for a in user.addresses if a.confirmed):
             if address in seen or (skip_address and address.lower() == skip_address.lower()):
@@ -76,6 +78,16 @@ def mail_users(
                 )
             )
     return len(seen)
+
+
+def _robot_ids(session: Session, users: list[User]) -> set[int]:
+    """Which of ``users`` are robots: from their robot rows where those came with them (a
+    board's players), else in one query (spectators)."""
+    unknown = [u.id for u in users if "robot" in inspect(u).unloaded]
+    robots = {u.id for u in users if u.id not in unknown and u.robot is not None}
+    if unknown:
+        robots.update(session.scalars(select(Robot.user_id).where(Robot.user_id.in_(unknown))))
+    return robots
 
 
 def queue_mail(session: Session, recipient: str, subject: str, body: str, now: datetime) -> None:
