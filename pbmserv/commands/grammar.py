@@ -21,7 +21,7 @@ from __future__ import annotations
 import difflib
 import re
 import shlex
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from functools import lru_cache
 
 from pbmserv.commands import registry
@@ -211,9 +211,23 @@ def mask_passwords(
     misspelt command words at a line's start; turn it off for text that others read (a
     comment), where an everyday word must not be taken for a command.
     """
+    return password_mask(command_words, commands=commands, guess=guess)(text)
+
+
+def password_mask(
+    command_words: Collection[str] | None = None,
+    *,
+    commands: Iterable[str] = (),
+    guess: bool = True,
+) -> Callable[[str], str]:
+    """:func:`mask_passwords` for many texts of one mail: its command lines are read once."""
     games = _games(command_words)
     known = {pw for line in commands for pw in command_passwords(line, command_words)}
     extra = sorted((pw for pw in known if len(pw) >= 3), key=len, reverse=True)
+    return lambda text: _masked(text, games, extra, guess)
+
+
+def _masked(text: str, games: frozenset[str], extra: list[str], guess: bool) -> str:
     out = []
     for line in text.split("\n"):
         spans = _spans(line)

@@ -18,7 +18,7 @@ from email.utils import format_datetime, make_msgid
 from html import escape
 
 from pbmserv.clock import system_clock
-from pbmserv.commands.grammar import mask_passwords
+from pbmserv.commands.grammar import password_mask
 from pbmserv.mail.parse import ParsedMail
 from pbmserv.mail.policy import POLICY
 
@@ -112,13 +112,13 @@ def quote_original(
     masked.  ``raw_text`` defaults to the decoded body ``parsed.text``.
     """
     text = parsed.text if raw_text is None else raw_text
-    commands = parsed.commands
+    mask = password_mask(commands=parsed.commands)
     lines = [
-        f"{name}: {mask_passwords(value, commands=commands)}"
+        f"{name}: {mask(value)}"
         for name, value in parsed.headers
         if name in ("From", "Date", "Subject")
     ]
-    body = mask_passwords(text.replace("\r\n", "\n"), commands=commands).rstrip("\n").split("\n")
+    body = mask(text.replace("\r\n", "\n")).rstrip("\n").split("\n")
     quoted = ["> " + line if line else ">" for line in body[:max_lines]]
     if len(body) > max_lines:
         quoted.append(f"> [... {len(body) - max_lines} more lines not shown]")

@@ -381,14 +381,13 @@ def _run_commands(
         )
         results.append((line, run(commands, split(line), req)))
         verified = verified or req.owner_verified
-    words = grammar.command_words()
     answer = assemble(
         results,
         subject=parsed.subject or "",
         text=parsed.text or "",
         not_understood=parsed.not_understood,
         notes=parsed.ignored,
-        mask=lambda text: grammar.mask_passwords(text, words, commands=parsed.commands),
+        mask=grammar.password_mask(grammar.command_words(), commands=parsed.commands),
     )
     confirming = [
         a.subject for _, items in results for a in items if a.subject.startswith("confirm ")
@@ -401,7 +400,7 @@ def _run_commands(
 def masked_copy(parsed: ParsedMail, words: set[str]) -> bytes:
     """What is kept of a processed mail: its main headers and text, every password masked
     (the raw bytes, which may hide a password in an encoding, are dropped)."""
-    mask = lambda text: grammar.mask_passwords(text, words, commands=parsed.commands)  # noqa: E731
+    mask = grammar.password_mask(words, commands=parsed.commands)
     head = [f"{name}: {mask(value)}" for name, value in parsed.headers]
     if parsed.message_id:
         head.append(f"Message-ID: {parsed.message_id}")
