@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, bindparam, func, select
 from sqlalchemy.orm import Session, joinedload, sessionmaker
 
 from pbmserv.config import Settings
@@ -97,12 +97,16 @@ def check_address(address: str) -> str | None:
 
 def find_user(session: Session, userid: str) -> User | None:
     """The user with its addresses, in one query (a login checks them at once)."""
-    query = (
-        select(User)
-        .where(User.userid == normalise_userid(userid))
-        .options(joinedload(User.addresses))
+    found = session.scalars(_user_query(), {"userid": normalise_userid(userid)})
+    return found.unique().one_or_none()
+
+
+@lru_cache(maxsize=1)
+def _user_query() -> Select[User]:
+    """Built once: building it was a third of the cost of a login's query."""
+    return (
+        select(User).where(User.userid == bindparam("userid")).options(joinedload(User.addresses))
     )
-    return session.scalars(query).unique().one_or_none()
 
 
 def users_with_address(session: Session, address: str) -> list[User]:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, bindparam, func, select
 from sqlalchemy.orm import Session, joinedload, object_session
 
 from pbmserv.domain.ratings import rate_board
@@ -55,21 +56,27 @@ def game_of(board: Board) -> Game:
 def find_board(session: Session, game: Game, number: int, *, for_update: bool = False) -> Board:
     """The board with its seats and their users, in one query (every command needs them; the
     users' addresses and robot rows too, which every board mail reads)."""
+    lock = for_update and session.bind is not None and session.bind.dialect.name == "postgresql"
+    found = session.scalars(_board_query(lock), {"game": game.name, "number": number})
+    board = found.unique().one_or_none()
+    if board is None or board.status is BoardStatus.removed:
+        raise BoardError(f"there is no {game.display_name} board {number}")
+    return board
+
+
+@lru_cache(maxsize=2)
+def _board_query(lock: bool) -> Select[Board]:
+    """Built once (building it cost a third of running it); ``lock``: FOR UPDATE of the board."""
     query = (
         select(Board)
-        .where(Board.game == game.name, Board.number == number)
+        .where(Board.game == bindparam("game"), Board.number == bindparam("number"))
         .options(
             joinedload(Board.seats)
             .joinedload(Seat.user)
             .options(joinedload(User.addresses), joinedload(User.robot))
         )
     )
-    if for_update and session.bind is not None and session.bind.dialect.name == "postgresql":
-        query = query.with_for_update(of=Board)
-    board = session.scalars(query).unique().one_or_none()
-    if board is None or board.status is BoardStatus.removed:
-        raise BoardError(f"there is no {game.display_name} board {number}")
-    return board
+    return query.with_for_update(of=Board) if lock else query
 
 
 def replay(board: Board, upto: int | None = None) -> Position:
@@ -324,10 +331,14 @@ def _close_proposals(session: Session, board: Board) -> None:
 
 
 def open_proposals(session: Session, board: Board) -> list[Proposal]:
-    return list(
-        session.scalars(
-            select(Proposal).where(Proposal.board_id == board.id, Proposal.open.is_(True))
-        )
+    return list(session.scalars(_proposals_query(), {"board_id": board.id}))
+
+
+@lru_cache(maxsize=1)
+def _proposals_query() -> Select[Proposal]:
+    """Built once: every move asks it."""
+    return select(Proposal).where(
+        Proposal.board_id == bindparam("board_id"), Proposal.open.is_(True)
     )
 
 
