@@ -10,7 +10,7 @@ from email.headerregistry import UnstructuredHeader
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pbmserv.mail.policy import POLICY, CachedHeaderRegistry
+from pbmserv.mail.policy import KEPT_VALUE_CHARS, POLICY, CachedHeaderRegistry
 
 NAMES = ["From", "To", "Subject", "Date", "Message-ID", "Content-Type", "References", "X-Any"]
 
@@ -48,6 +48,13 @@ def test_a_header_read_twice_is_parsed_once():
     assert again is first and again.params["charset"] == "utf-8"
     other = POLICY.header_fetch_parse("Content-Type", "text/html")
     assert other is not first and other.content_type == "text/html"
+
+
+def test_a_long_header_is_read_but_not_kept():
+    value = "x" * (KEPT_VALUE_CHARS + 1)
+    first = POLICY.header_fetch_parse("Subject", value)
+    assert str(first) == value
+    assert POLICY.header_fetch_parse("Subject", value) is not first
 
 
 def _read(chosen: policy.EmailPolicy, name: str, value: str, *, fetch: bool = False) -> object:

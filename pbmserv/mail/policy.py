@@ -42,10 +42,16 @@ class ReadingPolicy(policy.EmailPolicy):
     def header_fetch_parse(self, name: str, value: str) -> Any:
         if hasattr(value, "name"):  # already a header object
             return value
+        if len(value) > KEPT_VALUE_CHARS:  # a hostile mail must not fill the memory
+            return super().header_fetch_parse(name, value)
         return _fetched(self, name, value)
 
 
-@lru_cache(maxsize=512)
+KEPT_VALUE_CHARS = 998  # a header line's length limit (RFC 5322): longer values are not kept
+KEPT_HEADERS = 512  # so at most 512 short values (and their parse trees) are kept
+
+
+@lru_cache(maxsize=KEPT_HEADERS)
 def _fetched(chosen: ReadingPolicy, name: str, value: str) -> Any:
     return policy.EmailPolicy.header_fetch_parse(chosen, name, value)
 
