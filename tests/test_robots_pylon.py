@@ -11,7 +11,8 @@ import pytest
 from pbmserv.games import get_game
 from pbmserv.games.pylon import EMPTY, PylonPosition
 from pbmserv.robots import Budget, budget_of, choose_move
-from pbmserv.robots.pylon import LOST, place, safety
+from pbmserv.robots.pylon import LOST, PylonAdapter, place, safety
+from pbmserv.robots.search import ProbeSearcher, Searcher, search
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])
@@ -86,3 +87,84 @@ def test_the_robot_saves_a_group_in_atari(budget):
     other = pos.copy()
     other.play(pos.parse_move("a1"))
     assert safety(other)[0] < 0 < safety(other)[1]
+
+
+def random_positions(players: int, count: int, seed: int) -> list[PylonPosition]:
+    """Positions of random games on the standard board, every fifth ply."""
+    rng = random.Random(seed)
+    out: list[PylonPosition] = []
+    while len(out) < count:
+        pos = get_game("pylon").new(players, {})
+        assert isinstance(pos, PylonPosition)
+        while pos.to_move is not None and len(out) < count:
+            if pos.ply % 5 == 3:
+                out.append(pos.copy())
+            pos.play(rng.choice(pos.move_list()))
+    return out
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_the_seats_vector_is_every_seats_evaluation(players):
+    adapter = PylonAdapter()
+    for pos in random_positions(players, 12, players):
+        vector = adapter.evaluate_seats(pos)
+        assert vector == [adapter.evaluate(pos, s) for s in range(players)]
+        value = adapter.values(pos)
+        assert vector == [value[s] - max(value[:s] + value[s + 1 :]) for s in range(players)]
+
+
+def greedy_line(adapter: PylonAdapter, pos: PylonPosition, robot: int) -> PylonPosition:
+    """From ``pos`` (the robot just moved), every other seat plays the move its own evaluation
+    likes best (ties: the worst for the robot) until the robot is to move again."""
+    while pos.to_move is not None and pos.to_move != robot:
+        mover = pos.to_move
+        best = None
+        for move in pos.move_list():
+            child = adapter.play(pos, move)
+            assert child.to_move is not None  # (no game of these tests ends within a line)
+            value = adapter.evaluate_seats(child)
+            if best is None or (value[mover], -value[robot]) > (best[0][mover], -best[0][robot]):
+                best = (value, child)
+        assert best is not None
+        pos = best[1]
+    return pos
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_the_probe_plays_the_move_whose_line_of_best_replies_ends_best(players):
+    """With a budget for every line, the probe's move is the best by a line computed here: each
+    later seat plays its statically best reply up to the robot's next turn."""
+    adapter = PylonAdapter()
+    budget = Budget(nodes=10**6, depth=2)
+    for pos in random_positions(players, 3, 10 + players)[1:]:
+        robot = pos.to_move
+        assert robot is not None
+        result = search(pos, adapter, budget)
+        assert result.depth == players  # the robot's move and one reply of every other seat
+        ends = {m: greedy_line(adapter, adapter.play(pos, m), robot) for m in pos.move_list()}
+        values = {m: adapter.evaluate(end, robot) for m, end in ends.items()}
+        assert values[result.move] == max(values.values()) == result.score
+
+
+def test_the_probe_serves_three_or_four_seats_at_a_depth_short_of_one_round():
+    adapter = PylonAdapter()
+    three = random_positions(3, 2, 7)[1]
+    assert isinstance(ProbeSearcher(adapter, budget_of("easy")), Searcher)
+    easy = search(three, adapter, budget_of("easy"))
+    assert easy.depth == 3 and easy.pv == [easy.move]
+    # a budget deep enough for a round (normal) and two seats keep the paranoid search
+    deep = search(three, adapter, Budget(nodes=300, depth=3))
+    assert deep.depth <= 3 and len(deep.pv) >= 1 and deep.nodes <= 300 + len(three.move_list())
+    two = random_positions(2, 2, 7)[1]
+    assert search(two, adapter, budget_of("easy")).depth == 2
+
+
+def test_the_probe_keeps_to_its_node_budget():
+    adapter = PylonAdapter()
+    pos = get_game("pylon").new(4, {})
+    assert isinstance(pos, PylonPosition)
+    first = len(pos.move_list())  # the static ranking of the robot's moves: one node each
+    for nodes in (5, 200, 800):
+        result = search(pos, adapter, Budget(nodes=nodes, depth=2))
+        assert result.move in pos.move_list()
+        assert result.nodes <= max(nodes, first + 1)  # (the node that ran out counts)

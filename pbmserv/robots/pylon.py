@@ -19,6 +19,13 @@ Evaluation (100 = one marble), from one team's view:
   it would give) when two enemies move before its owner, or when an enemy can fill both;
 * the side to move gets half a marble (it places the next one).
 
+With three or four players at ``easy`` (a depth cap of two plies, short of one round) the
+robot probes (:class:`pbmserv.robots.search.ProbeSearcher`): each of its moves is followed by
+the reply every other seat likes best by this evaluation, up to its own next turn.  A full-width
+search that deep sees only the next seat's reply, and the seats after it take the groups it
+leaves in atari: against the greedy player the probe scored about twice what the paranoid search
+to depth 2 did (issue 19).  Deeper budgets keep the paranoid search.
+
 Captures are where marbles change hands in bulk, so the move ordering tries points in contact
 with enemy marbles and on higher levels first; a capture shows up in the search as a jump in
 the count.
@@ -197,8 +204,15 @@ def _freedoms(pos: PylonPosition, b: list[int], p: int, lv: int) -> set[int]:
     }
 
 
+def standing(value: Sequence[int], pos: PylonPosition, seat: int) -> int:
+    """``seat``'s value less the strongest other seat's still playing."""
+    others = [value[s] for s in range(pos.num_seats) if s != seat and s not in pos.resigned]
+    return value[seat] - max(others, default=0)
+
+
 class PylonAdapter(Adapter[PylonPosition]):
     driver = "pvs"
+    multiplayer = "probe"  # three or four seats at a depth short of one round (easy)
 
     def key(self, pos: PylonPosition) -> Any:
         return (tuple(pos.board), pos.turn)
@@ -209,20 +223,26 @@ class PylonAdapter(Adapter[PylonPosition]):
     def team(self, pos: PylonPosition, seat: int) -> Any:
         return seat
 
-    def evaluate(self, pos: PylonPosition, team: Any) -> int:
+    def values(self, pos: PylonPosition) -> list[int]:
+        """Per seat, its marbles, group safety and tempo (100 = one marble)."""
         counts = [0] * pos.num_seats
         for c in pos.board:
             if c != EMPTY:
                 counts[c] += 1
         safe = safety(pos)
         mover = pos.turn
-        value = [
+        return [
             counts[s] * MARBLE + safe[s] + (TEMPO if s == mover else 0)
             for s in range(pos.num_seats)
         ]
-        live = [s for s in range(pos.num_seats) if s not in pos.resigned]
-        others = max((value[s] for s in live if s != team), default=0)
-        return value[team] - others
+
+    def evaluate(self, pos: PylonPosition, team: Any) -> int:
+        return standing(self.values(pos), pos, team)
+
+    def evaluate_seats(self, pos: PylonPosition) -> list[int]:
+        """Every seat's :meth:`evaluate` from one safety count (the probe's vectors)."""
+        value = self.values(pos)
+        return [standing(value, pos, s) for s in range(pos.num_seats)]
 
     def hint(self, pos: PylonPosition, move: Any) -> int:
         if move == PASS:

@@ -12,7 +12,11 @@ by the seat whose number ends it, whoever placed the last piece): there the coal
 almost every position, and the robot sees every move as lost.  An adapter whose ``multiplayer``
 is ``"maxn"`` is searched with *max-n* (Luckhardt and Irani 1986) when more than two teams are
 in play: every seat maximises its own score in a vector of scores, one per seat, so nobody is
-assumed to throw the game to somebody else (:class:`MaxnSearcher`).
+assumed to throw the game to somebody else (:class:`MaxnSearcher`).  An adapter whose
+``multiplayer`` is ``"probe"`` gets, with more than two teams and a depth cap short of one round
+(``easy``), a *probe* instead: each move of the robot is followed by one line in which every
+other seat plays the move its own static evaluation likes best, up to the robot's next turn
+(:class:`ProbeSearcher`); with a deeper budget it gets the paranoid search.
 
 The pieces, as in the Ploy program's engine (its manual: MTD(f), a transposition table,
 node budgets):
@@ -83,7 +87,7 @@ class Adapter(Generic[P]):
 
     driver = "pvs"  # or "mtdf"
     quiescence = 0  # plies of capture search at the horizon (not in max-n)
-    multiplayer = "paranoid"  # or "maxn": the search with more than two teams in play
+    multiplayer = "paranoid"  # or "maxn", "probe": the search with more than two teams in play
 
     def key(self, pos: P) -> Hashable:
         return pos.serialize()
@@ -436,6 +440,106 @@ class MaxnSearcher(Searcher):
         return best
 
 
+class ProbeSearcher(Searcher):
+    """One round of replies, for a budget too shallow to see one: each move of the robot is
+    followed by the reply every later seat likes best by its own static evaluation (max-n's
+    choice one ply deep), up to the robot's next turn, and the robot plays the move whose line
+    ends best for it.
+
+    With three or four seats a full-width search to depth 2 sees one reply of the next seat and
+    nothing of the others; a probe sees one line through all of them, at the cost of one node
+    per reply weighed.  The robot's moves are ranked by their static values (one node each,
+    always spent, like a first iteration), then probed best first until the node or time
+    budget runs out: the best static move is played unless a finished line of another move ends
+    better than its own.  Ties among replies go to the one worst for the robot (as in max-n).
+    ``rounds`` above one lets the lines go on through the robot's own statically best moves
+    for more rounds while the budget lasts (each round probed in the order the previous one
+    ranked; an unfinished round counts among its finished lines).
+    """
+
+    rounds = 1  # rounds of replies a line may reach (a later round while the budget lasts)
+
+    def run(self, root: Position) -> SearchResult:
+        start = self.clock()
+        self.deadline = start + (self.budget.seconds or 0.0)
+        adapter = self.adapter
+        seat = root.to_move
+        if seat is None:
+            return SearchResult(None, 0, 0, 0, 0.0)
+        robot = root.controller(seat)
+        self.team = adapter.team(root, robot)
+        moves = adapter.moves(root)
+        if len(moves) == 1:
+            return SearchResult(moves[0], 0, 0, 1, self.clock() - start, [moves[0]])
+        self.hard = False
+        ranked: list[tuple[int, int, Move, Position]] = []
+        try:
+            for i, move in enumerate(moves):
+                self._tick()
+                child = adapter.play(root, move)
+                ranked.append((self._vector(child, 1)[robot], -i, move, child))
+        except _OutOfBudget:
+            if not ranked:
+                return SearchResult(moves[0], 0, 0, self.nodes, self.clock() - start, [moves[0]])
+        ranked.sort(key=lambda r: (r[0], r[1]), reverse=True)
+        best, score, depth = ranked[0][2], ranked[0][0], 1
+        self.hard = True
+        for rounds in range(1, self.rounds + 1):
+            done: list[tuple[int, int, Move, Position]] = []
+            try:
+                for _, i, move, child in ranked:
+                    value, plies = self._line(child, robot, rounds)
+                    done.append((value, i, move, child))
+                    if len(done) == 1 or value > score:
+                        best, score, depth = move, value, plies
+            except _OutOfBudget:
+                break
+            finally:
+                done.sort(key=lambda r: (r[0], r[1]), reverse=True)
+                ranked = done + ranked[len(done) :]
+            if all(pos.to_move is None for *_, pos in ranked):
+                break
+        return SearchResult(best, score, depth, self.nodes, self.clock() - start, [best])
+
+    def _vector(self, pos: Position, ply: int) -> list[int]:
+        adapter = self.adapter
+        if pos.to_move is None:
+            return [
+                terminal_score(pos, adapter, adapter.team(pos, s), ply) or 0
+                for s in range(pos.num_seats)
+            ]
+        return adapter.evaluate_seats(pos)
+
+    def _line(self, pos: Position, robot: int, rounds: int) -> tuple[int, int]:
+        """The robot's value at the end of the line from ``pos`` (the robot just moved) where
+        every seat plays its statically best move until the robot's team is to move for the
+        ``rounds``-th time."""
+        adapter = self.adapter
+        ply = 1
+        while pos.to_move is not None and ply < MAX_PLY:
+            mover = pos.controller(pos.to_move)
+            if adapter.team(pos, mover) == self.team:
+                rounds -= 1
+                if rounds <= 0:
+                    break
+            best: tuple[list[int], Position] | None = None
+            for move in adapter.moves(pos):
+                self._tick()
+                child = adapter.play(pos, move)
+                value = self._vector(child, ply + 1)
+                if (
+                    best is None
+                    or value[mover] > best[0][mover]
+                    or (value[mover] == best[0][mover] and value[robot] < best[0][robot])
+                ):
+                    best = (value, child)
+            if best is None:
+                break
+            pos = best[1]
+            ply += 1
+        return self._vector(pos, ply)[robot], ply
+
+
 def search(
     pos: Position,
     adapter: Adapter[Any],
@@ -444,10 +548,13 @@ def search(
 ) -> SearchResult:
     """Search ``pos`` (not over) within ``budget``; the result's move is the one to play.
 
-    Max-n serves the adapters that ask for it when more than two teams are in play; every
-    other search is the alpha-beta above (paranoid with more than two teams).
+    Max-n serves the adapters that ask for it when more than two teams are in play, and so
+    does the probe when the budget's depth cap is also short of one round (one ply per team);
+    every other search is the alpha-beta above (paranoid with more than two teams).
     """
     teams = {adapter.team(pos, s) for s, info in enumerate(pos.seats()) if info.in_play}
     if adapter.multiplayer == "maxn" and len(teams) > 2:
         return MaxnSearcher(adapter, budget, clock).run(pos)
+    if adapter.multiplayer == "probe" and len(teams) > 2 and budget.depth < len(teams):
+        return ProbeSearcher(adapter, budget, clock).run(pos)
     return Searcher(adapter, budget, clock).run(pos)
