@@ -139,24 +139,29 @@ def test_the_probe_plays_the_move_whose_line_of_best_replies_ends_best(players):
     for pos in random_positions(players, 3, 10 + players)[1:]:
         robot = pos.to_move
         assert robot is not None
-        result = search(pos, adapter, budget)
+        result = ProbeSearcher(adapter, budget).run(pos)
         assert result.depth == players  # the robot's move and one reply of every other seat
         ends = {m: greedy_line(adapter, adapter.play(pos, m), robot) for m in pos.move_list()}
         values = {m: adapter.evaluate(end, robot) for m, end in ends.items()}
         assert values[result.move] == max(values.values()) == result.score
 
 
-def test_the_probe_serves_three_or_four_seats_at_a_depth_short_of_one_round():
+def test_the_probe_serves_three_seats_at_a_depth_short_of_one_round():
     adapter = PylonAdapter()
     three = random_positions(3, 2, 7)[1]
     assert isinstance(ProbeSearcher(adapter, budget_of("easy")), Searcher)
     easy = search(three, adapter, budget_of("easy"))
     assert easy.depth == 3 and easy.pv == [easy.move]
-    # a budget deep enough for a round (normal) and two seats keep the paranoid search
+    # a budget deep enough for a round (normal), two seats and four keep the paranoid search
     deep = search(three, adapter, Budget(nodes=300, depth=3))
     assert deep.depth <= 3 and len(deep.pv) >= 1 and deep.nodes <= 300 + len(three.move_list())
     two = random_positions(2, 2, 7)[1]
     assert search(two, adapter, budget_of("easy")).depth == 2
+    four = random_positions(4, 2, 7)[1]
+    paranoid = Searcher(adapter, budget_of("easy")).run(four)
+    found = search(four, adapter, budget_of("easy"))
+    assert (found.move, found.depth, found.pv) == (paranoid.move, paranoid.depth, paranoid.pv)
+    assert found.depth == 2 and len(found.pv) == 2  # a full-width search, not a probe
 
 
 def test_the_probe_keeps_to_its_node_budget():
@@ -165,6 +170,6 @@ def test_the_probe_keeps_to_its_node_budget():
     assert isinstance(pos, PylonPosition)
     first = len(pos.move_list())  # the static ranking of the robot's moves: one node each
     for nodes in (5, 200, 800):
-        result = search(pos, adapter, Budget(nodes=nodes, depth=2))
+        result = ProbeSearcher(adapter, Budget(nodes=nodes, depth=2)).run(pos)
         assert result.move in pos.move_list()
         assert result.nodes <= max(nodes, first + 1)  # (the node that ran out counts)

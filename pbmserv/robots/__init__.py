@@ -3,7 +3,7 @@
 * :mod:`pbmserv.robots.search`: one alpha-beta search (iterative deepening, MTD(f) or PVS, a
   transposition table, move ordering, quiescence; paranoid with more than two players),
   max-n for the games where one opponent can hand the game to another (Plotto), and a probe
-  of one line of replies for Pylon's three or four players at ``easy``;
+  of one line of replies for Pylon's three players at ``easy``;
 * :mod:`pbmserv.robots.ploy`, ``polis``, ``pylon``, ``plotto``: each game's evaluation and move
   ordering (any other game is played through the engine contract alone, with a neutral
   evaluation, so a new game gets a legal, if weak, robot for free);

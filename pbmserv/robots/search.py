@@ -13,8 +13,8 @@ almost every position, and the robot sees every move as lost.  An adapter whose 
 is ``"maxn"`` is searched with *max-n* (Luckhardt and Irani 1986) when more than two teams are
 in play: every seat maximises its own score in a vector of scores, one per seat, so nobody is
 assumed to throw the game to somebody else (:class:`MaxnSearcher`).  An adapter whose
-``multiplayer`` is ``"probe"`` gets, with more than two teams and a depth cap short of one round
-(``easy``), a *probe* instead: each move of the robot is followed by one line in which every
+``multiplayer`` is ``"probe"`` gets, with the numbers of teams it names (``probe_teams``) and a
+depth cap short of one round (``easy``), a *probe* instead: each move of the robot is followed by one line in which every
 other seat plays the move its own static evaluation likes best, up to the robot's next turn
 (:class:`ProbeSearcher`); with a deeper budget it gets the paranoid search.
 
@@ -38,6 +38,7 @@ search prefers the fastest win and the slowest loss.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -88,6 +89,7 @@ class Adapter(Generic[P]):
     driver = "pvs"  # or "mtdf"
     quiescence = 0  # plies of capture search at the horizon (not in max-n)
     multiplayer = "paranoid"  # or "maxn", "probe": the search with more than two teams in play
+    probe_teams: tuple[int, ...] = (3, 4)  # with "probe": the numbers of teams it serves
 
     def key(self, pos: P) -> Hashable:
         return pos.serialize()
@@ -452,12 +454,7 @@ class ProbeSearcher(Searcher):
     always spent, like a first iteration), then probed best first until the node or time
     budget runs out: the best static move is played unless a finished line of another move ends
     better than its own.  Ties among replies go to the one worst for the robot (as in max-n).
-    ``rounds`` above one lets the lines go on through the robot's own statically best moves
-    for more rounds while the budget lasts (each round probed in the order the previous one
-    ranked; an unfinished round counts among its finished lines).
     """
-
-    rounds = 1  # rounds of replies a line may reach (a later round while the budget lasts)
 
     def run(self, root: Position) -> SearchResult:
         start = self.clock()
@@ -484,21 +481,13 @@ class ProbeSearcher(Searcher):
         ranked.sort(key=lambda r: (r[0], r[1]), reverse=True)
         best, score, depth = ranked[0][2], ranked[0][0], 1
         self.hard = True
-        for rounds in range(1, self.rounds + 1):
-            done: list[tuple[int, int, Move, Position]] = []
-            try:
-                for _, i, move, child in ranked:
-                    value, plies = self._line(child, robot, rounds)
-                    done.append((value, i, move, child))
-                    if len(done) == 1 or value > score:
-                        best, score, depth = move, value, plies
-            except _OutOfBudget:
-                break
-            finally:
-                done.sort(key=lambda r: (r[0], r[1]), reverse=True)
-                ranked = done + ranked[len(done) :]
-            if all(pos.to_move is None for *_, pos in ranked):
-                break
+        probed = 0
+        with contextlib.suppress(_OutOfBudget):
+            for _, _, move, child in ranked:
+                value, plies = self._line(child, robot)
+                probed += 1
+                if probed == 1 or value > score:
+                    best, score, depth = move, value, plies
         return SearchResult(best, score, depth, self.nodes, self.clock() - start, [best])
 
     def _vector(self, pos: Position, ply: int) -> list[int]:
@@ -510,18 +499,15 @@ class ProbeSearcher(Searcher):
             ]
         return adapter.evaluate_seats(pos)
 
-    def _line(self, pos: Position, robot: int, rounds: int) -> tuple[int, int]:
+    def _line(self, pos: Position, robot: int) -> tuple[int, int]:
         """The robot's value at the end of the line from ``pos`` (the robot just moved) where
-        every seat plays its statically best move until the robot's team is to move for the
-        ``rounds``-th time."""
+        every other seat plays its statically best move until the robot's team is to move."""
         adapter = self.adapter
         ply = 1
         while pos.to_move is not None and ply < MAX_PLY:
             mover = pos.controller(pos.to_move)
             if adapter.team(pos, mover) == self.team:
-                rounds -= 1
-                if rounds <= 0:
-                    break
+                break
             best: tuple[list[int], Position] | None = None
             for move in adapter.moves(pos):
                 self._tick()
@@ -555,6 +541,10 @@ def search(
     teams = {adapter.team(pos, s) for s, info in enumerate(pos.seats()) if info.in_play}
     if adapter.multiplayer == "maxn" and len(teams) > 2:
         return MaxnSearcher(adapter, budget, clock).run(pos)
-    if adapter.multiplayer == "probe" and len(teams) > 2 and budget.depth < len(teams):
+    if (
+        adapter.multiplayer == "probe"
+        and len(teams) in adapter.probe_teams
+        and budget.depth < len(teams)
+    ):
         return ProbeSearcher(adapter, budget, clock).run(pos)
     return Searcher(adapter, budget, clock).run(pos)
