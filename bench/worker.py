@@ -1,0 +1,105 @@
+"""The mail worker alone: CPU and SQL statements per move mail, next to a fixed floor.
+
+Fills an inbox (SQLite) with move mails for many boards, checks their passwords once (as the
+server's password cache would have), then processes the whole inbox in batches as the worker
+does: no listener, no sender, no argon2.  The floor is the standard library reading the same
+mails (``email.message_from_bytes`` with ``policy.default``, every header read), measured in
+the same run: it does not change with our code, so the ratio compares commits on a noisy
+machine.
+
+    .venv/bin/python bench/worker.py [--boards 40] [--moves 10] [--game pylon] [--rounds 3]
+
+Ends with ``worker: CPU per mail / floor = X; statements per mail = Y``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import email
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from email import policy
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from mail import RCPT, prepare  # noqa: E402  (bench/mail.py: the same players and mails)
+from sqlalchemy import event  # noqa: E402
+
+from pbmserv.commands import grammar  # noqa: E402
+from pbmserv.config import load_settings  # noqa: E402
+from pbmserv.domain import accounts  # noqa: E402
+from pbmserv.mail import inbox, worker  # noqa: E402
+from pbmserv.mail.parse import parse_message  # noqa: E402
+from pbmserv.store.db import session_factory  # noqa: E402
+
+
+def one_round(game: str, boards: int, moves: int) -> tuple[float, float, float]:
+    """(CPU seconds per mail processed, of the floor per mail, statements per mail)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp)
+        url = f"sqlite:///{data / 'pbmserv.sqlite3'}"
+        plans = prepare(data, game, 0, boards, moves, url)
+        settings = load_settings(data_dir=data, database_url=url)
+        sessions = session_factory(settings.url)
+        now = datetime.now(UTC)
+        mails = [plan[ply] for ply in range(moves) for plan in plans if ply < len(plan)]
+        for sender, raw in mails:
+            inbox.store(sessions, raw, sender, [RCPT], now)
+        words = grammar.command_words()
+        credentials = [
+            pair
+            for sender, raw in mails
+            for line in parse_message(raw, sender, command_words=words).commands
+            for pair in grammar.command_credentials(line, words)
+        ]
+        accounts.preverify(sessions, settings, credentials)
+
+        start = time.process_time()
+        for _, raw in mails:
+            [str(value) for value in email.message_from_bytes(raw, policy=policy.default).values()]
+        floor = (time.process_time() - start) / len(mails)
+
+        statements = [0]
+
+        def count(*_args: object) -> None:
+            statements[0] += 1
+
+        event.listen(sessions.kw["bind"], "before_cursor_execute", count)
+        done = 0
+        start = time.process_time()
+        while batch := worker.process_batch(sessions, settings, lambda: datetime.now(UTC)):
+            done += len(batch)
+        processing = (time.process_time() - start) / done
+        return processing, floor, statements[0] / done
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--boards", type=int, default=40)
+    parser.add_argument("--moves", type=int, default=10)
+    parser.add_argument("--game", default="pylon")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    rounds = [one_round(args.game, args.boards, args.moves) for _ in range(args.rounds)]
+    processing = statistics.median(r[0] for r in rounds)
+    floor = statistics.median(r[1] for r in rounds)
+    statements = statistics.median(r[2] for r in rounds)
+    print(
+        f"{args.boards * args.moves} {args.game} move mails per round, median of {args.rounds}: "
+        f"processing {processing * 1000:.2f} ms CPU per mail, floor {floor * 1000:.3f} ms"
+    )
+    print(
+        f"worker: CPU per mail / floor = {processing / floor:.1f}; "
+        f"statements per mail = {statements:.1f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
