@@ -177,8 +177,10 @@ def board_mail_body(
     """The full board mail of the pbmserv layout; ``with_comment`` shows what was written with
     the newest move a player made (the forced passes or queued moves after it keep it)."""
     game = get_game(board.game)
-    ply = next((m.ply for m in reversed(board.moves) if not m.auto), None)
-    comments = [c for c in board.comments if c.ply == ply] if with_comment and ply else []
+    comments = []
+    if with_comment:  # the comments of the newest move a player made
+        ply = next((m.ply for m in reversed(board.moves) if not m.auto), None)
+        comments = [c for c in board.comments if c.ply == ply]
     params = " ".join(game.format_params(board.params))
     options = " ".join(f"--{k}={v}" for k, v in sorted(board.options.items()))
     return render(

@@ -179,19 +179,23 @@ class Searcher:
     # ----- the driver
 
     def run(self, root: Position) -> SearchResult:
+        """The move to play at ``root``: none when the game is over, the only one at once."""
         start = self.clock()
         self.deadline = start + (self.budget.seconds or 0.0)
-        adapter = self.adapter
         seat = root.to_move
         if seat is None:
             return SearchResult(None, 0, 0, 0, 0.0)
-        self.team = adapter.team(root, root.controller(seat))
-        moves = adapter.moves(root)
+        self.team = self.adapter.team(root, root.controller(seat))
+        moves = self.adapter.moves(root)
         if len(moves) == 1:
             return SearchResult(moves[0], 0, 0, 1, self.clock() - start, [moves[0]])
+        return self._search(root, moves, start)
+
+    def _search(self, root: Position, moves: Sequence[Move], start: float) -> SearchResult:
+        """Iterative deepening over ``moves`` (two or more, or none) until the budget ends."""
         best: Move | None = moves[0] if moves else None
         score, done = 0, 0
-        guess = adapter.evaluate(root, self.team)
+        guess = self.adapter.evaluate(root, self.team)
         for depth in range(1, self.budget.depth + 1):
             self.hard = depth > 1
             try:
@@ -456,18 +460,10 @@ class ProbeSearcher(Searcher):
     better than its own.  Ties among replies go to the one worst for the robot (as in max-n).
     """
 
-    def run(self, root: Position) -> SearchResult:
-        start = self.clock()
-        self.deadline = start + (self.budget.seconds or 0.0)
+    def _search(self, root: Position, moves: Sequence[Move], start: float) -> SearchResult:
         adapter = self.adapter
-        seat = root.to_move
-        if seat is None:
-            return SearchResult(None, 0, 0, 0, 0.0)
-        robot = root.controller(seat)
-        self.team = adapter.team(root, robot)
-        moves = adapter.moves(root)
-        if len(moves) == 1:
-            return SearchResult(moves[0], 0, 0, 1, self.clock() - start, [moves[0]])
+        assert root.to_move is not None  # (run returns before a finished game)
+        robot = root.controller(root.to_move)
         self.hard = False
         ranked: list[tuple[int, int, Move, Position]] = []
         try:
