@@ -71,7 +71,9 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def start_server(tmp_path: Path, settings, workers: int = 1) -> tuple[subprocess.Popen[bytes], int]:
+def start_server(
+    tmp_path: Path, settings, workers: int = 1, cwd: Path | None = None
+) -> tuple[subprocess.Popen[bytes], int]:
     config = write_config(tmp_path, settings)
     port = free_port()
     with config.open("a") as fh:
@@ -82,6 +84,7 @@ def start_server(tmp_path: Path, settings, workers: int = 1) -> tuple[subprocess
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        cwd=cwd,
     )
     wait_until(lambda: len(worker_pids(server.pid)) == workers, "the worker processes", 30)
     wait_until(lambda: listening(port), f"the listener on port {port}", 30)
@@ -141,15 +144,43 @@ def test_serve_answers_from_its_worker_process_on_the_tests_calendar(
     assert not alive(worker), "the worker stopped with the server"
 
 
+def test_the_worker_runs_its_servers_code_whatever_the_working_directory(
+    shell, settings, sessions, tmp_path
+):
+    """Started where another pbmserv lies (an older checkout, say), the worker still imports
+    the server's own code: ``python -m`` would have put the working directory first."""
+    decoy = tmp_path / "checkout"
+    marker = tmp_path / "decoy-ran"
+    (decoy / "pbmserv" / "cli").mkdir(parents=True)
+    (decoy / "pbmserv" / "__init__.py").write_text("")
+    (decoy / "pbmserv" / "cli" / "__init__.py").write_text("")
+    (decoy / "pbmserv" / "cli" / "worker_process.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\nraise SystemExit(3)\n"
+    )
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    server, port = start_server(tmp_path, settings, cwd=decoy)
+    try:
+        with smtplib.SMTP("127.0.0.1", port, timeout=30) as smtp:
+            line = "polis move 101 alice pw-alice a7-a6"
+            smtp.sendmail(
+                "alice@example.org", ["pbmserv@example.org"], move_mail("alice@example.org", line)
+            )
+        wait_until(lambda: done(sessions) == 1, "the mail processed")
+    finally:
+        stop_server(server)
+    assert not marker.exists()
+
+
 @pytest.mark.slow
 def test_a_killed_worker_is_replaced_and_no_mail_is_lost_or_doubled(
     shell, settings, sessions, tmp_path
 ):
     plans = planned_games(shell, "plotto", random.Random(8))
+    total = store_all(sessions, settings, plans)  # all waiting first: a worker keeps up with us
     server, _ = start_server(tmp_path, settings)
     try:
         (first,) = worker_pids(server.pid)
-        total = store_all(sessions, settings, plans)
         wait_until(lambda: done(sessions) >= total // 10, "some mail processed", 60)
         os.kill(first, signal.SIGKILL)
         wait_until(lambda: [p for p in worker_pids(server.pid) if p != first], "a new worker", 30)
@@ -163,10 +194,10 @@ def test_a_killed_worker_is_replaced_and_no_mail_is_lost_or_doubled(
 @pytest.mark.slow
 def test_a_killed_servers_worker_finishes_its_batch_and_goes(shell, settings, sessions, tmp_path):
     plans = planned_games(shell, "plotto", random.Random(9))
+    total = store_all(sessions, settings, plans)  # all waiting first: a worker keeps up with us
     server, _ = start_server(tmp_path, settings)
     try:
         (worker,) = worker_pids(server.pid)
-        total = store_all(sessions, settings, plans)
         wait_until(lambda: done(sessions) >= total // 10, "some mail processed", 60)
     finally:
         server.send_signal(signal.SIGKILL)

@@ -16,7 +16,11 @@ The server and its worker talk over the worker's pipes:
 A worker that dies is started again; the mails it had claimed are released (its pid is dead)
 and processed exactly once, as after any crash.
 
-    python -m pbmserv.cli.worker_process    # started by ``pbmserv serve``, never by hand
+The worker runs the very code of its server: ``python -m`` would put the working directory
+first on its path, and a working directory that holds another checkout of pbmserv would give
+the worker that code instead (see :func:`worker_command`).
+
+``pbmserv serve`` starts the worker; nobody starts it by hand.
 """
 
 from __future__ import annotations
@@ -112,7 +116,7 @@ class WorkerProcess:
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         process = subprocess.Popen(
-            [sys.executable, "-m", "pbmserv.cli.worker_process"],
+            worker_command(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )
@@ -145,6 +149,18 @@ class WorkerProcess:
                     process.stdin.close()
                 self.process = self._spawn()
                 self.restarts += 1
+
+
+def worker_command() -> list[str]:
+    """The command line of a worker that imports this server's own pbmserv: ``-P`` keeps the
+    working directory off its path, and the directory this package came from is looked in
+    first, only while pbmserv itself is imported."""
+    root = str(Path(__file__).resolve().parents[2])
+    code = (
+        f"import sys; sys.path.insert(0, {root!r}); "
+        "import pbmserv.cli.worker_process as worker; sys.path.pop(0); worker.main()"
+    )
+    return [sys.executable, "-P", "-c", code]
 
 
 def main() -> None:
