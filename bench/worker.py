@@ -57,7 +57,7 @@ def one_round(game: str, boards: int, moves: int) -> tuple[float, float, float]:
             for line in parse_message(raw, sender, command_words=words).commands
             for pair in grammar.command_credentials(line, words)
         ]
-        accounts.preverify(sessions, settings, credentials)
+        accounts.preverify(sessions, settings, credentials, now)
 
         start = time.process_time()
         for _, raw in mails:

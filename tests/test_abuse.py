@@ -213,6 +213,37 @@ def test_guesses_by_others_never_lock_the_owner_out(gateway, shell):
     assert count(gateway.sessions, MoveRecord) == 1
 
 
+def test_guesses_at_a_throttled_account_cost_no_argon2_check_ahead(shell, clock):
+    """The worker checks passwords ahead of its transaction; for an account whose wrong
+    passwords are throttled it must not, or forged guesses would each cost argon2's CPU."""
+    from pbmserv.domain import accounts
+
+    shell.signup("alice", "bob")
+    slowed = shell.settings.auth_slowdown_after
+    for i in range(slowed):  # wrong guesses from someone else
+        line = f"change password alice guess{i} x1234"
+        answer = shell(line, sender="mallory@evil.example", channel="mail")
+        assert "wrong password" in answer.body
+    with shell.sessions() as s:
+        alice, bob = accounts.find_user(s, "alice"), accounts.find_user(s, "bob")
+        assert s.get(AuthFailure, "user:alice").count == slowed
+    pairs = [("alice", "pw-alice"), ("bob", "pw-bob")]
+    accounts.preverify(shell.sessions, shell.settings, pairs, clock.now)
+    assert not accounts._remembered(alice.password_hash, "pw-alice")  # not checked
+    assert accounts._remembered(bob.password_hash, "pw-bob")
+    # still throttled for others; the owner's own address is checked inside and gets in
+    line = "change password alice pw-alice x1234"
+    refused = shell(line, sender="friend@elsewhere.example", channel="mail")
+    assert "too many wrong passwords" in refused.body
+    line = "change password alice pw-alice secret-2"
+    shell.ok(line, sender="alice@example.org", channel="mail")
+    # once the slow-down has run out, a check ahead is made again
+    clock.advance(minutes=shell.settings.auth_window_minutes + 1)
+    accounts.preverify(shell.sessions, shell.settings, [("alice", "secret-2")], clock.now)
+    with shell.sessions() as s:
+        assert accounts._remembered(accounts.find_user(s, "alice").password_hash, "secret-2")
+
+
 # ----------------------------------------------------------------------------- 4. challenges
 
 

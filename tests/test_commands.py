@@ -359,7 +359,8 @@ def test_preverified_passwords_skip_argon2_but_failures_still_count(shell):
     from pbmserv.domain import accounts
 
     shell.signup("alice")
-    accounts.preverify(shell.sessions, shell.settings, [("alice", "pw-alice"), ("alice", "bad")])
+    pairs = [("alice", "pw-alice"), ("alice", "bad")]
+    accounts.preverify(shell.sessions, shell.settings, pairs, shell.clock.now)
     with shell.sessions() as s:
         hash_ = accounts.find_user(s, "alice").password_hash
     assert accounts.check_password(shell.settings, hash_, "pw-alice")

@@ -181,7 +181,10 @@ def check_password(settings: Settings, password_hash: str, password: str) -> boo
 
 
 def preverify(
-    sessions: sessionmaker[Session], settings: Settings, pairs: Iterable[tuple[str, str]]
+    sessions: sessionmaker[Session],
+    settings: Settings,
+    pairs: Iterable[tuple[str, str]],
+    now: datetime,
 ) -> None:
     """Check (userid, password) pairs before the caller opens its write transaction.
 
@@ -190,6 +193,10 @@ def preverify(
     so the check inside the transaction is a dictionary look-up; failures are still counted
     there, by :func:`authenticate`.  argon2 releases the GIL, so several checks (a batch of
     mails) run on all cores at once.
+
+    A userid whose wrong passwords are being throttled is not checked: :func:`authenticate`
+    refuses it before any check (except from the owner's address, which it then checks
+    itself), so guesses mailed at a throttled account, from any forged sender, cost no argon2.
     """
     wanted = {(normalise_userid(u), p) for u, p in pairs if u}
     if not wanted:
@@ -202,10 +209,20 @@ def preverify(
                 )
             ).all()
         )
+        unknown = {
+            (userid, password)
+            for userid, password in wanted
+            if userid in hashes and not _remembered(hashes[userid], password)
+        }
+        keys = {f"user:{userid}" for userid, _ in unknown}
+        failures: list[AuthFailure] = []
+        if keys:  # (none when every password was checked before)
+            failures = list(session.scalars(select(AuthFailure).where(AuthFailure.key.in_(keys))))
+        refused = {row.key for row in failures if _throttled(row, settings, now) is not None}
     checks = [
         (hashes[userid], password)
-        for userid, password in wanted
-        if userid in hashes and not _remembered(hashes[userid], password)
+        for userid, password in unknown
+        if f"user:{userid}" not in refused
     ]
     if len(checks) == 1:
         check_password(settings, *checks[0])
@@ -233,27 +250,33 @@ def _failure_keys(userid: str, sender: str | None, owner: bool) -> list[str]:
 
 
 def _check_throttle(session: Session, settings: Settings, keys: list[str], now: datetime) -> None:
-    window = timedelta(minutes=settings.auth_window_minutes)
     for key in keys:
         row = session.get(AuthFailure, key)
         if row is None:
             continue
-        if row.count >= settings.auth_lockout_after:
-            until = row.last_at + timedelta(minutes=settings.auth_lockout_minutes)
-            if now < until:
-                raise AuthError(
-                    "too many wrong passwords: refused until "
-                    f"{until.strftime('%Y-%m-%d %H:%M')} UTC"
-                )
+        refusal = _throttled(row, settings, now)
+        if refusal is not None:
+            raise AuthError(refusal)
+        if row.count >= settings.auth_lockout_after:  # a lock-out that has run out
             session.delete(row)
-            continue
-        if now - row.last_at > window:
-            continue
-        if row.count >= settings.auth_slowdown_after:
-            delay = timedelta(seconds=2 ** (row.count - settings.auth_slowdown_after + 1) * 15)
-            if now < row.last_at + delay:
-                wait = int((row.last_at + delay - now).total_seconds()) + 1
-                raise AuthError(f"too many wrong passwords: try again in {wait} seconds")
+
+
+def _throttled(row: AuthFailure, settings: Settings, now: datetime) -> str | None:
+    """Why the failures counted under one key refuse any password at ``now``; None if they
+    do not."""
+    if row.count >= settings.auth_lockout_after:
+        until = row.last_at + timedelta(minutes=settings.auth_lockout_minutes)
+        if now < until:
+            return f"too many wrong passwords: refused until {until.strftime('%Y-%m-%d %H:%M')} UTC"
+        return None
+    if now - row.last_at > timedelta(minutes=settings.auth_window_minutes):
+        return None
+    if row.count >= settings.auth_slowdown_after:
+        delay = timedelta(seconds=2 ** (row.count - settings.auth_slowdown_after + 1) * 15)
+        if now < row.last_at + delay:
+            wait = int((row.last_at + delay - now).total_seconds()) + 1
+            return f"too many wrong passwords: try again in {wait} seconds"
+    return None
 
 
 def _record_failure(session: Session, settings: Settings, keys: list[str], now: datetime) -> None:

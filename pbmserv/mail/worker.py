@@ -89,6 +89,7 @@ def run_worker(
     An idle worker only reads (no write lock); a failing round (the database away for a moment)
     is logged and tried again.
     """
+    grammar.command_words()  # every game's engine loads now, not while the first mail waits
     readers = readonly_sessions(settings.url)
     size = BatchSize()
     checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pbmserv-passwords")
@@ -193,18 +194,21 @@ def claim(
         for pair in grammar.command_credentials(line, words)
     ]
     if checker is None:
-        _preverify(readers or sessions, settings, credentials)
+        _preverify(readers or sessions, settings, credentials, now())
         return ClaimedBatch(prepared)
     return ClaimedBatch(
-        prepared, checker.submit(_preverify, readers or sessions, settings, credentials)
+        prepared, checker.submit(_preverify, readers or sessions, settings, credentials, now())
     )
 
 
 def _preverify(
-    sessions: sessionmaker[Session], settings: Settings, credentials: list[tuple[str, str]]
+    sessions: sessionmaker[Session],
+    settings: Settings,
+    credentials: list[tuple[str, str]],
+    now: datetime,
 ) -> None:
     try:
-        accounts.preverify(sessions, settings, credentials)
+        accounts.preverify(sessions, settings, credentials, now)
     except Exception:  # noqa: BLE001 - only a shortcut: the commands check passwords anyway
         log.exception("checking the passwords of a batch ahead failed")
 
