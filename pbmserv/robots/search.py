@@ -14,9 +14,10 @@ is ``"maxn"`` is searched with *max-n* (Luckhardt and Irani 1986) when more than
 in play: every seat maximises its own score in a vector of scores, one per seat, so nobody is
 assumed to throw the game to somebody else (:class:`MaxnSearcher`).  An adapter whose
 ``multiplayer`` is ``"probe"`` gets, with the numbers of teams it names (``probe_teams``) and a
-depth cap short of one round (``easy``), a *probe* instead: each move of the robot is followed by one line in which every
-other seat plays the move its own static evaluation likes best, up to the robot's next turn
-(:class:`ProbeSearcher`); with a deeper budget it gets the paranoid search.
+depth cap short of one round (``easy``), a *probe* instead: each move of the robot is followed
+by one line in which every other seat plays the move its own static evaluation likes best, up
+to the robot's next turn (:class:`ProbeSearcher`); with a deeper budget it gets the paranoid
+search.
 
 The pieces, as in the Ploy program's engine (its manual: MTD(f), a transposition table,
 node budgets):
@@ -378,6 +379,24 @@ class Searcher:
         return best
 
 
+def _leaf_vector(pos: Position, adapter: Adapter[Any], ply: int) -> tuple[int, ...]:
+    """Every seat's score where a vector search stops: a finished game's result, else the
+    adapter's static values."""
+    if pos.to_move is None:  # (terminal_score is never None here: the game is over)
+        seats = range(pos.num_seats)
+        return tuple(terminal_score(pos, adapter, adapter.team(pos, s), ply) or 0 for s in seats)
+    return tuple(adapter.evaluate_seats(pos))
+
+
+def _prefers(value: Sequence[int], best: Sequence[int], mover: int, robot: int) -> bool:
+    """Whether ``mover`` takes ``value`` over ``best`` (none yet when empty): the higher for
+    itself, and among equals the one worst for the robot (the paranoid choice where the mover
+    does not care)."""
+    if not best or value[mover] > best[mover]:
+        return True
+    return value[mover] == best[mover] and value[robot] < best[robot]
+
+
 class MaxnSearcher(Searcher):
     """Max-n: a vector of scores, one per seat; the seat to move takes the child best for it.
 
@@ -409,15 +428,12 @@ class MaxnSearcher(Searcher):
     def _maxn(self, pos: Position, depth: int, ply: int) -> tuple[int, ...]:
         self._tick()
         adapter = self.adapter
-        seats = range(pos.num_seats)
-        if pos.to_move is None:  # (terminal_score is never None here: the game is over)
-            return tuple(
-                terminal_score(pos, adapter, adapter.team(pos, s), ply) or 0 for s in seats
-            )
+        if pos.to_move is None:
+            return _leaf_vector(pos, adapter, ply)
         if ply and pos.repetitions() > 1:  # a draw in the making (see _alphabeta)
-            return tuple(-CONTEMPT if s == self.seat else 0 for s in seats)
+            return tuple(-CONTEMPT if s == self.seat else 0 for s in range(pos.num_seats))
         if depth <= 0:
-            return tuple(adapter.evaluate_seats(pos))
+            return _leaf_vector(pos, adapter, ply)
         key = adapter.key(pos)
         entry = self.vectors.get(key)
         first = None
@@ -430,11 +446,7 @@ class MaxnSearcher(Searcher):
         best_move = None
         for move in self._ordered(pos, adapter.moves(pos), first, ply):
             value = self._maxn(adapter.play(pos, move), depth - 1, ply + 1)
-            if (
-                not best
-                or value[mover] > best[mover]
-                or (value[mover] == best[mover] and value[self.seat] < best[self.seat])
-            ):
+            if _prefers(value, best, mover, self.seat):
                 best, best_move = value, move
                 if ply == 0:
                     self.root_best = move
@@ -470,7 +482,7 @@ class ProbeSearcher(Searcher):
             for i, move in enumerate(moves):
                 self._tick()
                 child = adapter.play(root, move)
-                ranked.append((self._vector(child, 1)[robot], -i, move, child))
+                ranked.append((_leaf_vector(child, adapter, 1)[robot], -i, move, child))
         except _OutOfBudget:
             if not ranked:
                 return SearchResult(moves[0], 0, 0, self.nodes, self.clock() - start, [moves[0]])
@@ -486,15 +498,6 @@ class ProbeSearcher(Searcher):
                     best, score, depth = move, value, plies
         return SearchResult(best, score, depth, self.nodes, self.clock() - start, [best])
 
-    def _vector(self, pos: Position, ply: int) -> list[int]:
-        adapter = self.adapter
-        if pos.to_move is None:
-            return [
-                terminal_score(pos, adapter, adapter.team(pos, s), ply) or 0
-                for s in range(pos.num_seats)
-            ]
-        return adapter.evaluate_seats(pos)
-
     def _line(self, pos: Position, robot: int) -> tuple[int, int]:
         """The robot's value at the end of the line from ``pos`` (the robot just moved) where
         every other seat plays its statically best move until the robot's team is to move."""
@@ -504,22 +507,19 @@ class ProbeSearcher(Searcher):
             mover = pos.controller(pos.to_move)
             if adapter.team(pos, mover) == self.team:
                 break
-            best: tuple[list[int], Position] | None = None
+            best: tuple[int, ...] = ()
+            reply: Position | None = None
             for move in adapter.moves(pos):
                 self._tick()
                 child = adapter.play(pos, move)
-                value = self._vector(child, ply + 1)
-                if (
-                    best is None
-                    or value[mover] > best[0][mover]
-                    or (value[mover] == best[0][mover] and value[robot] < best[0][robot])
-                ):
-                    best = (value, child)
-            if best is None:
+                value = _leaf_vector(child, adapter, ply + 1)
+                if _prefers(value, best, mover, robot):
+                    best, reply = value, child
+            if reply is None:
                 break
-            pos = best[1]
+            pos = reply
             ply += 1
-        return self._vector(pos, ply)[robot], ply
+        return _leaf_vector(pos, adapter, ply)[robot], ply
 
 
 def search(
