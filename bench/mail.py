@@ -8,14 +8,23 @@ in the same run (the machine is shared: read the ratios).
 2. Latency: move mails for other boards at a steady ``--rate`` (100/s) for ``--seconds``;
    the time from the listener accepting a mail to its answer being written (server clock, both
    ends), median and 99th percentile.
+   The latency is also split at the moment the worker claimed the mail: waiting for the
+   worker, then processing (with its batch) until the answer was written.
 3. With ``--database-url`` of a PostgreSQL database (its tables are dropped first!) the same runs
    go there, and ``--scaling`` also measures the drain rate of a full inbox by one
    ``pbmserv serve`` with 1 and with 2 worker processes (``workers``).
 
+Every player of the bench logs in for the first time since the server started (its first move
+mail), and the server checks that password with argon2 at the product's cost (17 ms of CPU
+each on the 2-core machine of 2026-11-24, where 100 first logins a second filled both cores).
+``--cheap-passwords`` is an experiment, not the product: it makes the players' argon2 hashes
+cheap (time cost 1, 1 MiB) to show what is left of the latency without that cost; the run
+then says so before its last line.
+
 Ends with ``mail: processed/sink = X; p99 at 100/s = Y ms``.
 
     .venv/bin/python bench/mail.py [--clients 8] [--boards 40] [--moves 10] [--game pylon]
-        [--rate 100] [--seconds 10] [--database-url URL --scaling]
+        [--rate 100] [--seconds 10] [--database-url URL --scaling] [--cheap-passwords]
 """
 
 from __future__ import annotations
@@ -254,23 +263,39 @@ def drained(sessions, since: datetime | None = None, timeout: float = 600) -> No
     raise SystemExit("the server did not process every mail in time")
 
 
-def answered(sessions, after_id: int) -> tuple[list[float], float]:  # type: ignore[no-untyped-def]
-    """Per mail with id > ``after_id``: seconds from accepted to its answer written; and the
-    seconds from the first accepted to the last answer written."""
+Times = list[tuple[datetime, datetime, datetime]]
+
+
+def answered(rows: Times) -> tuple[list[float], float]:
+    """Per mail, sorted: seconds from accepted to its answer written; and the seconds from the
+    first accepted to the last answer written."""
+    latencies = sorted((done - received).total_seconds() for received, _, done in rows)
+    span = (max(d for _, _, d in rows) - min(r for r, _, _ in rows)).total_seconds()
+    return latencies, span
+
+
+def split(rows: Times) -> tuple[list[float], list[float]]:
+    """Per mail, sorted: seconds waiting for the worker (accepted to claimed), and seconds
+    from claimed to its answer written."""
+    waiting = sorted((claimed - received).total_seconds() for received, claimed, _ in rows)
+    processing = sorted((done - claimed).total_seconds() for _, claimed, done in rows)
+    return waiting, processing
+
+
+def times(sessions, after_id: int) -> Times:  # type: ignore[no-untyped-def]
+    """(accepted, claimed by the worker, first answer written) of the mails after ``after_id``."""
     from sqlalchemy import func, select
 
     from pbmserv.store.models import Inbox, Outbox
 
     with sessions() as s:
         rows = s.execute(
-            select(Inbox.received, func.min(Outbox.created))
+            select(Inbox.received, Inbox.claimed_at, func.min(Outbox.created))
             .join(Outbox, Outbox.inbox_id == Inbox.id)
             .where(Inbox.id > after_id)
-            .group_by(Inbox.id, Inbox.received)
+            .group_by(Inbox.id, Inbox.received, Inbox.claimed_at)
         ).all()
-    latencies = sorted((done - received).total_seconds() for received, done in rows)
-    span = (max(d for _, d in rows) - min(r for r, _ in rows)).total_seconds()
-    return latencies, span
+    return [(r, c, d) for r, c, d in rows]
 
 
 def last_inbox_id(sessions) -> int:  # type: ignore[no-untyped-def]
@@ -338,7 +363,11 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--database-url", default="")
     parser.add_argument("--scaling", action="store_true")
+    parser.add_argument("--cheap-passwords", action="store_true")
     args = parser.parse_args()
+    if args.cheap_passwords:  # an experiment: the players' hashes and the server's checks
+        os.environ["PBMSERV_ARGON2_TIME_COST"] = "1"
+        os.environ["PBMSERV_ARGON2_MEMORY_KIB"] = "1024"
     steady_boards = max(1, int(args.rate * args.seconds / args.moves))
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
@@ -360,12 +389,14 @@ def main() -> None:
             wait_port(port)
             accept_seconds = blast(port, plans, args.clients)
             drained(sessions)
-            latencies, span = answered(sessions, 0)
+            latencies, span = answered(times(sessions, 0))
             processed = len(latencies) / span
             before = last_inbox_id(sessions)
             paced(port, steady, args.clients, args.rate)
             drained(sessions)
-            steady_latencies, _ = answered(sessions, before)
+            paced_times = times(sessions, before)
+            steady_latencies, _ = answered(paced_times)
+            waiting, processing = split(paced_times)
         p99 = percentile(steady_latencies, 0.99) * 1000
         print(
             f"{total} move mails, {args.clients} clients, {args.boards} {args.game} boards, {url.split(':')[0]}"
@@ -379,6 +410,15 @@ def main() -> None:
             f"  at {args.rate:.0f} mails/s for {args.seconds:.0f} s ({len(steady_latencies)} mails): accepted -> "
             f"answer written median {statistics.median(steady_latencies) * 1000:.0f} ms, p99 {p99:.0f} ms"
         )
+        print(
+            f"    waiting for the worker median {statistics.median(waiting) * 1000:.0f} ms, "
+            f"p99 {percentile(waiting, 0.99) * 1000:.0f} ms; claimed -> answer written median "
+            f"{statistics.median(processing) * 1000:.0f} ms, p99 {percentile(processing, 0.99) * 1000:.0f} ms"
+        )
+        print(
+            f"    {len({sender for plan in steady for sender, _ in plan})} of those mails "
+            "were their player's first login (an argon2 check each)"
+        )
         if args.scaling:
             if not args.database_url.startswith("postgresql"):
                 raise SystemExit("--scaling needs --database-url of a PostgreSQL database")
@@ -387,6 +427,8 @@ def main() -> None:
                 url,
                 prepare(data, args.game, args.boards + steady_boards, args.boards, args.moves, url),
             )
+        if args.cheap_passwords:
+            print("  (--cheap-passwords: argon2 at time cost 1 and 1 MiB, not the product's cost)")
         print(
             f"mail: processed/sink = {processed / sink:.3f}; p99 at {args.rate:.0f}/s = {p99:.0f} ms"
         )
