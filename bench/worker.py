@@ -8,6 +8,7 @@ the same run: it does not change with our code, so the ratio compares commits on
 machine.
 
     .venv/bin/python bench/worker.py [--boards 40] [--moves 10] [--game pylon] [--rounds 3]
+                                     [--from-ply 0]  (e.g. 30: the cost late in a game)
 
 Ends with ``worker: CPU per mail / floor = X; statements per mail = Y``.
 """
@@ -38,16 +39,22 @@ from pbmserv.mail.parse import parse_message  # noqa: E402
 from pbmserv.store.db import session_factory  # noqa: E402
 
 
-def one_round(game: str, boards: int, moves: int) -> tuple[float, float, float]:
+def one_round(game: str, boards: int, moves: int, first: int) -> tuple[float, float, float]:
     """(CPU seconds per mail processed, of the floor per mail, statements per mail)."""
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
         url = f"sqlite:///{data / 'pbmserv.sqlite3'}"
-        plans = prepare(data, game, 0, boards, moves, url)
+        plans = prepare(data, game, 0, boards, first + moves, url)
         settings = load_settings(data_dir=data, database_url=url)
         sessions = session_factory(settings.url)
         now = datetime.now(UTC)
-        mails = [plan[ply] for ply in range(moves) for plan in plans if ply < len(plan)]
+        played = [plan[ply] for ply in range(first) for plan in plans if ply < len(plan)]
+        for sender, raw in played:  # the boards' earlier moves, not measured
+            inbox.store(sessions, raw, sender, [RCPT], now)
+        while worker.process_batch(sessions, settings, lambda: datetime.now(UTC)):
+            pass
+        span = range(first, first + moves)
+        mails = [plan[ply] for ply in span for plan in plans if ply < len(plan)]
         for sender, raw in mails:
             inbox.store(sessions, raw, sender, [RCPT], now)
         words = grammar.command_words()
@@ -58,6 +65,7 @@ def one_round(game: str, boards: int, moves: int) -> tuple[float, float, float]:
             for pair in grammar.command_credentials(line, words)
         ]
         accounts.preverify(sessions, settings, credentials, now)
+        assert mails, "every game ended before --from-ply"
 
         start = time.process_time()
         for _, raw in mails:
@@ -86,13 +94,19 @@ def main() -> None:
     parser.add_argument("--moves", type=int, default=10)
     parser.add_argument("--game", default="pylon")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--from-ply", type=int, default=0, help="play this many moves first, unmeasured"
+    )
     args = parser.parse_args()
-    rounds = [one_round(args.game, args.boards, args.moves) for _ in range(args.rounds)]
+    rounds = [
+        one_round(args.game, args.boards, args.moves, args.from_ply) for _ in range(args.rounds)
+    ]
     processing = statistics.median(r[0] for r in rounds)
     floor = statistics.median(r[1] for r in rounds)
     statements = statistics.median(r[2] for r in rounds)
     print(
-        f"{args.boards * args.moves} {args.game} move mails per round, median of {args.rounds}: "
+        f"{args.boards * args.moves} {args.game} move mails per round (at most; plies "
+        f"{args.from_ply + 1}-{args.from_ply + args.moves}), median of {args.rounds}: "
         f"processing {processing * 1000:.2f} ms CPU per mail, floor {floor * 1000:.3f} ms"
     )
     print(

@@ -20,7 +20,8 @@ from pbmserv.render.board_mail import (
     turn_line,
 )
 from pbmserv.render.templates import render
-from pbmserv.store.models import Board, User
+from pbmserv.store import records
+from pbmserv.store.models import Board, MoveRecord, User
 
 
 def login(req: Request, userid: str, password: str) -> int:
@@ -102,9 +103,14 @@ def reader_tail(req: Request, board: Board, position: Position, actor: User | No
     return reply_line(board, position, mover if reads else None)
 
 
-def summary(board: Board, position: Position, notes: list[str]) -> str:
-    """One line on what a command did to a board, for a mail whose answer draws it later."""
-    last = f"Last move: {board.moves[-1].ply}. {board.moves[-1].text}." if board.moves else ""
+def summary(
+    board: Board, position: Position, notes: list[str], newest: MoveRecord | None = None
+) -> str:
+    """One line on what a command did to a board, for a mail whose answer draws it later
+    (``newest``: the record's newest entry, when the caller has it at hand)."""
+    if newest is None:
+        newest = next(iter(records.newest_moves(board, 1)), None)
+    last = f"Last move: {newest.ply}. {newest.text}." if newest else ""
     return " ".join(x for x in [*notes, last, turn_line(board, position)] if x)
 
 
@@ -117,8 +123,10 @@ def announce(
     actor: User | None,
     *,
     new: bool = False,
+    newest: MoveRecord | None = None,
 ) -> None:
-    """The board mail to the sender, and the same mail to every other player and spectator."""
+    """The board mail to the sender, and the same mail to every other player and spectator
+    (``newest``: the record's newest entry, when the caller has it at hand)."""
     subject, body = notify.board_mail(
         session,
         board,
@@ -131,7 +139,13 @@ def announce(
         with_comment=True,
     )
     body += reader_tail(call.req, board, position, actor)
-    answer(call.ctx, subject, body, board=board_key(board), summary=summary(board, position, notes))
+    answer(
+        call.ctx,
+        subject,
+        body,
+        board=board_key(board),
+        summary=summary(board, position, notes, newest),
+    )
 
 
 def admin(call: Call, *, refused: Callable[[str], Refused] = Refused) -> str:

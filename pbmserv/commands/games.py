@@ -219,7 +219,8 @@ def play(call: Call, number: int, user_id: int, text: str, expected: int | None)
         except boards.BoardError as exc:
             tail = reader_tail(req, board, position, mover)
             raise board_error(board, position, str(exc), tail) from None
-        announce(call, session, played.board, played.position, played.notes, mover)
+        newest = played.entries[-1] if played.entries else None
+        announce(call, session, played.board, played.position, played.notes, mover, newest=newest)
 
 
 def swap(call: Call) -> None:
@@ -281,7 +282,8 @@ def resign(call: Call, number: int, user_id: int) -> None:
             source=req.source,
             comment=req.comment,
         )
-        announce(call, session, played.board, played.position, played.notes, player)
+        newest = played.entries[-1] if played.entries else None
+        announce(call, session, played.board, played.position, played.notes, player, newest=newest)
 
 
 def _vote(call: Call, number: int, user_id: int, word: str) -> None:

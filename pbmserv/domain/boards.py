@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session, joinedload, object_session
 from pbmserv.domain.ratings import rate_board
 from pbmserv.games import get_game
 from pbmserv.games.base import PASS, RESIGN, Game, MoveError, Position
+from pbmserv.store import records
 from pbmserv.store.models import (
     Board,
     BoardStatus,
@@ -92,7 +93,7 @@ def replay(board: Board, upto: int | None = None) -> Position:
 def position_of(board: Board) -> Position:
     """The current position: the cache when it is up to date, else a replay of the record."""
     game = game_of(board)
-    if board.position_cache and board.cache_ply == len(board.moves):
+    if board.position_cache and board.cache_ply == records.recorded_plies(board):
         return game.position_class.deserialize(board.position_cache)
     position = replay(board)
     _store_cache(board, position)
@@ -165,7 +166,8 @@ def _record(
     assert seat is not None
     text = position.format_move(move)
     entry = MoveRecord(
-        ply=len(board.moves) + 1,
+        board=board,  # appended to ``board.moves`` without loading them
+        ply=position.ply + 1,
         seat=seat,
         user_id=user.id if user else None,
         text=text,
@@ -173,7 +175,9 @@ def _record(
         at=now,
         source=source,
     )
-    board.moves.append(entry)
+    session = object_session(board)
+    assert session is not None
+    session.add(entry)  # its ``board`` puts it in ``board.moves`` (no cascade from that side)
     position.play(move)
     return entry
 
@@ -196,9 +200,9 @@ def play_move(
     """
     if board.status is not BoardStatus.active:
         raise BoardError(f"{game_of(board).display_name} board {board.number} is over")
-    if expected_ply is not None and expected_ply != len(board.moves) + 1:
+    if expected_ply is not None and expected_ply != position.ply + 1:
         raise BoardError(
-            f"this would be move {len(board.moves) + 1}, not move {expected_ply}: "
+            f"this would be move {position.ply + 1}, not move {expected_ply}: "
             "the board has changed since your mail was written"
         )
     mover = user_to_move(board, position)
@@ -219,8 +223,8 @@ def play_move(
     if position.swapped and entries[0].text == "swap":
         _exchange_seats(board)
         notes.append(f"{user.userid} has swapped sides.")
-    if comment.strip():  # set on the comment, the board's comments are not loaded for this
-        entry = Comment(board=board, ply=len(board.moves), user=user, text=comment.strip(), at=now)
+    if comment.strip():  # set on the comment: neither the comments nor the moves are loaded
+        entry = Comment(board=board, ply=position.ply, user=user, text=comment.strip(), at=now)
         session.add(entry)
     entries += _after_move(session, board, position, now, notes)
     return Played(board, position, entries, notes)

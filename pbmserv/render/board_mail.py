@@ -14,6 +14,7 @@ from pbmserv.games import get_game
 from pbmserv.games.base import Position, SeatInfo
 from pbmserv.render.links import board_link
 from pbmserv.render.templates import render, render_board
+from pbmserv.store import records
 from pbmserv.store.models import Board, BoardStatus, MoveRecord, SubscriptionKind, User
 
 MOVE_MAIL_ROUNDS = 4
@@ -107,11 +108,16 @@ def move_rows(moves: list[MoveRecord], seats: int) -> list[list[str]]:
     return out
 
 
-def move_list(board: Board, position: Position, rounds: int | None) -> list[str]:
-    """The move list in columns, one per seat, headed by the players' names (never cut)."""
+def move_list(
+    board: Board, position: Position, entries: list[MoveRecord], rounds: int | None
+) -> list[str]:
+    """The move list in columns, one per seat, headed by the players' names (never cut):
+    every row of ``entries`` (the record), or the last ``rounds`` of them (``entries`` may
+    then be the newest ``rounds`` × seats + 1 entries only: a row holds at most one entry per
+    seat and starts where the seat order wraps, so those rows come out as from the whole)."""
     seats = len(board.seats)
     infos = position.seats()
-    rows = move_rows(list(board.moves), seats)
+    rows = move_rows(entries, seats)
     start = 0 if rounds is None else max(0, len(rows) - rounds)
     names = [f"{s.user.userid} ({infos[s.index].label})" for s in board.seats]
     cells = [c for row in rows[start:] for c in row]
@@ -138,7 +144,7 @@ def reply_line(board: Board, position: Position, reader: User | None) -> str:
     game = board.game
     return (
         f"\nYour move. Send back this line, with your password and your move:\n"
-        f"  {game} move {board.number} {mover.userid} PASSWORD <move>#{len(board.moves) + 1}\n"
+        f"  {game} move {board.number} {mover.userid} PASSWORD <move>#{position.ply + 1}\n"
     )
 
 
@@ -177,10 +183,15 @@ def board_mail_body(
     """The full board mail of the pbmserv layout; ``with_comment`` shows what was written with
     the newest move a player made (the forced passes or queued moves after it keep it)."""
     game = get_game(board.game)
+    rounds = None if all_moves else MOVE_MAIL_ROUNDS
+    if rounds is None:
+        entries = list(board.moves)
+    else:  # a long game's record stays unread
+        entries = records.newest_moves(board, rounds * len(board.seats) + 1)
     comments = []
     if with_comment:  # the comments of the newest move a player made
-        ply = next((m.ply for m in reversed(board.moves) if not m.auto), None)
-        comments = [c for c in board.comments if c.ply == ply]
+        ply = _newest_players_ply(board, entries)
+        comments = [] if ply is None else records.comments_at(board, ply)
     params = " ".join(game.format_params(board.params))
     options = " ".join(f"--{k}={v}" for k, v in sorted(board.options.items()))
     return render(
@@ -192,7 +203,7 @@ def board_mail_body(
         else "",
         notes=list(notes),
         turn=turn_line(board, position) if at_ply is None else f"Position after move {at_ply}.",
-        moves=move_list(board, position, None if all_moves else MOVE_MAIL_ROUNDS),
+        moves=move_list(board, position, entries, rounds),
         board=render_board(position, over=board.status is not BoardStatus.active),
         players=[
             _player_line(info, board.seats[i].user.userid)
@@ -207,6 +218,15 @@ def board_mail_body(
         clock=clock_lines(board),
         link=board_link(board),
     )
+
+
+def _newest_players_ply(board: Board, recent: list[MoveRecord]) -> int | None:
+    """The ply of the newest move a player made (not a forced pass or a queued move), looked
+    for in the ``recent`` entries first."""
+    found = next((m.ply for m in reversed(recent) if not m.auto), None)
+    if found is None and len(recent) < records.recorded_plies(board):  # only automatic ones
+        found = next((m.ply for m in reversed(board.moves) if not m.auto), None)
+    return found
 
 
 def reply_tail(board: Board, position: Position) -> Callable[[User | None], str]:

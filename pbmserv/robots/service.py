@@ -32,6 +32,7 @@ from pbmserv.domain import accounts, boards, moves, notify
 from pbmserv.games import get_game
 from pbmserv.games.base import MoveError
 from pbmserv.robots import budget_of, choose_move
+from pbmserv.store import records
 from pbmserv.store.db import readonly_sessions
 from pbmserv.store.models import Board, BoardStatus, Robot, User
 
@@ -96,7 +97,7 @@ def pending(session: Session, board_ids: Collection[int] | None = None) -> list[
                 board.id,
                 board.game,
                 board.number,
-                len(board.moves) + 1,
+                position.ply + 1,
                 mover.id,
                 mover.userid,
                 robot.level,
@@ -230,7 +231,7 @@ def replies(
     out = []
     for turn in turns:
         board = session.get(Board, turn.board_id)
-        last = board.moves[-1] if board is not None and board.moves else None
+        last = next(iter(records.newest_moves(board, 1)), None) if board is not None else None
         if last is not None and last.at >= since and last.user_id not in robots:
             out.append(turn)
     return out

@@ -1,0 +1,98 @@
+"""A move on a long game costs what a move on a short one does (issue 18): the move, its board
+mail and its answer read the number of plies and the newest entries of the record, never the
+whole record, and what they show is what the whole record gives."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given
+from hypothesis import strategies as st
+from sqlalchemy import event, select
+
+from pbmserv.domain import boards
+from pbmserv.games import get_game
+from pbmserv.render.board_mail import MOVE_MAIL_ROUNDS, board_mail_body, move_rows
+from pbmserv.store.models import Board, Comment, MoveRecord
+
+TEXTS = ["a1", "a1", "swap", "pass"]
+
+
+def play_random(shell, game_name: str, players: list[str], plies: int, seed: int) -> int:
+    """Play ``plies`` random moves (no resign or swap) on a new board; the board's number."""
+    shell.ok(f"{game_name} challenge {' '.join(players)}")
+    number = 101
+    position = get_game(game_name).new(len(players))
+    rng = random.Random(seed)
+    for ply in range(plies):
+        choices = [m for m in position.legal_moves() if str(m) not in ("swap", "resign")]
+        move = rng.choice(choices)
+        user = players[position.to_move]
+        text = position.format_move(move)
+        shell.ok(f"{game_name} move {number} {user} pw-{user} {text}#{ply + 1}")
+        position.play(move)
+    return number
+
+
+def loaded_records(shell, line: str) -> int:
+    """How many move and comment rows running ``line`` brings into memory."""
+    seen = [0]
+
+    def note(*_args: object) -> None:
+        seen[0] += 1
+
+    event.listen(MoveRecord, "load", note)
+    event.listen(Comment, "load", note)
+    try:
+        shell.ok(line)
+    finally:
+        event.remove(MoveRecord, "load", note)
+        event.remove(Comment, "load", note)
+    return seen[0]
+
+
+def next_move(shell, game_name: str, number: int) -> str:
+    with shell.sessions() as s:
+        board = s.scalars(select(Board).where(Board.number == number)).one()
+        position = boards.position_of(board)
+        user = board.user_to_move(position)
+        text = position.format_move(next(iter(position.legal_moves())))
+        return f"{game_name} move {number} {user.userid} pw-{user.userid} {text}"
+
+
+def test_a_move_on_a_long_game_reads_only_the_newest_entries(shell):
+    shell.signup("alice", "bob")
+    number = play_random(shell, "polis", ["alice", "bob"], 60, seed=1)
+    line = next_move(shell, "polis", number)
+    window = MOVE_MAIL_ROUNDS * 2 + 1
+    assert loaded_records(shell, line) <= window + 1  # and the comment, were there one
+
+
+def test_the_move_mail_of_a_long_game_is_what_the_whole_record_gives(shell):
+    shell.signup("alice", "bob", "carol", "dave")
+    number = play_random(shell, "ploy", ["alice", "bob", "carol", "dave"], 45, seed=2)
+    shell.ok(next_move(shell, "ploy", number), comment="a comment for the record")
+    with shell.sessions() as s:
+        board = s.scalars(select(Board).where(Board.number == number)).one()
+        position = boards.position_of(board)
+        partial = board_mail_body(board, position, with_comment=True)
+        assert len(board.moves) == 46 and board.comments  # now loaded: the whole record
+        whole = board_mail_body(board, position, with_comment=True)
+    assert partial == whole
+    assert "a comment for the record" in whole
+
+
+@given(
+    seats=st.integers(2, 4),
+    rounds=st.integers(1, 5),
+    # each entry's seat follows the last one's, passing over 0-2 seats now and then
+    steps=st.lists(st.tuples(st.sampled_from([0, 0, 0, 0, 1, 2]), st.sampled_from(TEXTS))),
+)
+def test_the_newest_rounds_x_seats_plus_one_entries_give_the_last_rows(seats, rounds, steps):
+    entries, seat = [], -1
+    for ply, (skip, text) in enumerate(steps, start=1):
+        seat = (seat + 1 + skip) % seats
+        entries.append(MoveRecord(ply=ply, seat=seat, text=text, auto=text == "pass"))
+    whole = move_rows(entries, seats)
+    newest = move_rows(entries[-(rounds * seats + 1) :], seats)
+    assert newest[-rounds:] == whole[-rounds:]
