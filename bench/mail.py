@@ -263,6 +263,30 @@ def drained(sessions, since: datetime | None = None, timeout: float = 600) -> No
     raise SystemExit("the server did not process every mail in time")
 
 
+def started(sessions, after: int, timeout: float = 60) -> None:  # type: ignore[no-untyped-def]
+    """Wait for the first mail after inbox id ``after`` to be processed."""
+    from sqlalchemy import select
+
+    from pbmserv.store.models import Inbox
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with sessions() as s:
+            query = select(Inbox.id).where(Inbox.id > after, Inbox.processed_at.is_not(None))
+            if s.scalar(query.limit(1)) is not None:
+                return
+        time.sleep(0.01)
+    raise SystemExit("the server processed no mail in time")
+
+
+def busy_seconds() -> float:
+    """CPU seconds the whole machine has spent busy (not idle, not waiting for I/O) since boot:
+    what every process took, the database server's too."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    idle = fields[3] + fields[4]
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 Times = list[tuple[datetime, datetime, datetime]]
 
 
@@ -336,7 +360,10 @@ def scaling(data: Path, url: str, plans: list[Plan]) -> None:
         env = server_env(data, url, free_port())
         env["PBMSERV_WORKERS"] = str(workers)
         with serving(env):
+            started(sessions, first)
+            before = busy_seconds(), time.monotonic()
             drained(sessions)
+            cores = (busy_seconds() - before[0]) / (time.monotonic() - before[1])
         with sessions() as s:
             start, end = s.execute(
                 select(func.min(Inbox.processed_at), func.max(Inbox.processed_at)).where(
@@ -346,7 +373,8 @@ def scaling(data: Path, url: str, plans: list[Plan]) -> None:
         assert start is not None and end is not None
         rates.append((total - 1) / max((end - start).total_seconds(), 1e-3))
         print(
-            f"  {workers} worker process{'es' if workers > 1 else ''}: {rates[-1]:7.1f} mails/s drained ({total} mails)"
+            f"  {workers} worker process{'es' if workers > 1 else ''}: {rates[-1]:7.1f} mails/s drained "
+            f"({total} mails; the machine busy {cores:.2f} of {os.cpu_count()} cores meanwhile)"
         )
     print(f"  PostgreSQL 2 workers / 1 worker = {rates[1] / rates[0]:.2f}")
 
