@@ -6,8 +6,8 @@ in the same run (the machine is shared: read the ratios).
    process, answer).  ``processed/sink`` is the server's processed moves per second (first mail
    accepted to last answer written) over the sink's accepted mails per second.
 2. Latency: move mails for other boards at a steady ``--rate`` (100/s) for ``--seconds``;
-   the time from the listener accepting a mail to its answer being written (server clock, both
-   ends), median and 99th percentile.
+   the time from the listener accepting a mail to its answer being written, that is committed
+   with the worker's batch (server clock, both ends), median and 99th percentile.
    The latency is also split at the moment the worker claimed the mail: waiting for the
    worker, then processing (with its batch) until the answer was written.
 3. With ``--database-url`` of a PostgreSQL database (its tables are dropped first!) the same runs
@@ -19,12 +19,16 @@ mail), and the server checks that password with argon2 at the product's cost (17
 each on the 2-core machine of 2026-11-24, where 100 first logins a second filled both cores).
 ``--cheap-passwords`` is an experiment, not the product: it makes the players' argon2 hashes
 cheap (time cost 1, 1 MiB) to show what is left of the latency without that cost; the run
-then says so before its last line.
+then says so before its last line.  ``--returning`` keeps the product's cost and measures a
+server that has seen its players before (as one that runs for days has): before the steady
+run, each of its players mails once for his board (``move BOARD USERID PASSWORD``, which mails
+the board back), unmeasured.
 
 Ends with ``mail: processed/sink = X; p99 at 100/s = Y ms``.
 
     .venv/bin/python bench/mail.py [--clients 8] [--boards 40] [--moves 10] [--game pylon]
         [--rate 100] [--seconds 10] [--database-url URL --scaling] [--cheap-passwords]
+        [--returning]
 """
 
 from __future__ import annotations
@@ -100,6 +104,25 @@ def prepare(
             plan.append((f"{user}@example.org", mail(f"{user}@example.org", line)))
             position.play(move)
         plans.append(plan)
+    return plans
+
+
+def greetings(game_name: str, first: int, boards: int) -> list[Plan]:
+    """One mail per player of boards ``first`` ... that logs in and changes nothing: ``move
+    BOARD USERID PASSWORD`` alone mails the board back."""
+    plans = []
+    for b in range(first, first + boards):
+        players = [f"p{2 * b}", f"p{2 * b + 1}"]
+        line = "{} move {} {} pw-{}"
+        plans.append(
+            [
+                (
+                    f"{p}@example.org",
+                    mail(f"{p}@example.org", line.format(game_name, 101 + b, p, p)),
+                )
+                for p in players
+            ]
+        )
     return plans
 
 
@@ -307,17 +330,17 @@ def split(rows: Times) -> tuple[list[float], list[float]]:
 
 
 def times(sessions, after_id: int) -> Times:  # type: ignore[no-untyped-def]
-    """(accepted, claimed by the worker, first answer written) of the mails after ``after_id``."""
-    from sqlalchemy import func, select
+    """(accepted, claimed by the worker, answer written) of the answered mails after
+    ``after_id``; written is when the worker committed the answer (its batch's commit)."""
+    from sqlalchemy import exists, select
 
     from pbmserv.store.models import Inbox, Outbox
 
     with sessions() as s:
         rows = s.execute(
-            select(Inbox.received, Inbox.claimed_at, func.min(Outbox.created))
-            .join(Outbox, Outbox.inbox_id == Inbox.id)
-            .where(Inbox.id > after_id)
-            .group_by(Inbox.id, Inbox.received, Inbox.claimed_at)
+            select(Inbox.received, Inbox.claimed_at, Inbox.processed_at).where(
+                Inbox.id > after_id, exists().where(Outbox.inbox_id == Inbox.id)
+            )
         ).all()
     return [(r, c, d) for r, c, d in rows]
 
@@ -392,6 +415,7 @@ def main() -> None:
     parser.add_argument("--database-url", default="")
     parser.add_argument("--scaling", action="store_true")
     parser.add_argument("--cheap-passwords", action="store_true")
+    parser.add_argument("--returning", action="store_true")
     args = parser.parse_args()
     if args.cheap_passwords:  # an experiment: the players' hashes and the server's checks
         os.environ["PBMSERV_ARGON2_TIME_COST"] = "1"
@@ -419,6 +443,9 @@ def main() -> None:
             drained(sessions)
             latencies, span = answered(times(sessions, 0))
             processed = len(latencies) / span
+            if args.returning:
+                blast(port, greetings(args.game, args.boards, steady_boards), args.clients)
+                drained(sessions)
             before = last_inbox_id(sessions)
             paced(port, steady, args.clients, args.rate)
             drained(sessions)
@@ -443,9 +470,15 @@ def main() -> None:
             f"p99 {percentile(waiting, 0.99) * 1000:.0f} ms; claimed -> answer written median "
             f"{statistics.median(processing) * 1000:.0f} ms, p99 {percentile(processing, 0.99) * 1000:.0f} ms"
         )
+        players = len({sender for plan in steady for sender, _ in plan})
         print(
-            f"    {len({sender for plan in steady for sender, _ in plan})} of those mails "
-            "were their player's first login (an argon2 check each)"
+            f"    {0 if args.returning else players} of those mails were their player's first "
+            "login (an argon2 check each)"
+            + (
+                f"; --returning: the {players} players had each mailed once before"
+                if args.returning
+                else ""
+            )
         )
         if args.scaling:
             if not args.database_url.startswith("postgresql"):

@@ -303,3 +303,30 @@ def test_a_worker_round_that_breaks_returns_its_claims_to_the_queue(
         assert [r.attempts for r in rows] == [1, 1, 1]  # the broken round was not counted
         texts = list(s.scalars(select(MoveRecord.text).order_by(MoveRecord.ply)))
         assert texts == ["a7-a6", "a2-a3", "b7-b6"]
+
+
+def test_a_batchs_mails_are_marked_processed_when_their_batch_commits(sessions, settings, clock):
+    """``processed_at`` is when a mail's effects and answer became durable: for every mail of
+    a batch, the moment its batch commits, after the last of them was processed."""
+    from datetime import timedelta
+
+    for i in range(3):
+        inbox.store(
+            sessions,
+            mail("alice@example.org", f"help {i}"),
+            "alice@example.org",
+            ["pbmserv@example.org"],
+            clock.now,
+        )
+    ticks = iter(range(100))
+
+    def ticking():
+        return clock.now + timedelta(seconds=next(ticks))
+
+    outcomes = worker.process_batch(sessions, settings, ticking)
+    assert [o.status for o in outcomes] == [InboxStatus.done] * 3
+    with sessions() as s:
+        rows = s.scalars(select(Inbox).order_by(Inbox.id)).all()
+        answers = s.scalars(select(Outbox).order_by(Outbox.id)).all()
+    assert len({r.processed_at for r in rows}) == 1
+    assert rows[0].processed_at > max(a.created for a in answers)

@@ -255,6 +255,10 @@ def process_claimed(
                         outcomes.append(Outcome(item.message_id, row.status, 0, requeued=True))
                         continue
                     outcomes.append(_process_in_savepoint(session, settings, item, words, now))
+                committing = now()  # the batch's effects and answers become durable now
+                for row in loaded:
+                    if row.processed_at is not None:
+                        row.processed_at = committing
                 return outcomes
         except Exception:  # noqa: BLE001 - the commit failed: no mail of the batch took effect
             log.exception("a batch of %d mails failed; processing them one by one", len(prepared))
