@@ -12,11 +12,15 @@ in the same run (the machine is shared: read the ratios).
    worker, then processing (with its batch) until the answer was written.
 3. With ``--database-url`` of a PostgreSQL database (its tables are dropped first!) the same runs
    go there, and ``--scaling`` also measures the drain rate of a full inbox by one
-   ``pbmserv serve`` with 1 and with 2 worker processes (``workers``).
+   ``pbmserv serve`` with 1 and with 2 worker processes (``workers``): ``--scaling-boards``
+   (300) new boards each time, one move mail each, and how busy the machine was.
 
 Every player of the bench logs in for the first time since the server started (its first move
 mail), and the server checks that password with argon2 at the product's cost (17 ms of CPU
 each on the 2-core machine of 2026-11-24, where 100 first logins a second filled both cores).
+The throughput run also says how much CPU a move mail cost the server process (listener and
+sender), its worker, and the whole machine.
+
 ``--cheap-passwords`` is an experiment, not the product: it makes the players' argon2 hashes
 cheap (time cost 1, 1 MiB) to show what is left of the latency without that cost; the run
 then says so before its last line.  ``--returning`` keeps the product's cost and measures a
@@ -27,8 +31,8 @@ the board back), unmeasured.
 Ends with ``mail: processed/sink = X; p99 at 100/s = Y ms``.
 
     .venv/bin/python bench/mail.py [--clients 8] [--boards 40] [--moves 10] [--game pylon]
-        [--rate 100] [--seconds 10] [--database-url URL --scaling] [--cheap-passwords]
-        [--returning]
+        [--rate 100] [--seconds 10] [--database-url URL --scaling [--scaling-boards 300]]
+        [--cheap-passwords] [--returning]
 """
 
 from __future__ import annotations
@@ -248,7 +252,9 @@ def server_env(data: Path, url: str, port: int) -> dict[str, str]:
 
 
 @contextmanager
-def serving(env: dict[str, str], *extra: str, count: int = 1) -> Iterator[None]:
+def serving(
+    env: dict[str, str], *extra: str, count: int = 1
+) -> Iterator[list[subprocess.Popen[bytes]]]:
     procs = [
         subprocess.Popen(
             [str(BIN / "pbmserv"), "serve", *extra],
@@ -259,12 +265,49 @@ def serving(env: dict[str, str], *extra: str, count: int = 1) -> Iterator[None]:
         for _ in range(count)
     ]
     try:
-        yield
+        yield procs
     finally:
         for proc in procs:
             proc.terminate()
         for proc in procs:
             proc.wait(60)
+
+
+def sent(sessions, timeout: float = 600) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the server has handed every answer on (none pending or being sent)."""
+    from sqlalchemy import func, select
+
+    from pbmserv.store.models import Outbox, OutboxStatus
+
+    deadline = time.monotonic() + timeout
+    busy = [OutboxStatus.pending, OutboxStatus.sending]
+    while time.monotonic() < deadline:
+        with sessions() as s:
+            query = select(func.count()).select_from(Outbox).where(Outbox.status.in_(busy))
+            if not s.scalar(query):
+                return
+        time.sleep(0.05)
+    raise SystemExit("the server did not send every answer in time")
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds process ``pid`` has used (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu(server: subprocess.Popen[bytes]) -> tuple[float, float]:
+    """CPU seconds of a ``pbmserv serve``: (its own process: listener and sender, its worker
+    processes)."""
+    children = [
+        int(pid)
+        for task in Path(f"/proc/{server.pid}/task").iterdir()
+        for pid in (task / "children").read_text().split()
+    ]
+    return process_cpu(server.pid), sum(process_cpu(pid) for pid in children)
 
 
 def drained(sessions, since: datetime | None = None, timeout: float = 600) -> None:  # type: ignore[no-untyped-def]
@@ -358,28 +401,32 @@ def percentile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
-def scaling(data: Path, url: str, plans: list[Plan]) -> None:
+def scaling(data: Path, url: str, game: str, first_board: int, boards: int) -> None:
     """Drain rate of a full inbox by one ``pbmserv serve`` with one worker process, then with
-    two (``workers = 2``; PostgreSQL), from the first mail processed to the last (the start-up
-    of the processes is not counted)."""
+    two (``workers = 2``; PostgreSQL), each time ``boards`` new boards with one move mail each
+    (the first move; so every mail is its player's first login).  A board's next move is not
+    queued behind it: players answer board mails, so a board has one move in flight, and two
+    moves of one board in the queue would only wait for each other's row lock (or, taken by two
+    workers in the wrong order, be refused).  The rate runs from the first batch committed to
+    the last (the start-up of the processes is not counted)."""
     from sqlalchemy import func, select
 
     from pbmserv.config import load_settings
     from pbmserv.mail import inbox
     from pbmserv.store.db import session_factory
-    from pbmserv.store.models import Inbox
+    from pbmserv.store.models import Inbox, MoveRecord
 
     sessions = session_factory(load_settings(data_dir=data, database_url=url).url)
     rates = []
-    half = len(plans) // 2
-    for workers, share in ((1, plans[:half]), (2, plans[half:])):
+    for phase, workers in enumerate((1, 2)):
+        print(f"preparing {boards} {game} boards ...", file=sys.stderr)
+        plans = prepare(data, game, first_board + phase * boards, boards, 1, url)
         now = datetime.now().astimezone()
         first = last_inbox_id(sessions)
-        for ply in range(max(len(p) for p in share)):
-            for plan in share:
-                if ply < len(plan):
-                    inbox.store(sessions, plan[ply][1], plan[ply][0], [RCPT], now)
-        total = sum(len(p) for p in share)
+        with sessions() as s:
+            recorded = s.scalar(select(func.count()).select_from(MoveRecord)) or 0
+        for plan in plans:
+            inbox.store(sessions, plan[0][1], plan[0][0], [RCPT], now)
         env = server_env(data, url, free_port())
         env["PBMSERV_WORKERS"] = str(workers)
         with serving(env):
@@ -393,11 +440,17 @@ def scaling(data: Path, url: str, plans: list[Plan]) -> None:
                     Inbox.id > first
                 )
             ).one()
-        assert start is not None and end is not None
-        rates.append((total - 1) / max((end - start).total_seconds(), 1e-3))
+            assert start is not None and end is not None
+            in_first = (
+                s.scalar(select(func.count()).where(Inbox.id > first, Inbox.processed_at == start))
+                or 0
+            )
+            moves = (s.scalar(select(func.count()).select_from(MoveRecord)) or 0) - recorded
+        rates.append((len(plans) - in_first) / max((end - start).total_seconds(), 1e-3))
         print(
             f"  {workers} worker process{'es' if workers > 1 else ''}: {rates[-1]:7.1f} mails/s drained "
-            f"({total} mails; the machine busy {cores:.2f} of {os.cpu_count()} cores meanwhile)"
+            f"({len(plans)} mails, {moves} moves recorded; the machine busy {cores:.2f} of "
+            f"{os.cpu_count()} cores meanwhile)"
         )
     print(f"  PostgreSQL 2 workers / 1 worker = {rates[1] / rates[0]:.2f}")
 
@@ -414,6 +467,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--database-url", default="")
     parser.add_argument("--scaling", action="store_true")
+    parser.add_argument("--scaling-boards", type=int, default=300)
     parser.add_argument("--cheap-passwords", action="store_true")
     parser.add_argument("--returning", action="store_true")
     args = parser.parse_args()
@@ -437,10 +491,13 @@ def main() -> None:
 
         sessions = session_factory(load_settings(data_dir=data, database_url=url).url)
         port = free_port()
-        with serving(server_env(data, url, port)):
+        with serving(server_env(data, url, port)) as (server,):
             wait_port(port)
+            cpu_before, busy_before = server_cpu(server), busy_seconds()
             accept_seconds = blast(port, plans, args.clients)
             drained(sessions)
+            sent(sessions)
+            cpu_after, busy_after = server_cpu(server), busy_seconds()
             latencies, span = answered(times(sessions, 0))
             processed = len(latencies) / span
             if args.returning:
@@ -460,6 +517,15 @@ def main() -> None:
         print(f"  pbmserv serve (store durably):   {total / accept_seconds:8.1f} mails/s accepted")
         print(
             f"  pbmserv serve (processed):       {processed:8.1f} moves/s, first accepted to last answer"
+        )
+        per_move = [
+            (after - before) * 1000 / total
+            for after, before in zip(cpu_after, cpu_before, strict=True)
+        ]
+        print(
+            f"    CPU per move mail: {per_move[0]:.1f} ms the server process (listener, sender), "
+            f"{per_move[1]:.1f} ms its worker; {(busy_after - busy_before) * 1000 / total:.1f} ms "
+            "the whole machine (the database and these clients too)"
         )
         print(
             f"  at {args.rate:.0f} mails/s for {args.seconds:.0f} s ({len(steady_latencies)} mails): accepted -> "
@@ -483,11 +549,7 @@ def main() -> None:
         if args.scaling:
             if not args.database_url.startswith("postgresql"):
                 raise SystemExit("--scaling needs --database-url of a PostgreSQL database")
-            scaling(
-                data,
-                url,
-                prepare(data, args.game, args.boards + steady_boards, args.boards, args.moves, url),
-            )
+            scaling(data, url, args.game, args.boards + steady_boards, args.scaling_boards)
         if args.cheap_passwords:
             print("  (--cheap-passwords: argon2 at time cost 1 and 1 MiB, not the product's cost)")
         print(

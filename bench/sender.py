@@ -105,7 +105,8 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="pbmserv-bench-"))
     try:
         for outbox in ("maildir", "smtp"):
-            sender, floor = [], []
+            sender: list[float] = []
+            floor: list[float] = []
             for _ in range(args.rounds):  # interleaved, so that the machine's noise hits both
                 for kind, times in (("floor", floor), ("sender", sender)):
                     data = Path(tempfile.mkdtemp(dir=scratch))
