@@ -68,6 +68,16 @@ def test_a_move_on_a_long_game_reads_only_the_newest_entries(shell):
     assert loaded_records(shell, line) <= window + 1  # and the comment, were there one
 
 
+def test_players_mailed_once_until_they_move_cost_no_whole_record_either(shell):
+    shell.signup("alice", "bob")
+    shell.ok("notifications alice pw-alice once")
+    shell.ok("notifications bob pw-bob once")
+    number = play_random(shell, "polis", ["alice", "bob"], 60, seed=3)
+    line = next_move(shell, "polis", number)
+    window = MOVE_MAIL_ROUNDS * 2 + 1
+    assert loaded_records(shell, line) <= window + 3  # and the moves since the one mail
+
+
 def test_the_move_mail_of_a_long_game_is_what_the_whole_record_gives(shell):
     shell.signup("alice", "bob", "carol", "dave")
     number = play_random(shell, "ploy", ["alice", "bob", "carol", "dave"], 45, seed=2)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from pbmserv.domain.boards import position_of
+from pbmserv.store import records
 from pbmserv.store.models import Board, BoardStatus, Seat, User
 
 MODES = {
@@ -39,11 +39,12 @@ def admit(board: Board, user: User) -> bool:
             seat.digest_pending = True
         return False
     if mode == "once":  # the mail that says it is his turn, then none until he moves
-        mover = board.user_to_move(position_of(board))
-        last = seats[0].mailed_ply
-        acted = last is None or any(m.user_id == user.id and m.ply > last for m in board.moves)
-        if mover is None or mover.id != user.id or not acted:
+        if board.to_move_id != user.id:  # kept with the cached position
+            return False
+        plies, last = records.recorded_plies(board), seats[0].mailed_ply
+        since = [] if last is None else records.newest_moves(board, max(0, plies - last))
+        if last is not None and all(m.user_id != user.id for m in since):
             return False
         for seat in seats:
-            seat.mailed_ply = len(board.moves)
+            seat.mailed_ply = plies
     return True
