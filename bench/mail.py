@@ -503,6 +503,7 @@ def main() -> None:
             if args.returning:
                 blast(port, greetings(args.game, args.boards, steady_boards), args.clients)
                 drained(sessions)
+                sent(sessions)
             before = last_inbox_id(sessions)
             paced(port, steady, args.clients, args.rate)
             drained(sessions)
