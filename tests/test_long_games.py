@@ -106,3 +106,25 @@ def test_the_newest_rounds_x_seats_plus_one_entries_give_the_last_rows(seats, ro
     whole = move_rows(entries, seats)
     newest = move_rows(entries[-(rounds * seats + 1) :], seats)
     assert newest[-rounds:] == whole[-rounds:]
+
+
+def test_the_web_lists_count_the_moves_and_name_the_mover_without_reading_records(shell):
+    from pbmserv.web.queries import board_lists, player_page
+
+    shell.signup("alice", "bob")
+    number = play_random(shell, "polis", ["alice", "bob"], 31, seed=4)
+    seen = [0]
+
+    def note(*_args: object) -> None:
+        seen[0] += 1
+
+    event.listen(MoveRecord, "load", note)
+    try:
+        with shell.sessions() as s:
+            (row,), finished = board_lists(s, None)
+            page = player_page(s, "bob")
+    finally:
+        event.remove(MoveRecord, "load", note)
+    assert seen[0] == 0 and not finished
+    assert (row.number, row.moves, row.status) == (number, 31, "bob to move")
+    assert [(r.number, r.moves, r.status) for r in page.active] == [(number, 31, "bob to move")]

@@ -2,16 +2,19 @@
 
 Everything the pages take from the domain layer is imported here, in one place: the replay of a
 record, the clock periods, the tournament standings.  A page never uses ``boards.position_of``
-(it would store the position cache); it replays the record instead.
+(it would store the position cache); it replays the record instead.  A list of boards replays
+nothing and loads no record: who is to move comes from the board's index column
+(``Board.to_move_id``, kept with the cache), the number of moves from one counting query.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
 from pbmserv.config import Settings
@@ -25,6 +28,7 @@ from pbmserv.render.board_mail import format_days
 from pbmserv.store.models import (
     Board,
     BoardStatus,
+    MoveRecord,
     Rating,
     Robot,
     Seat,
@@ -218,27 +222,33 @@ class BoardRow:
     status: str  # "alice to move", "won by bob", "tie"
 
 
-def current_position(board: Board) -> Position:
-    """The position now: the cache when it is up to date (only read here), else a replay."""
-    if board.position_cache and board.cache_ply == len(board.moves):
-        return get_game(board.game).position_class.deserialize(board.position_cache)
-    return replay(board)
+LIST_LOADS = (selectinload(Board.seats).selectinload(Seat.user),)
 
 
-LIST_LOADS = (selectinload(Board.seats).selectinload(Seat.user), selectinload(Board.moves))
+def _rows(session: Session, boards: Iterable[Board]) -> list[BoardRow]:
+    """The list rows of ``boards``: their records are counted in one query, never loaded (a
+    list of long games would otherwise read every move of every board)."""
+    boards = list(boards)
+    plies = dict(
+        session.execute(
+            select(MoveRecord.board_id, func.count())
+            .where(MoveRecord.board_id.in_([b.id for b in boards]))
+            .group_by(MoveRecord.board_id)
+        ).all()
+    )
+    return [_row(board, plies.get(board.id, 0)) for board in boards]
 
 
-def _row(board: Board) -> BoardRow:
+def _row(board: Board, plies: int) -> BoardRow:
     game = get_game(board.game)
     users = [s.user.userid for s in board.seats]
     if board.status is BoardStatus.finished:
         winners = [users[w] for w in board.winners or [] if w < len(users)]
         status = f"won by {' and '.join(winners)}" if winners else "tie"
-    else:
-        position = current_position(board)
-        seat = position.to_move
-        status = "" if seat is None else f"{users[position.controller(seat)]} to move"
-    return BoardRow(game, board.number, users, len(board.moves), board.last_move_at, status)
+    else:  # who must act now, kept with the cached position (the partner of an absorbed seat)
+        mover = next((s.user.userid for s in board.seats if s.user_id == board.to_move_id), None)
+        status = "" if mover is None else f"{mover} to move"
+    return BoardRow(game, board.number, users, plies, board.last_move_at, status)
 
 
 def board_lists(session: Session, game: Game | None) -> tuple[list[BoardRow], list[BoardRow]]:
@@ -249,7 +259,7 @@ def board_lists(session: Session, game: Game | None) -> tuple[list[BoardRow], li
         if game is not None:
             query = query.where(Board.game == game.name)
         query = query.order_by(Board.last_move_at.desc(), Board.id.desc()).limit(LIST_LIMIT)
-        rows.extend(_row(b) for b in session.scalars(query))
+        rows.extend(_rows(session, session.scalars(query)))
     return out
 
 
@@ -276,15 +286,17 @@ def player_page(session: Session, userid: str) -> PlayerPage:
     ratings = list(
         session.scalars(select(Rating).where(Rating.user_id == user.id).order_by(Rating.game))
     )
-    boards = session.scalars(
-        select(Board)
-        .options(*LIST_LOADS)
-        .join(Seat, Seat.board_id == Board.id)
-        .where(Seat.user_id == user.id, Board.status != BoardStatus.removed)
-        .order_by(Board.last_move_at.desc(), Board.id.desc())
-        .limit(LIST_LIMIT)
-    ).unique()
-    rows = [(b.status, _row(b)) for b in boards]
+    boards = list(
+        session.scalars(
+            select(Board)
+            .options(*LIST_LOADS)
+            .join(Seat, Seat.board_id == Board.id)
+            .where(Seat.user_id == user.id, Board.status != BoardStatus.removed)
+            .order_by(Board.last_move_at.desc(), Board.id.desc())
+            .limit(LIST_LIMIT)
+        ).unique()
+    )
+    rows = list(zip((b.status for b in boards), _rows(session, boards), strict=True))
     tournaments = session.scalars(
         select(Tournament)
         .join(TournamentPlayer, TournamentPlayer.tournament_id == Tournament.id)
@@ -340,8 +352,10 @@ def tournament_page(session: Session, name: str) -> TournamentPage:
         raise NotFound(f"no tournament {name!r}")
     names = {p.user_id: p.user.userid for p in tournament.players}
     rounds: dict[int, list[Pairing]] = {}
+    played = [g.board for g in tournament.games if g.board is not None]
+    rows = {board.id: row for board, row in zip(played, _rows(session, played), strict=True)}
     for g in tournament.games:
-        row = None if g.board is None else _row(g.board)
+        row = None if g.board is None else rows[g.board.id]
         result = RESULTS.get(g.result or "", g.result or ("playing" if g.board else ""))
         rounds.setdefault(g.round, []).append(
             Pairing(
