@@ -128,3 +128,16 @@ def test_the_web_lists_count_the_moves_and_name_the_mover_without_reading_record
     assert seen[0] == 0 and not finished
     assert (row.number, row.moves, row.status) == (number, 31, "bob to move")
     assert [(r.number, r.moves, r.status) for r in page.active] == [(number, 31, "bob to move")]
+
+
+def test_the_newest_entries_come_oldest_first_and_none_for_no_count(shell):
+    from pbmserv.store import records
+
+    shell.signup("alice", "bob")
+    number = play_random(shell, "polis", ["alice", "bob"], 12, seed=5)
+    with shell.sessions() as s:
+        board = s.scalars(select(Board).where(Board.number == number)).one()
+        assert [m.ply for m in records.newest_moves(board, 5)] == [8, 9, 10, 11, 12]
+        assert records.newest_moves(board, 0) == records.newest_moves(board, -3) == []
+        assert records.recorded_plies(board) == 12
+        assert "moves" not in board.__dict__  # read in part, never loaded

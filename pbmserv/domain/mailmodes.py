@@ -42,7 +42,7 @@ def admit(board: Board, user: User) -> bool:
         if board.to_move_id != user.id:  # kept with the cached position
             return False
         plies, last = records.recorded_plies(board), seats[0].mailed_ply
-        since = [] if last is None else records.newest_moves(board, max(0, plies - last))
+        since = [] if last is None else records.newest_moves(board, plies - last)
         if last is not None and all(m.user_id != user.id for m in since):
             return False
         for seat in seats:

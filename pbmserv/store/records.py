@@ -23,8 +23,10 @@ def recorded_plies(board: Board) -> int:
 
 def newest_moves(board: Board, count: int) -> list[MoveRecord]:
     """The newest ``count`` entries of the record, oldest first."""
+    if count <= 0:  # (SQLite reads a negative LIMIT as none)
+        return []
     if _loaded(board, "moves"):
-        return list(board.moves[-count:]) if count > 0 else []
+        return list(board.moves[-count:])
     found = _session(board).scalars(_newest_query(), {"board_id": board.id, "count": count})
     return list(found)[::-1]
 

@@ -229,6 +229,8 @@ def _rows(session: Session, boards: Iterable[Board]) -> list[BoardRow]:
     """The list rows of ``boards``: their records are counted in one query, never loaded (a
     list of long games would otherwise read every move of every board)."""
     boards = list(boards)
+    if not boards:
+        return []
     plies = dict(
         session.execute(
             select(MoveRecord.board_id, func.count())
