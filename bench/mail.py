@@ -74,6 +74,11 @@ c.stop()
 Plan = list[tuple[str, bytes]]  # one board's move mails in order: (sender, bytes)
 
 
+def players_of(board: int) -> list[str]:
+    """The two players of the bench's board ``board`` (counted from 0; its number is 101 + it)."""
+    return [f"p{2 * board}", f"p{2 * board + 1}"]
+
+
 def prepare(
     data: Path, game_name: str, first: int, boards: int, moves: int, url: str
 ) -> list[Plan]:
@@ -90,7 +95,7 @@ def prepare(
     rng = random.Random(3 + first)
     plans = []
     for b in range(first, first + boards):
-        players = [f"p{2 * b}", f"p{2 * b + 1}"]
+        players = players_of(b)
         for p in players:
             run(commands, ["signup", p, f"pw-{p}", f"{p}@example.org"], Request(settings, sessions))
         run(commands, [game.name, "challenge", *players], Request(settings, sessions))
@@ -114,20 +119,13 @@ def prepare(
 def greetings(game_name: str, first: int, boards: int) -> list[Plan]:
     """One mail per player of boards ``first`` ... that logs in and changes nothing: ``move
     BOARD USERID PASSWORD`` alone mails the board back."""
-    plans = []
-    for b in range(first, first + boards):
-        players = [f"p{2 * b}", f"p{2 * b + 1}"]
-        line = "{} move {} {} pw-{}"
-        plans.append(
-            [
-                (
-                    f"{p}@example.org",
-                    mail(f"{p}@example.org", line.format(game_name, 101 + b, p, p)),
-                )
-                for p in players
-            ]
-        )
-    return plans
+    return [
+        [
+            (f"{p}@example.org", mail(f"{p}@example.org", f"{game_name} move {101 + b} {p} pw-{p}"))
+            for p in players_of(b)
+        ]
+        for b in range(first, first + boards)
+    ]
 
 
 def blast(port: int, plans: list[Plan], clients: int) -> float:
@@ -273,21 +271,52 @@ def serving(
             proc.wait(60)
 
 
-def sent(sessions, timeout: float = 600) -> None:  # type: ignore[no-untyped-def]
+def until(
+    sessions, query, done, failure: str, timeout: float = 600, interval: float = 0.05
+) -> None:  # type: ignore[no-untyped-def]
+    """Poll the scalar ``query`` until ``done(value)``; stop the bench saying ``failure`` after
+    ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with sessions() as s:
+            if done(s.scalar(query)):
+                return
+        time.sleep(interval)
+    raise SystemExit(failure)
+
+
+def drained(sessions) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the server has processed every stored mail."""
+    from sqlalchemy import func, select
+
+    from pbmserv.store.models import Inbox, InboxStatus
+
+    waiting = [InboxStatus.new, InboxStatus.processing]
+    query = select(func.count()).select_from(Inbox).where(Inbox.status.in_(waiting))
+    until(sessions, query, lambda n: not n, "the server did not process every mail in time")
+
+
+def sent(sessions) -> None:  # type: ignore[no-untyped-def]
     """Wait until the server has handed every answer on (none pending or being sent)."""
     from sqlalchemy import func, select
 
     from pbmserv.store.models import Outbox, OutboxStatus
 
-    deadline = time.monotonic() + timeout
     busy = [OutboxStatus.pending, OutboxStatus.sending]
-    while time.monotonic() < deadline:
-        with sessions() as s:
-            query = select(func.count()).select_from(Outbox).where(Outbox.status.in_(busy))
-            if not s.scalar(query):
-                return
-        time.sleep(0.05)
-    raise SystemExit("the server did not send every answer in time")
+    query = select(func.count()).select_from(Outbox).where(Outbox.status.in_(busy))
+    until(sessions, query, lambda n: not n, "the server did not send every answer in time")
+
+
+def started(sessions, after: int) -> None:  # type: ignore[no-untyped-def]
+    """Wait for the first mail after inbox id ``after`` to be processed."""
+    from sqlalchemy import select
+
+    from pbmserv.store.models import Inbox
+
+    query = select(Inbox.id).where(Inbox.id > after, Inbox.processed_at.is_not(None)).limit(1)
+    until(
+        sessions, query, lambda i: i is not None, "the server processed no mail in time", 60, 0.01
+    )
 
 
 def process_cpu(pid: int) -> float:
@@ -308,41 +337,6 @@ def server_cpu(server: subprocess.Popen[bytes]) -> tuple[float, float]:
         for pid in (task / "children").read_text().split()
     ]
     return process_cpu(server.pid), sum(process_cpu(pid) for pid in children)
-
-
-def drained(sessions, since: datetime | None = None, timeout: float = 600) -> None:  # type: ignore[no-untyped-def]
-    from sqlalchemy import func, select
-
-    from pbmserv.store.models import Inbox, InboxStatus
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with sessions() as s:
-            waiting = s.scalar(
-                select(func.count())
-                .select_from(Inbox)
-                .where(Inbox.status.in_([InboxStatus.new, InboxStatus.processing]))
-            )
-        if not waiting:
-            return
-        time.sleep(0.05)
-    raise SystemExit("the server did not process every mail in time")
-
-
-def started(sessions, after: int, timeout: float = 60) -> None:  # type: ignore[no-untyped-def]
-    """Wait for the first mail after inbox id ``after`` to be processed."""
-    from sqlalchemy import select
-
-    from pbmserv.store.models import Inbox
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with sessions() as s:
-            query = select(Inbox.id).where(Inbox.id > after, Inbox.processed_at.is_not(None))
-            if s.scalar(query.limit(1)) is not None:
-                return
-        time.sleep(0.01)
-    raise SystemExit("the server processed no mail in time")
 
 
 def busy_seconds() -> float:

@@ -5,6 +5,8 @@ whole record, and what they show is what the whole record gives."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -34,8 +36,9 @@ def play_random(shell, game_name: str, players: list[str], plies: int, seed: int
     return number
 
 
-def loaded_records(shell, line: str) -> int:
-    """How many move and comment rows running ``line`` brings into memory."""
+@contextmanager
+def counting_loads() -> Iterator[list[int]]:
+    """Count the move and comment rows brought into memory inside the block (in ``[0]``)."""
     seen = [0]
 
     def note(*_args: object) -> None:
@@ -44,10 +47,16 @@ def loaded_records(shell, line: str) -> int:
     event.listen(MoveRecord, "load", note)
     event.listen(Comment, "load", note)
     try:
-        shell.ok(line)
+        yield seen
     finally:
         event.remove(MoveRecord, "load", note)
         event.remove(Comment, "load", note)
+
+
+def loaded_records(shell, line: str) -> int:
+    """How many move and comment rows running ``line`` brings into memory."""
+    with counting_loads() as seen:
+        shell.ok(line)
     return seen[0]
 
 
@@ -113,18 +122,9 @@ def test_the_web_lists_count_the_moves_and_name_the_mover_without_reading_record
 
     shell.signup("alice", "bob")
     number = play_random(shell, "polis", ["alice", "bob"], 31, seed=4)
-    seen = [0]
-
-    def note(*_args: object) -> None:
-        seen[0] += 1
-
-    event.listen(MoveRecord, "load", note)
-    try:
-        with shell.sessions() as s:
-            (row,), finished = board_lists(s, None)
-            page = player_page(s, "bob")
-    finally:
-        event.remove(MoveRecord, "load", note)
+    with counting_loads() as seen, shell.sessions() as s:
+        (row,), finished = board_lists(s, None)
+        page = player_page(s, "bob")
     assert seen[0] == 0 and not finished
     assert (row.number, row.moves, row.status) == (number, 31, "bob to move")
     assert [(r.number, r.moves, r.status) for r in page.active] == [(number, 31, "bob to move")]

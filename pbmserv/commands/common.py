@@ -109,7 +109,7 @@ def summary(
     """One line on what a command did to a board, for a mail whose answer draws it later
     (``newest``: the record's newest entry, when the caller has it at hand)."""
     if newest is None:
-        newest = next(iter(records.newest_moves(board, 1)), None)
+        newest = records.newest_move(board)
     last = f"Last move: {newest.ply}. {newest.text}." if newest else ""
     return " ".join(x for x in [*notes, last, turn_line(board, position)] if x)
 

@@ -219,8 +219,9 @@ def play(call: Call, number: int, user_id: int, text: str, expected: int | None)
         except boards.BoardError as exc:
             tail = reader_tail(req, board, position, mover)
             raise board_error(board, position, str(exc), tail) from None
-        newest = played.entries[-1] if played.entries else None
-        announce(call, session, played.board, played.position, played.notes, mover, newest=newest)
+        announce(
+            call, session, played.board, played.position, played.notes, mover, newest=played.newest
+        )
 
 
 def swap(call: Call) -> None:
@@ -282,8 +283,9 @@ def resign(call: Call, number: int, user_id: int) -> None:
             source=req.source,
             comment=req.comment,
         )
-        newest = played.entries[-1] if played.entries else None
-        announce(call, session, played.board, played.position, played.notes, player, newest=newest)
+        announce(
+            call, session, played.board, played.position, played.notes, player, newest=played.newest
+        )
 
 
 def _vote(call: Call, number: int, user_id: int, word: str) -> None:

@@ -49,6 +49,11 @@ class Played:
     entries: list[MoveRecord]  # the move and every automatic entry after it
     notes: list[str]  # status notes: "bob has swapped sides.", "alice resigned."
 
+    @property
+    def newest(self) -> MoveRecord | None:
+        """The record's newest entry now."""
+        return self.entries[-1] if self.entries else None
+
 
 def game_of(board: Board) -> Game:
     return get_game(board.game)

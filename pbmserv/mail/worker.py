@@ -255,10 +255,7 @@ def process_claimed(
                         outcomes.append(Outcome(item.message_id, row.status, 0, requeued=True))
                         continue
                     outcomes.append(_process_in_savepoint(session, settings, item, words, now))
-                committing = now()  # the batch's effects and answers become durable now
-                for row in loaded:
-                    if row.processed_at is not None:
-                        row.processed_at = committing
+                _mark_processed(session, outcomes, now())
                 return outcomes
         except Exception:  # noqa: BLE001 - the commit failed: no mail of the batch took effect
             log.exception("a batch of %d mails failed; processing them one by one", len(prepared))
@@ -266,13 +263,25 @@ def process_claimed(
     for item in prepared:  # one transaction each
         try:
             with sessions() as session, session.begin():
-                outcomes.append(_process_in_savepoint(session, settings, item, words, now))
+                outcome = _process_in_savepoint(session, settings, item, words, now)
+                _mark_processed(session, [outcome], now())
+                outcomes.append(outcome)
         except Exception:  # noqa: BLE001 - one bad mail must never stop the worker
             error = traceback.format_exc()
             log.error("mail %s failed: %s", item.message_id, error.splitlines()[-1])
             inbox.record_failure(sessions, item.message_id, error)
             outcomes.append(Outcome(item.message_id, InboxStatus.new, 0))
     return outcomes
+
+
+def _mark_processed(session: Session, outcomes: list[Outcome], committing: datetime) -> None:
+    """Stamp the processed mails with the moment their transaction commits: their effects and
+    answers are durable from then on (a batch's mails share it)."""
+    for outcome in outcomes:
+        if outcome.status in (InboxStatus.done, InboxStatus.ignored):
+            row = session.get(Inbox, outcome.message_id)  # in the identity map: no query
+            assert row is not None
+            row.processed_at = committing
 
 
 def _prepare(
@@ -309,7 +318,6 @@ def _process_in_savepoint(
                 status, count = _process(session, settings, row, item.parsed, now())
                 row.raw = masked_copy(item.parsed, words)  # no password at rest
                 row.status = status
-                row.processed_at = now()
                 row.claimed_by = None
             return Outcome(item.message_id, status, count)
         except Exception as exc:  # noqa: BLE001 - this mail fails, the batch goes on

@@ -231,7 +231,7 @@ def replies(
     out = []
     for turn in turns:
         board = session.get(Board, turn.board_id)
-        last = next(iter(records.newest_moves(board, 1)), None) if board is not None else None
+        last = records.newest_move(board) if board is not None else None
         if last is not None and last.at >= since and last.user_id not in robots:
             out.append(turn)
     return out

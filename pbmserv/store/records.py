@@ -31,6 +31,24 @@ def newest_moves(board: Board, count: int) -> list[MoveRecord]:
     return list(found)[::-1]
 
 
+def newest_move(board: Board) -> MoveRecord | None:
+    """The record's newest entry (None before the first move)."""
+    return next(iter(newest_moves(board, 1)), None)
+
+
+def plies_of(session: Session, boards: list[Board]) -> dict[int, int]:
+    """How many entries each board's record holds, by board id, in one query (a list of boards
+    counts them all at once)."""
+    if not boards:
+        return {}
+    counts = session.execute(
+        select(MoveRecord.board_id, func.count())
+        .where(MoveRecord.board_id.in_([b.id for b in boards]))
+        .group_by(MoveRecord.board_id)
+    )
+    return {board.id: 0 for board in boards} | {board_id: n for board_id, n in counts}
+
+
 def comments_at(board: Board, ply: int) -> list[Comment]:
     """The comments written with the move of ``ply``, oldest first."""
     if _loaded(board, "comments"):

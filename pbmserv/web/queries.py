@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from pbmserv.config import Settings
@@ -25,10 +25,10 @@ from pbmserv.domain.tournaments import BOARD_NAME, board_name, describe
 from pbmserv.games import get_game
 from pbmserv.games.base import Game, Position
 from pbmserv.render.board_mail import format_days
+from pbmserv.store import records
 from pbmserv.store.models import (
     Board,
     BoardStatus,
-    MoveRecord,
     Rating,
     Robot,
     Seat,
@@ -229,16 +229,8 @@ def _rows(session: Session, boards: Iterable[Board]) -> list[BoardRow]:
     """The list rows of ``boards``: their records are counted in one query, never loaded (a
     list of long games would otherwise read every move of every board)."""
     boards = list(boards)
-    if not boards:
-        return []
-    plies = dict(
-        session.execute(
-            select(MoveRecord.board_id, func.count())
-            .where(MoveRecord.board_id.in_([b.id for b in boards]))
-            .group_by(MoveRecord.board_id)
-        ).all()
-    )
-    return [_row(board, plies.get(board.id, 0)) for board in boards]
+    plies = records.plies_of(session, boards)
+    return [_row(board, plies[board.id]) for board in boards]
 
 
 def _row(board: Board, plies: int) -> BoardRow:
