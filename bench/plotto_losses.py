@@ -13,7 +13,14 @@ Only the last kind is a mistake of the robot's last move; no choice there could 
 first two.  ``ceiling`` is the score had every avoidable loss been won: evidence (not a proof,
 since earlier moves shape the last position) of how far the goal of 95% is out of reach.
 
+``--oracle N`` also plays the same games with a player that *knows* its opponents are random
+(flat Monte Carlo: each of its moves is scored by N games played out to the end, the opponents
+at random and itself taking a line in one when it has one and otherwise a placement that
+completes no other seat's line); its share of wins is further evidence of the ceiling, from
+a player no robot could be (it relies on its opponents playing at random).
+
     .venv/bin/python bench/plotto_losses.py [--players 3,4] [--level easy] [--games 300]
+        [--oracle 100]
 """
 
 from __future__ import annotations
@@ -22,7 +29,9 @@ import argparse
 import random
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -30,7 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import robots as bench  # noqa: E402  (bench/robots.py: the players and the seeds)
 
 from pbmserv.games import get_game  # noqa: E402
-from pbmserv.games.base import Position  # noqa: E402
+from pbmserv.games.base import Move, Position  # noqa: E402
+from pbmserv.games.plotto import line_seats  # noqa: E402
 from pbmserv.robots.plotto import threat_cells  # noqa: E402
 
 KINDS = ("won", "none left", "unavoidable", "avoidable")
@@ -81,6 +91,66 @@ def classify(players: int, level: str, index: int) -> str:
     return "unavoidable" if last[1] > 0 else "avoidable"
 
 
+def safe_move(pos: Position, rng: random.Random, seat: int) -> Move:
+    """A line for ``seat`` in one if there is one, else a placement completing nobody's line."""
+    harmless = []
+    for move in bench.legal(pos):
+        cell, number = divmod(cast(int, move), 8)
+        seats = line_seats(pos.board, cell, number, pos.num_seats, False)  # type: ignore[attr-defined]
+        if seat in seats:
+            return move
+        if not seats:
+            harmless.append(move)
+    return rng.choice(harmless or bench.legal(pos))
+
+
+def oracle_player(rollouts: int) -> Callable[[Position, random.Random], Move]:
+    """Flat Monte Carlo against random opponents: the move whose playouts it wins most often."""
+
+    def choose(pos: Position, rng: random.Random) -> Move:
+        seat = pos.to_move
+        assert seat is not None
+        playouts = random.Random(rng.random())
+        best, best_share = None, -1.0
+        for move in bench.legal(pos):
+            child = pos.copy()
+            child.play(move)
+            wins = 0
+            for _ in range(rollouts if child.to_move is not None else 1):
+                game = child.copy()
+                while game.to_move is not None:
+                    mover = game.to_move
+                    if mover == seat:
+                        game.play(safe_move(game, playouts, seat))
+                    else:
+                        game.play(playouts.choice(bench.legal(game)))
+                outcome = game.outcome()
+                wins += outcome is not None and tuple(outcome.winners) == (seat,)
+            share = wins / (rollouts if child.to_move is not None else 1)
+            if share > best_share:
+                best, best_share = move, share
+        assert best is not None
+        return best
+
+    return choose
+
+
+def oracle_share(players: int, level: str, games: int, rollouts: int) -> float:
+    """The oracle's share of wins in the seats and seeds of the games ``classify`` replays."""
+    won = 0
+    for index in range(games):
+        task = bench.Task("plotto", players, level, "random", index)
+        rng = random.Random(f"plotto:{players}:{level}:random:{index}")
+        pos = get_game("plotto").new(players, {})
+        mine = bench.robot_seats(task)
+        ours, theirs = oracle_player(rollouts), bench.player("random")
+        while pos.to_move is not None:
+            pos.play((ours if pos.controller(pos.to_move) in mine else theirs)(pos, rng))
+        outcome = pos.outcome()
+        won += outcome is not None and bool(set(outcome.winners) & mine)
+    return won / games
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -88,18 +158,25 @@ def main() -> None:
     parser.add_argument("--players", default="3,4")
     parser.add_argument("--level", default="easy")
     parser.add_argument("--games", type=int, default=300)
+    parser.add_argument("--oracle", type=int, default=0, help="playouts per move (0: none)")
     args = parser.parse_args()
     print(f"plotto, {args.level} against random players, {args.games} games per row")
-    print(f"{'setup':9s} " + " ".join(f"{k:>12s}" for k in KINDS) + "   ceiling")
+    oracle = f"   oracle ({args.oracle} playouts)" if args.oracle else ""
+    print(f"{'setup':9s} " + " ".join(f"{k:>12s}" for k in KINDS) + "   ceiling" + oracle)
     for players in (int(p) for p in args.players.split(",")):
         counts = Counter(classify(players, args.level, i) for i in range(args.games))
         ceiling = 1 - (counts["none left"] + counts["unavoidable"]) / args.games
         cells = " ".join(f"{counts[k]:12d}" for k in KINDS)
-        print(f"plotto:{players:<2d} {cells}   {ceiling:6.1%}")
+        share = oracle_share(players, args.level, args.games, args.oracle) if args.oracle else None
+        print(
+            f"plotto:{players:<2d} {cells}   {ceiling:6.1%}"
+            + (f"   {share:6.1%}" if share is not None else "")
+        )
     print(
         "ceiling: the score had every avoidable loss been won; "
         f"reproduce: .venv/bin/python bench/plotto_losses.py --players {args.players} "
         f"--level {args.level} --games {args.games}"
+        + (f" --oracle {args.oracle}" if args.oracle else "")
     )
 
 

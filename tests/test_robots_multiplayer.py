@@ -1,5 +1,6 @@
-"""Three- and four-player Plotto robots search with max-n: hand-checked positions where the
-paranoid search sees only losses, and the threat count that tells an unstoppable threat.
+"""Three- and four-player Plotto robots probe one line of replies: hand-checked positions where
+the paranoid search sees only losses, the threat count that tells an unstoppable threat, and the
+lines short of a piece that the seats in between open.
 
 Plotto coordinates are doubled (x, y): a column is (x, y), (x, y + 2), ...; a cell is
 playable once it touches two pieces; a piece may not touch its own number.
@@ -11,8 +12,8 @@ import pytest
 
 from pbmserv.games.plotto import PlottoPosition, cell_of, line_seats
 from pbmserv.robots import LEVELS, Budget, adapter_for, choose_move
-from pbmserv.robots.plotto import DOUBLE, THREAT, PlottoAdapter, threat_cells
-from pbmserv.robots.search import WIN, MaxnSearcher, Searcher
+from pbmserv.robots.plotto import DOUBLE, THREAT, PlottoAdapter, prospects, threat_cells
+from pbmserv.robots.search import WIN, ProbeSearcher, Searcher, search
 
 BUDGET = Budget(nodes=20_000)
 
@@ -48,19 +49,30 @@ def test_paranoid_search_sees_the_two_threats_position_as_lost():
 
 
 @pytest.mark.parametrize("level", ["easy", "normal", "strong"])
-def test_max_n_blocks_the_next_seat_and_leaves_the_other_threat_to_it(level):
+def test_every_level_blocks_the_next_seat_and_leaves_the_other_threat_to_it(level):
     pos = two_threats()
     result = choose_move(pos, LEVELS[level])
     assert result.move == cell_of(0, 6) * 8 + 1, pos.format_move(result.move)
     assert result.score > -DOUBLE  # not lost (the paranoid search's verdict)
 
 
-def test_max_n_serves_plotto_and_four_player_ploy_stays_paranoid():
-    assert adapter_for("plotto").multiplayer == "maxn"
+@pytest.mark.parametrize("level", ["easy", "normal", "strong"])
+@pytest.mark.parametrize("players", [3, 4])
+def test_every_level_probes_plotto_with_three_or_four_players(level, players):
+    assert adapter_for("plotto").multiplayer == "probe"
     assert adapter_for("ploy").multiplayer == "paranoid"
-    searcher = MaxnSearcher(PlottoAdapter(), Budget(nodes=500))
-    assert searcher.run(two_threats()).move is not None
-    assert searcher.vectors and not searcher.table
+    pos = PlottoPosition.from_pieces({(0, 0): 1, (0, 2): 2, (1, 1): 3}, players, turn=1)
+    found = search(pos, PlottoAdapter(), LEVELS[level])
+    probe = ProbeSearcher(PlottoAdapter(), LEVELS[level]).run(pos)
+    assert (found.move, found.depth, found.pv) == (probe.move, players, [probe.move])
+
+
+def test_two_player_plotto_keeps_the_alpha_beta_search():
+    pos = PlottoPosition.from_pieces({(0, 0): 1, (0, 2): 2, (1, 1): 3}, 2, turn=1)
+    found = search(pos, PlottoAdapter(), Budget(nodes=2_000))
+    alpha_beta = Searcher(PlottoAdapter(), Budget(nodes=2_000)).run(pos)
+    assert (found.move, found.score, found.pv) == (alpha_beta.move, alpha_beta.score, alpha_beta.pv)
+    assert found.depth > 2
 
 
 def test_a_gap_is_a_threat_nobody_can_block():
@@ -77,3 +89,56 @@ def test_a_gap_is_a_threat_nobody_can_block():
     assert some[0] == {cell_of(0, 6)} and not every[0]
     blockable = PlottoAdapter().evaluate_seats(end)
     assert gap[0] > 3 * THREAT > blockable[0]
+
+
+def test_lines_short_of_one_piece_on_an_unplayable_cell_are_latent_and_of_two_open():
+    # four players, column 0 reads 1 2 3 from (0, 0) down; every other axis crosses it once
+    pos = PlottoPosition.from_pieces({(0, 0): 1, (0, 2): 2, (0, 4): 3}, players=4, turn=0)
+    assert cell_of(0, -2) not in pos.open and cell_of(0, 6) not in pos.open
+    latent, open_ = prospects(pos)
+    # _ 1 2 3 needs a 3 on (0, -2) for seat 2, 1 2 3 _ a 1 on (0, 6) for seat 0; _ _ 1 2 and
+    # 2 3 _ _ need two more pieces for seat 1
+    assert latent == [1, 0, 1, 0]
+    assert open_ == [0, 2, 0, 0]
+    # a 1 next to (0, 6) forbids a 1 there: seat 0's latent line is gone
+    pos = PlottoPosition.from_pieces({(0, 0): 1, (0, 2): 2, (0, 4): 3, (1, 5): 1}, 4, turn=0)
+    assert prospects(pos)[0][0] == 0 and prospects(pos)[0][2] == 1
+
+
+def opening() -> PlottoPosition:
+    """Four players, seat 1 (number 2) to move.  A 1 on (0, 4) makes column 0 read 3 2 1 from
+    (0, 0) down: seat 0's latent line _ 3 2 1, whose cell (0, -2) the seats between open."""
+    pieces = {(0, 0): 3, (-1, 1): 1, (0, 2): 2, (-1, 3): 3, (1, 1): 1}
+    return PlottoPosition.from_pieces(pieces, players=4, turn=1)
+
+
+def greedy_line_winners(pos: PlottoPosition, robot: int) -> tuple[int, ...]:
+    """Who has won when every other seat has played its statically best move (ties: the worst
+    for the robot) until the robot is to move again; () if nobody."""
+    adapter = PlottoAdapter()
+    while pos.to_move is not None and pos.to_move != robot:
+        mover = pos.to_move
+        children = [adapter.play(pos, move) for move in pos.move_list()]
+        pos = max(children, key=lambda c: (_vector(adapter, c)[mover], -_vector(adapter, c)[robot]))
+    outcome = pos.outcome()
+    return outcome.winners if outcome is not None else ()
+
+
+def _vector(adapter: PlottoAdapter, pos: PlottoPosition) -> list[int]:
+    outcome = pos.outcome()
+    if outcome is None:
+        return adapter.evaluate_seats(pos)
+    return [WIN if s in outcome.winners else -WIN for s in range(pos.num_seats)]
+
+
+def test_the_easy_robot_of_four_leaves_no_line_for_the_seats_after_the_next():
+    pos = opening()
+    gift = cell_of(0, 4) * 8 + 1
+    assert greedy_line_winners(adapter_play(pos, gift), robot=1) == (0,)
+    result = choose_move(pos, LEVELS["easy"])
+    assert result.move != gift
+    assert greedy_line_winners(adapter_play(pos, result.move), robot=1) == ()
+
+
+def adapter_play(pos: PlottoPosition, move: int) -> PlottoPosition:
+    return PlottoAdapter().play(pos, move)

@@ -1,9 +1,9 @@
 """Robot players: users marked as robots, whose moves the server computes and plays.
 
 * :mod:`pbmserv.robots.search`: one alpha-beta search (iterative deepening, MTD(f) or PVS, a
-  transposition table, move ordering, quiescence; paranoid with more than two players),
-  max-n for the games where one opponent can hand the game to another (Plotto), and a probe
-  of one line of replies for Pylon's three players at ``easy``;
+  transposition table, move ordering, quiescence; paranoid with more than two players), and
+  a probe of one line of replies for the games where one opponent can hand the game to
+  another (Plotto's three and four players) and for Pylon's three players at ``easy``;
 * :mod:`pbmserv.robots.ploy`, ``polis``, ``pylon``, ``plotto``: each game's evaluation and move
   ordering (any other game is played through the engine contract alone, with a neutral
   evaluation, so a new game gets a legal, if weak, robot for free);

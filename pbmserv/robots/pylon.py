@@ -212,9 +212,9 @@ def standing(value: Sequence[int], pos: PylonPosition, seat: int) -> int:
 
 class PylonAdapter(Adapter[PylonPosition]):
     driver = "pvs"
-    multiplayer = "probe"  # three seats at a depth short of one round (easy)
-    # with four it beat the greedy player far more often (20% -> 59%) but lost to the random
-    # player more (85% -> 76%; 200 games each, issue 19): four keep the paranoid search
+    # probed with three seats at a depth short of one round (easy); with four the probe beat the
+    # greedy player far more often (20% -> 59%) but lost to the random player more (85% -> 76%;
+    # 200 games each, issue 19): four keep the paranoid search
     probe_teams = (3,)
 
     def key(self, pos: PylonPosition) -> Any:

@@ -10,14 +10,12 @@ pruning sound when turn order is irregular (passes, eliminations, partners takin
 Paranoia fails in a game where one opponent can hand the game to another (a Plotto line is won
 by the seat whose number ends it, whoever placed the last piece): there the coalition wins from
 almost every position, and the robot sees every move as lost.  An adapter whose ``multiplayer``
-is ``"maxn"`` is searched with *max-n* (Luckhardt and Irani 1986) when more than two teams are
-in play: every seat maximises its own score in a vector of scores, one per seat, so nobody is
-assumed to throw the game to somebody else (:class:`MaxnSearcher`).  An adapter whose
-``multiplayer`` is ``"probe"`` gets, with the numbers of teams it names (``probe_teams``) and a
-depth cap short of one round (``easy``), a *probe* instead: each move of the robot is followed
-by one line in which every other seat plays the move its own static evaluation likes best, up
-to the robot's next turn (:class:`ProbeSearcher`); with a deeper budget it gets the paranoid
-search.
+is ``"probe"`` is searched, when more than two teams are in play, with a *probe* instead: each
+move of the robot is followed by one line in which every other seat plays the move its own
+static evaluation likes best (a vector of scores, one per seat, so nobody is assumed to throw
+the game to somebody else), up to the robot's next turn (:class:`ProbeSearcher`).  The numbers
+of teams an adapter names in ``probe_teams`` are probed only when the budget's depth cap is
+short of one round (``easy``).
 
 The pieces, as in the Ploy program's engine (its manual: MTD(f), a transposition table,
 node budgets):
@@ -88,9 +86,9 @@ class Adapter(Generic[P]):
     typed with its engine's position class and reads only that class's public API."""
 
     driver = "pvs"  # or "mtdf"
-    quiescence = 0  # plies of capture search at the horizon (not in max-n)
-    multiplayer = "paranoid"  # or "maxn", "probe": the search with more than two teams in play
-    probe_teams: tuple[int, ...] = (3, 4)  # with "probe": the numbers of teams it serves
+    quiescence = 0  # plies of capture search at the horizon (not in the probe)
+    multiplayer = "paranoid"  # or "probe": the search with more than two teams in play
+    probe_teams: tuple[int, ...] = ()  # numbers of teams probed when the depth cap is short
 
     def key(self, pos: P) -> Hashable:
         return pos.serialize()
@@ -113,7 +111,7 @@ class Adapter(Generic[P]):
         return 0
 
     def evaluate_seats(self, pos: P) -> list[int]:
-        """Per seat, :meth:`evaluate` from its team's point of view (max-n's score vector)."""
+        """Per seat, :meth:`evaluate` from its team's point of view (the probe's score vector)."""
         return [self.evaluate(pos, self.team(pos, s)) for s in range(pos.num_seats)]
 
     def hint(self, pos: P, move: Move) -> int:
@@ -397,79 +395,17 @@ def _prefers(value: Sequence[int], best: Sequence[int], mover: int, robot: int) 
     return value[mover] == best[mover] and value[robot] < best[robot]
 
 
-class MaxnSearcher(Searcher):
-    """Max-n: a vector of scores, one per seat; the seat to move takes the child best for it.
-
-    Without a bound on the sum of the scores, max-n has no alpha-beta cut; the one cut kept is
-    *immediate pruning*: a seat that can win at once looks no further.  Ties go to the child
-    worst for the robot (the paranoid choice where the mover does not care).  The table holds
-    exact vectors; there is no quiescence (the leaves are the adapter's static vectors).
-    """
-
-    def __init__(
-        self, adapter: Adapter[Any], budget: Budget, clock: Callable[[], float] = time.monotonic
-    ):
-        super().__init__(adapter, budget, clock)
-        self.vectors: dict[Hashable, tuple[int, tuple[int, ...], Move | None]] = {}
-        self.seat = 0  # the robot's seat
-
-    def run(self, root: Position) -> SearchResult:
-        if root.to_move is not None:
-            self.seat = root.controller(root.to_move)
-        return super().run(root)
-
-    def _iteration(self, root: Position, depth: int, guess: int) -> int:
-        return self._maxn(root, depth, 0)[self.seat]
-
-    def _stored_move(self, pos: Position) -> Move | None:
-        entry = self.vectors.get(self.adapter.key(pos))
-        return None if entry is None else entry[2]
-
-    def _maxn(self, pos: Position, depth: int, ply: int) -> tuple[int, ...]:
-        self._tick()
-        adapter = self.adapter
-        if pos.to_move is None:
-            return _leaf_vector(pos, adapter, ply)
-        if ply and pos.repetitions() > 1:  # a draw in the making (see _alphabeta)
-            return tuple(-CONTEMPT if s == self.seat else 0 for s in range(pos.num_seats))
-        if depth <= 0:
-            return _leaf_vector(pos, adapter, ply)
-        key = adapter.key(pos)
-        entry = self.vectors.get(key)
-        first = None
-        if entry is not None:
-            if entry[0] >= depth and ply > 0:
-                return entry[1]
-            first = entry[2]
-        mover = pos.controller(pos.to_move)
-        best: tuple[int, ...] = ()
-        best_move = None
-        for move in self._ordered(pos, adapter.moves(pos), first, ply):
-            value = self._maxn(adapter.play(pos, move), depth - 1, ply + 1)
-            if _prefers(value, best, mover, self.seat):
-                best, best_move = value, move
-                if ply == 0:
-                    self.root_best = move
-                if value[mover] >= WIN - ply - 1:  # a win at once: nothing is better
-                    break
-        if best_move is not None:
-            self._cutoff(best_move, depth, ply)
-        self.vectors[key] = (depth, best, best_move)
-        return best
-
-
 class ProbeSearcher(Searcher):
-    """One round of replies, for a budget too shallow to see one: each move of the robot is
-    followed by the reply every later seat likes best by its own static evaluation (max-n's
-    choice one ply deep), up to the robot's next turn, and the robot plays the move whose line
-    ends best for it.
+    """One round of replies: each move of the robot is followed by the reply every later seat
+    likes best by its own static evaluation, up to the robot's next turn, and the robot plays
+    the move whose line ends best for it.
 
     With three or four seats a full-width search to depth 2 sees one reply of the next seat and
     nothing of the others; a probe sees one line through all of them, at the cost of one node
     per reply weighed.  The robot's moves are ranked by their static values (one node each,
     always spent, like a first iteration), then probed best first until the node or time
     budget runs out: the best static move is played unless a finished line of another move ends
-    better than its own.  Ties among replies go to the one worst for the robot (as in max-n).
+    better than its own.  Ties among replies go to the one worst for the robot.
     """
 
     def _search(self, root: Position, moves: Sequence[Move], start: float) -> SearchResult:
@@ -530,17 +466,13 @@ def search(
 ) -> SearchResult:
     """Search ``pos`` (not over) within ``budget``; the result's move is the one to play.
 
-    Max-n serves the adapters that ask for it when more than two teams are in play, and so
-    does the probe when the budget's depth cap is also short of one round (one ply per team);
-    every other search is the alpha-beta above (paranoid with more than two teams).
+    The probe serves the adapters that ask for it when more than two teams are in play, or the
+    numbers of teams an adapter names when the budget's depth cap is short of one round (one
+    ply per team); every other search is the alpha-beta above (paranoid with more than two
+    teams).
     """
     teams = {adapter.team(pos, s) for s, info in enumerate(pos.seats()) if info.in_play}
-    if adapter.multiplayer == "maxn" and len(teams) > 2:
-        return MaxnSearcher(adapter, budget, clock).run(pos)
-    if (
-        adapter.multiplayer == "probe"
-        and len(teams) in adapter.probe_teams
-        and budget.depth < len(teams)
-    ):
+    probe = adapter.multiplayer == "probe" and len(teams) > 2
+    if probe or (len(teams) in adapter.probe_teams and budget.depth < len(teams)):
         return ProbeSearcher(adapter, budget, clock).run(pos)
     return Searcher(adapter, budget, clock).run(pos)
