@@ -30,14 +30,14 @@ before anyone can block it (``LATENT``), and a line short of two pieces is the s
 The search with three or four players is the probe
 (:class:`pbmserv.robots.search.ProbeSearcher`), at every level: each of the robot's moves is
 followed by the reply every other seat likes best by this evaluation, up to the robot's next
-turn.  It costs about the robot's moves times the other seats' replies in nodes: ``easy``
-probes every move early in a game, ``normal`` on all but a crowded board, ``strong`` always,
-so the levels play much alike.  A full-width search (max-n, to the depth a budget reaches) sees the next seat's
-reply, and little of the seat after it opening a line for the one after that.  Issue 19, 400
-games a cell, against the greedy player with three and with four players: max-n won 75% and
-40% at ``easy``, 71% and 51% at ``normal`` (and with these prospects only 57% and 30% in 60
-games: the greedy player knows them too); the probe with these prospects 98% and 79-83% at
-every level.  Against the random player they all won alike (83-89% and 65-71%).
+turn.  It costs about the robot's moves times the other seats' replies in nodes: ``easy`` probes
+every move early in a game, ``normal`` on all but a crowded board, ``strong`` always, so the
+levels play much alike.  A full-width search (max-n, to the depth a budget reaches) sees the
+next seat's reply, and little of the seat after it opening a line for the one after that.
+Issue 19, 400 games a cell, against the greedy player with three and with four players: max-n
+won 75% and 40% at ``easy``, 71% and 51% at ``normal`` (and with these prospects only 57% and
+30% in 60 games: the greedy player knows them too); the probe with these prospects 98% and
+79-83% at every level.  Against the random player they all won alike (83-89% and 65-71%).
 """
 
 from __future__ import annotations
