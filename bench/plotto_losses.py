@@ -115,18 +115,18 @@ def oracle_player(rollouts: int) -> Callable[[Position, random.Random], Move]:
         for move in bench.legal(pos):
             child = pos.copy()
             child.play(move)
+            runs = rollouts if child.to_move is not None else 1  # a finished game: once
             wins = 0
-            for _ in range(rollouts if child.to_move is not None else 1):
+            for _ in range(runs):
                 game = child.copy()
                 while game.to_move is not None:
-                    mover = game.to_move
-                    if mover == seat:
+                    if game.to_move == seat:
                         game.play(safe_move(game, playouts, seat))
                     else:
                         game.play(playouts.choice(bench.legal(game)))
                 outcome = game.outcome()
                 wins += outcome is not None and tuple(outcome.winners) == (seat,)
-            share = wins / (rollouts if child.to_move is not None else 1)
+            share = wins / runs
             if share > best_share:
                 best, best_share = move, share
         assert best is not None
