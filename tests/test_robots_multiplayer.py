@@ -116,29 +116,26 @@ def greedy_line_winners(pos: PlottoPosition, robot: int) -> tuple[int, ...]:
     """Who has won when every other seat has played its statically best move (ties: the worst
     for the robot) until the robot is to move again; () if nobody."""
     adapter = PlottoAdapter()
+
+    def vector(pos: PlottoPosition) -> list[int]:
+        outcome = pos.outcome()
+        if outcome is None:
+            return adapter.evaluate_seats(pos)
+        return [WIN if s in outcome.winners else -WIN for s in range(pos.num_seats)]
+
     while pos.to_move is not None and pos.to_move != robot:
         mover = pos.to_move
         children = [adapter.play(pos, move) for move in pos.move_list()]
-        pos = max(children, key=lambda c: (_vector(adapter, c)[mover], -_vector(adapter, c)[robot]))
+        ranked = [(vector(child), child) for child in children]
+        pos = max(ranked, key=lambda r: (r[0][mover], -r[0][robot]))[1]
     outcome = pos.outcome()
     return outcome.winners if outcome is not None else ()
-
-
-def _vector(adapter: PlottoAdapter, pos: PlottoPosition) -> list[int]:
-    outcome = pos.outcome()
-    if outcome is None:
-        return adapter.evaluate_seats(pos)
-    return [WIN if s in outcome.winners else -WIN for s in range(pos.num_seats)]
 
 
 def test_the_easy_robot_of_four_leaves_no_line_for_the_seats_after_the_next():
     pos = opening()
     gift = cell_of(0, 4) * 8 + 1
-    assert greedy_line_winners(adapter_play(pos, gift), robot=1) == (0,)
+    assert greedy_line_winners(PlottoAdapter().play(pos, gift), robot=1) == (0,)
     result = choose_move(pos, LEVELS["easy"])
     assert result.move != gift
-    assert greedy_line_winners(adapter_play(pos, result.move), robot=1) == ()
-
-
-def adapter_play(pos: PlottoPosition, move: int) -> PlottoPosition:
-    return PlottoAdapter().play(pos, move)
+    assert greedy_line_winners(PlottoAdapter().play(pos, result.move), robot=1) == ()
