@@ -69,11 +69,16 @@ def fewest_threats(pos: Position, mine: set[int]) -> int:
     return fewest or 0
 
 
-def classify(players: int, level: str, index: int) -> str:
+def start(players: int, level: str, index: int) -> tuple[Position, set[int], random.Random]:
+    """Game ``index`` of ``bench/robots.py``'s cell against random players: the starting
+    position, the robot's seats and the game's random numbers."""
     task = bench.Task("plotto", players, level, "random", index)
     rng = random.Random(f"plotto:{players}:{level}:random:{index}")
-    pos = get_game("plotto").new(players, {})
-    mine = bench.robot_seats(task)
+    return get_game("plotto").new(players, {}), bench.robot_seats(task), rng
+
+
+def classify(players: int, level: str, index: int) -> str:
+    pos, mine, rng = start(players, level, index)
     ours, theirs = bench.player(level), bench.player("random")
     last: tuple[int, int] | None = None  # (threats left, fewest possible) at the robot's move
     while pos.to_move is not None:
@@ -139,10 +144,7 @@ def oracle_share(players: int, level: str, games: int, rollouts: int) -> float:
     """The oracle's share of wins in the seats and seeds of the games ``classify`` replays."""
     won = 0
     for index in range(games):
-        task = bench.Task("plotto", players, level, "random", index)
-        rng = random.Random(f"plotto:{players}:{level}:random:{index}")
-        pos = get_game("plotto").new(players, {})
-        mine = bench.robot_seats(task)
+        pos, mine, rng = start(players, level, index)
         ours, theirs = oracle_player(rollouts), bench.player("random")
         while pos.to_move is not None:
             pos.play((ours if pos.controller(pos.to_move) in mine else theirs)(pos, rng))

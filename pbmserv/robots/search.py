@@ -197,8 +197,11 @@ class Searcher:
         guess = self.adapter.evaluate(root, self.team)
         for depth in range(1, self.budget.depth + 1):
             self.hard = depth > 1
-            try:
-                value = self._iteration(root, depth, guess)
+            try:  # the root's value searched to ``depth`` (the move goes into the table)
+                if self.adapter.driver == "mtdf":
+                    value = self._mtdf(root, depth, guess)
+                else:
+                    value = self._alphabeta(root, depth, -INF, INF, 0)
             except _OutOfBudget:
                 if done == 0 and self.root_best is not None:  # out of time within depth 1
                     best = self.root_best
@@ -210,12 +213,6 @@ class Searcher:
             if abs(value) >= WIN - MAX_PLY:  # a proven result: deeper search changes nothing
                 break
         return SearchResult(best, score, done, self.nodes, self.clock() - start, self._pv(root))
-
-    def _iteration(self, root: Position, depth: int, guess: int) -> int:
-        """The root's value searched to ``depth`` (the move goes into the table)."""
-        if self.adapter.driver == "mtdf":
-            return self._mtdf(root, depth, guess)
-        return self._alphabeta(root, depth, -INF, INF, 0)
 
     def _stored_move(self, pos: Position) -> Move | None:
         """The best move the table holds for ``pos``, if any."""
