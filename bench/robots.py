@@ -27,6 +27,8 @@ the lower bound of the 95% Wilson interval of the score (a win 1, a draw 1/2).
   the table so far goes to standard error after every round.
 * Games run in ``--jobs`` processes; seeds are fixed and the levels are node budgets, so a rerun
   with the same arguments plays the same games (unless a level's time cap is reached).
+  ``--first-game N`` numbers the games (and seeds them) from N: a sample of games that no
+  earlier run played, to check a cell again without replaying the games that judged it.
 
 Every game ends: Ploy and Polis by the endless-game rulings, Pylon and Plotto by themselves.
 """
@@ -268,7 +270,10 @@ def cells_for(setups: list[str], levels: list[str], opponents: list[str]) -> lis
     return cells
 
 
-def run(cells: list[Cell], jobs: int, batch: int, max_games: int, fixed: bool) -> None:
+def run(
+    cells: list[Cell], jobs: int, batch: int, max_games: int, fixed: bool, first: int = 0
+) -> None:
+    """Play the cells' games, numbered from ``first`` (their seeds), in rounds of ``batch``."""
     start = time.monotonic()
     with multiprocessing.Pool(jobs) as pool:
         while True:
@@ -276,7 +281,7 @@ def run(cells: list[Cell], jobs: int, batch: int, max_games: int, fixed: bool) -
             if not open_cells:
                 break
             tasks = [
-                Task(c.game, c.players, c.level, c.opponent, len(c.scores) + k)
+                Task(c.game, c.players, c.level, c.opponent, first + len(c.scores) + k)
                 for c in open_cells
                 for k in range(min(batch, max_games - len(c.scores)))
             ]
@@ -318,6 +323,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=20, help="games per cell and round")
     parser.add_argument("--max-games", type=int, default=200)
     parser.add_argument("--fixed", action="store_true", help="play --max-games, stop no earlier")
+    parser.add_argument(
+        "--first-game", type=int, default=0, help="number of the first game (its seed)"
+    )
     parser.add_argument("--nps", type=float, default=0.0, help="seconds of the speed test")
     parser.add_argument("--only-nps", action="store_true")
     args = parser.parse_args(argv)
@@ -330,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         budget_of(name)
     cells = cells_for(args.setups, levels, args.opponents.split(","))
     start = time.monotonic()
-    run(cells, args.jobs, args.batch, args.max_games, args.fixed)
+    run(cells, args.jobs, args.batch, args.max_games, args.fixed, args.first_game)
     budgets = ", ".join(f"{name} {LEVELS[name]}" for name in levels if name in LEVELS)
     print(f"Levels: {budgets}")
     print(HEADER)
