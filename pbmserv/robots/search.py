@@ -13,9 +13,11 @@ almost every position, and the robot sees every move as lost.  An adapter whose 
 is ``"probe"`` is searched, when more than two teams are in play, with a *probe* instead: each
 move of the robot is followed by one line in which every other seat plays the move its own
 static evaluation likes best (a vector of scores, one per seat, so nobody is assumed to throw
-the game to somebody else), up to the robot's next turn (:class:`ProbeSearcher`).  The numbers
-of teams an adapter names in ``probe_teams`` are probed only when the budget's depth cap is
-short of one round (``easy``).
+the game to somebody else), up to the robot's next turn (:class:`ProbeSearcher`).  An adapter's
+``probe_rounds`` lets the line go on for more rounds, the robot's team playing its own
+statically best move between them (Pylon: a capture that the robot's next move walks into shows
+only in the second round).  The numbers of teams an adapter names in ``probe_teams`` are probed
+only when the budget's depth cap is short of one round (``easy``).
 
 The pieces, as in the Ploy program's engine (its manual: MTD(f), a transposition table,
 node budgets):
@@ -89,6 +91,7 @@ class Adapter(Generic[P]):
     quiescence = 0  # plies of capture search at the horizon (not in the probe)
     multiplayer = "paranoid"  # or "probe": the search with more than two teams in play
     probe_teams: tuple[int, ...] = ()  # numbers of teams probed when the depth cap is short
+    probe_rounds = 1  # rounds of replies in a probe's line (the robot's own best moves between)
 
     def key(self, pos: P) -> Hashable:
         return pos.serialize()
@@ -393,16 +396,22 @@ def _prefers(value: Sequence[int], best: Sequence[int], mover: int, robot: int) 
 
 
 class ProbeSearcher(Searcher):
-    """One round of replies: each move of the robot is followed by the reply every later seat
-    likes best by its own static evaluation, up to the robot's next turn, and the robot plays
-    the move whose line ends best for it.
+    """One line of replies: each move of the robot is followed by the reply every later seat
+    likes best by its own static evaluation, up to the robot's next turn (for the adapter's
+    ``probe_rounds`` rounds, the robot's team playing its own statically best move between
+    them), and the robot plays the move whose line is worth most to it.
 
     With three or four seats a full-width search to depth 2 sees one reply of the next seat and
     nothing of the others; a probe sees one line through all of them, at the cost of one node
-    per reply weighed.  The robot's moves are ranked by their static values (one node each,
-    always spent, like a first iteration), then probed best first until the node or time
-    budget runs out: the best static move is played unless a finished line of another move ends
-    better than its own.  Ties among replies go to the one worst for the robot.
+    per reply weighed (a round costs every seat's moves, so more rounds probe fewer moves of
+    the robot within one budget).  A line of several rounds is worth the least of the robot's
+    values at the ends of its rounds: the predicted replies are a guess, and a line that pays
+    only if every seat keeps to them for rounds on end lost to the random player (Pylon).
+
+    The robot's moves are ranked by their static values (one node each, always spent, like a
+    first iteration), then probed best first until the node or time budget runs out: the best
+    static move is played unless a finished line of another move is worth more than its own.
+    Ties among replies go to the one worst for the robot.
     """
 
     def _search(self, root: Position, moves: Sequence[Move], start: float) -> SearchResult:
@@ -432,27 +441,36 @@ class ProbeSearcher(Searcher):
         return SearchResult(best, score, depth, self.nodes, self.clock() - start, [best])
 
     def _line(self, pos: Position, robot: int) -> tuple[int, int]:
-        """The robot's value at the end of the line from ``pos`` (the robot just moved) where
-        every other seat plays its statically best move until the robot's team is to move."""
+        """The robot's value of the line from ``pos`` (the robot just moved), and its plies.
+
+        Every other seat plays its statically best move; after each round but the last the
+        robot's team plays its own statically best move, for the adapter's ``probe_rounds``
+        rounds.  The value is the least of the robot's values at the ends of the rounds: a
+        line that pays only if every seat keeps to the predicted replies for rounds on end is
+        worth what it holds after the first."""
         adapter = self.adapter
-        ply = 1
+        ply, rounds = 1, adapter.probe_rounds
+        value = INF
         while pos.to_move is not None and ply < MAX_PLY:
             mover = pos.controller(pos.to_move)
             if adapter.team(pos, mover) == self.team:
-                break
+                value = min(value, _leaf_vector(pos, adapter, ply)[robot])
+                rounds -= 1
+                if rounds <= 0:
+                    return value, ply
             best: tuple[int, ...] = ()
             reply: Position | None = None
             for move in adapter.moves(pos):
                 self._tick()
                 child = adapter.play(pos, move)
-                value = _leaf_vector(child, adapter, ply + 1)
-                if _prefers(value, best, mover, robot):
-                    best, reply = value, child
+                vector = _leaf_vector(child, adapter, ply + 1)
+                if _prefers(vector, best, mover, robot):
+                    best, reply = vector, child
             if reply is None:
                 break
             pos = reply
             ply += 1
-        return _leaf_vector(pos, adapter, ply)[robot], ply
+        return min(value, _leaf_vector(pos, adapter, ply)[robot]), ply
 
 
 def search(
