@@ -113,48 +113,89 @@ def test_the_seats_vector_is_every_seats_evaluation(players):
         assert vector == [value[s] - max(value[:s] + value[s + 1 :]) for s in range(players)]
 
 
-def greedy_line(adapter: PylonAdapter, pos: PylonPosition, robot: int) -> PylonPosition:
-    """From ``pos`` (the robot just moved), every other seat plays the move its own evaluation
-    likes best (ties: the worst for the robot) until the robot is to move again."""
-    while pos.to_move is not None and pos.to_move != robot:
+def probe_line(adapter: PylonAdapter, pos: PylonPosition, robot: int, rounds: int) -> int:
+    """The robot's value of the line from ``pos`` (the robot just moved), computed here: every
+    other seat plays the move its own evaluation likes best (ties: the worst for the robot), the
+    robot its own best between rounds; the least of its values at the ends of the rounds."""
+    ends = []
+    while True:
+        assert pos.to_move is not None  # (no game of these tests ends within a line)
         mover = pos.to_move
-        best = None
-        for move in pos.move_list():
-            child = adapter.play(pos, move)
-            assert child.to_move is not None  # (no game of these tests ends within a line)
-            value = adapter.evaluate_seats(child)
-            if best is None or (value[mover], -value[robot]) > (best[0][mover], -best[0][robot]):
-                best = (value, child)
-        assert best is not None
-        pos = best[1]
-    return pos
+        if mover == robot:
+            ends.append(adapter.evaluate(pos, robot))
+            if len(ends) == rounds:
+                return min(ends)
+        children = [adapter.play(pos, move) for move in pos.move_list()]
+        ranked = [(adapter.evaluate_seats(child), child) for child in children]
+        pos = max(ranked, key=lambda r: (r[0][mover], -r[0][robot]))[1]
 
 
 @pytest.mark.parametrize("players", [3, 4])
-def test_the_probe_plays_the_move_whose_line_of_best_replies_ends_best(players):
-    """With a budget for every line, the probe's move is the best by a line computed here: each
-    later seat plays its statically best reply up to the robot's next turn."""
+@pytest.mark.parametrize("rounds", [1, 3])
+def test_the_probe_plays_the_move_whose_line_of_best_replies_ends_best(players, rounds):
+    """With a budget for every line, the probe's move is the best by a line computed here:
+    ``rounds`` rounds in which each other seat plays its statically best reply, the robot its
+    own statically best move between them."""
     adapter = PylonAdapter()
+    adapter.probe_rounds = rounds
     budget = Budget(nodes=10**6, depth=2)
     for pos in random_positions(players, 3, 10 + players)[1:]:
         robot = pos.to_move
         assert robot is not None
         result = ProbeSearcher(adapter, budget).run(pos)
-        assert result.depth == players  # the robot's move and one reply of every other seat
-        ends = {m: greedy_line(adapter, adapter.play(pos, m), robot) for m in pos.move_list()}
-        values = {m: adapter.evaluate(end, robot) for m, end in ends.items()}
+        assert result.depth == players * rounds  # every seat's move, round after round
+        values = {
+            m: probe_line(adapter, adapter.play(pos, m), robot, rounds) for m in pos.move_list()
+        }
         assert values[result.move] == max(values.values()) == result.score
 
 
-def test_the_probe_serves_three_seats_at_a_depth_short_of_one_round():
+def capture_ahead() -> PylonPosition:
+    """Four players, x (seat 1) to move at ply 13 of a random game (4-3-3-3 marbles).  After c1
+    and the replies every other seat likes best, x stands better than after i1 (one round), but
+    in the second round o (seat 0) captures and stands five marbles up; after i1 nobody
+    captures within three rounds."""
+    pos = random_positions(4, 12, 24)[2]
+    assert pos.ply == 13 and pos.to_move == 1
+    return pos
+
+
+def test_three_rounds_see_the_capture_that_one_round_misses():
+    pos = capture_ahead()
+    c1, i1 = pos.parse_move("c1"), pos.parse_move("i1")
+    budget = Budget(nodes=10**6, depth=2)
+    one = PylonAdapter()
+    one.probe_rounds = 1
+    assert ProbeSearcher(one, budget).run(pos).move == c1
+    three = PylonAdapter()
+    assert three.probe_rounds == 3
+    assert ProbeSearcher(three, budget).run(pos).move == i1
+    # one round: c1 is better; three rounds: o's capture makes it far worse
+    assert probe_line(one, one.play(pos, c1), 1, 1) > probe_line(one, one.play(pos, i1), 1, 1)
+    assert probe_line(one, one.play(pos, c1), 1, 3) < probe_line(one, one.play(pos, i1), 1, 3)
+    after = one.play(pos, c1)
+    for _ in range(7):  # e3 g3 i5 (the first round), c5 (x's own best), g1 i7, o's i1
+        mover = after.to_move
+        assert mover is not None
+        after = max(
+            (one.play(after, m) for m in after.move_list()),
+            key=lambda c: (one.evaluate_seats(c)[mover], -one.evaluate_seats(c)[1]),
+        )
+    assert after.scores()[0] >= after.scores()[1] + 5
+
+
+def test_easy_probes_three_seats_and_deeper_budgets_and_four_seats_search_full_width():
     adapter = PylonAdapter()
-    three = random_positions(3, 2, 7)[1]
     assert isinstance(ProbeSearcher(adapter, budget_of("easy")), Searcher)
+    three = random_positions(3, 2, 7)[1]
     easy = search(three, adapter, budget_of("easy"))
-    assert easy.depth == 3 and easy.pv == [easy.move]
-    # a budget deep enough for a round (normal), two seats and four keep the paranoid search
+    probe = ProbeSearcher(adapter, budget_of("easy")).run(three)
+    assert (easy.move, easy.pv) == (probe.move, [probe.move])
+    assert easy.depth > 3  # a line beyond the first round
+    # a budget deep enough for a round (normal) keeps the paranoid search
     deep = search(three, adapter, Budget(nodes=300, depth=3))
-    assert deep.depth <= 3 and len(deep.pv) >= 1 and deep.nodes <= 300 + len(three.move_list())
+    paranoid = Searcher(adapter, Budget(nodes=300, depth=3)).run(three)
+    assert (deep.move, deep.depth, deep.pv) == (paranoid.move, paranoid.depth, paranoid.pv)
     two = random_positions(2, 2, 7)[1]
     assert search(two, adapter, budget_of("easy")).depth == 2
     four = random_positions(4, 2, 7)[1]
