@@ -184,25 +184,21 @@ def test_three_rounds_see_the_capture_that_one_round_misses():
     assert after.scores()[0] >= after.scores()[1] + 5
 
 
-def test_easy_probes_three_seats_and_deeper_budgets_and_four_seats_search_full_width():
+def test_easy_probes_three_and_four_seats_and_deeper_budgets_search_full_width():
     adapter = PylonAdapter()
     assert isinstance(ProbeSearcher(adapter, budget_of("easy")), Searcher)
-    three = random_positions(3, 2, 7)[1]
-    easy = search(three, adapter, budget_of("easy"))
-    probe = ProbeSearcher(adapter, budget_of("easy")).run(three)
-    assert (easy.move, easy.pv) == (probe.move, [probe.move])
-    assert easy.depth > 3  # a line beyond the first round
-    # a budget deep enough for a round (normal) keeps the paranoid search
-    deep = search(three, adapter, Budget(nodes=300, depth=3))
-    paranoid = Searcher(adapter, Budget(nodes=300, depth=3)).run(three)
-    assert (deep.move, deep.depth, deep.pv) == (paranoid.move, paranoid.depth, paranoid.pv)
+    for players in (3, 4):
+        pos = random_positions(players, 2, 7)[1]
+        easy = search(pos, adapter, budget_of("easy"))
+        probe = ProbeSearcher(adapter, budget_of("easy")).run(pos)
+        assert (easy.move, easy.pv) == (probe.move, [probe.move])
+        assert easy.depth > 2  # a line beyond the next seat's reply
+        # a budget deep enough for a round (normal) keeps the paranoid search
+        deep = search(pos, adapter, Budget(nodes=300, depth=players))
+        paranoid = Searcher(adapter, Budget(nodes=300, depth=players)).run(pos)
+        assert (deep.move, deep.depth, deep.pv) == (paranoid.move, paranoid.depth, paranoid.pv)
     two = random_positions(2, 2, 7)[1]
     assert search(two, adapter, budget_of("easy")).depth == 2
-    four = random_positions(4, 2, 7)[1]
-    paranoid = Searcher(adapter, budget_of("easy")).run(four)
-    found = search(four, adapter, budget_of("easy"))
-    assert (found.move, found.depth, found.pv) == (paranoid.move, paranoid.depth, paranoid.pv)
-    assert found.depth == 2 and len(found.pv) == 2  # a full-width search, not a probe
 
 
 def test_the_probe_keeps_to_its_node_budget():

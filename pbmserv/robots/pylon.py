@@ -19,16 +19,18 @@ Evaluation (100 = one marble), from one team's view:
   it would give) when two enemies move before its owner, or when an enemy can fill both;
 * the side to move gets half a marble (it places the next one).
 
-With three players at ``easy`` (a depth cap of two plies, short of one round) the robot probes
-(:class:`pbmserv.robots.search.ProbeSearcher`) three rounds deep: each of its moves is followed
-by the reply every other seat likes best by this evaluation, then its own statically best move,
-and so on for three rounds; a line is worth the least of its values at the ends of the rounds.
-A full-width search that deep sees only the next seat's reply, and the seat after it takes the
-groups it leaves in atari; a probe of one round misses the capture that its own next move walks
-into.  Issue 19, ``easy``, 60 games each (seeds 0-59), score against the greedy and the random
-player: one round 64% and 94%, three rounds 88% and 89%.  A line valued at its end rather than
-at its worst round end lost to the random player more (76%): it counts on every seat keeping
-to the predicted replies.  Deeper budgets, and four players, keep the paranoid search.
+With three or four players at ``easy`` (a depth cap of two plies, short of one round) the robot
+probes (:class:`pbmserv.robots.search.ProbeSearcher`) three rounds deep: each of its moves is
+followed by the reply every other seat likes best by this evaluation, then its own statically
+best move, and so on for three rounds; a line is worth the least of its values at the ends of
+the rounds.  A full-width search that deep sees only the next seat's reply, and the seats after
+it take the groups it leaves in atari; a probe of one round misses the capture that its own
+next move walks into.  Issue 19, ``easy``, 60 games each (seeds 0-59), score against the greedy
+and the random player: with three players one round 64% and 94%, three rounds 88% and 89%; with
+four the paranoid search 30% and 79%, one round 59% and 75%, three rounds 74% and 78%.  A line
+valued at its end rather than at its worst round end beat the greedy player as often (82% with
+four players) but lost to the random player far more (58%): it counts on every seat keeping to
+the predicted replies.  Deeper budgets keep the paranoid search.
 
 Captures are where marbles change hands in bulk, so the move ordering tries points in contact
 with enemy marbles and on higher levels first; a capture shows up in the search as a jump in
@@ -216,9 +218,9 @@ def standing(value: Sequence[int], pos: PylonPosition, seat: int) -> int:
 
 class PylonAdapter(Adapter[PylonPosition]):
     driver = "pvs"
-    # probed three rounds deep with three seats at a depth short of one round (easy): see the
-    # module docstring for the measurements (issue 19)
-    probe_teams = (3,)
+    # probed three rounds deep with three or four seats at a depth short of one round (easy):
+    # see the module docstring for the measurements (issue 19)
+    probe_teams = (3, 4)
     probe_rounds = 3
 
     def key(self, pos: PylonPosition) -> Any:
