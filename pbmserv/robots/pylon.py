@@ -25,15 +25,17 @@ followed by the reply every other seat likes best by this evaluation, then its o
 best move, and so on for three rounds; a line is worth the least of its values at the ends of
 the rounds.  A full-width search that deep sees only the next seat's reply, and the seats after
 it take the groups it leaves in atari; a probe of one round misses the capture that its own
-next move walks into.  Issue 19, ``easy``, ``bench/robots.py --fixed``, 200 games each, score
-against the greedy and the random player: with three players one round 60% and 93%, three
-rounds 84% and 87%; with four the paranoid search 20% and 85%, three rounds 79% and 75%.  The
-greedy player is beaten far more often, the random player less often (by 6 and 10 points):
-three rounds predict the greedy replies exactly, the random player's captures not at all.  Tuning, 60 games each
-(seeds 0-59), greedy and random: with four players one round 59% and 75%, two rounds 70% and
-78%, five 82% and 68%.  A line valued at its end rather than at its worst round end lost to the
-random player far more (three rounds: 76% with three players, 58% with four): it counts on
-every seat keeping to the predicted replies.  Deeper budgets keep the paranoid search.
+next move walks into.
+
+Measured for issue 19 (``easy``, ``bench/robots.py --fixed``, 200 games each, score against
+the greedy and the random player): with three players one round 60% and 93%, three rounds 84%
+and 87%; with four the paranoid search 20% and 85%, three rounds 79% and 75%.  The greedy
+player is beaten far more often and the random player less often: three rounds predict the
+greedy replies exactly and the random player's captures not at all.  Tuning (60 games each,
+seeds 0-59, greedy and random, four players): one round 59% and 75%, two rounds 70% and 78%,
+five 82% and 68%.  A line valued at its end rather than at its worst round end lost to the
+random player far more (three rounds: 76% with three players, 58% with four), since it counts
+on every seat keeping to the predicted replies.  Deeper budgets keep the paranoid search.
 
 Captures are where marbles change hands in bulk, so the move ordering tries points in contact
 with enemy marbles and on higher levels first; a capture shows up in the search as a jump in
