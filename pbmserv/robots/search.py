@@ -445,9 +445,9 @@ class ProbeSearcher(Searcher):
 
         Every other seat plays its statically best move; after each round but the last the
         robot's team plays its own statically best move, for the adapter's ``probe_rounds``
-        rounds.  The value is the least of the robot's values at the ends of the rounds: a
-        line that pays only if every seat keeps to the predicted replies for rounds on end is
-        worth what it holds after the first."""
+        rounds.  The value is the least of the robot's values at the ends of the rounds: the
+        later rounds are a guess, so they can lower a line's worth but never raise it above
+        what the robot holds after the first."""
         adapter = self.adapter
         ply, rounds = 1, adapter.probe_rounds
         value = INF
