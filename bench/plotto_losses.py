@@ -143,9 +143,9 @@ def oracle_player(rollouts: int) -> Callable[[Position, random.Random], Move]:
 def oracle_share(players: int, level: str, games: int, rollouts: int) -> float:
     """The oracle's share of wins in the seats and seeds of the games ``classify`` replays."""
     won = 0
+    ours, theirs = oracle_player(rollouts), bench.player("random")
     for index in range(games):
         pos, mine, rng = start(players, level, index)
-        ours, theirs = oracle_player(rollouts), bench.player("random")
         while pos.to_move is not None:
             pos.play((ours if pos.controller(pos.to_move) in mine else theirs)(pos, rng))
         outcome = pos.outcome()
