@@ -184,21 +184,22 @@ def test_three_rounds_see_the_capture_that_one_round_misses():
     assert after.scores()[0] >= after.scores()[1] + 5
 
 
-def test_easy_probes_three_and_four_seats_and_deeper_budgets_search_full_width():
+@pytest.mark.parametrize("level", ["easy", "normal", "strong"])
+def test_every_level_probes_three_and_four_seats_and_searches_two_full_width(level):
+    """The probe beat the paranoid search at every level with three or four players (the
+    module docstring); two players keep alpha-beta."""
     adapter = PylonAdapter()
-    assert isinstance(ProbeSearcher(adapter, budget_of("easy")), Searcher)
+    budget = budget_of(level)
     for players in (3, 4):
         pos = random_positions(players, 2, 7)[1]
-        easy = search(pos, adapter, budget_of("easy"))
-        probe = ProbeSearcher(adapter, budget_of("easy")).run(pos)
-        assert (easy.move, easy.pv) == (probe.move, [probe.move])
-        assert easy.depth > 2  # a line beyond the next seat's reply
-        # a budget deep enough for a round (normal) keeps the paranoid search
-        deep = search(pos, adapter, Budget(nodes=300, depth=players))
-        paranoid = Searcher(adapter, Budget(nodes=300, depth=players)).run(pos)
-        assert (deep.move, deep.depth, deep.pv) == (paranoid.move, paranoid.depth, paranoid.pv)
+        chosen = search(pos, adapter, budget)
+        probe = ProbeSearcher(adapter, budget).run(pos)
+        assert (chosen.move, chosen.pv) == (probe.move, [probe.move])
+        assert chosen.depth > players  # a line beyond the round of replies
     two = random_positions(2, 2, 7)[1]
-    assert search(two, adapter, budget_of("easy")).depth == 2
+    full = Searcher(adapter, Budget(nodes=300, depth=2)).run(two)
+    chosen = search(two, adapter, Budget(nodes=300, depth=2))
+    assert (chosen.move, chosen.depth, chosen.pv) == (full.move, full.depth, full.pv)
 
 
 def test_the_probe_keeps_to_its_node_budget():

@@ -4,7 +4,7 @@
   transposition table, move ordering, quiescence; paranoid with more than two players), and
   a probe of one line of replies for the games where one opponent can hand the game to
   another (Plotto's three and four players) and, three rounds deep, for Pylon's three and four
-  players at ``easy``;
+  players;
 * :mod:`pbmserv.robots.ploy`, ``polis``, ``pylon``, ``plotto``: each game's evaluation and move
   ordering (any other game is played through the engine contract alone, with a neutral
   evaluation, so a new game gets a legal, if weak, robot for free);

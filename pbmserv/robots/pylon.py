@@ -223,9 +223,9 @@ def standing(value: Sequence[int], pos: PylonPosition, seat: int) -> int:
 
 class PylonAdapter(Adapter[PylonPosition]):
     driver = "pvs"
-    # probed three rounds deep with three or four seats at a depth short of one round (easy):
-    # see the module docstring for the measurements (issue 19)
-    probe_teams = (3, 4)
+    # probed three rounds deep with three or four seats, at every level: see the module
+    # docstring for the measurements (issue 19)
+    multiplayer = "probe"
     probe_rounds = 3
 
     def key(self, pos: PylonPosition) -> Any:

@@ -16,8 +16,7 @@ static evaluation likes best (a vector of scores, one per seat, so nobody is ass
 the game to somebody else), up to the robot's next turn (:class:`ProbeSearcher`).  An adapter's
 ``probe_rounds`` lets the line go on for more rounds, the robot's team playing its own
 statically best move between them (Pylon: a capture that the robot's next move walks into shows
-only in the second round).  The numbers of teams an adapter names in ``probe_teams`` are probed
-only when the budget's depth cap is short of one round (``easy``).
+only in the second round).
 
 The pieces, as in the Ploy program's engine (its manual: MTD(f), a transposition table,
 node budgets):
@@ -90,7 +89,6 @@ class Adapter(Generic[P]):
     driver = "pvs"  # or "mtdf"
     quiescence = 0  # plies of capture search at the horizon (not in the probe)
     multiplayer = "paranoid"  # or "probe": the search with more than two teams in play
-    probe_teams: tuple[int, ...] = ()  # numbers of teams probed when the depth cap is short
     probe_rounds = 1  # rounds of replies in a probe's line (the robot's own best moves between)
 
     def key(self, pos: P) -> Hashable:
@@ -481,13 +479,10 @@ def search(
 ) -> SearchResult:
     """Search ``pos`` (not over) within ``budget``; the result's move is the one to play.
 
-    The probe serves the adapters that ask for it when more than two teams are in play, or the
-    numbers of teams an adapter names when the budget's depth cap is short of one round (one
-    ply per team); every other search is the alpha-beta above (paranoid with more than two
-    teams).
+    The probe serves the adapters that ask for it when more than two teams are in play; every
+    other search is the alpha-beta above (paranoid with more than two teams).
     """
     teams = {adapter.team(pos, s) for s, info in enumerate(pos.seats()) if info.in_play}
-    probe = adapter.multiplayer == "probe" and len(teams) > 2
-    if probe or (len(teams) in adapter.probe_teams and budget.depth < len(teams)):
+    if adapter.multiplayer == "probe" and len(teams) > 2:
         return ProbeSearcher(adapter, budget, clock).run(pos)
     return Searcher(adapter, budget, clock).run(pos)
