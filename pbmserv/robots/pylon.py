@@ -19,23 +19,26 @@ Evaluation (100 = one marble), from one team's view:
   it would give) when two enemies move before its owner, or when an enemy can fill both;
 * the side to move gets half a marble (it places the next one).
 
-With three or four players at ``easy`` (a depth cap of two plies, short of one round) the robot
-probes (:class:`pbmserv.robots.search.ProbeSearcher`) three rounds deep: each of its moves is
-followed by the reply every other seat likes best by this evaluation, then its own statically
-best move, and so on for three rounds; a line is worth the least of its values at the ends of
-the rounds.  A full-width search that deep sees only the next seat's reply, and the seats after
-it take the groups it leaves in atari; a probe of one round misses the capture that its own
-next move walks into.
+With three or four players the robot probes (:class:`pbmserv.robots.search.ProbeSearcher`),
+at every level, three rounds deep: each of its moves is followed by the reply every other seat
+likes best by this evaluation, then its own statically best move, and so on for three rounds;
+a line is worth the least of its values at the ends of the rounds.  Within ``easy``'s depth a
+full-width search sees only the next seat's reply; at ``normal`` the paranoid search (every
+seat against the robot) lost far more often (below); a probe of one round misses the capture
+that its own next move walks into.  A bigger budget probes more of the robot's moves, best
+static value first.
 
-Measured for issue 19 (``easy``, ``bench/robots.py --fixed``, 200 games each, score against
-the greedy and the random player): with three players one round 60% and 93%, three rounds 84%
+Measured for issue 19 (``bench/robots.py --fixed``, score against the greedy and the random
+player).  ``easy``, 200 games each: with three players one round 60% and 93%, three rounds 84%
 and 87%; with four the paranoid search 20% and 85%, three rounds 79% and 75%.  The greedy
 player is beaten far more often and the random player less often: three rounds predict the
 greedy replies exactly and the random player's captures not at all.  Tuning (60 games each,
 seeds 0-59, greedy and random, four players): one round 59% and 75%, two rounds 70% and 78%,
 five 82% and 68%.  A line valued at its end rather than at its worst round end lost to the
 random player far more (three rounds: 76% with three players, 58% with four), since it counts
-on every seat keeping to the predicted replies.  Deeper budgets keep the paranoid search.
+on every seat keeping to the predicted replies.  ``normal``: the paranoid search scored 58%
+against greedy with three players (60 games); the probe 92% and 98% with three players and 87%
+and 83% with four (30 games each, seeds 5000-5029), at 5 s of CPU per game instead of 12-21 s.
 
 Captures are where marbles change hands in bulk, so the move ordering tries points in contact
 with enemy marbles and on higher levels first; a capture shows up in the search as a jump in
