@@ -16,7 +16,8 @@ static evaluation likes best (a vector of scores, one per seat, so nobody is ass
 the game to somebody else), up to the robot's next turn (:class:`ProbeSearcher`).  An adapter's
 ``probe_rounds`` lets the line go on for more rounds, the robot's team playing its own
 statically best move between them (Pylon: a capture that the robot's next move walks into shows
-only in the second round).
+only in the second round).  Pylon asks for the probe too, though nobody hands its game to
+another: there the probe simply beat the paranoid search (:mod:`pbmserv.robots.pylon`).
 
 The pieces, as in the Ploy program's engine (its manual: MTD(f), a transposition table,
 node budgets):
