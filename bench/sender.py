@@ -1,9 +1,12 @@
 """The sender's cost per mail next to its floor, measured in the same run (read the ratios).
 
-The floor builds each message and hands it to the same sink with no store at all; the sender
-also claims the rows, reads them and records the results.  Both run for the Maildir and for an
-SMTP relay (a bare aiosmtpd on 127.0.0.1, in this process).  Ends with
-``sender: maildir/floor = X; smtp/floor = Y`` (CPU seconds per mail).
+The floor builds each message as the sender does (``prepare_message``) and hands it to the
+same sink with no store at all; the sender also claims the rows, reads them and records the
+results.  Both run for the Maildir and for an SMTP relay (a bare aiosmtpd on 127.0.0.1, in this
+process).  Then the composing alone: the sender's fast path against the ``email`` package
+building and flattening the same message (``build_message``, written as the Maildir writes
+it).  Ends with ``sender: maildir/floor = X; smtp/floor = Y; compose fast/package = Z`` (CPU
+seconds per mail).
 
     .venv/bin/python bench/sender.py [--mails 1000] [--rounds 3]
 """
@@ -11,6 +14,7 @@ SMTP relay (a bare aiosmtpd on 127.0.0.1, in this process).  Ends with
 from __future__ import annotations
 
 import argparse
+import io
 import shutil
 import socket
 import statistics
@@ -19,6 +23,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from email.generator import BytesGenerator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -26,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from aiosmtpd.controller import Controller  # noqa: E402
 
 from pbmserv.config import Settings, load_settings  # noqa: E402
-from pbmserv.mail.compose import OutgoingMail, build_message  # noqa: E402
+from pbmserv.mail.compose import OutgoingMail, build_message, prepare_message  # noqa: E402
 from pbmserv.mail.sender import deliver_pending, make_sink  # noqa: E402
 from pbmserv.store.db import session_factory  # noqa: E402
 from pbmserv.store.models import Outbox, OutboxStatus  # noqa: E402
@@ -78,13 +83,36 @@ def floor_run(settings: Settings, mails: int) -> Callable[[], int]:
                     f"p{i}@example.org", f"Pylon Board {101 + i} - your move", BODY, None, []
                 )
                 sink.send(
-                    build_message(
+                    prepare_message(
                         outgoing,
                         from_addr=settings.server_address,
                         server_id=settings.server_name,
                         domain=settings.mail_domain,
                         now=NOW,
+                        fold=sink.folds_headers,
                     )
+                )
+        return mails
+
+    return run
+
+
+def compose_run(fast: bool, mails: int) -> Callable[[], int]:
+    """Compose ``mails`` answers to the bytes a Maildir gets: the fast path or the package."""
+    how = {"from_addr": "pbmserv@localhost", "server_id": "pbmserv", "domain": "localhost"}
+    outgoing = [
+        OutgoingMail(f"p{i}@example.org", f"Pylon Board {101 + i} - your move", BODY, f"<{i}@x>")
+        for i in range(mails)
+    ]
+
+    def run() -> int:
+        for mail in outgoing:
+            if fast:
+                prepare_message(mail, **how, now=NOW, fold=False)
+            else:
+                out = io.BytesIO()
+                BytesGenerator(out, mangle_from_=False, maxheaderlen=0).flatten(
+                    build_message(mail, **how, now=NOW)
                 )
         return mails
 
@@ -128,7 +156,19 @@ def main() -> None:
     finally:
         relay.stop()
         shutil.rmtree(scratch, ignore_errors=True)
-    print(f"sender: maildir/floor = {ratios['maildir']:.2f}; smtp/floor = {ratios['smtp']:.2f}")
+    fast, package = [], []
+    for _ in range(args.rounds):
+        fast.append(cpu_per_mail(compose_run(True, args.mails)))
+        package.append(cpu_per_mail(compose_run(False, args.mails)))
+    composing = statistics.median(fast) / statistics.median(package)
+    print(
+        f"  compose  fast path {1000 * statistics.median(fast):.3f} ms/mail CPU, email package "
+        f"{1000 * statistics.median(package):.3f} ms/mail (medians of {args.rounds})"
+    )
+    print(
+        f"sender: maildir/floor = {ratios['maildir']:.2f}; smtp/floor = {ratios['smtp']:.2f}; "
+        f"compose fast/package = {composing:.2f}"
+    )
 
 
 if __name__ == "__main__":

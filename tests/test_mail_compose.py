@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import io
+import random
+from datetime import UTC, datetime, timedelta, timezone
 from email import message_from_bytes, policy
+from email.generator import BytesGenerator
+from email.message import EmailMessage
+from unittest.mock import patch
 
-from pbmserv.mail.compose import OutgoingMail, build_message, quote_original
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pbmserv.mail import compose
+from pbmserv.mail.compose import (
+    FlatMessage,
+    OutgoingMail,
+    build_message,
+    prepare_message,
+    quote_original,
+)
 from pbmserv.mail.parse import parse_message
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
@@ -146,3 +161,115 @@ def test_quote_original_explicit_text() -> None:
     assert quote_original(parsed, "signup bob secret1 b@x\n").endswith(
         "> signup bob ******** b@x\n"
     )
+
+
+# The sender's fast path (prepare_message) against the email package (build_message), byte for
+# byte, as mailbox writes a message (headers never folded) and as smtplib does (folded).
+
+_text = st.text(  # anything: blanks, line breaks, encoded-word starts, non-ASCII
+    alphabet=st.one_of(
+        st.sampled_from(" \n\r\t=?-.<>@&\"'()[];:,\\"),
+        st.characters(min_codepoint=32, max_codepoint=126),
+        st.characters(min_codepoint=160, max_codepoint=0x2660),
+    ),
+    max_size=120,
+)
+
+
+def _mostly(good, odd):
+    """``good`` three times in four (a bare ``one_of`` would not weigh repeated branches)."""
+    return st.sampled_from([good, good, good, odd]).flatmap(lambda chosen: chosen)
+
+
+_ascii = st.text(
+    alphabet=st.characters(min_codepoint=32, max_codepoint=126), min_size=1, max_size=70
+)
+_token = st.from_regex(r"[A-Za-z0-9_+=-]{1,8}(\.[A-Za-z0-9_+=-]{1,8})?", fullmatch=True)
+_addr_spec = st.builds(
+    "{}@{}".format, _token, st.sampled_from(["example.org", "x", "mail.example.org"])
+)
+_odd_address = st.sampled_from(  # valid, but beyond the fast path
+    ['"a b"@example.org', "PBM <pbm@example.org>", "a..b@x", "a@[127.0.0.1]", "zoë@example.org",
+     "a@exämple.org", "a@x.", ".a@x", "a@-x"]
+)  # fmt: skip
+_address = _mostly(_addr_spec, _odd_address)  # mostly what we send
+_good_id = st.builds("<{}@{}>".format, _token, st.sampled_from(["x", "h.example"]))
+_msg_id = _mostly(_good_id, _text)
+_mails = st.builds(
+    OutgoingMail,
+    to=_address,
+    subject=_mostly(_ascii, _text),
+    body=st.one_of(_text, st.builds(str.__mul__, _text, st.integers(1, 30))),
+    in_reply_to=_mostly(_msg_id, st.none()),
+    references=st.lists(_msg_id, max_size=4),
+)
+
+
+def _library_bytes(mail: OutgoingMail, fold: bool, **how) -> bytes:
+    msg = build_message(mail, **how)
+    out = io.BytesIO()
+    if fold:  # as smtplib.send_message (its CRLF aside)
+        BytesGenerator(out, policy=msg.policy).flatten(msg)
+    else:  # as mailbox.Maildir.add
+        BytesGenerator(out, mangle_from_=False, maxheaderlen=0).flatten(msg)
+    return out.getvalue()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    mail=_mails,
+    fold=st.booleans(),
+    sender=_address,
+    server=st.one_of(_ascii, _text),
+    seed=st.integers(0, 2**32),
+    domain=st.sampled_from(["example.org", "h", "example.org>", ""]),
+    zone=st.sampled_from([UTC, timezone(timedelta(hours=-5, minutes=-30))]),
+)
+def test_the_fast_path_writes_what_the_email_package_writes(
+    mail, fold, sender, server, seed, domain, zone
+) -> None:
+    how = dict(from_addr=sender, server_id=server, domain=domain, now=NOW.astimezone(zone))
+    with patch.object(compose, "make_msgid", lambda domain=None: f"<1.2.3@{domain}>"):
+        random.seed(seed)  # both draw the multipart boundary from the random module
+        expected = _library_bytes(mail, fold, **how)
+        random.seed(seed)
+        prepared = prepare_message(mail, **how, fold=fold)
+    if isinstance(prepared, FlatMessage):
+        assert prepared.data == expected
+        assert prepared.to == mail.to and prepared.sender == sender
+        assert f"\nMessage-ID: {prepared.message_id}\n".encode() in expected
+
+
+def test_a_usual_answer_takes_the_fast_path() -> None:
+    mail = OutgoingMail(
+        "bob@example.org", "Ploy Board 101 - your move", "board\n", "<a@x>", ["<b@x>"]
+    )
+    for fold in (False, True):
+        prepared = prepare_message(
+            mail, from_addr="pbmserv@example.org", server_id="pbm1", domain="example.org",
+            now=NOW, fold=fold,
+        )  # fmt: skip
+        assert isinstance(prepared, FlatMessage)
+        again = message_from_bytes(prepared.data, policy=policy.default)
+        assert again["Message-ID"] == prepared.message_id
+        assert plain(again).get_content() == "board\n"
+
+
+def test_what_the_fast_path_cannot_write_is_built_by_the_email_package() -> None:
+    how = dict(from_addr="PBM <pbmserv@example.org>", server_id="pbm1", domain="example.org")
+    assert isinstance(
+        prepare_message(OutgoingMail("bob@example.org", "s", "b"), **how, now=NOW, fold=True),
+        EmailMessage,
+    )  # a display name
+    how["from_addr"] = "pbmserv@example.org"
+    for mail in [
+        OutgoingMail("bob@example.org", "Grüße", "b"),  # an encoded word
+        OutgoingMail(
+            "bob@example.org", "s", "b", attachments=[("r.json", "application/json", b"{}")]
+        ),
+    ]:
+        assert isinstance(prepare_message(mail, **how, now=NOW, fold=False), EmailMessage)
+    retried = prepare_message(
+        OutgoingMail("bob@example.org", "s", "b"), **how, now=NOW, fold=True, message_id="<old@x>"
+    )
+    assert isinstance(retried, EmailMessage) and retried["Message-ID"] == "<old@x>"

@@ -10,6 +10,7 @@ import pytest
 from aiosmtpd.controller import Controller
 from sqlalchemy import event, select
 
+from pbmserv.mail.compose import FlatMessage
 from pbmserv.mail.deliver import TemporaryFailure
 from pbmserv.mail.sender import RECORD_EVERY, deliver_pending, make_sink
 from pbmserv.store.models import Outbox, OutboxStatus
@@ -95,11 +96,15 @@ class PickySink:
     def __exit__(self, *exc: object) -> None:
         pass
 
+    folds_headers = True
+
     def send(self, message) -> str:
-        if message["To"] == self.refused:
+        flat = isinstance(message, FlatMessage)
+        to = message.to if flat else str(message["To"])
+        if to == self.refused:
             raise TemporaryFailure("451 mailbox busy")
-        self.taken.append(str(message["To"]))
-        return str(message["Message-ID"])
+        self.taken.append(to)
+        return message.message_id if flat else str(message["Message-ID"])
 
 
 def test_a_group_records_each_mail_as_it_went_in_one_write(shell, settings, clock):

@@ -35,6 +35,7 @@ log = logging.getLogger("pbmserv.server")
 POLL_SECONDS = 1.0  # how often the sender looks for mail when nothing woke it
 CLOCK_SECONDS = 300.0  # how often the clocks are checked (nags, forfeits)
 ROBOT_POLL_SECONDS = 5.0  # how often the robots look for a turn when no move woke them
+ROBOT_GAP_SECONDS = 0.5  # at least this long between two looks that found nothing to play
 
 
 class Server:
@@ -137,6 +138,9 @@ class Server:
             if any(d.played for d in done):
                 self.outgoing.set()
                 continue
+            # While mail pours in, every batch wakes the robots: a look per gap serves them all
+            # (a robot's first reply after a quiet spell is not delayed).
+            self.stopping.wait(ROBOT_GAP_SECONDS)
             self.robots.wait(ROBOT_POLL_SECONDS)
             self.robots.clear()
 

@@ -11,8 +11,12 @@ mail we sent.
 
 from __future__ import annotations
 
+import random
+import re
+import sys
 from dataclasses import dataclass, field
 from datetime import datetime
+from email import quoprimime
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 from html import escape
@@ -43,6 +47,27 @@ def _one_line(value: str) -> str:
     return " ".join(value.replace("\r", " ").replace("\n", " ").split())
 
 
+def _references(mail: OutgoingMail) -> list[str]:
+    """The References tokens: the mail's references, then the one it answers; once each, the
+    newest :data:`MAX_REFERENCES`."""
+    refs: list[str] = []
+    for ref in [*mail.references, *([mail.in_reply_to] if mail.in_reply_to else [])]:
+        for token in ref.split():
+            if token not in refs:
+                refs.append(token)
+    return refs[-MAX_REFERENCES:]
+
+
+def _plain_body(mail: OutgoingMail) -> tuple[str, str]:
+    """The text with LF line ends and a final one, and its transfer encoding: 7bit when it is
+    ASCII with lines short enough for SMTP, quoted-printable otherwise."""
+    body = mail.body.replace("\r\n", "\n").replace("\r", "\n")
+    if not body.endswith("\n"):
+        body += "\n"
+    plain = body.isascii() and all(len(line) <= 998 for line in body.split("\n"))
+    return body, "7bit" if plain else "quoted-printable"
+
+
 def build_message(
     mail: OutgoingMail,
     *,
@@ -63,25 +88,135 @@ def build_message(
     msg["Message-ID"] = make_msgid(domain=domain or None)
     if mail.in_reply_to:
         msg["In-Reply-To"] = _one_line(mail.in_reply_to)
-    refs: list[str] = []
-    for ref in [*mail.references, *([mail.in_reply_to] if mail.in_reply_to else [])]:
-        for token in ref.split():
-            if token not in refs:
-                refs.append(token)
+    refs = _references(mail)
     if refs:
-        msg["References"] = " ".join(refs[-MAX_REFERENCES:])
+        msg["References"] = " ".join(refs)
     msg["Auto-Submitted"] = "auto-replied"
     msg["X-Pbmserv-Server"] = _one_line(server_id)
-    body = mail.body.replace("\r\n", "\n").replace("\r", "\n")
-    if not body.endswith("\n"):
-        body += "\n"
-    plain = body.isascii() and all(len(line) <= 998 for line in body.split("\n"))
-    msg.set_content(body, charset="utf-8", cte="7bit" if plain else "quoted-printable")
+    body, cte = _plain_body(mail)
+    msg.set_content(body, charset="utf-8", cte=cte)
     msg.add_alternative(html_body(body), subtype="html", charset="utf-8", cte="quoted-printable")
     for name, mime, data in mail.attachments:  # the message becomes multipart/mixed
         maintype, _, subtype = mime.partition("/")
         msg.add_attachment(data, maintype=maintype, subtype=subtype, filename=name)
     return msg
+
+
+@dataclass(frozen=True)
+class FlatMessage:
+    """A finished message as the sinks take it: its bytes (LF line ends, as the ``email``
+    package writes them) and its envelope."""
+
+    message_id: str
+    sender: str
+    to: str
+    data: bytes
+
+
+def prepare_message(
+    mail: OutgoingMail,
+    *,
+    from_addr: str,
+    server_id: str,
+    domain: str,
+    now: datetime,
+    message_id: str | None = None,
+    fold: bool,
+) -> FlatMessage | EmailMessage:
+    """The message of :func:`build_message`, for the sender: written straight to bytes when
+    every header is a short plain ASCII line and nothing is attached (the usual answer and
+    board mail; the ``email`` package's header objects cost most of a mail's CPU), else built
+    by :func:`build_message`.  The bytes are those the ``email`` package writes for the same
+    message (``tests/test_mail_compose.py`` checks it with hypothesis): ``fold`` as smtplib
+    writes it (headers folded at 78 columns), else as :mod:`mailbox` does (never folded).
+    ``message_id``: an operator's retry keeps the mail's Message-ID, so receivers can tell."""
+    flat = None if message_id else _flat(mail, from_addr, server_id, domain, now, fold)
+    if flat is not None:
+        return flat
+    message = build_message(mail, from_addr=from_addr, server_id=server_id, domain=domain, now=now)
+    if message_id:
+        del message["Message-ID"]
+        message["Message-ID"] = message_id
+    return message
+
+
+_ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+_HOST = r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*"
+_ADDR_SPEC = re.compile(rf"{_ATOM}(?:\.{_ATOM})*@{_HOST}")
+_MSG_ID = re.compile(rf"<{_ATOM}(?:\.{_ATOM})*@{_HOST}>")
+_TEXT = re.compile(r"[!-~]+(?: [!-~]+)*")  # printable ASCII words, one blank between them
+MAX_HEADER_LINE = 78  # the policy's max_line_length: longer lines the package would fold
+
+
+def _flat(
+    mail: OutgoingMail, from_addr: str, server_id: str, domain: str, now: datetime, fold: bool
+) -> FlatMessage | None:
+    """:func:`prepare_message`'s fast path, or None where only the ``email`` package knows
+    the exact output (folding, encoded words, display names, attachments)."""
+    if mail.attachments:
+        return None
+    sender, to = _one_line(from_addr), _one_line(mail.to)
+    if not (_ADDR_SPEC.fullmatch(sender) and _ADDR_SPEC.fullmatch(to)):
+        return None
+    message_id = make_msgid(domain=domain or None)
+    refs = _references(mail)
+    headers = [
+        ("From", sender),
+        ("To", to),
+        ("Subject", _one_line(mail.subject)),
+        ("Date", format_datetime(now)),
+        ("Message-ID", message_id),
+    ]
+    if mail.in_reply_to:
+        headers.append(("In-Reply-To", _one_line(mail.in_reply_to)))
+    if refs:
+        headers.append(("References", " ".join(refs)))
+    headers += [("Auto-Submitted", "auto-replied"), ("X-Pbmserv-Server", _one_line(server_id))]
+    if not _MSG_ID.fullmatch(message_id) or not all(
+        _TEXT.fullmatch(value) and "=?" not in value
+        and (not fold or len(name) + 2 + len(value) <= MAX_HEADER_LINE)
+        for name, value in headers
+    ):  # fmt: skip
+        return None
+    body, cte = _plain_body(mail)
+    parts = [
+        _text_part("plain", body, cte, mime_version=False),
+        _text_part("html", html_body(body), "quoted-printable", mime_version=True),
+    ]
+    boundary = _boundary("\n".join(parts))
+    lines = [f"{name}: {value}\n" for name, value in headers]
+    lines.append("MIME-Version: 1.0\n")
+    fold_at = "\n " if fold else " "  # the line is longer than 78 columns with any boundary
+    lines.append(f'Content-Type: multipart/alternative;{fold_at}boundary="{boundary}"\n\n')
+    lines.append(f"--{boundary}\n{parts[0]}\n--{boundary}\n{parts[1]}\n--{boundary}--\n")
+    return FlatMessage(message_id, sender, to, "".join(lines).encode("ascii"))
+
+
+def _text_part(subtype: str, text: str, cte: str, *, mime_version: bool) -> str:
+    """One ``text/*`` part as the ``email`` package writes it (its ``set_content``: lines
+    split as bytes are, quoted-printable by the package's own encoder)."""
+    body = b"\n".join(text.encode("utf-8").splitlines()) + b"\n"
+    payload = (
+        body.decode("ascii")
+        if cte == "7bit"
+        else quoprimime.body_encode(body.decode("latin-1"), MAX_HEADER_LINE)
+    )
+    head = f'Content-Type: text/{subtype}; charset="utf-8"\nContent-Transfer-Encoding: {cte}\n'
+    if mime_version:  # the package adds it to the part that add_alternative makes
+        head += "MIME-Version: 1.0\n"
+    return head + "\n" + "\n".join(re.split(r"\r\n|\r|\n", payload))
+
+
+def _boundary(text: str) -> str:
+    """A boundary made as ``email.generator`` makes one (the same random draw), and kept out of
+    ``text`` the same way."""
+    token = random.randrange(sys.maxsize)
+    boundary = "=" * 15 + f"{token:0{len(repr(sys.maxsize - 1))}d}" + "=="
+    candidate, counter = boundary, 0
+    while re.search("^--" + re.escape(candidate) + "(--)?$", text, re.MULTILINE):
+        candidate = f"{boundary}.{counter}"
+        counter += 1
+    return candidate
 
 
 HTML = """<!DOCTYPE html>

@@ -1,7 +1,9 @@
 """The outbound side: a Maildir for local use, an SMTP relay for a real server, and backoff.
 
-Both sinks have the same method, ``send(message) -> str``; failures are raised as
-:class:`TemporaryFailure` (retry later) or :class:`PermanentFailure` (give up, record it).
+Both sinks have the same method, ``send(message) -> str``, for an ``EmailMessage`` or the
+sender's :class:`~pbmserv.mail.compose.FlatMessage` (written as the sink itself would write
+the message: ``folds_headers`` says how); failures are raised as :class:`TemporaryFailure`
+(retry later) or :class:`PermanentFailure` (give up, record it).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import ssl
 from datetime import datetime, timedelta
 from email.message import EmailMessage
 from pathlib import Path
+
+from pbmserv.mail.compose import FlatMessage
 
 RETRY_MINUTES: tuple[int, ...] = (1, 5, 15, 60, 180, 360, 720, 720, 720)
 """Waits after attempt 1, 2, ...; after the last one (about 46 hours in all) we give up."""
@@ -49,15 +53,17 @@ def next_attempt(attempts: int, now: datetime) -> datetime | None:
 class MaildirSink:
     """Delivers into a Maildir (created if missing): ``make run`` users read answers at once."""
 
+    folds_headers = False  # mailbox writes every header on one line
+
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
 
-    def send(self, message: EmailMessage) -> str:
+    def send(self, message: EmailMessage | FlatMessage) -> str:
         """Store ``message`` in ``new/``; returns the Maildir key."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             box = mailbox.Maildir(self.path, create=True)
-            return box.add(message)
+            return box.add(message.data if isinstance(message, FlatMessage) else message)
         except OSError as exc:  # disk full, permissions: may be fixed by the operator
             raise TemporaryFailure(f"Maildir {self.path}: {exc}") from exc
 
@@ -106,7 +112,9 @@ class SmtpRelay:
         self._keep = False
         self._close()
 
-    def send(self, message: EmailMessage) -> str:
+    folds_headers = True  # smtplib folds headers at the policy's 78 columns
+
+    def send(self, message: EmailMessage | FlatMessage) -> str:
         """Send ``message`` to its To/Cc recipients; returns its Message-ID."""
         try:
             refused = self._transmit(message)
@@ -134,25 +142,35 @@ class SmtpRelay:
         if refused:  # some recipients accepted, some not: the refused ones will not change
             text = "; ".join(f"{r}: {c} {_text(m)}" for r, (c, m) in refused.items())
             raise PermanentFailure(f"recipient refused: {text}")
+        if isinstance(message, FlatMessage):
+            return message.message_id
         return str(message.get("Message-ID", ""))
 
     deliver = send
 
-    def _transmit(self, message: EmailMessage) -> dict[str, tuple[int, bytes]]:
+    def _transmit(self, message: EmailMessage | FlatMessage) -> dict[str, tuple[int, bytes]]:
         """One mail over the kept connection (or a new one); a kept connection that the relay
         has dropped meanwhile is opened again once.  Any failure drops the connection."""
         reused = self._smtp is not None
         try:
             try:
-                return self._open().send_message(message, from_addr=self.envelope_from)
+                return self._hand(self._open(), message)
             except smtplib.SMTPServerDisconnected:
                 if not reused:
                     raise
                 self._close(polite=False)
-                return self._open().send_message(message, from_addr=self.envelope_from)
+                return self._hand(self._open(), message)
         except BaseException:
             self._close(polite=False)
             raise
+
+    def _hand(
+        self, smtp: smtplib.SMTP, message: EmailMessage | FlatMessage
+    ) -> dict[str, tuple[int, bytes]]:
+        if isinstance(message, FlatMessage):  # as send_message would: CRLF, From as sender
+            data = message.data.replace(b"\n", b"\r\n")
+            return smtp.sendmail(self.envelope_from or message.sender, [message.to], data)
+        return smtp.send_message(message, from_addr=self.envelope_from)
 
     def _open(self) -> smtplib.SMTP:
         if self._smtp is None:

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.domain.record import attachments_for
-from pbmserv.mail.compose import OutgoingMail, build_message
+from pbmserv.mail.compose import FlatMessage, OutgoingMail, prepare_message
 from pbmserv.mail.deliver import (
     MaildirSink,
     PermanentFailure,
@@ -159,17 +159,19 @@ def _hand_over(
     outgoing: OutgoingMail,
     now: datetime,
 ) -> _Result:
-    message = build_message(
+    message = prepare_message(
         outgoing,
         from_addr=settings.server_address,
         server_id=settings.server_name,
         domain=settings.mail_domain,
         now=now,
+        message_id=message_id,
+        fold=sink.folds_headers,
     )
-    if message_id:  # an operator's retry keeps the Message-ID, so receivers can tell
-        del message["Message-ID"]
-        message["Message-ID"] = message_id
-    result = _Result(mail_id, str(message["Message-ID"]))
+    if isinstance(message, FlatMessage):
+        result = _Result(mail_id, message.message_id)
+    else:
+        result = _Result(mail_id, str(message["Message-ID"]))
     try:
         sink.send(message)
     except TemporaryFailure as exc:
