@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import random
+import sys
 from datetime import UTC, datetime, timedelta, timezone
 from email import message_from_bytes, policy
 from email.generator import BytesGenerator
@@ -273,3 +274,17 @@ def test_what_the_fast_path_cannot_write_is_built_by_the_email_package() -> None
         OutgoingMail("bob@example.org", "s", "b"), **how, now=NOW, fold=True, message_id="<old@x>"
     )
     assert isinstance(retried, EmailMessage) and retried["Message-ID"] == "<old@x>"
+
+
+def test_a_body_holding_the_boundary_gets_another_one() -> None:
+    random.seed(7)
+    drawn = "=" * 15 + f"{random.randrange(sys.maxsize):019d}" + "=="
+    mail = OutgoingMail("bob@example.org", "s", f"--{drawn}\nnot the end\n--{drawn}--\n")
+    how = dict(from_addr="pbmserv@example.org", server_id="pbm1", domain="example.org", now=NOW)
+    with patch.object(compose, "make_msgid", lambda domain=None: "<1@x>"):
+        random.seed(7)
+        expected = _library_bytes(mail, False, **how)
+        random.seed(7)
+        prepared = prepare_message(mail, **how, fold=False)
+    assert isinstance(prepared, FlatMessage) and prepared.data == expected
+    assert f'boundary="{drawn}.0"'.encode() in expected

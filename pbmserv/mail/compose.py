@@ -19,6 +19,7 @@ from datetime import datetime
 from email import quoprimime
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
+from functools import lru_cache
 from html import escape
 
 from pbmserv.clock import system_clock
@@ -195,16 +196,23 @@ def _flat(
 def _text_part(subtype: str, text: str, cte: str, *, mime_version: bool) -> str:
     """One ``text/*`` part as the ``email`` package writes it (its ``set_content``: lines
     split as bytes are, quoted-printable by the package's own encoder)."""
-    body = b"\n".join(text.encode("utf-8").splitlines()) + b"\n"
-    payload = (
-        body.decode("ascii")
-        if cte == "7bit"
-        else quoprimime.body_encode(body.decode("latin-1"), MAX_HEADER_LINE)
-    )
+    body = b"\n".join(text.encode("utf-8").splitlines()) + b"\n"  # LF alone from here on
+    payload = body.decode("ascii") if cte == "7bit" else _quoted_printable(body.decode("latin-1"))
     head = f'Content-Type: text/{subtype}; charset="utf-8"\nContent-Transfer-Encoding: {cte}\n'
     if mime_version:  # the package adds it to the part that add_alternative makes
         head += "MIME-Version: 1.0\n"
-    return head + "\n" + "\n".join(re.split(r"\r\n|\r|\n", payload))
+    return head + "\n" + payload
+
+
+def _quoted_printable(text: str) -> str:
+    """``quoprimime.body_encode(text, 78)`` a line at a time: it encodes each line on its own,
+    and most lines (the HTML frame, a board's rows) come again from mail to mail."""
+    return "\n".join(_quoted_printable_line(line) for line in text.split("\n"))
+
+
+@lru_cache(maxsize=4096)
+def _quoted_printable_line(line: str) -> str:
+    return quoprimime.body_encode(line, MAX_HEADER_LINE)
 
 
 def _boundary(text: str) -> str:
@@ -213,7 +221,9 @@ def _boundary(text: str) -> str:
     token = random.randrange(sys.maxsize)
     boundary = "=" * 15 + f"{token:0{len(repr(sys.maxsize - 1))}d}" + "=="
     candidate, counter = boundary, 0
-    while re.search("^--" + re.escape(candidate) + "(--)?$", text, re.MULTILINE):
+    while f"--{candidate}" in text and re.search(
+        "^--" + re.escape(candidate) + "(--)?$", text, re.MULTILINE
+    ):
         candidate = f"{boundary}.{counter}"
         counter += 1
     return candidate
