@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from email.parser import BytesHeaderParser
 from email.policy import compat32
 
-from sqlalchemy import ColumnElement, or_, select, update
+from sqlalchemy import ColumnElement, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -59,7 +59,7 @@ def store(
     with sessions() as session:
         try:
             with session.begin():
-                row = _new_row(key, Delivery(raw, mail_from, rcpt_tos, now))
+                row = Inbox(**_new_values(key, Delivery(raw, mail_from, rcpt_tos, now)))
                 session.add(row)
                 session.flush()
                 return Stored(row.id, True)
@@ -81,16 +81,16 @@ class Delivery:
     received: datetime
 
 
-def _new_row(key: str, delivery: Delivery) -> Inbox:
-    return Inbox(
-        dedup_key=key,
-        raw=delivery.raw,
-        mail_from=delivery.mail_from or "",
-        rcpt_to="\n".join(delivery.rcpt_tos),
-        received=delivery.received,
-        status=InboxStatus.new,
-        attempts=0,
-    )
+def _new_values(key: str, delivery: Delivery) -> dict[str, object]:
+    return {
+        "dedup_key": key,
+        "raw": delivery.raw,
+        "mail_from": delivery.mail_from or "",
+        "rcpt_to": "\n".join(delivery.rcpt_tos),
+        "received": delivery.received,
+        "status": InboxStatus.new,
+        "attempts": 0,
+    }
 
 
 def store_many(sessions: sessionmaker[Session], deliveries: list[Delivery]) -> list[Stored]:
@@ -104,20 +104,23 @@ def store_many(sessions: sessionmaker[Session], deliveries: list[Delivery]) -> l
                 select(Inbox.dedup_key, Inbox.id).where(Inbox.dedup_key.in_(set(keys)))
             ).all()
         )
-        new_rows: dict[str, Inbox] = {}
+        new_rows: dict[str, dict[str, object]] = {}
         for key, delivery in zip(keys, deliveries, strict=True):
-            if key in known or key in new_rows:
-                continue
-            new_rows[key] = _new_row(key, delivery)
-        session.add_all(new_rows.values())
-        session.flush()
+            if key not in known and key not in new_rows:
+                new_rows[key] = _new_values(key, delivery)
+        made: dict[str, int] = {}
+        if new_rows:  # one bulk INSERT ... RETURNING: no unit of work for rows nobody reads
+            inserted = session.execute(
+                insert(Inbox).returning(Inbox.id, Inbox.dedup_key), list(new_rows.values())
+            )
+            made = {key: row_id for row_id, key in inserted}
     stored: list[Stored] = []
     firsts: set[str] = set()
     for key in keys:
         if key in known:
             stored.append(Stored(known[key], False))
         else:
-            stored.append(Stored(new_rows[key].id, key not in firsts))
+            stored.append(Stored(made[key], key not in firsts))
             firsts.add(key)
     return stored
 
