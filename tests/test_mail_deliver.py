@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import mailbox
+import random
 import socket
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email import message_from_bytes, policy
+from email.message import EmailMessage
+from unittest.mock import patch
 
 import pytest
 from aiosmtpd.controller import Controller
 
-from pbmserv.mail.compose import OutgoingMail, build_message
+from pbmserv.mail import compose
+from pbmserv.mail.compose import FlatMessage, OutgoingMail, build_message, prepare_message
 from pbmserv.mail.deliver import (
     RETRY_MINUTES,
     MaildirSink,
@@ -236,3 +240,36 @@ def test_a_refused_mail_in_a_group_leaves_the_others_alone() -> None:
                 relay.send(message("bob@example.org"))
             relay.send(message("c@example.org"))
     assert [rcpts for _, rcpts, _ in relay_handler.got] == [["a@example.org"], ["c@example.org"]]
+
+
+# ----------------------------------------------------------------------------- the fast path
+
+
+def test_a_flat_message_goes_out_as_the_email_package_would_send_it(tmp_path, sink) -> None:
+    """The sender's bytes (compose.prepare_message) reach the relay and the Maildir exactly as
+    the message the email package builds would: same envelope, same bytes."""
+    mail = OutgoingMail("alice@example.org", "Ploy Board 101 bob", "Café ☕\n", "<in@x>", [])
+    how = dict(from_addr="pbmserv@localhost", server_id="test", domain="localhost", now=NOW)
+
+    def flat(fold: bool) -> FlatMessage:
+        random.seed(3)  # the boundary is drawn here, and when the package writes its message
+        made = prepare_message(mail, **how, fold=fold)
+        assert isinstance(made, FlatMessage)
+        return made
+
+    def built() -> EmailMessage:
+        random.seed(3)
+        return build_message(mail, **how)
+
+    with patch.object(compose, "make_msgid", lambda domain=None: "<1@localhost>"):
+        for relay in run(sink):
+            relay.send(built())
+            assert relay.send(flat(fold=True)) == "<1@localhost>"
+        assert len(sink.got) == 2 and sink.got[0] == sink.got[1]
+        MaildirSink(tmp_path / "package").send(built())
+        MaildirSink(tmp_path / "fast").send(flat(fold=False))
+    package, fast = (
+        [box.get_bytes(key) for key in box.iterkeys()]
+        for box in (mailbox.Maildir(tmp_path / name) for name in ("package", "fast"))
+    )
+    assert len(package) == 1 and package == fast

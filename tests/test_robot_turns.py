@@ -134,3 +134,24 @@ def test_robots_avoid_a_repetition_when_not_worse():
         child.play(result.move)
         assert child.repetitions() == 1, position.format_move(result.move)
         position = child
+
+
+def test_batches_of_mail_wake_the_robots_at_most_once_a_gap(settings, clock, monkeypatch):
+    """Every processed batch wakes the robots; while batches keep coming they look for turns
+    once per ``ROBOT_GAP_SECONDS``, not once per batch (each look is a query)."""
+    from pbmserv.cli import server
+
+    looks: list[float] = []
+    monkeypatch.setattr(server, "run_pending", lambda *a, **k: looks.append(time.monotonic()) or [])
+    running = server.Server(settings, listen=False, clock=lambda: clock.now)
+    running.start()
+    try:
+        end = time.monotonic() + 1.6
+        while time.monotonic() < end:
+            running._mail_processed()  # what the worker calls after each batch
+            time.sleep(0.01)
+    finally:
+        running.stop()
+    gaps = [later - earlier for earlier, later in zip(looks, looks[1:], strict=False)]
+    assert len(looks) >= 2, looks
+    assert min(gaps) >= 0.9 * server.ROBOT_GAP_SECONDS, gaps

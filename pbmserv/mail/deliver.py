@@ -80,6 +80,8 @@ class SmtpRelay:
     """Hands mail to an SMTP relay with smtplib: one connection per mail, or per group of mails
     inside ``with relay:``."""
 
+    folds_headers = True  # smtplib folds headers at the policy's 78 columns
+
     def __init__(
         self,
         host: str,
@@ -111,8 +113,6 @@ class SmtpRelay:
     def __exit__(self, *exc: object) -> None:
         self._keep = False
         self._close()
-
-    folds_headers = True  # smtplib folds headers at the policy's 78 columns
 
     def send(self, message: EmailMessage | FlatMessage) -> str:
         """Send ``message`` to its To/Cc recipients; returns its Message-ID."""
