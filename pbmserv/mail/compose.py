@@ -159,26 +159,20 @@ def _flat(
     sender, to = _one_line(from_addr), _one_line(mail.to)
     if not (_ADDR_SPEC.fullmatch(sender) and _ADDR_SPEC.fullmatch(to)):
         return None
-    message_id = make_msgid(domain=domain or None)
     refs = _references(mail)
-    headers = [
-        ("From", sender),
-        ("To", to),
-        ("Subject", _one_line(mail.subject)),
-        ("Date", format_datetime(now)),
-        ("Message-ID", message_id),
-    ]
+    headers = [("From", sender), ("To", to), ("Subject", _one_line(mail.subject))]
+    headers.append(("Date", format_datetime(now)))
     if mail.in_reply_to:
         headers.append(("In-Reply-To", _one_line(mail.in_reply_to)))
     if refs:
         headers.append(("References", " ".join(refs)))
     headers += [("Auto-Submitted", "auto-replied"), ("X-Pbmserv-Server", _one_line(server_id))]
-    if not _MSG_ID.fullmatch(message_id) or not all(
-        _TEXT.fullmatch(value) and "=?" not in value
-        and (not fold or len(name) + 2 + len(value) <= MAX_HEADER_LINE)
-        for name, value in headers
-    ):  # fmt: skip
+    if not all(_plain_header(name, value, fold) for name, value in headers):
         return None
+    message_id = make_msgid(domain=domain or None)  # drawn once we know it will be used
+    if not (_MSG_ID.fullmatch(message_id) and _plain_header("Message-ID", message_id, fold)):
+        return None
+    headers.insert(4, ("Message-ID", message_id))  # after Date, as build_message sets it
     body, cte = _plain_body(mail)
     parts = [
         _text_part("plain", body, cte, mime_version=False),
@@ -191,6 +185,23 @@ def _flat(
     lines.append(f'Content-Type: multipart/alternative;{fold_at}boundary="{boundary}"\n\n')
     lines.append(f"--{boundary}\n{parts[0]}\n--{boundary}\n{parts[1]}\n--{boundary}--\n")
     return FlatMessage(message_id, sender, to, "".join(lines).encode("ascii"))
+
+
+def _plain_header(name: str, value: str, fold: bool) -> bool:
+    """Whether the package writes ``name: value`` as it stands: printable ASCII words, no
+    encoded word, and short enough not to be folded when the sink folds."""
+    return bool(
+        _TEXT.fullmatch(value)
+        and "=?" not in value
+        and (not fold or len(name) + 2 + len(value) <= MAX_HEADER_LINE)
+    )
+
+
+def message_id_of(message: FlatMessage | EmailMessage) -> str:
+    """The Message-ID of either form of a finished message."""
+    if isinstance(message, FlatMessage):
+        return message.message_id
+    return str(message.get("Message-ID", ""))
 
 
 def _text_part(subtype: str, text: str, cte: str, *, mime_version: bool) -> str:
@@ -215,11 +226,14 @@ def _quoted_printable_line(line: str) -> str:
     return quoprimime.body_encode(line, MAX_HEADER_LINE)
 
 
+_BOUNDARY_DIGITS = len(repr(sys.maxsize - 1))  # as email.generator pads the token
+
+
 def _boundary(text: str) -> str:
     """A boundary made as ``email.generator`` makes one (the same random draw), and kept out of
     ``text`` the same way."""
     token = random.randrange(sys.maxsize)
-    boundary = "=" * 15 + f"{token:0{len(repr(sys.maxsize - 1))}d}" + "=="
+    boundary = "=" * 15 + f"{token:0{_BOUNDARY_DIGITS}d}" + "=="
     candidate, counter = boundary, 0
     while f"--{candidate}" in text and re.search(
         "^--" + re.escape(candidate) + "(--)?$", text, re.MULTILINE

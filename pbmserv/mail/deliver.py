@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from email.message import EmailMessage
 from pathlib import Path
 
-from pbmserv.mail.compose import FlatMessage
+from pbmserv.mail.compose import FlatMessage, message_id_of
 
 RETRY_MINUTES: tuple[int, ...] = (1, 5, 15, 60, 180, 360, 720, 720, 720)
 """Waits after attempt 1, 2, ...; after the last one (about 46 hours in all) we give up."""
@@ -142,9 +142,7 @@ class SmtpRelay:
         if refused:  # some recipients accepted, some not: the refused ones will not change
             text = "; ".join(f"{r}: {c} {_text(m)}" for r, (c, m) in refused.items())
             raise PermanentFailure(f"recipient refused: {text}")
-        if isinstance(message, FlatMessage):
-            return message.message_id
-        return str(message.get("Message-ID", ""))
+        return message_id_of(message)
 
     deliver = send
 

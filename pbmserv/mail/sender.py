@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.domain.record import attachments_for
-from pbmserv.mail.compose import FlatMessage, OutgoingMail, prepare_message
+from pbmserv.mail.compose import OutgoingMail, message_id_of, prepare_message
 from pbmserv.mail.deliver import (
     MaildirSink,
     PermanentFailure,
@@ -168,10 +168,7 @@ def _hand_over(
         message_id=message_id,
         fold=sink.folds_headers,
     )
-    if isinstance(message, FlatMessage):
-        result = _Result(mail_id, message.message_id)
-    else:
-        result = _Result(mail_id, str(message["Message-ID"]))
+    result = _Result(mail_id, message_id_of(message))
     try:
         sink.send(message)
     except TemporaryFailure as exc:
