@@ -43,6 +43,32 @@ def test_subscribe_notify_and_unsubscribe_fan_out(shell):
     assert shell("nim unsubscribe 101 carol pw-carol").status == 1
 
 
+def test_spectators_cost_a_move_no_query_of_their_own(shell):
+    """The board comes with its spectators, their accounts and addresses in one query: a move
+    on a board that five people watch reads what a move on a board nobody watches reads
+    (before, each spectator's account, addresses and robot row were queries of their own)."""
+    from test_board_index import counted
+
+    shell.signup("alice", "bob", *(f"fan{i}" for i in range(5)))
+    shell.ok("nim challenge alice bob -pile=9")  # 101: watched
+    shell.ok("nim challenge alice bob -pile=9")  # 102: not watched
+    for i in range(5):
+        shell.ok(f"nim subscribe 101 fan{i} pw-fan{i}")
+    shell.ok("nim move 101 alice pw-alice 1")
+    shell.ok("nim move 102 alice pw-alice 1")  # both boards now at the same point
+    with counted(shell.sessions) as watched:
+        moved = shell.ok("nim move 101 bob pw-bob 1")
+    with counted(shell.sessions) as unwatched:
+        shell.ok("nim move 102 bob pw-bob 1")
+    assert "Subscribers:\n  fan0\n  fan1\n  fan2\n  fan3\n  fan4\n" in moved.body
+
+    def reads(statements: list[str]) -> list[str]:
+        return [s for s in statements if s.lstrip().upper().startswith("SELECT")]
+
+    assert len(reads(watched)) == len(reads(unwatched))
+    assert len(watched) - len(unwatched) <= 5  # their board mails (PostgreSQL: in one INSERT)
+
+
 def test_subscribe_refusals(shell):
     shell.signup("alice", "bob", "carol")
     shell.ok("nim challenge alice bob -pile=1")

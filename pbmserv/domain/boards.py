@@ -29,6 +29,7 @@ from pbmserv.store.models import (
     Proposal,
     ProposalKind,
     Seat,
+    Subscription,
     User,
 )
 
@@ -79,7 +80,10 @@ def _board_query(lock: bool) -> Select[Board]:
         .options(
             joinedload(Board.seats)
             .joinedload(Seat.user)
-            .options(joinedload(User.addresses), joinedload(User.robot))
+            .options(joinedload(User.addresses), joinedload(User.robot)),
+            joinedload(Board.subscriptions)
+            .joinedload(Subscription.user)
+            .options(joinedload(User.addresses), joinedload(User.robot)),
         )
     )
     return query.with_for_update(of=Board) if lock else query
