@@ -5,9 +5,12 @@ misspelt command word or a quoted password with blanks (shell and mail)."""
 from __future__ import annotations
 
 from email.message import EmailMessage
+from unittest.mock import patch
 
 import click
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy import select
 
 from pbmserv.commands import build_commands, grammar, registry
@@ -55,6 +58,64 @@ def test_passwords_and_credentials_of_quoted_and_misspelt_lines() -> None:
     assert grammar.command_credentials('polis move 101 alice "my secret" a7') == [("alice", SECRET)]
     assert grammar.passwords(["change", "pasword", "bob", "old1", "new2"]) == ["old1", "new2"]
     assert grammar.passwords(["polis", "moev", "101", "bob", "pw", "b2-b3"]) == ["pw"]
+
+
+def _misspelt(word: str, cut: int) -> str:
+    """``word`` with one letter dropped (a typo the masking must still read)."""
+    cut %= max(len(word), 1)
+    return word[:cut] + word[cut + 1 :]
+
+
+_DECLARED = sorted(
+    {w for w in registry.top_words()}
+    | {w for g in (registry.GAME, *registry.GROUPS.values()) for w in g.words()}
+    | set(grammar.game_words())
+)
+_WORD = st.one_of(
+    st.sampled_from(_DECLARED),
+    st.builds(_misspelt, st.sampled_from(_DECLARED), st.integers(0, 12)),
+    st.sampled_from(["101", "101#5", "7", "alice", "bob", "PW", '"my secret"', "'a b'", "a7-a6"]),
+    st.sampled_from(["I", "don't", "today", "Subject:", ">", "Re:", "move,", "Show:", "hex", ""]),
+    st.text("abcdeimnoprstvw>:,;\"'", max_size=8),
+)
+_ARGS = st.lists(st.sampled_from(["bob", "PW", "101", "OLD", "NEW", "x@example.org"]), max_size=4)
+_TYPO_LINE = st.builds(  # a misspelt command word that starts a line (quoted or not), arguments
+    lambda quote, word, cut, rest: " ".join([*quote, _misspelt(word, cut), *rest]),
+    st.sampled_from([[], [">"], ["> >"]]),
+    st.sampled_from(registry.top_words()),
+    st.integers(0, 12),
+    _ARGS,
+)
+_UNKNOWN_GAME_LINE = st.builds(  # a game we do not know by that name: ``hex move 5 bob PW``
+    lambda game, command, board, rest: " ".join([game, command, board, *rest]),
+    st.sampled_from(["hex", "chess", "I", "we"]),
+    st.sampled_from(registry.GAME.words()),
+    st.sampled_from(["5", "101", "101#2", "x"]),
+    _ARGS,
+)
+_LINE = st.one_of(st.lists(_WORD, max_size=9).map(" ".join), _TYPO_LINE, _UNKNOWN_GAME_LINE)
+_LINES = st.lists(_LINE, min_size=1, max_size=4).map("\n".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_LINES, guess=st.booleans())
+def test_the_quick_test_for_command_lines_never_changes_a_mask(text: str, guess: bool) -> None:
+    """Lines that cannot hold a command skip the word-by-word reading (most lines of a mail);
+    the masks are exactly those of reading every word."""
+    known = ['polis move 101 alice "my secret" a7-a6']
+    fast = grammar.mask_passwords(text, guess=guess, commands=known)
+    with patch.object(grammar, "_may_hold_command", lambda *_: True):
+        assert fast == grammar.mask_passwords(text, guess=guess, commands=known)
+
+
+def test_a_top_level_word_finds_its_command_in_any_case() -> None:
+    for command in registry.TOP:
+        for word in (command.name, *command.aliases):
+            assert registry.top(word) is command
+            assert registry.top(word.upper()) is command
+    for name, group in registry.GROUPS.items():
+        assert registry.top(name) is group
+    assert registry.top("move") is None and registry.top("") is None
 
 
 # ----------------------------------------------------------------------------- declarations

@@ -113,8 +113,8 @@ def test_a_failing_mail_is_rolled_back_alone_and_nothing_overtakes_it(
     ids = _queue_moves(shell, clock)
     process = worker._process
 
-    def second_fails(session, settings, row, parsed, now):
-        result = process(session, settings, row, parsed, now)
+    def second_fails(session, settings, row, *rest):
+        result = process(session, settings, row, *rest)
         if row.id == ids[1]:
             raise RuntimeError("boom after the move was played")
         return result
@@ -231,8 +231,8 @@ def test_the_batch_claimed_ahead_goes_back_when_a_mail_before_it_fails(
     process = worker._process
     failures = []
 
-    def bob_fails_once(session, settings, row, parsed, now):
-        result = process(session, settings, row, parsed, now)
+    def bob_fails_once(session, settings, row, *rest):
+        result = process(session, settings, row, *rest)
         if row.id == ids[1] and not failures:
             failures.append(row.id)
             raise RuntimeError("boom")

@@ -55,6 +55,31 @@ def suggest(word: str, choices: Iterable[str]) -> str | None:
     return found[0] if found else None
 
 
+@lru_cache(maxsize=4096)
+def _close_top_word(word: str) -> str | None:
+    """The top-level command word closest to a misspelt ``word`` (every mail's first words ask:
+    remembered, as the answer depends on the word alone)."""
+    return suggest(word, [w for w in registry.top_words() if w != registry.PREFIX])
+
+
+@lru_cache(maxsize=1)
+def _top_word_set() -> frozenset[str]:
+    return frozenset(registry.top_words())
+
+
+def _may_hold_command(bare: Sequence[str], games: Collection[str], guess: bool) -> bool:
+    """Whether :func:`resolve` could find a command anywhere in a line's (bare) words: false
+    when none of its ways can start (a game or top-level word, a misspelt first word, a board
+    number after two words).  Most lines of a mail are prose and headers: they stop here."""
+    top = _top_word_set()
+    if any(w in games or w in top for w in bare):
+        return True
+    if any(_BOARD_WORD.fullmatch(w) for w in bare[2:]):
+        return True
+    first = next((w for w in bare if w), "")
+    return guess and _close_top_word(first) is not None
+
+
 def _in_group(group: Group, word: str, guess: bool) -> Command | None:
     found = group.find(word)
     if found is None and guess:
@@ -88,7 +113,7 @@ def resolve(
         return None
     found = registry.top(word)
     if found is None and guess and line_start:
-        close = suggest(word, [w for w in registry.top_words() if w != registry.PREFIX])
+        close = _close_top_word(word)
         found = registry.top(close) if close else None
     if isinstance(found, Group):
         if i + 1 < n and (command := _in_group(found, bare[i + 1], guess and line_start)):
@@ -162,6 +187,8 @@ def _unquote(token: str) -> str:
 def _line_slots(tokens: list[str], games: Collection[str], guess: bool) -> set[int]:
     """Password indexes of every command that starts somewhere in one line's tokens."""
     bare = [_bare(t) for t in tokens]
+    if not _may_hold_command(bare, games, guess):
+        return set()
     words = [_unquote(t) for t in tokens]
     hide: set[int] = set()
     line_start = True
@@ -175,7 +202,7 @@ def _line_slots(tokens: list[str], games: Collection[str], guess: bool) -> set[i
 
 def _games(command_words: Collection[str] | None) -> frozenset[str]:
     """Game words: the registry's, plus any other word the caller names (a game it knows)."""
-    extra = {w.lower() for w in command_words or ()} - set(registry.top_words())
+    extra = {w.lower() for w in command_words or ()} - _top_word_set()
     return game_words() | extra
 
 

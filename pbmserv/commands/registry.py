@@ -107,18 +107,21 @@ GAME = Group(
 PREFIX = "pbmserv"  # a line may start with it: ``pbmserv signup ...``
 
 
+_TOP_BY_WORD: dict[str, Command | Group] = {
+    **GROUPS,
+    **{w: c for c in reversed(TOP) for w in (*c.aliases, c.name)},  # the first command wins
+}  # a dict, not a scan: every word of every line of a mail is looked up when passwords are masked
+_TOP_WORDS = (PREFIX, *(w for c in TOP for w in (c.name, *c.aliases)), *GROUPS)
+
+
 def top(word: str) -> Command | Group | None:
     """The top-level command or group named ``word`` (case-insensitive), else None."""
-    word = word.lower()
-    for command in TOP:
-        if word == command.name or word in command.aliases:
-            return command
-    return GROUPS.get(word)
+    return _TOP_BY_WORD.get(word.lower())
 
 
 def top_words() -> list[str]:
     """Every word that starts a command line except the game names."""
-    return [PREFIX, *(w for c in TOP for w in (c.name, *c.aliases)), *GROUPS]
+    return list(_TOP_WORDS)
 
 
 def _check_unique() -> None:

@@ -315,8 +315,9 @@ def _process_in_savepoint(
     if item.parsed is not None:
         try:
             with session.begin_nested():
-                status, count = _process(session, settings, row, item.parsed, now())
-                row.raw = masked_copy(item.parsed, words)  # no password at rest
+                mask = grammar.password_mask(words, commands=item.parsed.commands)
+                status, count = _process(session, settings, row, item.parsed, now(), mask)
+                row.raw = masked_copy(item.parsed, mask)  # no password at rest
                 row.status = status
                 row.claimed_by = None
             return Outcome(item.message_id, status, count)
@@ -342,9 +343,15 @@ def _lock_conflict(exc: BaseException) -> bool:
 
 
 def _process(
-    session: Session, settings: Settings, row: Inbox, parsed: ParsedMail, now: datetime
+    session: Session,
+    settings: Settings,
+    row: Inbox,
+    parsed: ParsedMail,
+    now: datetime,
+    mask: Callable[[str], str],
 ) -> tuple[InboxStatus, int]:
-    """Everything one mail causes, inside the caller's transaction (parsed outside it).
+    """Everything one mail causes, inside the caller's transaction (parsed outside it);
+    ``mask`` hides the mail's passwords in any text (its command lines read once).
 
     Every command is executed.  The answers of a mail whose password was right and which came
     from that account's confirmed address are always sent; any other mail gets at most one
@@ -355,7 +362,7 @@ def _process(
         row.last_error = "not answered: " + (parsed.automatic_reason or "no usable sender")
         return InboxStatus.ignored, 0
     parsed.sender = sender
-    answers, verified = _run_commands(session, settings, parsed, row, now)
+    answers, verified = _run_commands(session, settings, parsed, row, now, mask)
     if not verified:
         allowance = limits.answer_allowance(session, settings, sender, now)
         if allowance == 0:
@@ -376,7 +383,12 @@ def _process(
 
 
 def _run_commands(
-    session: Session, settings: Settings, parsed: ParsedMail, row: Inbox, now: datetime
+    session: Session,
+    settings: Settings,
+    parsed: ParsedMail,
+    row: Inbox,
+    now: datetime,
+    mask: Callable[[str], str],
 ) -> tuple[list[Answer], bool]:
     """Run every command line of the mail: one answer for the sender (see mail.reply), and
     whether a password was right from that account's confirmed address."""
@@ -403,7 +415,7 @@ def _run_commands(
         text=parsed.text or "",
         not_understood=parsed.not_understood,
         notes=parsed.ignored,
-        mask=grammar.password_mask(grammar.command_words(), commands=parsed.commands),
+        mask=mask,
     )
     confirming = [
         a.subject for _, items in results for a in items if a.subject.startswith("confirm ")
@@ -413,10 +425,9 @@ def _run_commands(
     return [answer], verified
 
 
-def masked_copy(parsed: ParsedMail, words: set[str]) -> bytes:
-    """What is kept of a processed mail: its main headers and text, every password masked
-    (the raw bytes, which may hide a password in an encoding, are dropped)."""
-    mask = grammar.password_mask(words, commands=parsed.commands)
+def masked_copy(parsed: ParsedMail, mask: Callable[[str], str]) -> bytes:
+    """What is kept of a processed mail: its main headers and text, every password masked by
+    ``mask`` (the raw bytes, which may hide a password in an encoding, are dropped)."""
     head = [f"{name}: {mask(value)}" for name, value in parsed.headers]
     if parsed.message_id:
         head.append(f"Message-ID: {parsed.message_id}")
