@@ -10,13 +10,19 @@ machine.
     .venv/bin/python bench/worker.py [--boards 40] [--moves 10] [--game pylon] [--rounds 3]
                                      [--from-ply 0]  (e.g. 30: the cost late in a game)
 
-Ends with ``worker: CPU per mail / floor = X; statements per mail = Y``.
+Ends with ``worker: CPU per mail / floor = X; statements per mail = Y; Python calls per mail =
+Z``.  Z comes from one more round run under ``cProfile`` (not timed): it counts the Python
+function calls the worker makes per mail, which is the same on every run of a commit, however
+busy the machine is, so two commits compare exactly on it even where their times are within
+the noise.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import email
+import pstats
 import statistics
 import sys
 import tempfile
@@ -39,8 +45,11 @@ from pbmserv.mail.parse import parse_message  # noqa: E402
 from pbmserv.store.db import session_factory  # noqa: E402
 
 
-def one_round(game: str, boards: int, moves: int, first: int) -> tuple[float, float, float]:
-    """(CPU seconds per mail processed, of the floor per mail, statements per mail)."""
+def one_round(
+    game: str, boards: int, moves: int, first: int, profile: cProfile.Profile | None = None
+) -> tuple[float, float, float, int]:
+    """(CPU seconds per mail processed, of the floor per mail, statements per mail, mails);
+    with ``profile``, the processing runs under it (for its call count, not its time)."""
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
         url = f"sqlite:///{data / 'pbmserv.sqlite3'}"
@@ -80,10 +89,14 @@ def one_round(game: str, boards: int, moves: int, first: int) -> tuple[float, fl
         event.listen(sessions.kw["bind"], "before_cursor_execute", count)
         done = 0
         start = time.process_time()
+        if profile is not None:
+            profile.enable()
         while batch := worker.process_batch(sessions, settings, lambda: datetime.now(UTC)):
             done += len(batch)
+        if profile is not None:
+            profile.disable()
         processing = (time.process_time() - start) / done
-        return processing, floor, statements[0] / done
+        return processing, floor, statements[0] / done, done
 
 
 def main() -> None:
@@ -101,6 +114,9 @@ def main() -> None:
     rounds = [
         one_round(args.game, args.boards, args.moves, args.from_ply) for _ in range(args.rounds)
     ]
+    profile = cProfile.Profile()
+    *_, profiled = one_round(args.game, args.boards, args.moves, args.from_ply, profile)
+    calls = pstats.Stats(profile).total_calls / profiled  # type: ignore[attr-defined]
     processing = statistics.median(r[0] for r in rounds)
     floor = statistics.median(r[1] for r in rounds)
     statements = statistics.median(r[2] for r in rounds)
@@ -111,7 +127,7 @@ def main() -> None:
     )
     print(
         f"worker: CPU per mail / floor = {processing / floor:.1f}; "
-        f"statements per mail = {statements:.1f}"
+        f"statements per mail = {statements:.1f}; Python calls per mail = {calls:.0f}"
     )
 
 
