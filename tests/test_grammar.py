@@ -108,6 +108,16 @@ def test_the_quick_test_for_command_lines_never_changes_a_mask(text: str, guess:
         assert fast == grammar.mask_passwords(text, guess=guess, commands=known)
 
 
+def test_long_words_are_never_remembered() -> None:
+    """The misspelt-command look-up remembers the first words of lines, but only words short
+    enough to be close to a command word: a mail of huge words cannot fill the memory."""
+    grammar._close_short_top_word.cache_clear()
+    grammar.mask_passwords("\n".join(f"{'x' * 100_000}{i} bob PW" for i in range(50)))
+    assert grammar._close_short_top_word.cache_info().currsize == 0
+    assert grammar.mask_passwords("sigunp carol PW") == "sigunp carol ********"
+    assert grammar._close_short_top_word.cache_info().currsize == 1
+
+
 def test_a_top_level_word_finds_its_command_in_any_case() -> None:
     for command in registry.TOP:
         for word in (command.name, *command.aliases):

@@ -55,16 +55,28 @@ def suggest(word: str, choices: Iterable[str]) -> str | None:
     return found[0] if found else None
 
 
-@lru_cache(maxsize=4096)
 def _close_top_word(word: str) -> str | None:
-    """The top-level command word closest to a misspelt ``word`` (every mail's first words ask:
-    remembered, as the answer depends on the word alone)."""
+    """The top-level command word closest to a misspelt ``word``.  Every line's first word
+    asks, so the answers are remembered; a word twice as long as the longest command word
+    cannot be close (difflib's ratio stays under 2/3), and is neither compared nor kept."""
+    if len(word) >= 2 * _longest_top_word():
+        return None
+    return _close_short_top_word(word)
+
+
+@lru_cache(maxsize=4096)
+def _close_short_top_word(word: str) -> str | None:
     return suggest(word, [w for w in registry.top_words() if w != registry.PREFIX])
 
 
 @lru_cache(maxsize=1)
 def _top_word_set() -> frozenset[str]:
     return frozenset(registry.top_words())
+
+
+@lru_cache(maxsize=1)
+def _longest_top_word() -> int:
+    return max(map(len, _top_word_set()))
 
 
 def _may_hold_command(bare: Sequence[str], games: Collection[str], guess: bool) -> bool:
