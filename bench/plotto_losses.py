@@ -38,7 +38,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import robots as bench  # noqa: E402  (bench/robots.py: the players and the seeds)
 
-from pbmserv.games import get_game  # noqa: E402
 from pbmserv.games.base import Move, Position  # noqa: E402
 from pbmserv.games.plotto import line_seats  # noqa: E402
 from pbmserv.robots.plotto import threat_cells  # noqa: E402
@@ -72,9 +71,7 @@ def fewest_threats(pos: Position, mine: set[int]) -> int:
 def start(players: int, level: str, index: int) -> tuple[Position, set[int], random.Random]:
     """Game ``index`` of ``bench/robots.py``'s cell against random players: the starting
     position, the robot's seats and the game's random numbers."""
-    task = bench.Task("plotto", players, level, "random", index)
-    rng = random.Random(f"plotto:{players}:{level}:random:{index}")
-    return get_game("plotto").new(players, {}), bench.robot_seats(task), rng
+    return bench.new_game(bench.Task("plotto", players, level, "random", index))
 
 
 def classify(players: int, level: str, index: int) -> str:

@@ -52,31 +52,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import robots as bench  # noqa: E402  (bench/robots.py: the players, the seats and the seeds)
 
-from pbmserv.games import get_game  # noqa: E402
-from pbmserv.games.base import SWAP, Move, Outcome, Position  # noqa: E402
+from pbmserv.games.base import SWAP, Move, Position  # noqa: E402
 from pbmserv.games.pylon import PylonPosition  # noqa: E402
 
 LEVEL = "easy"  # the robot level whose games (seats and seeds) are replayed
 
 
-def score(outcome: Outcome | None, mine: set[int]) -> float:
-    """A game's score for the seats ``mine``, as ``robots.play_game`` scores it."""
-    if outcome is None:
-        return 0.5
-    winners = set(outcome.winners)
-    if not winners:
-        return 0.5
-    if winners <= mine:
-        return 1.0
-    return 0.5 if winners & mine else 0.0
-
-
 def start(players: int, index: int) -> tuple[Position, set[int], random.Random]:
     """Game ``index`` of ``robots.py``'s cell ``pylon:players easy vs random``: the starting
     position, the robot's seats and the game's random numbers (as ``robots.play_game``)."""
-    task = bench.Task("pylon", players, LEVEL, "random", index)
-    rng = random.Random(f"pylon:{players}:{LEVEL}:random:{index}")
-    return get_game("pylon").new(players, {}), bench.robot_seats(task), rng
+    return bench.new_game(bench.Task("pylon", players, LEVEL, "random", index))
 
 
 def biggest_capture(pos: PylonPosition, rng: random.Random) -> Move:
@@ -97,7 +82,7 @@ def playout(pos: Position, mine: set[int], rng: random.Random) -> float:
             game.play(biggest_capture(game, rng))
         else:
             game.play(rng.choice(game.move_list()))
-    return score(game.outcome(), mine)
+    return bench.score_of(game.outcome(), mine)
 
 
 def oracle_player(playouts: int, mine: set[int]) -> Callable[[Position, random.Random], Move]:
@@ -117,7 +102,7 @@ def oracle_player(playouts: int, mine: set[int]) -> Callable[[Position, random.R
             child = pos.copy()
             child.play(move)
             if child.to_move is None:
-                exact[move] = score(child.outcome(), mine)
+                exact[move] = bench.score_of(child.outcome(), mine)
             else:
                 children[move], total[move], runs[move] = child, 0.0, 0
         alive = list(children)
@@ -149,7 +134,7 @@ def oracle_game(players: int, index: int, playouts: int) -> tuple[float, float]:
         assert move != SWAP  # only two players may swap
         pos.play(move)
         plies += 1
-    return score(pos.outcome(), mine), time.process_time() - begin
+    return bench.score_of(pos.outcome(), mine), time.process_time() - begin
 
 
 def row(name: str, scores: list[float], seconds: float) -> str:

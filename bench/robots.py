@@ -49,7 +49,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pbmserv.games import get_game  # noqa: E402
-from pbmserv.games.base import SWAP, Move, Position  # noqa: E402
+from pbmserv.games.base import SWAP, Move, Outcome, Position  # noqa: E402
 from pbmserv.robots import LEVELS, adapter_for, budget_of, choose_move  # noqa: E402
 from pbmserv.robots.search import Budget, search  # noqa: E402
 
@@ -163,12 +163,30 @@ def robot_seats(task: Task) -> set[int]:
     return {i % n}
 
 
+def new_game(task: Task) -> tuple[Position, set[int], random.Random]:
+    """Game ``task.index`` of its cell: the starting position, the seats of the level under
+    test and the game's random numbers (``bench/plotto_losses.py`` and
+    ``bench/pylon_ceiling.py`` replay the same games)."""
+    rng = random.Random(f"{task.game}:{task.players}:{task.level}:{task.opponent}:{task.index}")
+    return get_game(task.game).new(task.players, {}), robot_seats(task), rng
+
+
+def score_of(outcome: Outcome | None, mine: set[int]) -> float:
+    """A game's score for the seats ``mine``: 1 won, 1/2 shared, drawn or unfinished, 0 lost."""
+    if outcome is None:
+        return 0.5
+    winners = set(outcome.winners)
+    if not winners:
+        return 0.5
+    if winners <= mine:
+        return 1.0
+    return 0.5 if winners & mine else 0.0  # shared with an opponent, or lost
+
+
 def play_game(task: Task) -> tuple[Task, float, int, str, float]:
     """(task, score of the level under test, plies, how it ended, CPU seconds)."""
     start = time.process_time()
-    rng = random.Random(f"{task.game}:{task.players}:{task.level}:{task.opponent}:{task.index}")
-    pos = get_game(task.game).new(task.players, {})
-    mine = robot_seats(task)
+    pos, mine, rng = new_game(task)
     ours, theirs = player(task.level), player(task.opponent)
     plies = 0
     if level_vs_level(task):  # the same opening in every seat arrangement
@@ -189,18 +207,8 @@ def play_game(task: Task) -> tuple[Task, float, int, str, float]:
         plies += 1
     outcome = pos.outcome()
     seconds = time.process_time() - start
-    if outcome is None:
-        return task, 0.5, plies, "unfinished", seconds
-    winners = set(outcome.winners)
-    if not winners:
-        score = 0.5
-    elif winners <= mine:
-        score = 1.0
-    elif winners & mine:
-        score = 0.5  # shared with an opponent
-    else:
-        score = 0.0
-    return task, score, plies, outcome.reason, seconds
+    reason = "unfinished" if outcome is None else outcome.reason
+    return task, score_of(outcome, mine), plies, reason, seconds
 
 
 # ----------------------------------------------------------------------------- the table

@@ -160,19 +160,22 @@ def _flat(
     if not (_ADDR_SPEC.fullmatch(sender) and _ADDR_SPEC.fullmatch(to)):
         return None
     refs = _references(mail)
-    headers = [("From", sender), ("To", to), ("Subject", _one_line(mail.subject))]
-    headers.append(("Date", format_datetime(now)))
-    if mail.in_reply_to:
-        headers.append(("In-Reply-To", _one_line(mail.in_reply_to)))
+    before = [  # the headers before the Message-ID, in build_message's order; then those after
+        ("From", sender),
+        ("To", to),
+        ("Subject", _one_line(mail.subject)),
+        ("Date", format_datetime(now)),
+    ]
+    after = [("In-Reply-To", _one_line(mail.in_reply_to))] if mail.in_reply_to else []
     if refs:
-        headers.append(("References", " ".join(refs)))
-    headers += [("Auto-Submitted", "auto-replied"), ("X-Pbmserv-Server", _one_line(server_id))]
-    if not all(_plain_header(name, value, fold) for name, value in headers):
+        after.append(("References", " ".join(refs)))
+    after += [("Auto-Submitted", "auto-replied"), ("X-Pbmserv-Server", _one_line(server_id))]
+    if not all(_plain_header(name, value, fold) for name, value in [*before, *after]):
         return None
     message_id = make_msgid(domain=domain or None)  # drawn once we know it will be used
     if not (_MSG_ID.fullmatch(message_id) and _plain_header("Message-ID", message_id, fold)):
         return None
-    headers.insert(4, ("Message-ID", message_id))  # after Date, as build_message sets it
+    headers = [*before, ("Message-ID", message_id), *after]
     body, cte = _plain_body(mail)
     parts = [
         _text_part("plain", body, cte, mime_version=False),
