@@ -9,6 +9,8 @@ machine.
 
     .venv/bin/python bench/worker.py [--boards 40] [--moves 10] [--game pylon] [--rounds 3]
                                      [--from-ply 0]  (e.g. 30: the cost late in a game)
+                                     [--batch 32]  (e.g. 4: batches as small as a server
+                                                    answering a steady 100 mails/s makes)
 
 Ends with ``worker: CPU per mail / floor = X; statements per mail = Y; Python calls per mail =
 Z``.  Z comes from one more round run under ``cProfile`` (not timed): it counts the Python
@@ -46,7 +48,12 @@ from pbmserv.store.db import session_factory  # noqa: E402
 
 
 def one_round(
-    game: str, boards: int, moves: int, first: int, profile: cProfile.Profile | None = None
+    game: str,
+    boards: int,
+    moves: int,
+    first: int,
+    profile: cProfile.Profile | None = None,
+    batch: int = worker.BATCH,
 ) -> tuple[float, float, float, int]:
     """(CPU seconds per mail processed, of the floor per mail, statements per mail, mails);
     with ``profile``, the processing runs under it (for its call count, not its time)."""
@@ -91,8 +98,8 @@ def one_round(
         start = time.process_time()
         if profile is not None:
             profile.enable()
-        while batch := worker.process_batch(sessions, settings, lambda: datetime.now(UTC)):
-            done += len(batch)
+        while claimed := worker.process_batch(sessions, settings, lambda: datetime.now(UTC), batch):
+            done += len(claimed)
         if profile is not None:
             profile.disable()
         processing = (time.process_time() - start) / done
@@ -108,21 +115,31 @@ def main() -> None:
     parser.add_argument("--game", default="pylon")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
+        "--batch",
+        type=int,
+        default=worker.BATCH,
+        help="mails per batch (e.g. 4: a server answering a steady 100 mails/s)",
+    )
+    parser.add_argument(
         "--from-ply", type=int, default=0, help="play this many moves first, unmeasured"
     )
     args = parser.parse_args()
     rounds = [
-        one_round(args.game, args.boards, args.moves, args.from_ply) for _ in range(args.rounds)
+        one_round(args.game, args.boards, args.moves, args.from_ply, batch=args.batch)
+        for _ in range(args.rounds)
     ]
     profile = cProfile.Profile()
-    *_, profiled = one_round(args.game, args.boards, args.moves, args.from_ply, profile)
+    *_, profiled = one_round(
+        args.game, args.boards, args.moves, args.from_ply, profile, batch=args.batch
+    )
     calls = pstats.Stats(profile).total_calls / profiled  # type: ignore[attr-defined]
     processing = statistics.median(r[0] for r in rounds)
     floor = statistics.median(r[1] for r in rounds)
     statements = statistics.median(r[2] for r in rounds)
     print(
         f"{args.boards * args.moves} {args.game} move mails per round (at most; plies "
-        f"{args.from_ply + 1}-{args.from_ply + args.moves}), median of {args.rounds}: "
+        f"{args.from_ply + 1}-{args.from_ply + args.moves}), {args.batch} per batch, median of "
+        f"{args.rounds}: "
         f"processing {processing * 1000:.2f} ms CPU per mail, floor {floor * 1000:.3f} ms"
     )
     print(
