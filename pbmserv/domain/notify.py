@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
-from sqlalchemy import inspect, select
+from sqlalchemy import insert, inspect, select
 from sqlalchemy.orm import Session
 
 from pbmserv.domain import mailmodes
@@ -60,6 +60,7 @@ def mail_users(
     targets = [u for u in users if skip is None or u.id != skip.id]
     robots = _robot_ids(session, targets)
     seen: set[str] = set()
+    mails: list[dict[str, object]] = []
     for user in targets:
         if user.id in robots or (board is not None and not admit(board, user)):
             continue
@@ -67,16 +68,8 @@ def mail_users(
             if address in seen or (skip_address and address.lower() == skip_address.lower()):
                 continue
             seen.add(address)
-            session.add(
-                Outbox(
-                    recipient=address,
-                    subject=subject,
-                    body=body + (tail(user) if tail else ""),
-                    created=now,
-                    status=OutboxStatus.pending,
-                    next_attempt=now,
-                )
-            )
+            mails.append(_outgoing(address, subject, body + (tail(user) if tail else ""), now))
+    _queue(session, mails)
     return len(seen)
 
 
@@ -90,18 +83,45 @@ def _robot_ids(session: Session, users: list[User]) -> set[int]:
     return robots
 
 
-def queue_mail(session: Session, recipient: str, subject: str, body: str, now: datetime) -> None:
-    """Queue one mail to one address (confirmation and reset codes)."""
-    session.add(
-        Outbox(
-            recipient=recipient,
-            subject=subject,
-            body=body,
-            created=now,
-            status=OutboxStatus.pending,
-            next_attempt=now,
-        )
-    )
+def queue_mail(
+    session: Session,
+    recipient: str,
+    subject: str,
+    body: str,
+    now: datetime,
+    *,
+    in_reply_to: str | None = None,
+    references: str | None = None,
+    inbox_id: int | None = None,
+) -> None:
+    """Queue one mail to one address (an answer, a confirmation or reset code); an answer
+    names the mail it answers (its Message-ID, the thread's, and the inbox row)."""
+    mail = _outgoing(recipient, subject, body, now)
+    mail.update(in_reply_to=in_reply_to, references=references, inbox_id=inbox_id)
+    _queue(session, [mail])
+
+
+def _outgoing(recipient: str, subject: str, body: str, now: datetime) -> dict[str, object]:
+    return {
+        "recipient": recipient,
+        "subject": subject,
+        "body": body,
+        "created": now,
+        "status": OutboxStatus.pending,
+        "next_attempt": now,
+        "attempts": 0,
+    }
+
+
+def _queue(session: Session, mails: list[dict[str, object]]) -> None:
+    """Insert ``mails`` into the outbox at once, in the caller's transaction.
+
+    Why not ``session.add(Outbox(...))``: nothing reads a queued mail back before the commit, and
+    an ORM object costs the unit of work far more than its INSERT (a move mail queues two to
+    five).  The rows go in now, in order, so what follows in the transaction sees them.
+    """
+    if mails:
+        session.connection().execute(insert(Outbox), mails)
 
 
 def audience(board: Board) -> list[User]:

@@ -23,13 +23,13 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbmserv.commands import Answer, Channel, Request, commands, grammar, run, split
 from pbmserv.commands.dispatch import USAGE
 from pbmserv.config import Settings
-from pbmserv.domain import accounts, limits
+from pbmserv.domain import accounts, limits, notify
 from pbmserv.mail import inbox
 from pbmserv.mail.parse import ParsedMail, parse_message
 from pbmserv.mail.reply import assemble, tail_sections
 from pbmserv.render.templates import render
 from pbmserv.store.db import readonly_sessions
-from pbmserv.store.models import Inbox, InboxStatus, Outbox, OutboxStatus
+from pbmserv.store.models import Inbox, InboxStatus
 
 log = logging.getLogger("pbmserv.mail.worker")
 
@@ -460,16 +460,13 @@ def _queue_answer(
     references = " ".join(
         [*parsed.references, parsed.message_id] if parsed.message_id else parsed.references
     )
-    session.add(
-        Outbox(
-            recipient=parsed.sender,
-            subject=item.subject,
-            body=item.body,
-            in_reply_to=parsed.message_id,
-            references=references or None,
-            created=now,
-            status=OutboxStatus.pending,
-            next_attempt=now,
-            inbox_id=row.id,
-        )
+    notify.queue_mail(
+        session,
+        parsed.sender,
+        item.subject,
+        item.body,
+        now,
+        in_reply_to=parsed.message_id,
+        references=references or None,
+        inbox_id=row.id,
     )
