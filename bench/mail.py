@@ -9,7 +9,9 @@ in the same run (the machine is shared: read the ratios).
    the time from the listener accepting a mail to its answer being written, that is committed
    with the worker's batch (server clock, both ends), median and 99th percentile.
    The latency is also split at the moment the worker claimed the mail: waiting for the
-   worker, then processing (with its batch) until the answer was written.
+   worker, then processing (with its batch) until the answer was written; and the CPU per mail
+   of the server process and its worker meanwhile says how busy the worker was (the latency
+   grows steeply as that nears a whole core).
 3. With ``--database-url`` of a PostgreSQL database (its tables are dropped first!) the same runs
    go there, and ``--scaling`` also measures the drain rate of a full inbox by one
    ``pbmserv serve`` with 1 and with 2 worker processes (``workers``): ``--scaling-boards``
@@ -499,8 +501,10 @@ def main() -> None:
                 drained(sessions)
                 sent(sessions)
             before = last_inbox_id(sessions)
+            steady_before = server_cpu(server)
             paced(port, steady, args.clients, args.rate)
             drained(sessions)
+            steady_after = server_cpu(server)
             paced_times = times(sessions, before)
             steady_latencies, _ = answered(paced_times)
             waiting, processing = split(paced_times)
@@ -525,6 +529,15 @@ def main() -> None:
         print(
             f"  at {args.rate:.0f} mails/s for {args.seconds:.0f} s ({len(steady_latencies)} mails): accepted -> "
             f"answer written median {statistics.median(steady_latencies) * 1000:.0f} ms, p99 {p99:.0f} ms"
+        )
+        steady_cpu = [
+            (after - before) * 1000 / len(steady_latencies)
+            for after, before in zip(steady_after, steady_before, strict=True)
+        ]
+        print(
+            f"    CPU per mail meanwhile: {steady_cpu[0]:.1f} ms the server process, "
+            f"{steady_cpu[1]:.1f} ms its worker (busy {steady_cpu[1] * args.rate / 10:.0f}% "
+            "of a core at that rate)"
         )
         print(
             f"    waiting for the worker median {statistics.median(waiting) * 1000:.0f} ms, "

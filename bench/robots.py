@@ -8,6 +8,9 @@ The goals (issue 19): every level wins at least 95% of its games against the ran
 75% against the greedy player, and ``strong`` scores more than 50% against ``normal``, each as
 the lower bound of the 95% Wilson interval of the score (a win 1, a draw 1/2).
 
+* ``--levels`` may also name ``greedy`` (or ``random``): that player takes the robot's seat, to
+  show what a level's search adds to its evaluation (``--levels easy,greedy --opponents
+  random``: same seats, their own seeds).
 * With more than two players the robot takes one seat and the opponent all the others (the
   seat rotates from game to game); against ``normal``, ``strong`` takes half the seats (with
   three players one seat and two seats in turn), so that an even match scores 50%.
@@ -57,6 +60,7 @@ SETUPS = ["ploy:2", "ploy:4", "polis:2", "pylon:2", "pylon:3", "pylon:4", "plott
 SETUPS += ["plotto:4"]
 BENCH_LEVELS = ["easy", "normal", "strong"]  # expert is a 20 s time budget: above strong
 GOALS = {"random": 0.95, "greedy": 0.75, "normal": 0.50}
+REFERENCES = ("random", "greedy")  # players without a search, also allowed in --levels
 MAX_PLIES = 2000  # a safety net only: every game ends by its rules
 OPENING = {"plotto": 2}  # random plies before level meets level (Plotto games last ~12 plies)
 OPENING_PLIES = 4
@@ -343,7 +347,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     levels = [name.strip() for name in args.levels.split(",")]
     for name in levels:
-        budget_of(name)
+        if name not in REFERENCES:
+            budget_of(name)
     cells = cells_for(args.setups, levels, args.opponents.split(","))
     start = time.monotonic()
     run(cells, args.jobs, args.batch, args.max_games, args.fixed, args.first_game)
