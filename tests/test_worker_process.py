@@ -148,7 +148,7 @@ def test_serve_answers_from_its_worker_process_on_the_tests_calendar(
 
 def test_a_ready_worker_leaves_the_collector_only_what_it_makes_later(settings, clock):
     """What a worker loads before its first mail lives as long as it does; frozen, a full
-    collection never walks it again (unfrozen, each took 50-65 ms of the worker's time)."""
+    collection never walks it again (unfrozen, each took 45-70 ms of the worker's time)."""
     code = (
         "import gc, sys; from pbmserv.cli import worker_process as worker; "
         "worker.ready(worker.settings_from_line(sys.stdin.buffer.readline())); "

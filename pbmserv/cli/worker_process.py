@@ -172,7 +172,7 @@ def ready(settings: Settings) -> sessionmaker[Session]:
     the page links), and all of it set aside from the garbage collector (``gc.freeze``).
 
     Why: a worker lives for days, and so do its modules, tables and engines.  A full collection
-    walks every object alive that is not frozen: without this, each took 50-65 ms, a pause that
+    walks every object alive that is not frozen: without this, each took 45-70 ms, a pause that
     every mail in the queue waited through (``bench/mail.py --returning``, steady 100 mails/s).
     Frozen objects are never collected, so only what lives as long as the process is frozen:
     what is loaded now, and (:func:`main`) what the first batch loads (its statements compiled,

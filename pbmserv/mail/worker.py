@@ -276,12 +276,12 @@ def process_claimed(
 
 def _mark_processed(session: Session, outcomes: list[Outcome], committing: datetime) -> None:
     """Stamp the processed mails with the moment their transaction commits: their effects and
-    answers are durable from then on (a batch's mails share it).  One UPDATE for the batch: the
-    rows' objects are not needed again (the session ends with the commit)."""
+    answers are durable from then on (a batch's mails share it).  One UPDATE for the batch, not
+    the rows' objects: their own changes were written when their savepoints ended, and nothing
+    reads them again (the session ends with the commit)."""
     done = (InboxStatus.done, InboxStatus.ignored)
     ids = [outcome.message_id for outcome in outcomes if outcome.status in done]
     if ids:
-        session.flush()  # (the mails' own changes first, as the unit of work would order them)
         session.connection().execute(
             update(Inbox).where(Inbox.id.in_(ids)).values(processed_at=committing)
         )
