@@ -107,6 +107,35 @@ def test_a_batch_commits_every_mail_with_its_answer(shell, sessions, settings, c
             assert b"pw-" not in s.get(Inbox, message_id).raw
 
 
+def test_a_mail_tried_too_often_is_set_aside_and_the_queue_goes_on(
+    shell, sessions, settings, clock
+):
+    """A mail whose workers died on it every time (``kill -9``, out of memory: nothing could
+    count a failure) is claimed ``MAX_ATTEMPTS`` times, then set aside for the operator instead
+    of killing the next worker; the mails behind it are processed."""
+    ids = _queue_moves(shell, clock)
+    with sessions() as s, s.begin():  # as a dead worker's last claims leave them
+        poison = s.get(Inbox, ids[0])
+        poison.attempts = inbox.MAX_ATTEMPTS
+        expired = s.get(Inbox, ids[1])  # claimed, its worker gone, its lease run out
+        expired.status, expired.attempts = InboxStatus.processing, inbox.MAX_ATTEMPTS
+        expired.claimed_by, expired.claimed_at = "elsewhere:1", clock.now - 2 * inbox.LEASE
+    done = worker.process_batch(sessions, settings, lambda: clock.now)
+    assert [d.message_id for d in done] == ids[2:]
+    assert worker.process_batch(sessions, settings, lambda: clock.now) == []
+    with sessions() as s:
+        for message_id in ids[:2]:
+            row = s.get(Inbox, message_id)
+            assert row.status is InboxStatus.shunted and row.attempts == inbox.MAX_ATTEMPTS
+            assert row.last_error.endswith(f"set aside after {inbox.MAX_ATTEMPTS} attempts")
+            assert s.scalar(select(func.count()).where(Outbox.inbox_id == message_id)) == 0
+        assert s.get(Inbox, ids[2]).attempts == 1
+    assert inbox.retry(sessions, ids[0])  # the operator puts it back: it is processed
+    assert [d.status for d in worker.process_batch(sessions, settings, lambda: clock.now)] == [
+        InboxStatus.done
+    ]
+
+
 def test_a_failing_mail_is_rolled_back_alone_and_nothing_overtakes_it(
     shell, sessions, settings, clock, monkeypatch
 ):
