@@ -67,7 +67,7 @@ def _misspelt(word: str, cut: int) -> str:
 
 
 _DECLARED = sorted(
-    {w for w in registry.top_words()}
+    set(registry.top_words())
     | {w for g in (registry.GAME, *registry.GROUPS.values()) for w in g.words()}
     | set(grammar.game_words())
 )

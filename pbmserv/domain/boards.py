@@ -74,16 +74,13 @@ def find_board(session: Session, game: Game, number: int, *, for_update: bool = 
 @lru_cache(maxsize=2)
 def _board_query(lock: bool) -> Select[Board]:
     """Built once (building it cost a third of running it); ``lock``: FOR UPDATE of the board."""
+    mailable = (joinedload(User.addresses), joinedload(User.robot))  # who gets the board mail
     query = (
         select(Board)
         .where(Board.game == bindparam("game"), Board.number == bindparam("number"))
         .options(
-            joinedload(Board.seats)
-            .joinedload(Seat.user)
-            .options(joinedload(User.addresses), joinedload(User.robot)),
-            joinedload(Board.subscriptions)
-            .joinedload(Subscription.user)
-            .options(joinedload(User.addresses), joinedload(User.robot)),
+            joinedload(Board.seats).joinedload(Seat.user).options(*mailable),
+            joinedload(Board.subscriptions).joinedload(Subscription.user).options(*mailable),
         )
     )
     return query.with_for_update(of=Board) if lock else query

@@ -109,7 +109,6 @@ def _outgoing(recipient: str, subject: str, body: str, now: datetime) -> dict[st
         "created": now,
         "status": OutboxStatus.pending,
         "next_attempt": now,
-        "attempts": 0,
     }
 
 
