@@ -142,9 +142,9 @@ def test_a_failing_mail_is_rolled_back_alone_and_nothing_overtakes_it(
     ids = _queue_moves(shell, clock)
     process = worker._process
 
-    def second_fails(session, settings, row, *rest):
-        result = process(session, settings, row, *rest)
-        if row.id == ids[1]:
+    def second_fails(session, settings, message_id, *rest):
+        result = process(session, settings, message_id, *rest)
+        if message_id == ids[1]:
             raise RuntimeError("boom after the move was played")
         return result
 
@@ -260,10 +260,10 @@ def test_the_batch_claimed_ahead_goes_back_when_a_mail_before_it_fails(
     process = worker._process
     failures = []
 
-    def bob_fails_once(session, settings, row, *rest):
-        result = process(session, settings, row, *rest)
-        if row.id == ids[1] and not failures:
-            failures.append(row.id)
+    def bob_fails_once(session, settings, message_id, *rest):
+        result = process(session, settings, message_id, *rest)
+        if message_id == ids[1] and not failures:
+            failures.append(message_id)
             raise RuntimeError("boom")
         return result
 

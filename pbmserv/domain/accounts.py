@@ -180,6 +180,14 @@ def check_password(settings: Settings, password_hash: str, password: str) -> boo
     return ok
 
 
+@lru_cache(maxsize=1)
+def _hashes_query() -> Select[str, str]:
+    """Built once: every batch of mails asks it."""
+    return select(User.userid, User.password_hash).where(
+        User.userid.in_(bindparam("userids", expanding=True))
+    )
+
+
 def preverify(
     sessions: sessionmaker[Session],
     settings: Settings,
@@ -202,13 +210,8 @@ def preverify(
     if not wanted:
         return
     with sessions() as session:
-        hashes = dict(
-            session.execute(
-                select(User.userid, User.password_hash).where(
-                    User.userid.in_({u for u, _ in wanted})
-                )
-            ).all()
-        )
+        userids = sorted({u for u, _ in wanted})
+        hashes = dict(session.connection().execute(_hashes_query(), {"userids": userids}).all())
         unknown = {
             (userid, password)
             for userid, password in wanted

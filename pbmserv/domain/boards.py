@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 
-from sqlalchemy import Select, bindparam, func, select
+from sqlalchemy import Insert, Select, bindparam, func, insert, select
 from sqlalchemy.orm import Session, joinedload, object_session
 
 from pbmserv.domain.ratings import rate_board
@@ -167,25 +167,51 @@ def _record(
     auto: bool,
     now: datetime,
     source: str,
+    text: str | None = None,
 ) -> MoveRecord:
+    """Append the entry for ``move`` (written as ``text`` when given) and play it."""
     seat = position.to_move
     assert seat is not None
-    text = position.format_move(move)
     entry = MoveRecord(
-        board=board,  # appended to ``board.moves`` without loading them
         ply=position.ply + 1,
         seat=seat,
         user_id=user.id if user else None,
-        text=text,
+        text=text or position.format_move(move),
         auto=auto,
         at=now,
         source=source,
     )
-    session = object_session(board)
-    assert session is not None
-    session.add(entry)  # its ``board`` puts it in ``board.moves`` (no cascade from that side)
+    _add_to_board(board, entry, "moves", _insert_move())
     position.play(move)
     return entry
+
+
+def _add_to_board(
+    board: Board, entry: MoveRecord | Comment, collection: str, insert: Insert
+) -> None:
+    """Store a new entry of ``board``'s ``collection``: one plain INSERT when that collection
+    is not loaded (each move's case: the unit of work would cost more than the statement), or
+    through the collection when it is (a replay or an undo read it: it must stay whole)."""
+    session = object_session(board)
+    assert session is not None
+    if board.id is None or collection in board.__dict__:
+        entry.board = board  # type: ignore[assignment]
+        session.add(entry)
+        return
+    entry.board_id = board.id
+    columns = {column.key: getattr(entry, column.key) for column in insert.table.columns}
+    del columns["id"]
+    session.connection().execute(insert, columns)
+
+
+@lru_cache(maxsize=1)
+def _insert_move() -> Insert:
+    return insert(MoveRecord)
+
+
+@lru_cache(maxsize=1)
+def _insert_comment() -> Insert:
+    return insert(Comment)
 
 
 def play_move(
@@ -229,9 +255,9 @@ def play_move(
     if position.swapped and entries[0].text == "swap":
         _exchange_seats(board)
         notes.append(f"{user.userid} has swapped sides.")
-    if comment.strip():  # set on the comment: neither the comments nor the moves are loaded
-        entry = Comment(board=board, ply=position.ply, user=user, text=comment.strip(), at=now)
-        session.add(entry)
+    if comment.strip():
+        note = Comment(ply=position.ply, user_id=user.id, text=comment.strip(), at=now)
+        _add_to_board(board, note, "comments", _insert_comment())
     entries += _after_move(session, board, position, now, notes)
     return Played(board, position, entries, notes)
 
@@ -255,8 +281,7 @@ def forfeit(
     """The player to move ran out of time: an automatic ``Forfeit`` entry (it plays RESIGN)."""
     seat = board.seats[position.to_move]  # type: ignore[index]
     seat.time_used = (seat.time_used or 0.0) + elapsed
-    entry = _record(board, position, RESIGN, user, auto=True, now=now, source="clock")
-    entry.text = FORFEIT
+    entry = _record(board, position, RESIGN, user, auto=True, now=now, source="clock", text=FORFEIT)
     notes: list[str] = []
     entries = [entry, *_after_move(session, board, position, now, notes)]
     return Played(board, position, entries, notes)

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
+from functools import lru_cache
 
-from sqlalchemy import insert, inspect, select
+from sqlalchemy import Insert, insert, inspect, select
 from sqlalchemy.orm import Session
 
 from pbmserv.domain import mailmodes
@@ -120,7 +121,13 @@ def _queue(session: Session, mails: list[dict[str, object]]) -> None:
     five).  The rows go in now, in order, so what follows in the transaction sees them.
     """
     if mails:
-        session.connection().execute(insert(Outbox), mails)
+        session.connection().execute(_insert_outbox(), mails)
+
+
+@lru_cache(maxsize=1)
+def _insert_outbox() -> Insert:
+    """Built once: every mail queued runs it."""
+    return insert(Outbox)
 
 
 def audience(board: Board) -> list[User]:

@@ -18,8 +18,21 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.parser import BytesHeaderParser
 from email.policy import compat32
+from functools import lru_cache
 
-from sqlalchemy import ColumnElement, insert, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    Update,
+    bindparam,
+    case,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -194,41 +207,95 @@ class _Slot:
         return self.stored
 
 
-def _claimable(now: datetime) -> ColumnElement[bool]:
+def _claimable() -> ColumnElement[bool]:
+    """New, or claimed by a worker whose lease ran out before ``:stale_before``."""
     return or_(
         Inbox.status == InboxStatus.new,
-        (Inbox.status == InboxStatus.processing) & (Inbox.claimed_at < now - LEASE),
+        (Inbox.status == InboxStatus.processing)
+        & (Inbox.claimed_at < bindparam("stale_before", type_=Inbox.claimed_at.type)),
     )
+
+
+@lru_cache(maxsize=1)
+def _waiting_query() -> Select[int]:
+    """Built once, as the other statements here: they run for every batch, and building one
+    costs about as much as running it."""
+    return select(Inbox.id).where(_claimable()).limit(1)
 
 
 def waiting(readers: sessionmaker[Session], now: datetime) -> bool:
     """Whether a mail waits to be claimed.  A read (``readers``: read-only sessions), so that
     idle workers can look often: on SQLite it takes no write lock."""
     with readers() as session:
-        return session.scalar(select(Inbox.id).where(_claimable(now)).limit(1)) is not None
+        found = session.connection().execute(_waiting_query(), {"stale_before": now - LEASE})
+        return found.first() is not None
 
 
-def claim_batch(session: Session, now: datetime, limit: int, me: str | None = None) -> list[Inbox]:
+@dataclass
+class Claimed:
+    """A mail claimed for processing: what the worker reads of its row."""
+
+    id: int
+    raw: bytes
+    mail_from: str
+
+
+@lru_cache(maxsize=2)
+def _claim_query(skip_locked: bool) -> Select[int, bytes, str, int]:
+    query = (
+        select(Inbox.id, Inbox.raw, Inbox.mail_from, Inbox.attempts)
+        .where(_claimable())
+        .order_by(Inbox.id)
+        .limit(bindparam("limit"))
+    )
+    return query.with_for_update(skip_locked=True) if skip_locked else query
+
+
+@lru_cache(maxsize=1)
+def _claim_update() -> Update:
+    return (
+        update(Inbox)
+        .where(Inbox.id.in_(bindparam("ids", expanding=True)))
+        .values(
+            status=InboxStatus.processing,
+            claimed_by=bindparam("me"),
+            claimed_at=bindparam("now", type_=Inbox.claimed_at.type),
+            attempts=Inbox.attempts + 1,
+        )
+    )
+
+
+def claim_batch(
+    session: Session, now: datetime, limit: int, me: str | None = None
+) -> list[Claimed]:
     """Claim up to ``limit`` unprocessed messages, oldest first, inside the caller's transaction.
 
-    A message already tried ``MAX_ATTEMPTS`` times is set aside instead of claimed.
+    A message already tried ``MAX_ATTEMPTS`` times is set aside instead of claimed.  Plain
+    statements, not ORM rows: a claim runs for every batch, and nothing here needs the objects.
     """
-    me = me or worker_id()
-    query = select(Inbox).where(_claimable(now)).order_by(Inbox.id).limit(limit)
-    if session.bind is not None and session.bind.dialect.name == "postgresql":
-        query = query.with_for_update(skip_locked=True)
-    claimed = []
-    for row in session.scalars(query).all():
-        if row.attempts >= MAX_ATTEMPTS:
-            row.status = InboxStatus.shunted
-            row.last_error = (row.last_error or "") + f"\nset aside after {row.attempts} attempts"
-            continue
-        row.status = InboxStatus.processing
-        row.claimed_by = me
-        row.claimed_at = now
-        row.attempts += 1
-        claimed.append(row)
-    session.flush()
+    postgresql = session.bind is not None and session.bind.dialect.name == "postgresql"
+    connection = session.connection()
+    rows = connection.execute(
+        _claim_query(postgresql), {"stale_before": now - LEASE, "limit": limit}
+    ).all()
+    for spent in (row for row in rows if row.attempts >= MAX_ATTEMPTS):
+        connection.execute(
+            update(Inbox)
+            .where(Inbox.id == spent.id)
+            .values(
+                status=InboxStatus.shunted,
+                last_error=func.coalesce(Inbox.last_error, "")
+                + f"\nset aside after {spent.attempts} attempts",
+            )
+        )
+    claimed = [
+        Claimed(row.id, row.raw, row.mail_from) for row in rows if row.attempts < MAX_ATTEMPTS
+    ]
+    if claimed:
+        connection.execute(
+            _claim_update(),
+            {"ids": [mail.id for mail in claimed], "me": me or worker_id(), "now": now},
+        )
     return claimed
 
 
@@ -264,23 +331,78 @@ def _alive(pid: int) -> bool:
 def record_failure(sessions: sessionmaker[Session], message_id: int, error: str) -> None:
     """After a failed attempt (its transaction rolled back): back to the queue, or set aside."""
     with sessions() as session, session.begin():
-        row = session.get(Inbox, message_id)
-        if row is not None:
-            mark_failed(row, error)
+        mark_failed(session, message_id, error)
 
 
-def mark_failed(row: Inbox, error: str) -> None:
-    """A failed attempt of ``row``: back to the queue, or set aside after ``MAX_ATTEMPTS``."""
-    row.last_error = error[-4000:]
-    row.claimed_by = None
-    row.status = InboxStatus.shunted if row.attempts >= MAX_ATTEMPTS else InboxStatus.new
+def mark_failed(session: Session, message_id: int, error: str) -> InboxStatus:
+    """A failed attempt of the mail: back to the queue, or set aside after ``MAX_ATTEMPTS``
+    (the status it has now)."""
+    return (
+        session.connection()
+        .execute(
+            update(Inbox)
+            .where(Inbox.id == message_id)
+            .values(
+                last_error=error[-4000:],
+                claimed_by=None,
+                status=case(
+                    (Inbox.attempts >= MAX_ATTEMPTS, _status(InboxStatus.shunted)),
+                    else_=_status(InboxStatus.new),
+                ),
+            )
+            .returning(Inbox.status)
+        )
+        .scalar_one()
+    )
 
 
-def requeue(row: Inbox) -> None:
-    """Back to the queue without counting the attempt (it lost a lock race, nothing more)."""
-    row.status = InboxStatus.new
-    row.claimed_by = None
-    row.attempts = max(0, row.attempts - 1)
+def _status(status: InboxStatus) -> ColumnElement[InboxStatus]:
+    return literal(status, Inbox.status.type)
+
+
+@lru_cache(maxsize=2)
+def _requeue_update(held: bool) -> Update:
+    query = update(Inbox).where(Inbox.id.in_(bindparam("ids", expanding=True)))
+    if held:
+        query = query.where(
+            Inbox.status == InboxStatus.processing, Inbox.claimed_by == bindparam("held_by")
+        )
+    return query.values(
+        status=InboxStatus.new,
+        claimed_by=None,
+        attempts=case((Inbox.attempts > 0, Inbox.attempts - 1), else_=0),
+    )
+
+
+def requeue(session: Session, message_ids: list[int], *, claimed_by: str | None = None) -> None:
+    """Back to the queue without counting the attempt (it lost a lock race, or waits behind a
+    mail that failed); with ``claimed_by``, only the mails that worker still holds."""
+    session.connection().execute(
+        _requeue_update(claimed_by is not None), {"ids": message_ids, "held_by": claimed_by}
+    )
+
+
+@lru_cache(maxsize=2)
+def _finish_update(noted: bool) -> Update:
+    values: dict[str, object] = {
+        "status": bindparam("status", type_=Inbox.status.type),
+        "raw": bindparam("kept", type_=Inbox.raw.type),
+        "claimed_by": None,
+    }
+    if noted:
+        values["last_error"] = bindparam("note", type_=Inbox.last_error.type)
+    return update(Inbox).where(Inbox.id == bindparam("message_id")).values(**values)
+
+
+def finish(
+    session: Session, message_id: int, status: InboxStatus, kept: bytes, note: str | None
+) -> None:
+    """A processed mail: its new status, the copy of it that is kept (``kept``: passwords
+    masked) and, when given, why it was not answered."""
+    session.connection().execute(
+        _finish_update(note is not None),
+        {"message_id": message_id, "status": status, "kept": kept, "note": note},
+    )
 
 
 def retry(sessions: sessionmaker[Session], message_id: int) -> bool:

@@ -16,8 +16,9 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 
-from sqlalchemy import select, update
+from sqlalchemy import Update, bindparam, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.commands import Answer, Channel, Request, commands, grammar, run, split
@@ -180,12 +181,11 @@ def claim(
     """Claim up to ``limit`` waiting mails, parse them and check their passwords (argon2, never
     under the write lock): at once, or in ``checker`` while the caller does other work."""
     with sessions() as session, session.begin():
-        rows = inbox.claim_batch(session, now(), limit)
-        claimed = [(row.id, row.raw, row.mail_from) for row in rows]
+        claimed = inbox.claim_batch(session, now(), limit)
     if not claimed:
         return None
     words = grammar.command_words()
-    prepared = [_prepare(settings, words, *item) for item in claimed]
+    prepared = [_prepare(settings, words, mail) for mail in claimed]
     credentials = [
         pair
         for item in prepared
@@ -218,13 +218,7 @@ def release(sessions: sessionmaker[Session], batch: ClaimedBatch) -> None:
     attempt not counted (a mail already done stays done)."""
     ids = [item.message_id for item in batch.prepared]
     with sessions() as session, session.begin():
-        query = select(Inbox).where(
-            Inbox.id.in_(ids),
-            Inbox.status == InboxStatus.processing,
-            Inbox.claimed_by == inbox.worker_id(),
-        )
-        for row in session.scalars(query):
-            inbox.requeue(row)
+        inbox.requeue(session, ids, claimed_by=inbox.worker_id())
 
 
 def process_claimed(
@@ -241,18 +235,13 @@ def process_claimed(
     if len(prepared) > 1:
         try:
             with sessions() as session, session.begin():
-                ids = [item.message_id for item in prepared]
-                loaded = session.scalars(select(Inbox).where(Inbox.id.in_(ids))).all()
-                assert len(loaded) == len(ids)  # one query; held here in the identity map
                 outcomes: list[Outcome] = []
                 for item in prepared:
                     if outcomes and outcomes[-1].status is InboxStatus.new:
                         # a mail failed or must wait: the rest waits too, so that no later
                         # mail (a board's next move) overtakes it
-                        row = session.get(Inbox, item.message_id)
-                        assert row is not None
-                        inbox.requeue(row)
-                        outcomes.append(Outcome(item.message_id, row.status, 0, requeued=True))
+                        inbox.requeue(session, [item.message_id])
+                        outcomes.append(Outcome(item.message_id, InboxStatus.new, 0, requeued=True))
                         continue
                     outcomes.append(_process_in_savepoint(session, settings, item, words, now))
                 _mark_processed(session, outcomes, now())
@@ -282,26 +271,32 @@ def _mark_processed(session: Session, outcomes: list[Outcome], committing: datet
     done = (InboxStatus.done, InboxStatus.ignored)
     ids = [outcome.message_id for outcome in outcomes if outcome.status in done]
     if ids:
-        session.connection().execute(
-            update(Inbox).where(Inbox.id.in_(ids)).values(processed_at=committing)
-        )
+        session.connection().execute(_processed_update(), {"ids": ids, "at": committing})
 
 
-def _prepare(
-    settings: Settings, words: set[str], message_id: int, raw: bytes, mail_from: str
-) -> _Claimed:
+@lru_cache(maxsize=1)
+def _processed_update() -> Update:
+    """Built once: every batch runs it."""
+    return (
+        update(Inbox)
+        .where(Inbox.id.in_(bindparam("ids", expanding=True)))
+        .values(processed_at=bindparam("at", type_=Inbox.processed_at.type))
+    )
+
+
+def _prepare(settings: Settings, words: set[str], mail: inbox.Claimed) -> _Claimed:
     """Parse a claimed mail outside the write transaction; a failure is kept for the record."""
     try:
         parsed = parse_message(
-            raw,
-            mail_from,
+            mail.raw,
+            mail.mail_from,
             command_words=words,
             max_commands=settings.max_commands_per_mail,
             server_addresses=[settings.server_address, *settings.accept_recipients],
         )
-        return _Claimed(message_id, parsed)
+        return _Claimed(mail.id, parsed)
     except Exception:  # noqa: BLE001 - recorded as a failed attempt of this mail
-        return _Claimed(message_id, error=traceback.format_exc())
+        return _Claimed(mail.id, error=traceback.format_exc())
 
 
 def _process_in_savepoint(
@@ -312,28 +307,26 @@ def _process_in_savepoint(
     now: Callable[[], datetime],
 ) -> Outcome:
     """One mail inside the batch's transaction; its failure rolls back its savepoint only."""
-    row = session.get(Inbox, item.message_id)
-    assert row is not None
     error = item.error
     if item.parsed is not None:
         try:
             with session.begin_nested():
                 mask = grammar.password_mask(words, commands=item.parsed.commands)
-                status, count = _process(session, settings, row, item.parsed, now(), mask)
-                row.raw = masked_copy(item.parsed, mask)  # no password at rest
-                row.status = status
-                row.claimed_by = None
+                status, count, note = _process(
+                    session, settings, item.message_id, item.parsed, now(), mask
+                )
+                kept = masked_copy(item.parsed, mask)  # no password at rest
+                inbox.finish(session, item.message_id, status, kept, note)
             return Outcome(item.message_id, status, count)
         except Exception as exc:  # noqa: BLE001 - this mail fails, the batch goes on
             if _lock_conflict(exc):  # another worker's batch: try again, not a failure
                 log.info("mail %s waits for another worker: %s", item.message_id, exc)
-                inbox.requeue(row)
-                return Outcome(item.message_id, row.status, 0, requeued=True)
+                inbox.requeue(session, [item.message_id])
+                return Outcome(item.message_id, InboxStatus.new, 0, requeued=True)
             error = traceback.format_exc()
     assert error is not None
     log.error("mail %s failed: %s", item.message_id, error.splitlines()[-1])
-    inbox.mark_failed(row, error)
-    return Outcome(item.message_id, row.status, 0)
+    return Outcome(item.message_id, inbox.mark_failed(session, item.message_id, error), 0)
 
 
 _LOCK_CONFLICTS = {"40P01", "40001", "55P03"}  # deadlock, serialization, lock not available
@@ -348,13 +341,14 @@ def _lock_conflict(exc: BaseException) -> bool:
 def _process(
     session: Session,
     settings: Settings,
-    row: Inbox,
+    message_id: int,
     parsed: ParsedMail,
     now: datetime,
     mask: Callable[[str], str],
-) -> tuple[InboxStatus, int]:
+) -> tuple[InboxStatus, int, str | None]:
     """Everything one mail causes, inside the caller's transaction (parsed outside it);
-    ``mask`` hides the mail's passwords in any text (its command lines read once).
+    ``mask`` hides the mail's passwords in any text (its command lines read once).  Returns
+    the mail's new status, how many answers it got, and why it got none when it did not.
 
     Every command is executed.  The answers of a mail whose password was right and which came
     from that account's confirmed address are always sent; any other mail gets at most one
@@ -362,15 +356,17 @@ def _process(
     """
     sender = accounts.parse_address(parsed.sender or "")
     if parsed.is_automatic or not sender:
-        row.last_error = "not answered: " + (parsed.automatic_reason or "no usable sender")
-        return InboxStatus.ignored, 0
+        return (
+            InboxStatus.ignored,
+            0,
+            "not answered: " + (parsed.automatic_reason or "no usable sender"),
+        )
     parsed.sender = sender
-    answers, verified = _run_commands(session, settings, parsed, row, now, mask)
+    answers, verified = _run_commands(session, settings, parsed, message_id, now, mask)
     if not verified:
         allowance = limits.answer_allowance(session, settings, sender, now)
         if allowance == 0:
-            row.last_error = "not answered: daily answer limit reached"
-            return InboxStatus.done, 0
+            return InboxStatus.done, 0, "not answered: daily answer limit reached"
         if allowance == 1:
             answers = [
                 Answer(
@@ -381,15 +377,15 @@ def _process(
                 )
             ]
     for item in answers:
-        _queue_answer(session, parsed, row, item, now)
-    return InboxStatus.done, len(answers)
+        _queue_answer(session, parsed, message_id, item, now)
+    return InboxStatus.done, len(answers), None
 
 
 def _run_commands(
     session: Session,
     settings: Settings,
     parsed: ParsedMail,
-    row: Inbox,
+    message_id: int,
     now: datetime,
     mask: Callable[[str], str],
 ) -> tuple[list[Answer], bool]:
@@ -399,7 +395,7 @@ def _run_commands(
         return [_no_command(parsed)], False
     results: list[tuple[str, list[Answer]]] = []
     verified = False
-    source = f"mail:{parsed.message_id or row.id}"
+    source = f"mail:{parsed.message_id or message_id}"
     for line in parsed.commands:
         req = Request(
             settings=settings,
@@ -454,7 +450,7 @@ def _no_command(parsed: ParsedMail) -> Answer:
 
 
 def _queue_answer(
-    session: Session, parsed: ParsedMail, row: Inbox, item: Answer, now: datetime
+    session: Session, parsed: ParsedMail, message_id: int, item: Answer, now: datetime
 ) -> None:
     assert parsed.sender is not None
     references = " ".join(
@@ -468,5 +464,5 @@ def _queue_answer(
         now,
         in_reply_to=parsed.message_id,
         references=references or None,
-        inbox_id=row.id,
+        inbox_id=message_id,
     )
