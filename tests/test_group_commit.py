@@ -250,12 +250,13 @@ def test_each_move_of_a_batch_keeps_and_shows_its_own_comment(shell, sessions, s
             assert all(f"Remark number {k} " not in body for k in range(3) if k != n)
 
 
-def test_the_batch_claimed_ahead_goes_back_when_a_mail_before_it_fails(
+def test_mails_seen_ahead_stay_in_the_queue_so_none_overtakes_a_mail_that_fails(
     shell, sessions, settings, clock, monkeypatch
 ):
-    """The worker claims the next batch (and checks its passwords) while it processes one; when
-    a mail of the current batch fails, the batch ahead returns to the queue uncounted, so that
-    no later move overtakes the failed one."""
+    """While the worker processes a batch it reads the mails behind it, parses them and checks
+    their passwords, but does not claim them: when a mail of the batch fails, the next batch
+    takes it first and the mails seen ahead after it (parsed once), and no attempt of theirs
+    is counted."""
     ids = _queue_moves(shell, clock)
     process = worker._process
     failures = []
@@ -267,8 +268,16 @@ def test_the_batch_claimed_ahead_goes_back_when_a_mail_before_it_fails(
             raise RuntimeError("boom")
         return result
 
+    parsed: list[bytes] = []
+    parse = worker.parse_message
+
+    def counted_parse(raw, *args, **kwargs):
+        parsed.append(raw)
+        return parse(raw, *args, **kwargs)
+
     monkeypatch.setattr(worker, "_process", bob_fails_once)
-    batches = iter([2, 1])  # alice and bob, then alice's next move claimed ahead
+    monkeypatch.setattr(worker, "parse_message", counted_parse)
+    batches = iter([2, 1])  # alice and bob, then alice's next move seen ahead
     monkeypatch.setattr(worker.BatchSize, "__call__", lambda self: next(batches, 32))
     stopping, work = threading.Event(), threading.Event()
     rounds: list[int] = []
@@ -290,9 +299,12 @@ def test_the_batch_claimed_ahead_goes_back_when_a_mail_before_it_fails(
         ]
         rows = [s.get(Inbox, i) for i in ids]
         assert [r.status for r in rows] == [InboxStatus.done] * 3
-        assert [r.attempts for r in rows] == [1, 2, 1]  # the batch ahead was not counted
+        assert [r.attempts for r in rows] == [1, 2, 1]  # seen ahead is not an attempt
         errors = s.scalars(select(Outbox.body).where(Outbox.inbox_id.in_(ids))).all()
         assert not [b for b in errors if "not your turn" in b or "would be move" in b]
+    # alice's and bob's, alice's next seen ahead, bob's again (it failed): the one seen ahead
+    # was not parsed a second time when it was claimed
+    assert len(parsed) == 4
 
 
 def test_a_worker_round_that_breaks_returns_its_claims_to_the_queue(
@@ -313,7 +325,7 @@ def test_a_worker_round_that_breaks_returns_its_claims_to_the_queue(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(worker, "process_claimed", breaks_once)
-    monkeypatch.setattr(worker.BatchSize, "__call__", lambda self: 1)  # a batch claimed ahead
+    monkeypatch.setattr(worker.BatchSize, "__call__", lambda self: 1)
     stopping, work = threading.Event(), threading.Event()
     rounds: list[int] = []
 

@@ -251,6 +251,15 @@ def _claim_query(skip_locked: bool) -> Select[int, bytes, str, int]:
     return query.with_for_update(skip_locked=True) if skip_locked else query
 
 
+def peek_batch(session: Session, now: datetime, limit: int) -> list[Claimed]:
+    """The mails :func:`claim_batch` would claim now, read and left in the queue (``session``
+    may be read-only)."""
+    rows = session.connection().execute(
+        _claim_query(False), {"stale_before": now - LEASE, "limit": limit}
+    )
+    return [Claimed(row.id, row.raw, row.mail_from) for row in rows]
+
+
 @lru_cache(maxsize=1)
 def _claim_update() -> Update:
     return (

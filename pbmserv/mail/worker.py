@@ -94,32 +94,26 @@ def run_worker(
     readers = readonly_sessions(settings.url)
     size = BatchSize()
     checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pbmserv-passwords")
-    ahead: ClaimedBatch | None = None
-    while not stopping.is_set() or ahead is not None:
+    ahead: Lookahead | None = None
+    while not stopping.is_set():
         done: list[Outcome] = []
         batch: ClaimedBatch | None = None
         try:
-            batch, ahead = ahead, None
-            if batch is None and inbox.waiting(readers, clock()):
-                batch = claim(sessions, settings, clock, size(), readers=readers, checker=checker)
+            if inbox.waiting(readers, clock()):
+                batch = claim(sessions, settings, clock, size(), readers=readers, ahead=ahead)
+            ahead = None
             if batch is not None:
                 started = time.monotonic()
-                if not stopping.is_set() and inbox.waiting(readers, clock()):
-                    # the next batch's passwords are checked while this one is processed
-                    ahead = claim(
-                        sessions, settings, clock, size(), readers=readers, checker=checker
-                    )
+                # the mails waiting behind this batch are parsed, and their passwords checked,
+                # while it is processed; they are claimed after it, with those come meanwhile
+                ahead = look_ahead(readers, settings, clock, size(), checker)
                 done = process_claimed(sessions, settings, clock, batch)
-                if ahead is not None and any(o.status is InboxStatus.new for o in done):
-                    release(sessions, ahead)  # a mail waits: nothing may overtake it
-                    ahead = None
                 size.record(len(done), time.monotonic() - started)
         except Exception:  # noqa: BLE001 - e.g. the database is away for a moment
             log.exception("worker")
-            for claimed in (batch, ahead):
-                if claimed is not None:
-                    with contextlib.suppress(Exception):  # else its lease runs out
-                        release(sessions, claimed)
+            if batch is not None:
+                with contextlib.suppress(Exception):  # else its lease runs out
+                    release(sessions, batch)
             ahead = None
         if done:
             on_done()
@@ -163,10 +157,43 @@ def process_batch(
 
 @dataclass
 class ClaimedBatch:
-    """Mails claimed and parsed, their passwords being checked (``checks``) in the background."""
+    """Mails claimed and parsed, their passwords checked (or being checked: ``checks``)."""
 
     prepared: list[_Claimed]
     checks: Future[None] | None = None
+
+
+@dataclass
+class Lookahead:
+    """Mails seen waiting, not claimed: parsed, their passwords being checked (``checks``).
+
+    Why not claim them at once: a batch claimed ahead is fixed while the one before it is
+    processed, so a mail that comes meanwhile waits for both; seen but left in the queue, these
+    mails are claimed after that batch together with the newer ones, in one batch."""
+
+    prepared: dict[int, _Claimed]
+    checks: Future[None]
+
+
+def look_ahead(
+    readers: sessionmaker[Session],
+    settings: Settings,
+    now: Callable[[], datetime],
+    limit: int,
+    checker: Executor,
+) -> Lookahead | None:
+    """Read (``readers``: no write lock) up to ``limit`` waiting mails, parse them, and check
+    their passwords in ``checker``: the slow part of the next claim, done while the caller
+    processes a batch."""
+    with readers() as session:
+        waiting = inbox.peek_batch(session, now(), limit)
+    if not waiting:
+        return None
+    words = grammar.command_words()
+    prepared = [_prepare(settings, words, mail) for mail in waiting]
+    credentials = _credentials(prepared, words)
+    checks = checker.submit(_preverify, readers, settings, credentials, now())
+    return Lookahead({item.message_id: item for item in prepared}, checks)
 
 
 def claim(
@@ -176,29 +203,31 @@ def claim(
     limit: int,
     *,
     readers: sessionmaker[Session] | None = None,
-    checker: Executor | None = None,
+    ahead: Lookahead | None = None,
 ) -> ClaimedBatch | None:
     """Claim up to ``limit`` waiting mails, parse them and check their passwords (argon2, never
-    under the write lock): at once, or in ``checker`` while the caller does other work."""
+    under the write lock); the mails ``ahead`` saw are parsed and being checked already."""
     with sessions() as session, session.begin():
         claimed = inbox.claim_batch(session, now(), limit)
     if not claimed:
         return None
     words = grammar.command_words()
-    prepared = [_prepare(settings, words, mail) for mail in claimed]
-    credentials = [
+    seen = ahead.prepared if ahead is not None else {}
+    prepared = [seen.get(mail.id) or _prepare(settings, words, mail) for mail in claimed]
+    fresh = [item for item in prepared if item.message_id not in seen]
+    _preverify(readers or sessions, settings, _credentials(fresh, words), now())
+    return ClaimedBatch(prepared, ahead.checks if ahead is not None else None)
+
+
+def _credentials(prepared: list[_Claimed], words: set[str]) -> list[tuple[str, str]]:
+    """The (userid, password) pairs the commands of these mails may log in with."""
+    return [
         pair
         for item in prepared
         if item.parsed is not None and not item.parsed.is_automatic
         for line in item.parsed.commands
         for pair in grammar.command_credentials(line, words)
     ]
-    if checker is None:
-        _preverify(readers or sessions, settings, credentials, now())
-        return ClaimedBatch(prepared)
-    return ClaimedBatch(
-        prepared, checker.submit(_preverify, readers or sessions, settings, credentials, now())
-    )
 
 
 def _preverify(
@@ -210,7 +239,7 @@ def _preverify(
     try:
         accounts.preverify(sessions, settings, credentials, now)
     except Exception:  # noqa: BLE001 - only a shortcut: the commands check passwords anyway
-        log.exception("checking the passwords of a batch ahead failed")
+        log.exception("checking the passwords of a batch before processing it failed")
 
 
 def release(sessions: sessionmaker[Session], batch: ClaimedBatch) -> None:
