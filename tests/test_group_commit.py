@@ -371,3 +371,36 @@ def test_a_batchs_mails_are_marked_processed_when_their_batch_commits(sessions, 
         answers = s.scalars(select(Outbox).order_by(Outbox.id)).all()
     assert len({r.processed_at for r in rows}) == 1
     assert rows[0].processed_at > max(a.created for a in answers)
+
+
+@pytest.mark.parametrize("record_loaded", [False, True])
+def test_a_move_adds_its_entry_and_comment_to_the_record_whether_it_was_read_or_not(
+    shell, sessions, clock, record_loaded
+):
+    """A move's record entry and comment are plain INSERTs when the board's record and comments
+    were not read in the session (a move's usual case), and go through those collections when
+    they were: either way the session then reads them whole, in order, and so does the next."""
+    from pbmserv.domain import boards
+    from pbmserv.games import get_game
+
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    shell.ok("polis move 101 alice pw-alice a7-a6")
+    game = get_game("polis")
+    with sessions() as s, s.begin():
+        board = boards.find_board(s, game, 101)
+        if record_loaded:
+            assert [m.text for m in board.moves] == ["a7-a6"]
+            assert board.comments == []
+        bob = next(seat.user for seat in board.seats if seat.user.userid == "bob")
+        position = boards.position_of(board)
+        boards.play_move(s, board, position, bob, "a2-a3", now=clock.now, comment="Your turn.")
+        assert [m.text for m in board.moves] == ["a7-a6", "a2-a3"]
+        assert [(c.ply, c.user.userid, c.text) for c in board.comments] == [
+            (2, "bob", "Your turn.")
+        ]
+    with sessions() as s:
+        board = boards.find_board(s, game, 101)
+        assert [(m.ply, m.seat, m.text) for m in board.moves] == [(1, 0, "a7-a6"), (2, 1, "a2-a3")]
+        assert [c.text for c in board.comments] == ["Your turn."]
+        assert board.cache_ply == 2 and boards.position_of(board).ply == 2

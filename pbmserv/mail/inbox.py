@@ -345,8 +345,8 @@ def record_failure(sessions: sessionmaker[Session], message_id: int, error: str)
 
 def mark_failed(session: Session, message_id: int, error: str) -> InboxStatus:
     """A failed attempt of the mail: back to the queue, or set aside after ``MAX_ATTEMPTS``
-    (the status it has now)."""
-    return (
+    (the status it has now; ``new`` if the mail is gone, as the operator may purge it)."""
+    status = (
         session.connection()
         .execute(
             update(Inbox)
@@ -361,8 +361,9 @@ def mark_failed(session: Session, message_id: int, error: str) -> InboxStatus:
             )
             .returning(Inbox.status)
         )
-        .scalar_one()
+        .scalar_one_or_none()
     )
+    return InboxStatus.new if status is None else status
 
 
 def _status(status: InboxStatus) -> ColumnElement[InboxStatus]:
