@@ -13,8 +13,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 
-from sqlalchemy import or_, select
+from sqlalchemy import Select, Update, bindparam, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
@@ -49,34 +50,61 @@ def make_sink(settings: Settings) -> MaildirSink | SmtpRelay:
     return MaildirSink(settings.maildir_path)
 
 
+@lru_cache(maxsize=2)
+def _due_query(skip_locked: bool) -> Select[int, OutboxStatus, str | None]:
+    """Built once, as the claim's UPDATE: the sender runs them after every batch of the
+    worker, and building a statement costs about as much as running it."""
+    query = (
+        select(Outbox.id, Outbox.status, Outbox.claimed_by)
+        .where(
+            or_(
+                (Outbox.status == OutboxStatus.pending)
+                & (Outbox.next_attempt <= bindparam("now", type_=Outbox.next_attempt.type)),
+                (Outbox.status == OutboxStatus.sending)
+                & or_(
+                    Outbox.claimed_at.is_(None),
+                    Outbox.claimed_at < bindparam("expired", type_=Outbox.claimed_at.type),
+                ),
+            )
+        )
+        .order_by(Outbox.id)
+        .limit(bindparam("limit"))
+    )
+    return query.with_for_update(skip_locked=True) if skip_locked else query
+
+
+@lru_cache(maxsize=1)
+def _claim_update() -> Update:
+    return (
+        update(Outbox)
+        .where(Outbox.id.in_(bindparam("ids", expanding=True)))
+        .values(
+            status=OutboxStatus.sending,
+            claimed_at=bindparam("now", type_=Outbox.claimed_at.type),
+            claimed_by=bindparam("me"),
+            attempts=Outbox.attempts + 1,
+        )
+    )
+
+
 def _claim(sessions: sessionmaker[Session], settings: Settings, now: datetime) -> list[int]:
+    """Lease up to ``BATCH`` due mails (plain statements: nothing here needs the rows)."""
     expired = now - timedelta(minutes=settings.outbox_lease_minutes)
     with sessions() as session, session.begin():
-        query = (
-            select(Outbox)
-            .where(
-                or_(
-                    (Outbox.status == OutboxStatus.pending) & (Outbox.next_attempt <= now),
-                    (Outbox.status == OutboxStatus.sending)
-                    & or_(Outbox.claimed_at.is_(None), Outbox.claimed_at < expired),
-                )
-            )
-            .order_by(Outbox.id)
-            .limit(BATCH)
-        )
-        if session.bind is not None and session.bind.dialect.name == "postgresql":
-            query = query.with_for_update(skip_locked=True)
-        rows = session.scalars(query).all()
+        postgresql = session.bind is not None and session.bind.dialect.name == "postgresql"
+        connection = session.connection()
+        rows = connection.execute(
+            _due_query(postgresql), {"now": now, "expired": expired, "limit": BATCH}
+        ).all()
         for row in rows:
             if row.status is OutboxStatus.sending:
                 log.warning(
                     "mail %s was left sending by %s: sending it again", row.id, row.claimed_by
                 )
-            row.status = OutboxStatus.sending
-            row.claimed_at = now
-            row.claimed_by = worker_id()
-            row.attempts += 1
-        return [row.id for row in rows]
+        ids = [row.id for row in rows]
+        if ids:
+            connection.execute(_claim_update(), {"ids": ids, "now": now, "me": worker_id()})
+        return ids
 
 
 def deliver_pending(
@@ -85,14 +113,17 @@ def deliver_pending(
     sink: MaildirSink | SmtpRelay,
     now: datetime,
 ) -> int:
-    """Deliver every mail that is due; return how many were sent."""
+    """Deliver every mail that is due; return how many were sent.
+
+    A claim that found fewer than ``BATCH`` mails found them all: no further claim (a write
+    transaction) looks for more; mail queued since then wakes the sender again."""
     sent = 0
     while True:
         ids = _claim(sessions, settings, now)
-        if not ids:
-            return sent
         for start in range(0, len(ids), RECORD_EVERY):
             sent += _deliver_group(sessions, settings, sink, ids[start : start + RECORD_EVERY], now)
+        if len(ids) < BATCH:
+            return sent
 
 
 RECORD_EVERY = 10
@@ -121,7 +152,7 @@ def _deliver_group(
     The mails are read in a read-only session: on SQLite it takes no write lock, so that the
     worker's next batch does not wait on the sender's reading."""
     with readonly_sessions(settings.url)() as session:
-        rows = session.scalars(select(Outbox).where(Outbox.id.in_(ids)).order_by(Outbox.id))
+        rows = session.connection().execute(_mails_query(), {"ids": ids}).all()
         ready = [
             (
                 row.id,
@@ -144,11 +175,49 @@ def _deliver_group(
                 results.append(_hand_over(settings, sink, *item, now))
     finally:  # what went out is recorded, even when a later mail of the group broke the loop
         with sessions() as session, session.begin():
-            query = select(Outbox).where(Outbox.id.in_(ids))
-            stored = {row.id: row for row in session.scalars(query)}
-            for result in results:
-                _record(stored[result.mail_id], result, now)
+            _record_results(session, results, now)
     return sum(result.error is None for result in results)
+
+
+@lru_cache(maxsize=1)
+def _mails_query() -> Select[int, str | None, str, str, str, str | None, str | None]:
+    columns = (Outbox.id, Outbox.message_id, Outbox.recipient, Outbox.subject, Outbox.body)
+    return (
+        select(*columns, Outbox.in_reply_to, Outbox.references)
+        .where(Outbox.id.in_(bindparam("ids", expanding=True)))
+        .order_by(Outbox.id)
+    )
+
+
+@lru_cache(maxsize=1)
+def _sent_update() -> Update:
+    return (
+        update(Outbox)
+        .where(Outbox.id == bindparam("mail_id"))
+        .values(
+            message_id=bindparam("given_id"),
+            claimed_at=None,
+            claimed_by=None,
+            status=OutboxStatus.sent,
+            sent_at=bindparam("now", type_=Outbox.sent_at.type),
+        )
+    )
+
+
+def _record_results(session: Session, results: list[_Result], now: datetime) -> None:
+    """The mails handed over are sent: one statement for them all.  The others (rare) are
+    read back for their attempts, to retry them later or give up."""
+    sent = [
+        {"mail_id": result.mail_id, "given_id": result.message_id, "now": now}
+        for result in results
+        if result.error is None
+    ]
+    if sent:
+        session.connection().execute(_sent_update(), sent)
+    failed = {result.mail_id: result for result in results if result.error is not None}
+    if failed:
+        for row in session.scalars(select(Outbox).where(Outbox.id.in_(failed))):
+            _record(row, failed[row.id], now)
 
 
 def _hand_over(
@@ -179,12 +248,10 @@ def _hand_over(
 
 
 def _record(row: Outbox, result: _Result, now: datetime) -> None:
+    """A failed hand-over: retried with backoff, or failed for good."""
+    assert result.error is not None
     row.message_id = result.message_id
     row.claimed_at = row.claimed_by = None
-    if result.error is None:
-        row.status = OutboxStatus.sent
-        row.sent_at = now
-        return
     row.last_error = result.error[-2000:]
     retry_at = None if result.permanent else next_attempt(row.attempts, now)
     if retry_at is None:
