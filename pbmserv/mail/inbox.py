@@ -22,6 +22,7 @@ from functools import lru_cache
 
 from sqlalchemy import (
     ColumnElement,
+    Insert,
     Select,
     Update,
     bindparam,
@@ -112,20 +113,15 @@ def store_many(sessions: sessionmaker[Session], deliveries: list[Delivery]) -> l
     be written: then nothing of it was."""
     keys = [dedup_key(d.raw) for d in deliveries]
     with sessions() as session, session.begin():
-        known = dict(
-            session.execute(
-                select(Inbox.dedup_key, Inbox.id).where(Inbox.dedup_key.in_(set(keys)))
-            ).all()
-        )
+        connection = session.connection()
+        known = dict(connection.execute(_known_query(), {"keys": sorted(set(keys))}).all())
         new_rows: dict[str, dict[str, object]] = {}
         for key, delivery in zip(keys, deliveries, strict=True):
             if key not in known and key not in new_rows:
                 new_rows[key] = _new_values(key, delivery)
         made: dict[str, int] = {}
         if new_rows:  # one bulk INSERT ... RETURNING: no unit of work for rows nobody reads
-            inserted = session.execute(
-                insert(Inbox).returning(Inbox.id, Inbox.dedup_key), list(new_rows.values())
-            )
+            inserted = connection.execute(_insert_mails(), list(new_rows.values()))
             made = {key: row_id for row_id, key in inserted}
     stored: list[Stored] = []
     firsts: set[str] = set()
@@ -136,6 +132,20 @@ def store_many(sessions: sessionmaker[Session], deliveries: list[Delivery]) -> l
             stored.append(Stored(made[key], key not in firsts))
             firsts.add(key)
     return stored
+
+
+@lru_cache(maxsize=1)
+def _known_query() -> Select[str, int]:
+    """Built once, as the other statements of this module: the listener runs it for every
+    group of mails, and building a statement costs about as much as running it."""
+    return select(Inbox.dedup_key, Inbox.id).where(
+        Inbox.dedup_key.in_(bindparam("keys", expanding=True))
+    )
+
+
+@lru_cache(maxsize=1)
+def _insert_mails() -> Insert:
+    return insert(Inbox).returning(Inbox.id, Inbox.dedup_key)
 
 
 class GroupStore:
