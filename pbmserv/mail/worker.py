@@ -47,7 +47,8 @@ POLL_SECONDS = 0.1  # how often an idle worker looks for mail stored by another 
 
 
 BATCH = 32  # at most this many mails committed together: one fsync for many
-BATCH_SECONDS = 0.1  # ... and about this long a batch holds the write lock (SQLite: everybody's)
+BATCH_SECONDS = 0.05  # ... and about this long a batch holds the write lock (SQLite: everybody's);
+# 0.1 made a mail that came during a batch of a steady load wait twice as long, for no more throughput
 
 
 class BatchSize:
