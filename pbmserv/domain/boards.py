@@ -187,7 +187,7 @@ def _record(
 
 
 def _add_to_board(
-    board: Board, entry: MoveRecord | Comment, collection: str, insert: Insert
+    board: Board, entry: MoveRecord | Comment, collection: str, statement: Insert
 ) -> None:
     """Store a new entry of ``board``'s ``collection``: one plain INSERT when that collection
     is not loaded (each move's case: the unit of work would cost more than the statement), or
@@ -199,9 +199,9 @@ def _add_to_board(
         session.add(entry)
         return
     entry.board_id = board.id
-    columns = {column.key: getattr(entry, column.key) for column in insert.table.columns}
+    columns = {column.key: getattr(entry, column.key) for column in statement.table.columns}
     del columns["id"]
-    session.connection().execute(insert, columns)
+    session.connection().execute(statement, columns)
 
 
 @lru_cache(maxsize=1)

@@ -181,9 +181,17 @@ def _deliver_group(
 
 @lru_cache(maxsize=1)
 def _mails_query() -> Select[int, str | None, str, str, str, str | None, str | None]:
-    columns = (Outbox.id, Outbox.message_id, Outbox.recipient, Outbox.subject, Outbox.body)
+    """What a hand-over reads of the claimed mails (no ORM rows: nothing changes them here)."""
     return (
-        select(*columns, Outbox.in_reply_to, Outbox.references)
+        select(
+            Outbox.id,
+            Outbox.message_id,
+            Outbox.recipient,
+            Outbox.subject,
+            Outbox.body,
+            Outbox.in_reply_to,
+            Outbox.references,
+        )
         .where(Outbox.id.in_(bindparam("ids", expanding=True)))
         .order_by(Outbox.id)
     )
@@ -217,7 +225,7 @@ def _record_results(session: Session, results: list[_Result], now: datetime) -> 
     failed = {result.mail_id: result for result in results if result.error is not None}
     if failed:
         for row in session.scalars(select(Outbox).where(Outbox.id.in_(failed))):
-            _record(row, failed[row.id], now)
+            _record_failure(row, failed[row.id], now)
 
 
 def _hand_over(
@@ -247,7 +255,7 @@ def _hand_over(
     return result
 
 
-def _record(row: Outbox, result: _Result, now: datetime) -> None:
+def _record_failure(row: Outbox, result: _Result, now: datetime) -> None:
     """A failed hand-over: retried with backoff, or failed for good."""
     assert result.error is not None
     row.message_id = result.message_id
