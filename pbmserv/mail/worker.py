@@ -100,14 +100,15 @@ def run_worker(
         done: list[Outcome] = []
         batch: ClaimedBatch | None = None
         try:
-            if inbox.waiting(readers, clock()):
+            if ahead is not None or inbox.waiting(readers, clock()):  # (ahead: it saw some)
                 batch = claim(sessions, settings, clock, size(), readers=readers, ahead=ahead)
             ahead = None
             if batch is not None:
                 started = time.monotonic()
                 # the mails waiting behind this batch are parsed, and their passwords checked,
                 # while it is processed; they are claimed after it, with those come meanwhile
-                ahead = look_ahead(readers, settings, clock, size(), checker)
+                if not stopping.is_set():
+                    ahead = look_ahead(readers, settings, clock, size(), checker)
                 done = process_claimed(sessions, settings, clock, batch)
                 size.record(len(done), time.monotonic() - started)
         except Exception:  # noqa: BLE001 - e.g. the database is away for a moment
