@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from aiosmtpd.controller import Controller  # noqa: E402
 from sqlalchemy import event, select, update  # noqa: E402
+from sqlalchemy.orm import Session, sessionmaker  # noqa: E402
 
 from pbmserv.config import Settings, load_settings  # noqa: E402
 from pbmserv.mail.compose import OutgoingMail, build_message, prepare_message  # noqa: E402
@@ -62,8 +63,8 @@ def cpu_per_mail(run: Callable[[], int]) -> float:
     return (time.process_time() - start) / mails
 
 
-def sender_run(settings: Settings, mails: int) -> Callable[[], int]:
-    sessions = session_factory(settings.url)
+def queue_answers(sessions: sessionmaker[Session], mails: int, due: datetime) -> None:
+    """``mails`` pending board mails in the outbox, each due at ``due``."""
     with sessions() as session, session.begin():
         for i in range(mails):
             session.add(
@@ -73,9 +74,14 @@ def sender_run(settings: Settings, mails: int) -> Callable[[], int]:
                     body=BODY,
                     created=NOW,
                     status=OutboxStatus.pending,
-                    next_attempt=NOW,
+                    next_attempt=due,
                 )
             )
+
+
+def sender_run(settings: Settings, mails: int) -> Callable[[], int]:
+    sessions = session_factory(settings.url)
+    queue_answers(sessions, mails, NOW)
     return lambda: deliver_pending(sessions, settings, make_sink(settings), NOW)
 
 
@@ -107,20 +113,7 @@ def in_rounds(settings: Settings, mails: int, due: int) -> tuple[float, float]:
     answering a steady load: (Python calls, write transactions) per mail sent, both exact
     (the same on every run of a commit, however busy the machine is)."""
     sessions = session_factory(settings.url)
-    later = datetime(2100, 1, 1, tzinfo=UTC)
-    with sessions() as session, session.begin():
-        for i in range(mails):
-            subject = f"Pylon Board {101 + i} - your move"
-            session.add(
-                Outbox(
-                    recipient=f"p{i}@example.org",
-                    subject=subject,
-                    body=BODY,
-                    created=NOW,
-                    status=OutboxStatus.pending,
-                    next_attempt=later,
-                )
-            )
+    queue_answers(sessions, mails, datetime(2100, 1, 1, tzinfo=UTC))  # due round by round below
     with sessions() as session:
         ids = list(session.scalars(select(Outbox.id).order_by(Outbox.id)))
     commits = [0]
