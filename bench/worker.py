@@ -37,7 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mail import RCPT, prepare  # noqa: E402  (bench/mail.py: the same players and mails)
-from sqlalchemy import event  # noqa: E402
+from sqlalchemy import event, func, select  # noqa: E402
+from sqlalchemy.orm import Session, sessionmaker  # noqa: E402
 
 from pbmserv.commands import grammar  # noqa: E402
 from pbmserv.config import load_settings  # noqa: E402
@@ -45,6 +46,7 @@ from pbmserv.domain import accounts  # noqa: E402
 from pbmserv.mail import inbox, worker  # noqa: E402
 from pbmserv.mail.parse import parse_message  # noqa: E402
 from pbmserv.store.db import session_factory  # noqa: E402
+from pbmserv.store.models import MoveRecord  # noqa: E402
 
 
 def one_round(
@@ -103,7 +105,16 @@ def one_round(
         if profile is not None:
             profile.disable()
         processing = (time.process_time() - start) / done
+        _check_played(sessions, len(played) + len(mails))
         return processing, floor, statements[0] / done, done
+
+
+def _check_played(sessions: sessionmaker[Session], expected: int) -> None:
+    """Stop when a mail was not played: a change that breaks moves must not look faster."""
+    with sessions() as session:
+        recorded = session.scalar(select(func.count()).select_from(MoveRecord))
+    if (recorded or 0) < expected:  # (forced passes may add entries of their own)
+        raise SystemExit(f"only {recorded} of {expected} moves were played: the worker is broken")
 
 
 def main() -> None:
