@@ -11,10 +11,10 @@ from email.message import EmailMessage
 from email.utils import make_msgid
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 
 from pbmserv.mail import inbox, worker
-from pbmserv.store.models import Comment, Inbox, InboxStatus, MoveRecord, Outbox
+from pbmserv.store.models import AuthFailure, Comment, Inbox, InboxStatus, MoveRecord, Outbox
 
 
 def mail(sender: str, subject: str, message_id: str | None = None) -> bytes:
@@ -105,6 +105,43 @@ def test_a_batch_commits_every_mail_with_its_answer(shell, sessions, settings, c
         for message_id in ids:  # one answer each, and no password kept
             assert s.scalar(select(func.count()).where(Outbox.inbox_id == message_id)) == 1
             assert b"pw-" not in s.get(Inbox, message_id).raw
+
+
+def test_a_refused_login_is_counted_in_the_batch_and_a_login_takes_no_savepoint_of_its_own(
+    shell, sessions, settings, clock
+):
+    """Inside the worker's transaction a login needs no savepoint: nothing rolls it back alone.
+    Its failure count is kept when the command is refused, as in the shell, and the move of a
+    right password in the same batch is played.  Savepoints: the refused mail's own, and the
+    other mail's own and its move's (five with a savepoint per login)."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    lines = [
+        ("bob", "polis move 101 bob wrong-pw a2-a3"),
+        ("alice", "polis move 101 alice pw-alice a7-a6"),
+    ]
+    for user, line in lines:
+        inbox.store(
+            sessions, mail(f"{user}@example.org", line), f"{user}@example.org", [], clock.now
+        )
+    engine = sessions.kw["bind"]
+    statements: list[str] = []
+
+    def note(_conn, _cursor, statement, *_args):  # type: ignore[no-untyped-def]
+        statements.append(statement)
+
+    event.listen(engine, "before_cursor_execute", note)
+    try:
+        done = worker.process_batch(sessions, settings, lambda: clock.now)
+    finally:
+        event.remove(engine, "before_cursor_execute", note)
+    assert [d.status for d in done] == [InboxStatus.done] * 2
+    assert sum(s.lstrip().upper().startswith("SAVEPOINT") for s in statements) == 3
+    with sessions() as s:
+        assert s.get(AuthFailure, "owner:bob").count == 1
+        assert list(s.scalars(select(MoveRecord.text))) == ["a7-a6"]
+        to_bob = s.scalars(select(Outbox.body).where(Outbox.recipient == "bob@example.org"))
+        assert any("wrong password for 'bob'" in body for body in to_bob)
 
 
 def test_a_mail_tried_too_often_is_set_aside_and_the_queue_goes_on(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from contextlib import nullcontext
 
 import click
 from sqlalchemy.orm import Session
@@ -26,10 +27,11 @@ from pbmserv.store.models import Board, MoveRecord, User
 
 def login(req: Request, userid: str, password: str) -> int:
     """Check a password in a transaction of its own (so failures are counted even when the
-    command is refused); returns the user's id."""
+    command is refused); returns the user's id.  Inside the mail worker's transaction the
+    block is already kept when the command is refused: it needs no savepoint of its own."""
     error: AuthError | None = None
     user_id = 0
-    with req.sessions() as session, session.begin():
+    with req.sessions() as session, nullcontext() if req.in_transaction else session.begin():
         try:
             user = authenticate(
                 session, req.settings, userid, password, sender=req.sender, now=req.now

@@ -59,6 +59,9 @@ class Request:
     # set by a right password given from that account's confirmed address: such a command is
     # never capped (see pbmserv.domain.limits)
     owner_verified: bool = False
+    # the caller's transaction holds every command (the mail worker's, one per mail): a block
+    # that is never rolled back on its own, such as a login's, needs no savepoint there
+    in_transaction: bool = False
 
     def __post_init__(self) -> None:
         self.channel = Channel(self.channel)

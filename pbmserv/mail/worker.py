@@ -436,6 +436,7 @@ def _run_commands(
             now=now,
             comment=parsed.comment,
             source=source[:255],
+            in_transaction=True,
         )
         results.append((line, run(commands, split(line), req)))
         verified = verified or req.owner_verified
