@@ -103,9 +103,27 @@ def test_the_quick_test_for_command_lines_never_changes_a_mask(text: str, guess:
     """Lines that cannot hold a command skip the word-by-word reading (most lines of a mail);
     the masks are exactly those of reading every word."""
     known = ['polis move 101 alice "my secret" a7-a6']
-    fast = grammar.mask_passwords(text, guess=guess, commands=known)
-    with patch.object(grammar, "_may_hold_command", lambda *_: True):
+    with patch.object(grammar, "_MEMO", grammar._SlotMemo(256)):  # each reads every line
+        fast = grammar.mask_passwords(text, guess=guess, commands=known)
+    with (
+        patch.object(grammar, "_may_hold_command", lambda *_: True),
+        patch.object(grammar, "_MEMO", grammar._SlotMemo(256)),
+    ):
         assert fast == grammar.mask_passwords(text, guess=guess, commands=known)
+
+
+def test_lines_read_lately_are_remembered_by_a_digest_never_as_text() -> None:
+    """A mail's command line is read several times and bound once; the memo holds no password
+    and no more lines than its size, and gives what reading the line again gives."""
+    memo = grammar._SlotMemo(4)
+    lines = [f"polis move 101 alice s3cret-{i} a7-a6" for i in range(6)]
+    with patch.object(grammar, "_MEMO", memo):
+        first = [grammar.mask_passwords(line) for line in lines]
+        assert [grammar.mask_passwords(line) for line in lines] == first
+        assert grammar.mask_passwords(lines[-1], guess=False) == first[-1]
+    assert first[0] == "polis move 101 alice ******** a7-a6"
+    kept = repr(memo._slots)
+    assert len(memo._slots) == 4 and "s3cret" not in kept and "alice" not in kept
 
 
 def test_long_words_are_never_remembered() -> None:

@@ -19,8 +19,11 @@ dispatcher splits them.  A misspelt command word (``polis mvoe``, ``sigunp``,
 from __future__ import annotations
 
 import difflib
+import hashlib
 import re
 import shlex
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Sequence
 from functools import lru_cache
 
@@ -196,8 +199,42 @@ def _unquote(token: str) -> str:
     return " ".join(parts) if parts else token
 
 
-def _line_slots(tokens: list[str], games: Collection[str], guess: bool) -> set[int]:
+class _SlotMemo:
+    """The password indexes of the lines read lately.  A mail's command line is read five or
+    six times (its credentials, its record, its answer, its comment's mask), and binding it to
+    its declaration each time was a tenth of the mail's processing.  Lines are kept by a
+    digest, never as text: a line holds a password."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._slots: OrderedDict[tuple[bytes, frozenset[str], bool], frozenset[int]] = OrderedDict()
+        self._lock = threading.Lock()  # the worker reads mails ahead in a thread of its own
+
+    def get(self, tokens: list[str], games: frozenset[str], guess: bool) -> set[int]:
+        digest = hashlib.blake2b("\n".join(tokens).encode(), digest_size=16).digest()
+        key = (digest, games, guess)
+        with self._lock:
+            found = self._slots.get(key)
+            if found is not None:
+                self._slots.move_to_end(key)
+                return set(found)
+        found = frozenset(_read_slots(tokens, games, guess))
+        with self._lock:
+            self._slots[key] = found
+            if len(self._slots) > self._size:
+                self._slots.popitem(last=False)
+        return set(found)
+
+
+_MEMO = _SlotMemo(256)
+
+
+def _line_slots(tokens: list[str], games: frozenset[str], guess: bool) -> set[int]:
     """Password indexes of every command that starts somewhere in one line's tokens."""
+    return _MEMO.get(tokens, games, guess)
+
+
+def _read_slots(tokens: list[str], games: Collection[str], guess: bool) -> set[int]:
     bare = [_bare(t) for t in tokens]
     if not _may_hold_command(bare, games, guess):
         return set()
