@@ -26,6 +26,7 @@ from pbmserv.store.models import (
     AuthFailure,
     Board,
     Inbox,
+    InboxStatus,
     MoveRecord,
     Outbox,
     OutboxStatus,
@@ -242,6 +243,64 @@ def test_guesses_at_a_throttled_account_cost_no_argon2_check_ahead(shell, clock)
     accounts.preverify(shell.sessions, shell.settings, [("alice", "secret-2")], clock.now)
     with shell.sessions() as s:
         assert accounts._remembered(accounts.find_user(s, "alice").password_hash, "secret-2")
+
+
+def test_a_right_password_clears_earlier_failures_but_never_a_lock_out(shell, sessions, clock):
+    """The failures counted under a key go when the right password comes under it: in the
+    same transaction (the worker's batch holds the row) or in a later one; a lock-out runs its
+    time."""
+    from pbmserv.mail import inbox, worker
+
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    mails = [  # one batch, one key; the first mail's two lines in one savepoint
+        "polis move 101 alice wrong-1\npolis move 101 alice pw-alice\n",
+        "polis move 101 alice wrong-2\n",
+    ]
+    for body in mails:
+        raw = f"From: alice@example.org\nSubject: moves\n\n{body}".encode()
+        inbox.store(sessions, raw, "alice@example.org", [], clock.now)
+    done = worker.process_batch(sessions, shell.settings, lambda: clock.now)
+    assert [d.status for d in done] == [InboxStatus.done] * 2
+    with sessions() as s:  # counted, cleared, and counted again from one
+        assert s.get(AuthFailure, "owner:alice").count == 1
+    for i in range(2):  # a later transaction of its own
+        shell(f"change password bob guess{i} x1234", sender="bob@example.org", channel="mail")
+    with sessions() as s:
+        assert s.get(AuthFailure, "owner:bob").count == 2
+    shell.ok("change password bob pw-bob secret-2", sender="bob@example.org", channel="mail")
+    with sessions() as s:
+        assert s.get(AuthFailure, "owner:bob") is None
+        locked = AuthFailure(
+            key="user:bob",
+            count=shell.settings.auth_lockout_after,
+            first_at=clock.now,
+            last_at=clock.now - timedelta(minutes=shell.settings.auth_lockout_minutes + 1),
+        )
+        s.add(locked)
+        s.commit()
+    shell.ok("change password bob secret-2 secret-3", sender="bob@example.org", channel="mail")
+    with sessions() as s:  # the owner got in; the run-out lock-out is left for the others
+        assert s.get(AuthFailure, "user:bob").count == shell.settings.auth_lockout_after
+
+
+def test_an_old_hash_is_replaced_at_the_next_right_password(shell):
+    """A password hashed with older argon2 settings is hashed again with today's when its
+    owner next logs in (argon2's check_needs_rehash)."""
+    from argon2 import PasswordHasher
+
+    from pbmserv.domain import accounts
+
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    old = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1).hash("pw-alice")
+    with shell.sessions() as s, s.begin():
+        accounts.find_user(s, "alice").password_hash = old
+    shell.ok("polis move 101 alice pw-alice", sender="alice@example.org", channel="mail")
+    with shell.sessions() as s:
+        new = accounts.find_user(s, "alice").password_hash
+    assert new != old and not accounts.hasher(shell.settings).check_needs_rehash(new)
+    assert accounts.check_password(shell.settings, new, "pw-alice")
 
 
 # ----------------------------------------------------------------------------- 4. challenges

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.spec import Call
 from pbmserv.domain import boards, notify
-from pbmserv.domain.accounts import AuthError, authenticate, is_owner_address, normalise_userid
+from pbmserv.domain.accounts import AuthError, authenticate, normalise_userid
 from pbmserv.games.base import Game, Position
 from pbmserv.render.board_mail import (
     board_key,
@@ -33,11 +33,11 @@ def login(req: Request, userid: str, password: str) -> int:
     user_id = 0
     with req.sessions() as session, nullcontext() if req.in_transaction else session.begin():
         try:
-            user = authenticate(
+            who = authenticate(
                 session, req.settings, userid, password, sender=req.sender, now=req.now
             )
-            user_id = user.id
-            if is_owner_address(user, req.sender):
+            user_id = who.user_id
+            if who.owner:
                 req.owner_verified = True
         except AuthError as exc:
             error = exc  # leave the block normally so that the failure count is kept

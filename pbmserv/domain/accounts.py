@@ -20,11 +20,12 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Select, bindparam, func, select
+from sqlalchemy import Delete, Select, and_, bindparam, delete, func, select
 from sqlalchemy.orm import Session, joinedload, sessionmaker
 
 from pbmserv.config import Settings
@@ -240,7 +241,11 @@ def confirmed_addresses(user: User) -> list[str]:
 
 def is_owner_address(user: User | None, sender: str | None) -> bool:
     """Whether ``sender`` is one of the confirmed addresses of ``user``."""
-    return bool(user and sender and sender.strip().lower() in confirmed_addresses(user))
+    return user is not None and _sender_among(confirmed_addresses(user), sender)
+
+
+def _sender_among(addresses: list[str], sender: str | None) -> bool:
+    return bool(sender and sender.strip().lower() in addresses)
 
 
 def _failure_keys(userid: str, sender: str | None, owner: bool) -> list[str]:
@@ -296,6 +301,51 @@ def _record_failure(session: Session, settings: Settings, keys: list[str], now: 
             row.last_at = now
 
 
+@dataclass(frozen=True)
+class Login:
+    """Who a right password logged in: the user's id, and whether the mail came from one of
+    his confirmed addresses (such a command is never capped, see :mod:`pbmserv.domain.limits`)."""
+
+    user_id: int
+    owner: bool
+
+
+@dataclass(frozen=True)
+class _Account:
+    """What a login reads of a user, by one plain query (every mail logs in: the ORM's user
+    with its addresses cost more than the rest of the login)."""
+
+    id: int
+    userid: str
+    password_hash: str
+    confirmed: list[str]
+
+    def owns(self, sender: str | None) -> bool:
+        return _sender_among(self.confirmed, sender)
+
+
+def _account(session: Session, userid: str) -> _Account | None:
+    rows = session.connection().execute(_account_query(), {"userid": normalise_userid(userid)})
+    found = rows.all()
+    if not found:
+        return None
+    user_id, name, password_hash, _ = found[0]
+    confirmed = [address for *_, address in found if address is not None]
+    return _Account(user_id, name, password_hash, confirmed)
+
+
+@lru_cache(maxsize=1)
+def _account_query() -> Select[int, str, str, str]:
+    """Built once: every login runs it."""
+    confirmed = and_(Address.user_id == User.id, Address.confirmed.is_(True))
+    return (
+        select(User.id, User.userid, User.password_hash, Address.address)
+        .outerjoin(Address, confirmed)
+        .where(User.userid == bindparam("userid"))
+        .order_by(Address.id)
+    )
+
+
 def authenticate(
     session: Session,
     settings: Settings,
@@ -304,37 +354,60 @@ def authenticate(
     *,
     sender: str | None,
     now: datetime,
-) -> User:
-    """The user ``userid`` if ``password`` is right; AuthError otherwise.
+) -> Login:
+    """Who logs in if ``password`` is right for ``userid``; AuthError otherwise.
 
     A failure is recorded in ``session``: the caller must let that transaction commit even
     though the command is refused (:func:`pbmserv.commands.common.login` does).
     """
-    user = find_user(session, userid)
-    owner = is_owner_address(user, sender)
+    account = _account(session, userid)
+    owner = account is not None and account.owns(sender)
     keys = _failure_keys(userid, sender, owner)
     ok = False
     if owner:  # the right password from the owner's own address is never refused
-        assert user is not None
-        ok = check_password(settings, user.password_hash, password)
+        assert account is not None
+        ok = check_password(settings, account.password_hash, password)
         if not ok:
             _check_throttle(session, settings, keys, now)
     else:
         _check_throttle(session, settings, keys, now)
-        if user is not None:
-            ok = check_password(settings, user.password_hash, password)
-    if user is None or not ok:  # (userids are public: the games lists show them)
+        if account is not None:
+            ok = check_password(settings, account.password_hash, password)
+    if account is None or not ok:  # (userids are public: the games lists show them)
         _record_failure(session, settings, keys, now)
-        if user is None:
+        if account is None:
             raise AuthError(f"unknown userid '{normalise_userid(userid)}'")
-        raise AuthError(f"wrong password for '{user.userid}'")
-    for key in keys:
-        row = session.get(AuthFailure, key)
-        if row is not None and row.count < settings.auth_lockout_after:
-            session.delete(row)
-    if hasher(settings).check_needs_rehash(user.password_hash):
+        raise AuthError(f"wrong password for '{account.userid}'")
+    _forget_failures(session, keys, settings.auth_lockout_after)
+    if hasher(settings).check_needs_rehash(account.password_hash):
+        user = session.get(User, account.id)
+        assert user is not None
         set_password(user, settings, password)
-    return user
+    return Login(account.id, owner)
+
+
+def _forget_failures(session: Session, keys: list[str], lockout: int) -> None:
+    """A right password clears the failures counted under its keys, except a lock-out, which
+    runs its time: one plain DELETE (a query per key cost more than the rest of the login),
+    unless the session holds such a row or a failure not yet written (a mail whose first line
+    had a wrong password), which the DELETE would miss or leave stale in the session."""
+    held = any(Session.identity_key(AuthFailure, key) in session.identity_map for key in keys)
+    if held or any(isinstance(row, AuthFailure) for row in session.new):
+        for key in keys:
+            row = session.get(AuthFailure, key)
+            if row is not None and row.count < lockout:
+                session.delete(row)
+        return
+    session.connection().execute(_forget_failures_delete(), {"keys": keys, "lockout": lockout})
+
+
+@lru_cache(maxsize=1)
+def _forget_failures_delete() -> Delete:
+    """Built once: every login runs it."""
+    return delete(AuthFailure).where(
+        AuthFailure.key.in_(bindparam("keys", expanding=True)),
+        AuthFailure.count < bindparam("lockout"),
+    )
 
 
 # ----------------------------------------------------------------------------- challenge limits
