@@ -141,3 +141,33 @@ def test_the_newest_entries_come_oldest_first_and_none_for_no_count(shell):
         assert records.newest_moves(board, 0) == records.newest_moves(board, -3) == []
         assert records.recorded_plies(board) == 12
         assert "moves" not in board.__dict__  # read in part, never loaded
+
+
+def test_entries_and_comments_read_in_part_are_those_of_the_loaded_record(shell):
+    """The newest entries and a move's comments, read by a plain query when the record is not
+    loaded, are exactly what the loaded collections hold (every field a reader uses)."""
+    from pbmserv.store import records
+
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    moves = ["a7-a6", "a2-a3", "b7-b6", "b2-b3"]
+    for ply, move in enumerate(moves):
+        user = "alice" if ply % 2 == 0 else "bob"
+        shell.ok(f"polis move 101 {user} pw-{user} {move}", comment=f"Move {ply + 1}, by {user}.")
+    fields = ("ply", "seat", "user_id", "text", "auto", "at")
+
+    def read(loaded: bool) -> tuple[list[tuple[object, ...]], list[list[tuple[str, str]]]]:
+        with shell.sessions() as s:
+            board = s.scalars(select(Board).where(Board.number == 101)).one()
+            if loaded:
+                assert len(board.moves) == 4 and len(board.comments) == 4
+            entries = [tuple(getattr(m, f) for f in fields) for m in records.newest_moves(board, 3)]
+            said = [records.comments_at(board, ply) for ply in range(1, 6)]
+            assert ("moves" in board.__dict__) is loaded
+            return entries, said
+
+    assert read(False) == read(True)
+    entries, said = read(False)
+    assert [e[0] for e in entries] == [2, 3, 4] and entries[-1][3] == "b2-b3"
+    assert said[:2] == [[("alice", "Move 1, by alice.")], [("bob", "Move 2, by bob.")]]
+    assert said[4] == []

@@ -22,7 +22,7 @@ from pbmserv.render.board_mail import (
 )
 from pbmserv.render.templates import render
 from pbmserv.store import records
-from pbmserv.store.models import Board, MoveRecord, User
+from pbmserv.store.models import Board, User
 
 
 def login(req: Request, userid: str, password: str) -> int:
@@ -106,7 +106,7 @@ def reader_tail(req: Request, board: Board, position: Position, actor: User | No
 
 
 def summary(
-    board: Board, position: Position, notes: list[str], newest: MoveRecord | None = None
+    board: Board, position: Position, notes: list[str], newest: records.Entry | None = None
 ) -> str:
     """One line on what a command did to a board, for a mail whose answer draws it later
     (``newest``: the record's newest entry, when the caller has it at hand)."""
@@ -125,7 +125,7 @@ def announce(
     actor: User | None,
     *,
     new: bool = False,
-    newest: MoveRecord | None = None,
+    newest: records.Entry | None = None,
 ) -> None:
     """The board mail to the sender, and the same mail to every other player and spectator
     (``newest``: the record's newest entry, when the caller has it at hand)."""

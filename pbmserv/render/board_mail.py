@@ -7,7 +7,7 @@ turn, the move list in columns (one per seat), the board, players, the comment, 
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from pbmserv.games import get_game
@@ -15,7 +15,8 @@ from pbmserv.games.base import Position, SeatInfo
 from pbmserv.render.links import board_link
 from pbmserv.render.templates import render, render_board
 from pbmserv.store import records
-from pbmserv.store.models import Board, BoardStatus, MoveRecord, SubscriptionKind, User
+from pbmserv.store.models import Board, BoardStatus, SubscriptionKind, User
+from pbmserv.store.records import Entry
 
 MOVE_MAIL_ROUNDS = 4
 COLUMN_WIDTH = 14
@@ -79,7 +80,7 @@ def board_subject(board: Board, position: Position, *, new: bool = False) -> str
     return subject.rstrip()
 
 
-def move_rows(moves: list[MoveRecord], seats: int) -> list[list[str]]:
+def move_rows(moves: Sequence[Entry], seats: int) -> list[list[str]]:
     """The record as rows of one cell per seat; a new row starts when the seat order wraps.
 
     Every entry carries its move number (``7. d7-e6``), the number a player puts after ``#``.
@@ -109,7 +110,7 @@ def move_rows(moves: list[MoveRecord], seats: int) -> list[list[str]]:
 
 
 def move_list(
-    board: Board, position: Position, entries: list[MoveRecord], rounds: int | None
+    board: Board, position: Position, entries: Sequence[Entry], rounds: int | None
 ) -> list[str]:
     """The move list in columns, one per seat, headed by the players' names (never cut):
     every row of ``entries`` (the record), or the last ``rounds`` of them (``entries`` may
@@ -184,11 +185,12 @@ def board_mail_body(
     the newest move a player made (the forced passes or queued moves after it keep it)."""
     game = get_game(board.game)
     rounds = None if all_moves else MOVE_MAIL_ROUNDS
+    entries: Sequence[Entry]
     if rounds is None:
         entries = list(board.moves)
     else:  # a long game's record stays unread
         entries = records.newest_moves(board, rounds * len(board.seats) + 1)
-    comments = []
+    comments: list[tuple[str, str]] = []
     if with_comment:  # the comments of the newest move a player made
         ply = _newest_players_ply(board, entries)
         comments = [] if ply is None else records.comments_at(board, ply)
@@ -209,7 +211,7 @@ def board_mail_body(
             _player_line(info, board.seats[i].user.userid)
             for i, info in enumerate(position.seats())
         ],
-        comments=[(c.user.userid, c.text) for c in comments],
+        comments=comments,
         ratings=changes_line(board) if board.status is BoardStatus.finished else "",
         subscribers=[
             s.user.userid + (" (result only)" if s.kind == SubscriptionKind.result else "")
@@ -220,7 +222,7 @@ def board_mail_body(
     )
 
 
-def _newest_players_ply(board: Board, recent: list[MoveRecord]) -> int | None:
+def _newest_players_ply(board: Board, recent: Sequence[Entry]) -> int | None:
     """The ply of the newest move a player made (not a forced pass or a queued move), looked
     for in the ``recent`` entries first."""
     found = next((m.ply for m in reversed(recent) if not m.auto), None)

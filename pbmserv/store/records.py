@@ -1,17 +1,51 @@
 """A board's record read in part: a move, its mail and its answer need the number of plies and
 the newest few entries, not the whole record, which grows with the game (loading 80 entries
 cost more than the rest of a move mail).  When a board's ``moves`` or ``comments`` are already
-loaded they are used as they are, pending changes included; otherwise one small query each.
+loaded they are used as they are, pending changes included; otherwise one small plain query
+each, whose rows are read as :class:`Entry` values, not as the ORM's objects (which cost three
+times the query).  A board's new entries reach the table at once when its collection is not
+loaded (:func:`pbmserv.domain.boards.play_move`), so such a query sees them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
+from typing import Protocol
 
 from sqlalchemy import Select, bindparam, func, inspect, select
 from sqlalchemy.orm import Session, object_session
 
-from pbmserv.store.models import Board, Comment, MoveRecord
+from pbmserv.store.models import Board, Comment, MoveRecord, User
+
+
+class Entry(Protocol):
+    """A record entry as its readers use it: a :class:`MoveRecord`, or a row read for them."""
+
+    @property
+    def ply(self) -> int: ...
+    @property
+    def seat(self) -> int: ...
+    @property
+    def user_id(self) -> int | None: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def auto(self) -> bool: ...
+    @property
+    def at(self) -> datetime: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    ply: int
+    seat: int
+    user_id: int | None
+    text: str
+    auto: bool
+    at: datetime
 
 
 def recorded_plies(board: Board) -> int:
@@ -21,17 +55,21 @@ def recorded_plies(board: Board) -> int:
     return _session(board).scalar(_count_query(), {"board_id": board.id}) or 0
 
 
-def newest_moves(board: Board, count: int) -> list[MoveRecord]:
+def newest_moves(board: Board, count: int) -> Sequence[Entry]:
     """The newest ``count`` entries of the record, oldest first."""
     if count <= 0:  # (SQLite reads a negative LIMIT as none)
         return []
     if _loaded(board, "moves"):
         return list(board.moves[-count:])
-    found = _session(board).scalars(_newest_query(), {"board_id": board.id, "count": count})
-    return list(found)[::-1]
+    rows = (
+        _session(board)
+        .connection()
+        .execute(_newest_query(), {"board_id": board.id, "count": count})
+    )
+    return [_Row(*row) for row in rows][::-1]
 
 
-def newest_move(board: Board) -> MoveRecord | None:
+def newest_move(board: Board) -> Entry | None:
     """The record's newest entry (None before the first move)."""
     return next(iter(newest_moves(board, 1)), None)
 
@@ -49,11 +87,14 @@ def plies_of(session: Session, boards: list[Board]) -> dict[int, int]:
     return {board.id: 0 for board in boards} | {board_id: n for board_id, n in counts}
 
 
-def comments_at(board: Board, ply: int) -> list[Comment]:
-    """The comments written with the move of ``ply``, oldest first."""
+def comments_at(board: Board, ply: int) -> list[tuple[str, str]]:
+    """The comments written with the move of ``ply``, oldest first: (userid, text)."""
     if _loaded(board, "comments"):
-        return [c for c in board.comments if c.ply == ply]
-    return list(_session(board).scalars(_comments_query(), {"board_id": board.id, "ply": ply}))
+        return [(c.user.userid, c.text) for c in board.comments if c.ply == ply]
+    rows = (
+        _session(board).connection().execute(_comments_query(), {"board_id": board.id, "ply": ply})
+    )
+    return [(userid, text) for userid, text in rows]
 
 
 def _loaded(board: Board, name: str) -> bool:
@@ -74,19 +115,22 @@ def _count_query() -> Select[int]:
 
 
 @lru_cache(maxsize=1)
-def _newest_query() -> Select[MoveRecord]:
+def _newest_query() -> Select[int, int, int | None, str, bool, datetime]:
+    moves = MoveRecord.__table__.c
     return (
-        select(MoveRecord)
-        .where(MoveRecord.board_id == bindparam("board_id"))
-        .order_by(MoveRecord.ply.desc())
+        select(moves.ply, moves.seat, moves.user_id, moves.text, moves.auto, moves.at)
+        .where(moves.board_id == bindparam("board_id"))
+        .order_by(moves.ply.desc())
         .limit(bindparam("count"))
     )
 
 
 @lru_cache(maxsize=1)
-def _comments_query() -> Select[Comment]:
+def _comments_query() -> Select[str, str]:
+    comments, users = Comment.__table__.c, User.__table__.c
     return (
-        select(Comment)
-        .where(Comment.board_id == bindparam("board_id"), Comment.ply == bindparam("ply"))
-        .order_by(Comment.id)
+        select(users.userid, comments.text)
+        .join_from(Comment.__table__, User.__table__, comments.user_id == users.id)
+        .where(comments.board_id == bindparam("board_id"), comments.ply == bindparam("ply"))
+        .order_by(comments.id)
     )
