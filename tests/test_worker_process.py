@@ -29,7 +29,7 @@ from waiting import wait_for_progress, wait_until
 
 from pbmserv.cli.worker_process import settings_line
 from pbmserv.mail import inbox
-from pbmserv.store.models import Board, Inbox, InboxStatus, Outbox
+from pbmserv.store.models import Board, Inbox, InboxStatus, Outbox, OutboxStatus
 
 WORKER_MODULE = "pbmserv.cli.worker_process"
 
@@ -210,6 +210,25 @@ def test_a_killed_worker_is_replaced_and_no_mail_is_lost_or_doubled(
         log = stop_server(server)
     assert f"worker process {first} ended" in log
     assert_each_mail_done_once(sessions, plans, total)
+
+
+def test_a_stopped_server_sends_the_answers_of_its_workers_last_batch(
+    shell, settings, sessions, tmp_path
+):
+    """Stopped while its worker works the queue off, the server stops the worker first (it
+    finishes the batch in hand), then its sender sends every answer queued, whatever round it
+    was in: none is left for the next start."""
+    plans = planned_games(shell, "plotto", random.Random(11))
+    total = store_all(sessions, settings, plans)
+    server, _ = start_server(tmp_path, settings)
+    try:
+        wait_until(lambda: done(sessions) >= 3, "some mail processed", 60)
+    finally:
+        stop_server(server)
+    assert 3 <= done(sessions) < total, "stopped while mail was waiting"
+    with sessions() as s:
+        answers = s.scalars(select(Outbox.status).where(Outbox.inbox_id.is_not(None))).all()
+    assert answers and set(answers) == {OutboxStatus.sent}
 
 
 @pytest.mark.slow
