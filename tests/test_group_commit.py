@@ -11,7 +11,8 @@ from email.message import EmailMessage
 from email.utils import make_msgid
 
 import pytest
-from sqlalchemy import event, func, select
+from sqlalchemy import func, select
+from test_board_index import counted
 
 from pbmserv.mail import inbox, worker
 from pbmserv.store.models import AuthFailure, Comment, Inbox, InboxStatus, MoveRecord, Outbox
@@ -124,17 +125,8 @@ def test_a_refused_login_is_counted_in_the_batch_and_a_login_takes_no_savepoint_
         inbox.store(
             sessions, mail(f"{user}@example.org", line), f"{user}@example.org", [], clock.now
         )
-    engine = sessions.kw["bind"]
-    statements: list[str] = []
-
-    def note(_conn, _cursor, statement, *_args):  # type: ignore[no-untyped-def]
-        statements.append(statement)
-
-    event.listen(engine, "before_cursor_execute", note)
-    try:
+    with counted(sessions) as statements:
         done = worker.process_batch(sessions, settings, lambda: clock.now)
-    finally:
-        event.remove(engine, "before_cursor_execute", note)
     assert [d.status for d in done] == [InboxStatus.done] * 2
     assert sum(s.lstrip().upper().startswith("SAVEPOINT") for s in statements) == 3
     with sessions() as s:
