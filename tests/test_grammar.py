@@ -122,6 +122,8 @@ def test_lines_read_lately_are_remembered_by_a_digest_never_as_text() -> None:
         assert [grammar.mask_passwords(line) for line in lines] == first
         assert grammar.mask_passwords(lines[-1], guess=False) == first[-1]
     assert first[0] == "polis move 101 alice ******** a7-a6"
+    stray = "polis move 101 alice s3cret\udcff a7-a6"  # a byte no charset decoded
+    assert grammar.mask_passwords(stray) == first[0]
     kept = repr(memo._slots)
     assert len(memo._slots) == 4 and "s3cret" not in kept and "alice" not in kept
 

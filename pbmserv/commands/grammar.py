@@ -211,7 +211,8 @@ class _SlotMemo:
         self._lock = threading.Lock()  # the worker reads mails ahead in a thread of its own
 
     def get(self, tokens: list[str], games: frozenset[str], guess: bool) -> set[int]:
-        digest = hashlib.blake2b("\n".join(tokens).encode(), digest_size=16).digest()
+        line = "\n".join(tokens).encode("utf-8", "surrogatepass")  # (a mail's stray bytes)
+        digest = hashlib.blake2b(line, digest_size=16).digest()
         key = (digest, games, guess)
         with self._lock:
             found = self._slots.get(key)
