@@ -15,7 +15,8 @@ in the same run (the machine is shared: read the ratios).
 3. With ``--database-url`` of a PostgreSQL database (its tables are dropped first!) the same runs
    go there, and ``--scaling`` also measures the drain rate of a full inbox by one
    ``pbmserv serve`` with 1 and with 2 worker processes (``workers``): ``--scaling-boards``
-   (300) new boards each time, one move mail each, and how busy the machine was.
+   (300) new boards each time, one move mail each, and how busy the machine was; and the most
+   that two workers could gain on this machine's cores, from how busy one worker kept it.
 
 Every player of the bench logs in for the first time since the server started (its first move
 mail), and the server checks that password with argon2 at the product's cost (17 ms of CPU
@@ -413,7 +414,7 @@ def scaling(data: Path, url: str, game: str, first_board: int, boards: int) -> N
     from pbmserv.store.models import Inbox, MoveRecord
 
     sessions = session_factory(load_settings(data_dir=data, database_url=url).url)
-    rates = []
+    rates, busy = [], []
     for phase, workers in enumerate((1, 2)):
         print(f"preparing {boards} {game} boards ...", file=sys.stderr)
         plans = prepare(data, game, first_board + phase * boards, boards, 1, url)
@@ -430,6 +431,7 @@ def scaling(data: Path, url: str, game: str, first_board: int, boards: int) -> N
             before = busy_seconds(), time.monotonic()
             drained(sessions)
             cores = (busy_seconds() - before[0]) / (time.monotonic() - before[1])
+            busy.append(cores)
         with sessions() as s:
             start, end = s.execute(
                 select(func.min(Inbox.processed_at), func.max(Inbox.processed_at)).where(
@@ -449,6 +451,11 @@ def scaling(data: Path, url: str, game: str, first_board: int, boards: int) -> N
             f"{os.cpu_count()} cores meanwhile)"
         )
     print(f"  PostgreSQL 2 workers / 1 worker = {rates[1] / rates[0]:.2f}")
+    ceiling = (os.cpu_count() or 1) / busy[0]  # (the work per mail is the same with two)
+    print(
+        f"  (this machine's cores allow at most {ceiling:.2f}: one worker kept {busy[0]:.2f} "
+        f"of {os.cpu_count()} busy, with PostgreSQL, the listener and the sender)"
+    )
 
 
 def main() -> None:
