@@ -52,7 +52,8 @@ def recorded_plies(board: Board) -> int:
     """How many entries the board's record holds."""
     if _loaded(board, "moves"):
         return len(board.moves)
-    return _session(board).scalar(_count_query(), {"board_id": board.id}) or 0
+    found = _session(board).connection().execute(_count_query(), {"board_id": board.id})
+    return found.scalar() or 0
 
 
 def newest_moves(board: Board, count: int) -> Sequence[Entry]:
@@ -111,7 +112,8 @@ def _session(board: Board) -> Session:
 
 @lru_cache(maxsize=1)
 def _count_query() -> Select[int]:
-    return select(func.count(MoveRecord.id)).where(MoveRecord.board_id == bindparam("board_id"))
+    moves = MoveRecord.__table__.c
+    return select(func.count(moves.id)).where(moves.board_id == bindparam("board_id"))
 
 
 @lru_cache(maxsize=1)
