@@ -210,7 +210,7 @@ class _SlotMemo:
         self._slots: OrderedDict[tuple[bytes, frozenset[str], bool], frozenset[int]] = OrderedDict()
         self._lock = threading.Lock()  # the worker reads mails ahead in a thread of its own
 
-    def get(self, tokens: list[str], games: frozenset[str], guess: bool) -> set[int]:
+    def get(self, tokens: list[str], games: frozenset[str], guess: bool) -> frozenset[int]:
         line = "\n".join(tokens).encode("utf-8", "surrogatepass")  # (a mail's stray bytes)
         digest = hashlib.blake2b(line, digest_size=16).digest()
         key = (digest, games, guess)
@@ -218,19 +218,19 @@ class _SlotMemo:
             found = self._slots.get(key)
             if found is not None:
                 self._slots.move_to_end(key)
-                return set(found)
+                return found
         found = frozenset(_read_slots(tokens, games, guess))
         with self._lock:
             self._slots[key] = found
             if len(self._slots) > self._size:
                 self._slots.popitem(last=False)
-        return set(found)
+        return found
 
 
 _MEMO = _SlotMemo(256)
 
 
-def _line_slots(tokens: list[str], games: frozenset[str], guess: bool) -> set[int]:
+def _line_slots(tokens: list[str], games: frozenset[str], guess: bool) -> frozenset[int]:
     """Password indexes of every command that starts somewhere in one line's tokens."""
     return _MEMO.get(tokens, games, guess)
 
@@ -312,7 +312,7 @@ def _masked(text: str, games: frozenset[str], extra: list[str], guess: bool) -> 
             out.append(line)
             continue
         tokens = [line[a:b] for a, b in spans]
-        hide = _line_slots(tokens, games, guess)
+        hide = set(_line_slots(tokens, games, guess))
         for k, token in enumerate(tokens):
             if token in extra or _unquote(token) in extra:
                 hide.add(k)

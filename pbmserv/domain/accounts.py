@@ -342,7 +342,6 @@ def _account_query() -> Select[int, str, str, str]:
         select(User.id, User.userid, User.password_hash, Address.address)
         .outerjoin(Address, confirmed)
         .where(User.userid == bindparam("userid"))
-        .order_by(Address.id)
     )
 
 

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import Protocol
+from typing import Any, Protocol
 
-from sqlalchemy import Select, bindparam, func, inspect, select
+from sqlalchemy import CursorResult, Executable, Select, bindparam, func, inspect, select
 from sqlalchemy.orm import Session, object_session
 
 from pbmserv.store.models import Board, Comment, MoveRecord, User
@@ -52,8 +52,7 @@ def recorded_plies(board: Board) -> int:
     """How many entries the board's record holds."""
     if _loaded(board, "moves"):
         return len(board.moves)
-    found = _session(board).connection().execute(_count_query(), {"board_id": board.id})
-    return found.scalar() or 0
+    return _read(board, _count_query(), board_id=board.id).scalar() or 0
 
 
 def newest_moves(board: Board, count: int) -> Sequence[Entry]:
@@ -62,11 +61,7 @@ def newest_moves(board: Board, count: int) -> Sequence[Entry]:
         return []
     if _loaded(board, "moves"):
         return list(board.moves[-count:])
-    rows = (
-        _session(board)
-        .connection()
-        .execute(_newest_query(), {"board_id": board.id, "count": count})
-    )
+    rows = _read(board, _newest_query(), board_id=board.id, count=count)
     return [_Row(*row) for row in rows][::-1]
 
 
@@ -92,9 +87,7 @@ def comments_at(board: Board, ply: int) -> list[tuple[str, str]]:
     """The comments written with the move of ``ply``, oldest first: (userid, text)."""
     if _loaded(board, "comments"):
         return [(c.user.userid, c.text) for c in board.comments if c.ply == ply]
-    rows = (
-        _session(board).connection().execute(_comments_query(), {"board_id": board.id, "ply": ply})
-    )
+    rows = _read(board, _comments_query(), board_id=board.id, ply=ply)
     return [(userid, text) for userid, text in rows]
 
 
@@ -104,10 +97,11 @@ def _loaded(board: Board, name: str) -> bool:
     return name not in state.unloaded or state.session is None or board.id is None
 
 
-def _session(board: Board) -> Session:
+def _read(board: Board, query: Executable, **params: object) -> CursorResult[*tuple[Any, ...]]:
+    """Run one of the plain queries below in the board's session (no flush: see above)."""
     session = object_session(board)
     assert session is not None  # _loaded is true for a detached board
-    return session
+    return session.connection().execute(query, params)
 
 
 @lru_cache(maxsize=1)
