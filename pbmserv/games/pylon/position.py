@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from functools import cache
 from typing import Any, Self
 
 from pbmserv.games.base import (
@@ -43,84 +42,9 @@ from pbmserv.games.base import (
     SeatInfo,
     UnreadableMove,
 )
+from pbmserv.games.pylon.tables import EMPTY, SYMBOLS, geometry
 
-SYMBOLS = ("o", "x", "v", "z")
-EMPTY = -1
 _POINT = re.compile(r"^(?:(\d{1,2}))?([a-z])(\d{1,3})$")
-
-
-class Geometry:
-    """Tables for one board size, computed once: points are ints ordered by level, row, column."""
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-        self.grid = 2 * n - 1
-        self.level: list[int] = []
-        self.cell: list[tuple[int, int]] = []  # 0-based (column, row) on the doubled grid
-        index: dict[tuple[int, int, int], int] = {}
-        for lv in range(n):
-            for j in range(n - lv):
-                for i in range(n - lv):
-                    index[lv, i, j] = len(self.level)
-                    self.level.append(lv)
-                    self.cell.append((2 * i + lv, 2 * j + lv))
-        self.size = len(self.level)
-        self.at: dict[tuple[int, int], list[int]] = {}  # cell -> its points, lowest level first
-        for p, c in enumerate(self.cell):
-            self.at.setdefault(c, []).append(p)
-        self.below: list[tuple[int, ...]] = []
-        self.above: list[tuple[int, ...]] = [() for _ in range(self.size)]
-        self.nbrs: list[tuple[int, ...]] = []
-        self.links: list[tuple[tuple[int, int, int], ...]] = []  # (neighbour, over1, over2)
-        self.over2: list[int] = []
-        ups: list[list[int]] = [[] for _ in range(self.size)]
-        for (lv, i, j), p in index.items():
-            if lv:
-                sup = tuple(index[lv - 1, i + di, j + dj] for dj in (0, 1) for di in (0, 1))
-            else:
-                sup = ()
-            self.below.append(sup)
-            for s in sup:
-                ups[s].append(p)
-            nb, ln = [], []
-            for di, dj in ((1, 0), (-1, 0), (0, 1), (0, -1)):
-                q = index.get((lv, i + di, j + dj))
-                if q is None:
-                    continue
-                nb.append(q)
-                # the level-(lv+1) pair whose link crosses the middle of p-q
-                if di:
-                    lo = min(i, i + di)
-                    u, v = index.get((lv + 1, lo, j - 1)), index.get((lv + 1, lo, j))
-                else:
-                    lo = min(j, j + dj)
-                    u, v = index.get((lv + 1, i - 1, lo)), index.get((lv + 1, i, lo))
-                if u is None or v is None:
-                    u = v = -1
-                ln.append((q, u, v))
-            self.nbrs.append(tuple(nb))
-            self.links.append(tuple(ln))
-            self.over2.append(index.get((lv + 2, i - 1, j - 1), -1))
-        self.above = [tuple(u) for u in ups]
-        self.names = [f"{chr(97 + c)}{r + 1}" for c, r in self.cell]
-
-    def point(self, level: int, i: int, j: int) -> int:
-        """The point index of level-``level`` point (i, j); KeyError-free lookup for tests."""
-        for p in self.at.get((2 * i + level, 2 * j + level), ()):
-            if self.level[p] == level:
-                return p
-        raise ValueError(f"no level-{level} point ({i}, {j}) on size {self.n}")
-
-
-@cache
-def geometry(n: int) -> Geometry:
-    """The shared tables for size ``n`` (built on first use)."""
-    return Geometry(n)
-
-
-def pyramid(n: int) -> int:
-    """Pieces in a full pyramid of size n: n(n+1)(2n+1)/6."""
-    return n * (n + 1) * (2 * n + 1) // 6
 
 
 class PylonPosition(Position):
@@ -469,7 +393,9 @@ class PylonPosition(Position):
         return new
 
     def board_context(self) -> dict[str, Any]:
-        return _draw(self)
+        from pbmserv.games.pylon.drawing import board_context  # lazy: drawing imports position
+
+        return board_context(self)
 
 
 GAME = Game(
@@ -481,120 +407,3 @@ GAME = Game(
     swap="always",
     summary="Go with stacking marbles and in-place capture",
 )
-
-
-# --------------------------------------------------------------------------- drawing
-
-_CW, _CH, _MARGIN = 3, 2, 3  # columns and lines per doubled-grid cell; label width
-MAX_WIDTH = 76
-
-
-def _draw(pos: PylonPosition) -> dict[str, Any]:
-    """Pre-built drawing lines for the template: boxes on the doubled grid, or per-level grids."""
-    geo = pos.geo
-    width = _MARGIN + 2 * _CW + (geo.grid - 1) * _CW + 1 + _MARGIN
-    lines = _draw_boxes(pos) if width <= MAX_WIDTH else _draw_levels(pos)
-    sc = pos.scores()
-    seats = [
-        {
-            "symbol": SYMBOLS[i],
-            "number": i + 1,
-            "score": sc[i],
-            "note": " (resigned)" if i in pos.resigned else "",
-            "to_move": pos.turn == i,
-        }
-        for i in range(pos.num_seats)
-    ]
-    return {
-        "lines": lines,
-        "compact": width > MAX_WIDTH,
-        "size": geo.n,
-        "last_column": chr(96 + geo.grid),
-        "rows": geo.grid,
-        "seats": seats,
-        "score": " ".join(str(s) for s in sc),
-        "on_board": sum(sc),
-        "maximum": pyramid(geo.n),
-    }
-
-
-def _draw_boxes(pos: PylonPosition) -> list[str]:
-    geo, board = pos.geo, pos.board
-    g = geo.grid
-    left = _MARGIN + _CW  # x of column a's centre
-    top = 2  # y of the top row's centre
-    w = left + (g - 1) * _CW + _CW + 1
-    h = top + (g - 1) * _CH + 3
-    canvas = [[" "] * w for _ in range(h)]
-
-    def xy(p: int) -> tuple[int, int]:
-        c, r = geo.cell[p]
-        return left + c * _CW, top + (g - 1 - r) * _CH
-
-    for p in range(geo.size):  # points are ordered by level, so upper marbles overdraw
-        owner = board[p]
-        x, y = xy(p)
-        if owner == EMPTY:
-            if geo.level[p] == 0:
-                canvas[y][x] = "."
-            continue
-        s = SYMBOLS[owner]
-        tag = str(geo.level[p]) if geo.level[p] else s  # level number, or the owner on level 0
-        for dy in (-2, -1, 0, 1, 2):
-            row = canvas[y + dy]
-            for dx in (-3, -2, -1, 0, 1, 2, 3):
-                if abs(dx) == 3 and abs(dy) == 2:
-                    continue  # transparent corner: the marble below shows in the gap
-                if abs(dy) == 2:
-                    ch = "-"
-                elif abs(dx) == 3:
-                    ch = "|"
-                elif abs(dx) == 2 and abs(dy) == 1:
-                    ch = s
-                elif dy == 0 and tag and dx in (0, 1):
-                    ch = tag[dx] if dx < len(tag) else " "
-                else:
-                    ch = " "
-                row[x + dx] = ch
-    letters = [" "] * w
-    for c in range(g):
-        letters[left + c * _CW] = chr(97 + c)
-    head = "".join(letters).rstrip()
-    body_lines = []
-    for y in range(h):
-        body = "".join(canvas[y]).rstrip()
-        if (y - top) % _CH == 0 and top <= y <= top + (g - 1) * _CH:
-            r = g - 1 - (y - top) // _CH
-            body = f"{r + 1:>2} " + body[_MARGIN:].ljust(w - _MARGIN) + f" {r + 1}"
-        body_lines.append(body.rstrip())
-    while body_lines and not body_lines[0].strip():
-        body_lines.pop(0)
-    while body_lines and not body_lines[-1].strip():
-        body_lines.pop()
-    out = [head, *body_lines]
-    out.append(head)
-    return out
-
-
-def _draw_levels(pos: PylonPosition) -> list[str]:
-    """Compact view for large boards: one small grid per level ('.' a playable empty point)."""
-    geo, board = pos.geo, pos.board
-    out: list[str] = []
-    for lv in range(geo.n):
-        pts = [p for p in range(geo.size) if geo.level[p] == lv]
-        if lv and all(board[p] == EMPTY and p not in pos.valid for p in pts):
-            break
-        k = geo.n - lv
-        cols = [chr(97 + 2 * i + lv) for i in range(k)]
-        head = "    " + " ".join(cols)
-        out += [f"level {lv}:", head]
-        for j in range(k - 1, -1, -1):
-            row = 2 * j + lv + 1
-            cells = []
-            for i in range(k):
-                p = pts[j * k + i]
-                o = board[p]
-                cells.append(SYMBOLS[o] if o != EMPTY else ("." if p in pos.valid else " "))
-            out.append(f"{row:>3} " + " ".join(cells) + f" {row}")
-        out += [head, ""]
-    return out
