@@ -2,7 +2,7 @@
 
     nice -n 19 .venv/bin/python bench/robots.py                   # every game, every player count
     nice -n 19 .venv/bin/python bench/robots.py ploy:4 polis:2    # some of them
-    .venv/bin/python bench/robots.py --nps 3 --only-nps     # only the Ploy search speed
+    .venv/bin/python bench/robots.py --nps 3 --only-nps     # only the search speeds (Ploy, Pylon)
 
 The goals (issue 19): every level wins at least 95% of its games against the random player and
 75% against the greedy player, and ``strong`` scores more than 50% against ``normal``, each as
@@ -39,6 +39,7 @@ Every game ends: Ploy and Polis by the endless-game rulings, Pylon and Plotto by
 from __future__ import annotations
 
 import argparse
+import hashlib
 import math
 import multiprocessing
 import random
@@ -326,6 +327,31 @@ def nodes_per_second(seconds: float) -> str:
     )
 
 
+def pylon_nodes_per_second(nodes: int = 5_000) -> str:
+    """Pylon's search (its evaluation is most of it) on twelve fixed positions of 2, 3 and 4
+    players, ``nodes`` each: the speed, and a digest of the moves chosen, so that two commits
+    are compared on the same work (a faster commit that plays other moves shows another digest).
+    """
+    game = get_game("pylon")
+    chosen = []
+    cpu = 0.0
+    for players in (2, 3, 4):
+        for seed in range(4):
+            rng = random.Random(seed * 7 + players)
+            pos = game.new(players, {})
+            for _ in range(10 + 8 * seed):
+                pos.play(rng.choice(list(pos.legal_moves())))
+            start = time.process_time()
+            result = choose_move(pos, Budget(nodes=nodes))
+            cpu += time.process_time() - start
+            chosen.append(f"{result.move}:{result.score}")
+    digest = hashlib.blake2b(" ".join(chosen).encode(), digest_size=4).hexdigest()
+    return (
+        f"Pylon search speed, 12 positions of 2-4 players, {nodes} nodes each: "
+        f"{12 * nodes / cpu:,.0f} nodes per CPU second; moves digest {digest}"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("setups", nargs="*", default=SETUPS, help="GAME:PLAYERS, e.g. ploy:4")
@@ -343,6 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.nps:
         print(nodes_per_second(args.nps), flush=True)
+        print(pylon_nodes_per_second(), flush=True)
     if args.only_nps:
         return 0
     levels = [name.strip() for name in args.levels.split(",")]

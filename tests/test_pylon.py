@@ -100,7 +100,7 @@ def test_example_b_capture_without_stacking():
     after.push_text(B("a", 4))
     assert added(pos, after) == {(0, B("a", 4)): O}
     # the X marble was captured (no board-level freedom) yet stays and scores
-    assert not after._has_freedom(after.group(x_marble), 0, after.board)
+    assert after.dead_group(x_marble, 0, after.board) == {x_marble}
     assert after.scores() == [3, 1]
 
 
@@ -124,7 +124,7 @@ def test_example_d_legal_thanks_to_its_capture():
     new = pid(after, B("a", 4))
     group = after.group(new)
     assert pid(after, B("b", 3)) in group  # linked through the added level-1 marble
-    assert after._has_freedom(group, 0, after.board)
+    assert after.dead_group(new, 0, after.board) is None  # a freedom on the board level
     assert not any(after._free(q, after.board) for q in after.geo.nbrs[new])
 
 
@@ -160,7 +160,7 @@ def test_example_f_level_1_capture_stacks_at_g_only():
     level1_x = pid(pos, U("c", 3))
     group = pos.group(level1_x)
     assert group == {level1_x, pid(pos, B("d", 3)), pid(pos, B("e", 3))}
-    assert pos._has_freedom(group, 0, pos.board)  # board-level freedoms exist ...
+    assert pos.dead_group(level1_x, 0, pos.board) is None  # board-level freedoms exist ...
     after = pos.copy()
     after.push_text(U("c", 4))  # ... but 'f' is a level-1 move
     assert added(pos, after) == {(1, U("c", 4)): O, (2, B("c", 4)): O}  # 'g'
@@ -359,3 +359,27 @@ def test_quick_legality_agrees_with_full_simulation(seed, size, players):
             slow = {p: r for p in sorted(pos.valid) if (r := pos._simulate(p, seat)) is not None}
             assert fast == slow
         pos.play(rng.choice(list(pos.legal_moves())))
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), size=st.integers(3, 6), players=st.integers(2, 4))
+def test_dead_group_is_the_group_without_a_freedom_on_its_level(seed, size, players):
+    """The early-stopping fill behind captures and suicide agrees with its definition: the
+    whole group, then a look at each of its marbles on the level for a free neighbour."""
+    rng = random.Random(seed)
+    pos = new(players, size)
+    geo, board = pos.geo, pos.board
+
+    def free(q: int) -> bool:
+        return board[q] == EMPTY and all(board[s] != EMPTY for s in geo.below[q])
+
+    while pos.to_move is not None:
+        pos.play(rng.choice(list(pos.legal_moves())))
+        board = pos.board
+        for p in (p for p in range(geo.size) if board[p] != EMPTY):
+            whole = pos.group(p)
+            for level in range(size):
+                touches = any(
+                    geo.level[m] == level and any(free(q) for q in geo.nbrs[m]) for m in whole
+                )
+                assert pos.dead_group(p, level, board) == (None if touches else whole)

@@ -106,21 +106,14 @@ def place(pos: PylonPosition, p: int, seat: int) -> tuple[list[int], int] | None
     b = pos.board[:]
     b[p] = seat
     lv = level[p]
-
-    def free_at(members: set[int]) -> bool:
-        return any(
-            level[m] == lv and any(_empty_valid(b, below, q) for q in nbrs[m]) for m in members
-        )
-
     captured: set[int] = set()
-    checked: set[int] = set()
     for e in nbrs[p]:
-        if b[e] == EMPTY or b[e] == seat or e in checked:
+        c = b[e]
+        if c in (EMPTY, seat) or e in captured:
             continue
-        g = pos.group(e, b)
-        checked |= g
-        if not free_at(g):
-            captured |= g
+        dead = pos.dead_group(e, lv, b)
+        if dead is not None:
+            captured |= dead
     filled = 0
     if captured:
         cand = sorted({a for m in captured for a in above[m]})
@@ -132,7 +125,7 @@ def place(pos: PylonPosition, p: int, seat: int) -> tuple[list[int], int] | None
                     b[q] = seat
                     filled += 1
                     changed = True
-    if not free_at(pos.group(p, b)):
+    if pos.dead_group(p, lv, b) is not None:
         return None
     return b, filled
 
@@ -161,6 +154,7 @@ def safety(pos: PylonPosition) -> list[int]:
     captures: list[int] = []  # what the mover's captures would fill
     threats: list[tuple[int, bool]] = []  # the mover's groups in atari: (loss, savable)
     nxt = order[1] if len(order) > 1 else mover
+    mine = pos.placements()  # the mover's placements: what place() would say, already known
     for g in groups(pos):
         s = g.owner
         if s not in before:
@@ -171,11 +165,15 @@ def safety(pos: PylonPosition) -> list[int]:
                 attacker = nxt if s == mover else mover
                 if s != mover and attacker == s:
                     continue
-                hit = place(pos, q, attacker)
-                if hit is None:
+                if attacker == mover:
+                    filled = mine.get(q)
+                    gain = None if filled is None else len(filled)
+                else:
+                    found = place(pos, q, attacker)
+                    gain = None if found is None else found[1]
+                if gain is None:
                     # suicide for that attacker (an eye): later seats may differ; assume safe
                     continue
-                gain = hit[1]
                 if s == mover:
                     saved = place(pos, q, s)
                     savable = saved is not None and len(_freedoms(pos, saved[0], q, lv)) >= 2
@@ -193,7 +191,11 @@ def safety(pos: PylonPosition) -> list[int]:
                     break
                 if n == 2 or s == mover:
                     attacker = nxt if s == mover else mover
-                    if all(place(pos, q, attacker) is not None for q in free):
+                    if attacker == mover:
+                        fills_both = all(q in mine for q in free)
+                    else:
+                        fills_both = all(place(pos, q, attacker) is not None for q in free)
+                    if fills_both:
                         out[s] -= AT_RISK * fillable(pos, g, free)
                         break
     if captures or threats:

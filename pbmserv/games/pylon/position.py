@@ -111,44 +111,64 @@ class PylonPosition(Position):
 
     def group(self, p: int, board: list[int] | None = None) -> set[int]:
         """The visibly connected marbles of p's owner that contain p (just {p} if p is buried)."""
-        b = self.board if board is None else board
+        found = self.dead_group(p, -1, self.board if board is None else board)
+        assert found is not None  # (no level to look for freedoms on: the whole group)
+        return found
+
+    def dead_group(self, p: int, level: int, b: list[int]) -> set[int] | None:
+        """p's group on board ``b`` when none of its marbles on ``level`` touches a free point
+        (a placement on ``level`` captures it, or is suicide), else None: found without
+        filling the whole group when a freedom comes up early.  With level -1, the whole group
+        (:meth:`group`).  The robots call this millions of times a game, so it is written for
+        speed."""
         geo = self.geo
-        over2, links, above, below = geo.over2, geo.links, geo.above, geo.below
+        over2, links, vertical = geo.over2, geo.links, geo.vertical
+        lv, nbrs, below = geo.level, geo.nbrs, geo.below
         c = b[p]
         seen = {p}
-        if over2[p] >= 0 and b[over2[p]] != EMPTY:
-            return seen
+        o = over2[p]
+        buried = o >= 0 and b[o] != EMPTY  # its group is itself alone
         stack = [p]
+        push, pop, add = stack.append, stack.pop, seen.add
         while stack:
-            x = stack.pop()
+            x = pop()
+            if lv[x] == level:
+                for q in nbrs[x]:
+                    if b[q] != EMPTY:
+                        continue
+                    for s in below[q]:
+                        if b[s] == EMPTY:
+                            break
+                    else:
+                        return None
+            if buried:
+                break
             for q, u, v in links[x]:
-                if q in seen or b[q] != c:
+                if b[q] != c or q in seen:
                     continue
-                if u >= 0 and b[u] != EMPTY and b[u] == b[v] and b[u] != c:
-                    continue  # an enemy link passes over this one
+                if u >= 0:
+                    bu = b[u]
+                    if bu != EMPTY and bu != c and bu == b[v]:
+                        continue  # an enemy link passes over this one
                 o = over2[q]
                 if o >= 0 and b[o] != EMPTY:
                     continue
-                seen.add(q)
-                stack.append(q)
-            for q in above[x] + below[x]:
-                if q in seen or b[q] != c:
+                add(q)
+                push(q)
+            for q in vertical[x]:
+                if b[q] != c or q in seen:
                     continue
                 o = over2[q]
                 if o >= 0 and b[o] != EMPTY:
                     continue
-                seen.add(q)
-                stack.append(q)
+                add(q)
+                push(q)
         return seen
 
     def _free(self, q: int, b: list[int]) -> bool:
         if b[q] != EMPTY:
             return False
         return all(b[s] != EMPTY for s in self.geo.below[q])
-
-    def _has_freedom(self, members: Iterable[int], level: int, b: list[int]) -> bool:
-        lv, nbrs = self.geo.level, self.geo.nbrs
-        return any(lv[m] == level and any(self._free(q, b) for q in nbrs[m]) for m in members)
 
     def _simulate(self, p: int, seat: int) -> tuple[int, ...] | None:
         """Play ``seat`` at p on a scratch board: the stacked points, or None for suicide."""
@@ -161,10 +181,10 @@ class PylonPosition(Position):
         for e in geo.nbrs[p]:
             if b[e] == EMPTY or b[e] == seat or e in checked:
                 continue
-            g = self.group(e, b)
-            checked |= g
-            if not self._has_freedom(g, level, b):
-                captured |= g
+            dead = self.dead_group(e, level, b)
+            if dead is not None:
+                checked |= dead
+                captured |= dead
         stacked: list[int] = []
         if captured:
             cand = sorted({a for m in captured for a in geo.above[m]})
@@ -176,7 +196,7 @@ class PylonPosition(Position):
                         b[q] = seat
                         stacked.append(q)
                         changed = True
-        if not self._has_freedom(self.group(p, b), level, b):
+        if self.dead_group(p, level, b) is not None:
             return None
         return tuple(stacked)
 
@@ -196,7 +216,10 @@ class PylonPosition(Position):
                     c = b[e]
                     if c in (EMPTY, seat):
                         continue
-                    if not any(q != p and q in valid for q in nbrs[e]):
+                    for q in nbrs[e]:
+                        if q != p and q in valid:
+                            break
+                    else:
                         quick = False
                         break
             if quick:
@@ -263,6 +286,12 @@ class PylonPosition(Position):
     def move_list(self) -> list[Move]:
         """Every legal move of the seat to move (no swap): the robots' fast path."""
         return list(self._generate())
+
+    def placements(self) -> Mapping[int, tuple[int, ...]]:
+        """Every legal placement of the seat to move, with the points its captures would fill
+        (computed once per position, and shared with move generation: the robots' evaluation
+        asks it for each capture it weighs)."""
+        return self._moves()
 
     def _generate(self) -> Iterator[Move]:
         moves = self._moves()

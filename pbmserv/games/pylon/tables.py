@@ -62,6 +62,8 @@ class Geometry:
             self.links.append(tuple(ln))
             self.over2.append(index.get((lv + 2, i - 1, j - 1), -1))
         self.above = [tuple(u) for u in ups]
+        # the points stacked on p and those p rests on: one tuple, for the group's flood fill
+        self.vertical = [self.above[p] + self.below[p] for p in range(self.size)]
         self.names = [f"{chr(97 + c)}{r + 1}" for c, r in self.cell]
 
     def point(self, level: int, i: int, j: int) -> int:
