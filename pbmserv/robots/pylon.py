@@ -101,33 +101,8 @@ def _empty_valid(b: list[int], below: Sequence[tuple[int, ...]], q: int) -> bool
 def place(pos: PylonPosition, p: int, seat: int) -> tuple[list[int], int] | None:
     """``seat`` placing at ``p`` as the rules do it, on a scratch board: (the board after, the
     number of points its captures fill), or None when it is suicide."""
-    geo = pos.geo
-    below, above, nbrs, level = geo.below, geo.above, geo.nbrs, geo.level
-    b = pos.board[:]
-    b[p] = seat
-    lv = level[p]
-    captured: set[int] = set()
-    for e in nbrs[p]:
-        c = b[e]
-        if c in (EMPTY, seat) or e in captured:
-            continue
-        dead = pos.dead_group(e, lv, b)
-        if dead is not None:
-            captured |= dead
-    filled = 0
-    if captured:
-        cand = sorted({a for m in captured for a in above[m]})
-        changed = True
-        while changed:
-            changed = False
-            for q in cand:
-                if _empty_valid(b, below, q):
-                    b[q] = seat
-                    filled += 1
-                    changed = True
-    if pos.dead_group(p, lv, b) is not None:
-        return None
-    return b, filled
+    placed = pos.place_on_copy(p, seat)
+    return None if placed is None else (placed[0], len(placed[1]))
 
 
 def fillable(pos: PylonPosition, group: Group, free: set[int]) -> int:

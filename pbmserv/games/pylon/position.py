@@ -172,18 +172,23 @@ class PylonPosition(Position):
 
     def _simulate(self, p: int, seat: int) -> tuple[int, ...] | None:
         """Play ``seat`` at p on a scratch board: the stacked points, or None for suicide."""
+        placed = self.place_on_copy(p, seat)
+        return None if placed is None else placed[1]
+
+    def place_on_copy(self, p: int, seat: int) -> tuple[list[int], tuple[int, ...]] | None:
+        """``seat`` placing at p as the rules do, on a copy of the board: (the board after, the
+        points its captures filled), or None when it is suicide.  Move generation and the
+        robots' evaluation both ask this."""
         geo = self.geo
         b = self.board[:]
         b[p] = seat
         level = geo.level[p]
         captured: set[int] = set()
-        checked: set[int] = set()
         for e in geo.nbrs[p]:
-            if b[e] == EMPTY or b[e] == seat or e in checked:
+            if b[e] == EMPTY or b[e] == seat or e in captured:
                 continue
             dead = self.dead_group(e, level, b)
             if dead is not None:
-                checked |= dead
                 captured |= dead
         stacked: list[int] = []
         if captured:
@@ -198,7 +203,7 @@ class PylonPosition(Position):
                         changed = True
         if self.dead_group(p, level, b) is not None:
             return None
-        return tuple(stacked)
+        return b, tuple(stacked)
 
     def _legal_for(self, seat: int) -> dict[int, tuple[int, ...]]:
         """Every legal placement of ``seat`` with the points its captures fill."""
