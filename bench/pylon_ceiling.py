@@ -66,7 +66,7 @@ def start(players: int, index: int) -> tuple[Position, set[int], random.Random]:
 
 def biggest_capture(pos: PylonPosition, rng: random.Random) -> Move:
     """The move that fills the most points by its captures (none: any move, at random)."""
-    moves = pos._moves()  # every legal placement with the points its captures fill
+    moves = pos.placements()  # every legal placement with the points its captures fill
     if not moves:
         return pos.move_list()[0]  # the forced pass
     most = max(len(filled) for filled in moves.values())

@@ -361,6 +361,25 @@ def test_quick_legality_agrees_with_full_simulation(seed, size, players):
         pos.play(rng.choice(list(pos.legal_moves())))
 
 
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), size=st.integers(3, 6), players=st.integers(2, 4))
+def test_one_placement_and_the_turn_order_agree_with_every_placement(seed, size, players):
+    """What the robots ask of one point (:meth:`placement`, before any move generation) and
+    what the turn order asks (can a seat place at all) agree with the full list of placements."""
+    rng = random.Random(seed)
+    pos = new(players, size)
+    while pos.to_move is not None:
+        fresh = pos.copy()
+        fresh._cache = None  # as in a position the search never generated moves for
+        every = pos.copy().placements()
+        assert {p: fresh.placement(p) for p in range(pos.geo.size)} == {
+            p: every.get(p) for p in range(pos.geo.size)
+        }
+        for seat in range(players):
+            assert pos._can_place(seat) == bool(pos._legal_for(seat))
+        pos.play(rng.choice(list(pos.legal_moves())))
+
+
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), size=st.integers(3, 6), players=st.integers(2, 4))
 def test_dead_group_is_the_group_without_a_freedom_on_its_level(seed, size, players):

@@ -129,7 +129,6 @@ def safety(pos: PylonPosition) -> list[int]:
     captures: list[int] = []  # what the mover's captures would fill
     threats: list[tuple[int, bool]] = []  # the mover's groups in atari: (loss, savable)
     nxt = order[1] if len(order) > 1 else mover
-    mine = pos.placements()  # the mover's placements: what place() would say, already known
     for g in groups(pos):
         s = g.owner
         if s not in before:
@@ -141,7 +140,7 @@ def safety(pos: PylonPosition) -> list[int]:
                 if s != mover and attacker == s:
                     continue
                 if attacker == mover:
-                    filled = mine.get(q)
+                    filled = pos.placement(q)  # what place() would say, without a board
                     gain = None if filled is None else len(filled)
                 else:
                     found = place(pos, q, attacker)
@@ -167,7 +166,7 @@ def safety(pos: PylonPosition) -> list[int]:
                 if n == 2 or s == mover:
                     attacker = nxt if s == mover else mover
                     if attacker == mover:
-                        fills_both = all(q in mine for q in free)
+                        fills_both = all(pos.placement(q) is not None for q in free)
                     else:
                         fills_both = all(place(pos, q, attacker) is not None for q in free)
                     if fills_both:

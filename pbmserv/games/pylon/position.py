@@ -205,18 +205,21 @@ class PylonPosition(Position):
             return None
         return b, tuple(stacked)
 
-    def _legal_for(self, seat: int) -> dict[int, tuple[int, ...]]:
-        """Every legal placement of ``seat`` with the points its captures fill."""
-        geo, b, valid = self.geo, self.board, self.valid
-        nbrs = geo.nbrs
-        out: dict[int, tuple[int, ...]] = {}
-        for p in sorted(valid):
-            quick = False
+    def _scan(
+        self, seat: int, points: Iterable[int], *, play_out: bool = True
+    ) -> Iterator[tuple[int, tuple[int, ...]]]:
+        """The legal placements of ``seat`` among the valid ``points``, in their order, each
+        with the points its captures fill.  Most are settled without playing them out: the
+        point has a free neighbour and so has every enemy marble next to it (nothing is
+        captured, nothing is suicide); with ``play_out`` False only those are given."""
+        valid, b, nbrs = self.valid, self.board, self.geo.nbrs
+        for p in points:
+            quiet = False
             for q in nbrs[p]:
                 if q in valid:
-                    quick = True
+                    quiet = True
                     break
-            if quick:
+            if quiet:
                 for e in nbrs[p]:
                     c = b[e]
                     if c in (EMPTY, seat):
@@ -225,15 +228,30 @@ class PylonPosition(Position):
                         if q != p and q in valid:
                             break
                     else:
-                        quick = False
+                        quiet = False
                         break
-            if quick:
-                out[p] = ()
-                continue
-            res = self._simulate(p, seat)
-            if res is not None:
-                out[p] = res
-        return out
+            if quiet:
+                yield p, ()
+            elif play_out:
+                filled = self._simulate(p, seat)
+                if filled is not None:
+                    yield p, filled
+
+    def _legal_for(self, seat: int) -> dict[int, tuple[int, ...]]:
+        """Every legal placement of ``seat`` with the points its captures fill."""
+        return dict(self._scan(seat, sorted(self.valid)))
+
+    def _can_place(self, seat: int) -> bool:
+        """Whether ``seat`` has a legal placement: what the turn order needs to know after
+        every move.  A quiet placement settles it without working out the others (a search
+        never asks for the moves of most positions it evaluates); failing that, every
+        placement is worked out, and kept when they are the next move's."""
+        if next(self._scan(seat, self.valid, play_out=False), None) is not None:
+            return True
+        legal = self._legal_for(seat)
+        if seat == self.turn:
+            self._cache, self._cache_seat = legal, seat
+        return bool(legal)
 
     def _moves(self) -> dict[int, tuple[int, ...]]:
         seat = self.turn
@@ -255,10 +273,10 @@ class PylonPosition(Position):
         order = [(start + k) % self.num_seats for k in range(self.num_seats)]
         order = [s for s in order if s not in self.resigned]
         self.turn = order[0]
-        if self._moves():
+        if self._can_place(order[0]):
             return
         for s in order[1:]:
-            if self._legal_for(s):
+            if self._can_place(s):
                 return  # order[0] must pass
         self.turn = None
 
@@ -297,6 +315,22 @@ class PylonPosition(Position):
         (computed once per position, and shared with move generation: the robots' evaluation
         asks it for each capture it weighs)."""
         return self._moves()
+
+    def placement(self, p: int) -> tuple[int, ...] | None:
+        """One entry of :meth:`placements`: what a placement at ``p`` by the seat to move
+        would fill, or None when it is not legal.  The robots' evaluation asks this of a few
+        points in positions whose moves the search never generates, so the others are not
+        worked out."""
+        seat = self.turn
+        if seat is None:
+            return None
+        if self._cache is not None and self._cache_seat == seat:
+            return self._cache.get(p)
+        if p not in self.valid:
+            return None
+        for _, filled in self._scan(seat, (p,)):
+            return filled
+        return None
 
     def _generate(self) -> Iterator[Move]:
         moves = self._moves()
