@@ -167,10 +167,11 @@ def main() -> None:
         ceiling = 1 - (counts["none left"] + counts["unavoidable"]) / args.games
         cells = " ".join(f"{counts[k]:12d}" for k in KINDS)
         share = oracle_share(players, args.level, args.games, args.oracle) if args.oracle else None
-        print(
-            f"plotto:{players:<2d} {cells}   {ceiling:6.1%}"
-            + (f"   {share:6.1%}" if share is not None else "")
-        )
+        interval = ""
+        if share is not None:  # the oracle's 95% Wilson interval, to compare playout counts
+            low, high = bench.wilson(share * args.games, args.games)
+            interval = f"   {share:6.1%} ({low:.1%}-{high:.1%})"
+        print(f"plotto:{players:<2d} {cells}   {ceiling:6.1%}" + interval)
     print(
         "ceiling: the score had every avoidable loss been won; "
         f"reproduce: .venv/bin/python bench/plotto_losses.py --players {args.players} "
