@@ -245,7 +245,7 @@ class PylonPosition(Position):
         """Whether ``seat`` has a legal placement: what the turn order needs to know after
         every move.  A quiet placement settles it without working out the others (a search
         never asks for the moves of most positions it evaluates); failing that, every
-        placement is worked out, and kept when they are the next move's."""
+        placement is worked out, and kept when ``seat`` is the one to move."""
         if next(self._scan(seat, self.valid, play_out=False), None) is not None:
             return True
         legal = self._legal_for(seat)
@@ -312,8 +312,7 @@ class PylonPosition(Position):
 
     def placements(self) -> Mapping[int, tuple[int, ...]]:
         """Every legal placement of the seat to move, with the points its captures would fill
-        (computed once per position, and shared with move generation: the robots' evaluation
-        asks it for each capture it weighs)."""
+        (computed once per position, and shared with move generation)."""
         return self._moves()
 
     def placement(self, p: int) -> tuple[int, ...] | None:
