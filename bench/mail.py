@@ -21,6 +21,8 @@ in the same run (the machine is shared: read the ratios).
 Every player of the bench logs in for the first time since the server started (its first move
 mail), and the server checks that password with argon2 at the product's cost (17 ms of CPU
 each on the 2-core machine of 2026-11-24, where 100 first logins a second filled both cores).
+The steady run sends every board's first two moves first, so its first logins all come in its
+first two seconds; the run says how many cores argon2 alone needed then.
 The throughput run also says how much CPU a move mail cost the server process (listener and
 sender), its worker, and the whole machine.
 
@@ -155,12 +157,43 @@ def blast(port: int, plans: list[Plan], clients: int) -> float:
     return time.perf_counter() - start
 
 
+def paced_order(plans: list[Plan]) -> list[tuple[str, bytes]]:
+    """The order :func:`paced` sends the mails in: round by round, every board's next move."""
+    return [
+        plan[ply] for ply in range(max(len(p) for p in plans)) for plan in plans if ply < len(plan)
+    ]
+
+
+def argon2_ms() -> float:
+    """CPU milliseconds of one argon2 check at the cost the server uses (as configured)."""
+    from pbmserv.config import load_settings
+    from pbmserv.domain.accounts import hasher
+
+    checker = hasher(load_settings())
+    hashed = checker.hash("bench")
+    checker.verify(hashed, "bench")  # (the first check pays for setting up)
+    start = time.process_time()
+    for _ in range(5):
+        checker.verify(hashed, "bench")
+    return (time.process_time() - start) / 5 * 1000
+
+
+def first_logins(plans: list[Plan], rate: float) -> tuple[int, float]:
+    """How many mails of a paced run are their player's first, and over how many seconds of
+    the run (from its start to the last of them) they come."""
+    seen: set[str] = set()
+    last = -1
+    for slot, (sender, _) in enumerate(paced_order(plans)):
+        if sender not in seen:
+            seen.add(sender)
+            last = slot
+    return len(seen), (last + 1) / rate
+
+
 def paced(port: int, plans: list[Plan], clients: int, rate: float) -> float:
     """Send the mails at a steady ``rate`` per second (round by round, so each board's mails
     stay in order); return the seconds it took.  Says so when the server could not keep up."""
-    order = [
-        plan[ply] for ply in range(max(len(p) for p in plans)) for plan in plans if ply < len(plan)
-    ]
+    order = paced_order(plans)
     slots = list(enumerate(order))
     lock = threading.Lock()
     errors: list[BaseException] = []
@@ -551,16 +584,20 @@ def main() -> None:
             f"p99 {percentile(waiting, 0.99) * 1000:.0f} ms; claimed -> answer written median "
             f"{statistics.median(processing) * 1000:.0f} ms, p99 {percentile(processing, 0.99) * 1000:.0f} ms"
         )
-        players = len({sender for plan in steady for sender, _ in plan})
-        print(
-            f"    {0 if args.returning else players} of those mails were their player's first "
-            "login (an argon2 check each)"
-            + (
-                f"; --returning: the {players} players had each mailed once before"
-                if args.returning
-                else ""
+        players, first_seconds = first_logins(steady, args.rate)
+        if args.returning:
+            print(
+                "    0 of those mails were their player's first login; --returning: the "
+                f"{players} players had each mailed once before"
             )
-        )
+        else:
+            cost = argon2_ms()
+            needed = players / first_seconds * cost / 1000
+            print(
+                f"    {players} of those mails were their player's first login (an argon2 check "
+                f"each, {cost:.0f} ms of CPU here), all sent in the first {first_seconds:.1f} s: "
+                f"argon2 alone needed {needed:.1f} of this machine's {os.cpu_count()} cores then"
+            )
         if args.scaling:
             if not args.database_url.startswith("postgresql"):
                 raise SystemExit("--scaling needs --database-url of a PostgreSQL database")

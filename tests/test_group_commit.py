@@ -7,6 +7,7 @@ commit fails is processed again one mail at a time.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from email.message import EmailMessage
 from email.utils import make_msgid
 
@@ -14,7 +15,8 @@ import pytest
 from sqlalchemy import func, select
 from test_board_index import counted
 
-from pbmserv.mail import inbox, worker
+from pbmserv.domain import accounts
+from pbmserv.mail import inbox, prepare, worker
 from pbmserv.store.models import AuthFailure, Comment, Inbox, InboxStatus, MoveRecord, Outbox
 
 
@@ -24,6 +26,18 @@ def mail(sender: str, subject: str, message_id: str | None = None) -> bytes:
     msg["Message-ID"] = message_id or make_msgid(domain="client.example")
     msg.set_content("\n")
     return msg.as_bytes()
+
+
+def when_all_done(sessions, stopping: threading.Event) -> Callable[[], None]:
+    """A worker's ``on_done`` that stops it once no mail waits or is held by it."""
+    undone = [InboxStatus.new, InboxStatus.processing]
+
+    def on_done() -> None:
+        with sessions() as s:
+            if s.scalar(select(Inbox.id).where(Inbox.status.in_(undone)).limit(1)) is None:
+                stopping.set()
+
+    return on_done
 
 
 def delivery(raw: bytes, clock) -> inbox.Delivery:
@@ -282,11 +296,15 @@ def test_each_move_of_a_batch_keeps_and_shows_its_own_comment(shell, sessions, s
 def test_mails_seen_ahead_stay_in_the_queue_so_none_overtakes_a_mail_that_fails(
     shell, sessions, settings, clock, monkeypatch
 ):
-    """While the worker processes a batch it reads the mails behind it, parses them and checks
-    their passwords, but does not claim them: when a mail of the batch fails, the next batch
-    takes it first and the mails seen ahead after it (parsed once), and no attempt of theirs
-    is counted."""
+    """The worker reads the mails waiting behind its batch, parses them and checks their
+    passwords, but does not claim them: when a mail of the batch fails, a later batch takes it
+    first and the mails seen ahead after it (parsed once), and no attempt of theirs is
+    counted."""
     ids = _queue_moves(shell, clock)
+    # returning players (their passwords checked before): every mail can be claimed at once,
+    # so the batches are the ones planned below
+    pairs = [("alice", "pw-alice"), ("bob", "pw-bob")]
+    accounts.preverify(sessions, settings, pairs, clock.now)
     process = worker._process
     failures = []
 
@@ -298,23 +316,19 @@ def test_mails_seen_ahead_stay_in_the_queue_so_none_overtakes_a_mail_that_fails(
         return result
 
     parsed: list[bytes] = []
-    parse = worker.parse_message
+    parse = prepare.parse_message
 
     def counted_parse(raw, *args, **kwargs):
         parsed.append(raw)
         return parse(raw, *args, **kwargs)
 
     monkeypatch.setattr(worker, "_process", bob_fails_once)
-    monkeypatch.setattr(worker, "parse_message", counted_parse)
-    batches = iter([2, 1])  # alice and bob, then alice's next move seen ahead
+    monkeypatch.setattr(prepare, "parse_message", counted_parse)
+    batches = iter([2])  # alice and bob (alice's next move is seen ahead), then the rest
     monkeypatch.setattr(worker.BatchSize, "__call__", lambda self: next(batches, 32))
     stopping, work = threading.Event(), threading.Event()
-    rounds: list[int] = []
 
-    def on_done() -> None:  # the failed round, then bob's move and alice's together
-        rounds.append(1)
-        if len(rounds) == 2:
-            stopping.set()
+    on_done = when_all_done(sessions, stopping)
 
     worker.run_worker(
         sessions, settings, lambda: clock.now, stopping=stopping, work=work, on_done=on_done

@@ -208,7 +208,7 @@ class _SlotMemo:
     def __init__(self, size: int) -> None:
         self._size = size
         self._slots: OrderedDict[tuple[bytes, frozenset[str], bool], frozenset[int]] = OrderedDict()
-        self._lock = threading.Lock()  # the worker reads mails ahead in a thread of its own
+        self._lock = threading.Lock()  # one memo for every thread of the process
 
     def get(self, tokens: list[str], games: frozenset[str], guess: bool) -> frozenset[int]:
         line = "\n".join(tokens).encode("utf-8", "surrogatepass")  # (a mail's stray bytes)

@@ -202,14 +202,32 @@ def preverify(
     so the check inside the transaction is a dictionary look-up; failures are still counted
     there, by :func:`authenticate`.  argon2 releases the GIL, so several checks (a batch of
     mails) run on all cores at once.
+    """
+    checks = list(checks_needed(sessions, settings, pairs, now).values())
+    if len(checks) == 1:
+        check_password(settings, *checks[0])
+    elif checks:
+        with ThreadPoolExecutor(max_workers=min(len(checks), os.cpu_count() or 1)) as pool:
+            list(pool.map(lambda pair: check_password(settings, *pair), checks))
 
-    A userid whose wrong passwords are being throttled is not checked: :func:`authenticate`
+
+def checks_needed(
+    sessions: sessionmaker[Session],
+    settings: Settings,
+    pairs: Iterable[tuple[str, str]],
+    now: datetime,
+) -> dict[tuple[str, str], tuple[str, str]]:
+    """The argon2 checks that would make these (userid, password) logins a look-up inside the
+    transaction: (userid, password) -> (hash, password), for known userids whose password is
+    not remembered.  Reads only (one query, two when some are unknown).
+
+    A userid whose wrong passwords are being throttled is left out: :func:`authenticate`
     refuses it before any check (except from the owner's address, which it then checks
     itself), so guesses mailed at a throttled account, from any forged sender, cost no argon2.
     """
     wanted = {(normalise_userid(u), p) for u, p in pairs if u}
     if not wanted:
-        return
+        return {}
     with sessions() as session:
         userids = sorted({u for u, _ in wanted})
         hashes = dict(session.connection().execute(_hashes_query(), {"userids": userids}).all())
@@ -223,16 +241,11 @@ def preverify(
         if keys:  # (none when every password was checked before)
             failures = list(session.scalars(select(AuthFailure).where(AuthFailure.key.in_(keys))))
         refused = {row.key for row in failures if _throttled(row, settings, now) is not None}
-    checks = [
-        (hashes[userid], password)
+    return {
+        (userid, password): (hashes[userid], password)
         for userid, password in unknown
         if f"user:{userid}" not in refused
-    ]
-    if len(checks) == 1:
-        check_password(settings, *checks[0])
-    elif checks:
-        with ThreadPoolExecutor(max_workers=min(len(checks), os.cpu_count() or 1)) as pool:
-            list(pool.map(lambda pair: check_password(settings, *pair), checks))
+    }
 
 
 def confirmed_addresses(user: User) -> list[str]:

@@ -261,15 +261,6 @@ def _claim_query(skip_locked: bool) -> Select[int, bytes, str, int]:
     return query.with_for_update(skip_locked=True) if skip_locked else query
 
 
-def peek_batch(session: Session, now: datetime, limit: int) -> list[Claimed]:
-    """The mails :func:`claim_batch` would claim now, read and left in the queue (``session``
-    may be read-only)."""
-    rows = session.connection().execute(
-        _claim_query(False), {"stale_before": now - LEASE, "limit": limit}
-    )
-    return [Claimed(row.id, row.raw, row.mail_from) for row in rows]
-
-
 @lru_cache(maxsize=1)
 def _claim_update() -> Update:
     return (
@@ -400,6 +391,14 @@ def requeue(session: Session, message_ids: list[int], *, claimed_by: str | None 
     session.connection().execute(
         _requeue_update(claimed_by is not None), {"ids": message_ids, "held_by": claimed_by}
     )
+
+
+def release_claims(sessions: sessionmaker[Session], message_ids: list[int]) -> None:
+    """Put the mails this worker claimed and still holds back in the queue, their attempt
+    not counted (a mail already done stays done): a round that broke, or a worker stopping."""
+    if message_ids:
+        with sessions() as session, session.begin():
+            requeue(session, message_ids, claimed_by=worker_id())
 
 
 @lru_cache(maxsize=2)

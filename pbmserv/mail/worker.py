@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 import time
 import traceback
 from collections.abc import Callable
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -26,7 +27,8 @@ from pbmserv.commands.dispatch import USAGE
 from pbmserv.config import Settings
 from pbmserv.domain import accounts, limits, notify
 from pbmserv.mail import inbox
-from pbmserv.mail.parse import ParsedMail, parse_message
+from pbmserv.mail.parse import ParsedMail
+from pbmserv.mail.prepare import Claims, Prepared, check_passwords, prepare
 from pbmserv.mail.reply import assemble, tail_sections
 from pbmserv.render.templates import render
 from pbmserv.store.db import readonly_sessions
@@ -67,15 +69,6 @@ class BatchSize:
             self.per_mail = 0.7 * self.per_mail + 0.3 * (elapsed / mails)
 
 
-@dataclass
-class _Claimed:
-    """A claimed mail, parsed (and its passwords checked) before the write transaction."""
-
-    message_id: int
-    parsed: ParsedMail | None = None
-    error: str | None = None  # parsing failed: the traceback
-
-
 def run_worker(
     sessions: sessionmaker[Session],
     settings: Settings,
@@ -94,35 +87,37 @@ def run_worker(
     grammar.command_words()  # every game's engine loads now, not while the first mail waits
     readers = readonly_sessions(settings.url)
     size = BatchSize()
-    checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pbmserv-passwords")
-    ahead: Lookahead | None = None
+    checker = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="pbmserv-pw")
+    claims = Claims(sessions, readers, settings, clock, checker)
     while not stopping.is_set():
         done: list[Outcome] = []
-        batch: ClaimedBatch | None = None
+        batch: list[Prepared] = []
         try:
-            if ahead is not None or inbox.waiting(readers, clock()):  # (ahead: it saw some)
-                batch = claim(sessions, settings, clock, size(), readers=readers, ahead=ahead)
-            ahead = None
-            if batch is not None:
+            # more mails are claimed and their password checks started; the oldest ones whose
+            # checks are done are processed, the others' checks go on meanwhile
+            if claims or inbox.waiting(readers, clock()):
+                claims.claim(size() - len(claims))
+            batch = claims.ready()
+            if batch:
                 started = time.monotonic()
-                # the mails waiting behind this batch are parsed, and their passwords checked,
-                # while it is processed; they are claimed after it, with those come meanwhile
-                if not stopping.is_set():
-                    ahead = look_ahead(readers, settings, clock, size(), checker)
                 done = process_claimed(sessions, settings, clock, batch)
                 size.record(len(done), time.monotonic() - started)
+                if any(outcome.status is InboxStatus.new for outcome in done):
+                    claims.release()  # a mail must wait: none claimed after it overtakes it
         except Exception:  # noqa: BLE001 - e.g. the database is away for a moment
             log.exception("worker")
-            if batch is not None:
-                with contextlib.suppress(Exception):  # else its lease runs out
-                    release(sessions, batch)
-            ahead = None
+            with contextlib.suppress(Exception):  # else their lease runs out
+                inbox.release_claims(sessions, [item.message_id for item in batch])
+            with contextlib.suppress(Exception):
+                claims.release()
         if done:
             on_done()
             continue
         if not stopping.is_set():
             work.wait(POLL_SECONDS)
             work.clear()
+    with contextlib.suppress(Exception):  # (else their lease runs out)
+        claims.release()
     checker.shutdown()
 
 
@@ -157,47 +152,6 @@ def process_batch(
     return process_claimed(sessions, settings, now, batch) if batch is not None else []
 
 
-@dataclass
-class ClaimedBatch:
-    """Mails claimed and parsed, their passwords checked (or being checked: ``checks``)."""
-
-    prepared: list[_Claimed]
-    checks: Future[None] | None = None
-
-
-@dataclass
-class Lookahead:
-    """Mails seen waiting, not claimed: parsed, their passwords being checked (``checks``).
-
-    Why not claim them at once: a batch claimed ahead is fixed while the one before it is
-    processed, so a mail that comes meanwhile waits for both; seen but left in the queue, these
-    mails are claimed after that batch together with the newer ones, in one batch."""
-
-    prepared: dict[int, _Claimed]
-    checks: Future[None]
-
-
-def look_ahead(
-    readers: sessionmaker[Session],
-    settings: Settings,
-    now: Callable[[], datetime],
-    limit: int,
-    checker: Executor,
-) -> Lookahead | None:
-    """Read (``readers``: no write lock) up to ``limit`` waiting mails, parse them, and check
-    their passwords in ``checker``: the slow part of the next claim, done while the caller
-    processes a batch."""
-    with readers() as session:
-        waiting = inbox.peek_batch(session, now(), limit)
-    if not waiting:
-        return None
-    words = grammar.command_words()
-    prepared = [_prepare(settings, words, mail) for mail in waiting]
-    credentials = _credentials(prepared, words)
-    checks = checker.submit(_preverify, readers, settings, credentials, now())
-    return Lookahead({item.message_id: item for item in prepared}, checks)
-
-
 def claim(
     sessions: sessionmaker[Session],
     settings: Settings,
@@ -205,63 +159,26 @@ def claim(
     limit: int,
     *,
     readers: sessionmaker[Session] | None = None,
-    ahead: Lookahead | None = None,
-) -> ClaimedBatch | None:
-    """Claim up to ``limit`` waiting mails, parse them and check their passwords (argon2, never
-    under the write lock); the mails ``ahead`` saw are parsed and being checked already."""
+) -> list[Prepared] | None:
+    """Claim up to ``limit`` waiting mails, parse them and check their passwords (argon2,
+    never under the write lock)."""
     with sessions() as session, session.begin():
         claimed = inbox.claim_batch(session, now(), limit)
     if not claimed:
         return None
     words = grammar.command_words()
-    seen = ahead.prepared if ahead is not None else {}
-    prepared = [seen.get(mail.id) or _prepare(settings, words, mail) for mail in claimed]
-    fresh = [item for item in prepared if item.message_id not in seen]
-    _preverify(readers or sessions, settings, _credentials(fresh, words), now())
-    return ClaimedBatch(prepared, ahead.checks if ahead is not None else None)
-
-
-def _credentials(prepared: list[_Claimed], words: set[str]) -> list[tuple[str, str]]:
-    """The (userid, password) pairs the commands of these mails may log in with."""
-    return [
-        pair
-        for item in prepared
-        if item.parsed is not None and not item.parsed.is_automatic
-        for line in item.parsed.commands
-        for pair in grammar.command_credentials(line, words)
-    ]
-
-
-def _preverify(
-    sessions: sessionmaker[Session],
-    settings: Settings,
-    credentials: list[tuple[str, str]],
-    now: datetime,
-) -> None:
-    try:
-        accounts.preverify(sessions, settings, credentials, now)
-    except Exception:  # noqa: BLE001 - only a shortcut: the commands check passwords anyway
-        log.exception("checking the passwords of a batch before processing it failed")
-
-
-def release(sessions: sessionmaker[Session], batch: ClaimedBatch) -> None:
-    """Put the mails of a claimed batch that are still claimed back in the queue, their
-    attempt not counted (a mail already done stays done)."""
-    ids = [item.message_id for item in batch.prepared]
-    with sessions() as session, session.begin():
-        inbox.requeue(session, ids, claimed_by=inbox.worker_id())
+    prepared = [prepare(settings, words, mail) for mail in claimed]
+    check_passwords(readers or sessions, settings, prepared, words, now())
+    return prepared
 
 
 def process_claimed(
     sessions: sessionmaker[Session],
     settings: Settings,
     now: Callable[[], datetime],
-    batch: ClaimedBatch,
+    prepared: list[Prepared],
 ) -> list[Outcome]:
     """Process a claimed batch in one transaction (see :func:`process_batch`)."""
-    if batch.checks is not None:
-        batch.checks.result()  # the passwords are known before the write lock is taken
-    prepared = batch.prepared
     words = grammar.command_words()
     if len(prepared) > 1:
         try:
@@ -315,25 +232,10 @@ def _processed_update() -> Update:
     )
 
 
-def _prepare(settings: Settings, words: set[str], mail: inbox.Claimed) -> _Claimed:
-    """Parse a claimed mail outside the write transaction; a failure is kept for the record."""
-    try:
-        parsed = parse_message(
-            mail.raw,
-            mail.mail_from,
-            command_words=words,
-            max_commands=settings.max_commands_per_mail,
-            server_addresses=[settings.server_address, *settings.accept_recipients],
-        )
-        return _Claimed(mail.id, parsed)
-    except Exception:  # noqa: BLE001 - recorded as a failed attempt of this mail
-        return _Claimed(mail.id, error=traceback.format_exc())
-
-
 def _process_in_savepoint(
     session: Session,
     settings: Settings,
-    item: _Claimed,
+    item: Prepared,
     words: set[str],
     now: Callable[[], datetime],
 ) -> Outcome:

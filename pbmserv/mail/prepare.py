@@ -1,0 +1,165 @@
+"""Mails made ready for the worker outside its write transaction: parsed, passwords checked.
+
+Parsing a mail and checking its passwords (argon2, slow on purpose: 17-23 ms of CPU for a
+first login) need no write lock, so they never run inside the worker's transaction.  Checked
+in the worker's own thread, a batch's first logins held up every mail of the batch and the
+worker's thread with them.  :class:`Claims` starts each claimed mail's checks in threads of
+their own (argon2 releases the GIL, so they run on the other cores), and the worker processes
+the oldest claimed mails whose checks are done while the others' go on.
+
+The mails are claimed (leased to this worker) before their checks start, so that two worker
+processes never check the same mail: a first try read the waiting mails without claiming
+them, and two workers then checked each first login twice (``bench/mail.py --scaling``: two
+workers drained 27 mails/s where one drained 48).  Parsing stays in the worker's thread: in a
+thread of its own it waited for the GIL behind the worker's Python, and mails waited for it.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import Callable, Iterable
+from concurrent.futures import Executor, Future, wait
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from pbmserv.commands import grammar
+from pbmserv.config import Settings
+from pbmserv.domain import accounts
+from pbmserv.mail import inbox
+from pbmserv.mail.parse import ParsedMail, parse_message
+
+log = logging.getLogger("pbmserv.mail.prepare")
+
+
+@dataclass
+class Prepared:
+    """A mail parsed (and its passwords checked) before the write transaction."""
+
+    message_id: int
+    parsed: ParsedMail | None = None
+    error: str | None = None  # parsing failed: the traceback
+
+
+def prepare(settings: Settings, words: set[str], mail: inbox.Claimed) -> Prepared:
+    """Parse a mail outside the write transaction; a failure is kept for the record."""
+    try:
+        parsed = parse_message(
+            mail.raw,
+            mail.mail_from,
+            command_words=words,
+            max_commands=settings.max_commands_per_mail,
+            server_addresses=[settings.server_address, *settings.accept_recipients],
+        )
+        return Prepared(mail.id, parsed)
+    except Exception:  # noqa: BLE001 - recorded as a failed attempt of this mail
+        return Prepared(mail.id, error=traceback.format_exc())
+
+
+def logins_of(prepared: Iterable[Prepared], words: set[str]) -> list[tuple[str, str]]:
+    """The (userid, password) pairs the commands of these mails may log in with (none for
+    automatic mail: it is set aside unread)."""
+    return [
+        pair
+        for item in prepared
+        if item.parsed is not None and not item.parsed.is_automatic
+        for line in item.parsed.commands
+        for pair in grammar.command_credentials(line, words)
+    ]
+
+
+def check_passwords(
+    sessions: sessionmaker[Session],
+    settings: Settings,
+    prepared: Iterable[Prepared],
+    words: set[str],
+    now: datetime,
+) -> None:
+    """Check the passwords the commands of these mails log in with, so that the check inside
+    the transaction is a look-up (:func:`pbmserv.domain.accounts.preverify`).  Only a
+    shortcut: a failure here is logged, and the commands check every password anyway."""
+    try:
+        accounts.preverify(sessions, settings, logins_of(prepared, words), now)
+    except Exception:  # noqa: BLE001 - only a shortcut (above)
+        log.exception("checking the passwords of mails before processing them failed")
+
+
+class Claims:
+    """The mails this worker claimed and has not processed yet, oldest first: parsed, their
+    password checks running in ``checker``.  Used by the worker's thread alone.
+
+    A mail held here is leased to this worker like any claimed mail (a crash leaves it to
+    :func:`pbmserv.mail.inbox.release_dead_claims` or to the lease's end).  When a mail must
+    wait (it failed, or lost a lock race), :meth:`release` puts the held ones back in the queue
+    uncounted, so that none overtakes it."""
+
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        readers: sessionmaker[Session],
+        settings: Settings,
+        clock: Callable[[], datetime],
+        checker: Executor,
+    ) -> None:
+        self.sessions, self.readers, self.settings, self.clock = sessions, readers, settings, clock
+        self.checker = checker
+        self._held: list[tuple[Prepared, list[Future[bool]]]] = []
+        self._checking: dict[tuple[str, str], Future[bool]] = {}  # (hash, password) running
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def claim(self, limit: int) -> None:
+        """Claim up to ``limit`` more waiting mails, oldest first, parse them and start the
+        argon2 checks their logins need (each once)."""
+        if limit <= 0:
+            return
+        with self.sessions() as session, session.begin():
+            claimed = inbox.claim_batch(session, self.clock(), limit)
+        if not claimed:
+            return
+        words = grammar.command_words()
+        prepared = [prepare(self.settings, words, mail) for mail in claimed]
+        logins = {item.message_id: logins_of([item], words) for item in prepared}
+        try:
+            needed = accounts.checks_needed(
+                self.readers, self.settings, [p for ps in logins.values() for p in ps], self.clock()
+            )
+        except Exception:  # noqa: BLE001 - only a shortcut: the commands check passwords anyway
+            log.exception("reading the password hashes of claimed mails failed")
+            needed = {}
+        self._checking = {key: f for key, f in self._checking.items() if not f.done()}
+        for item in prepared:
+            checks: list[Future[bool]] = []
+            for userid, password in logins[item.message_id]:
+                check = needed.get((accounts.normalise_userid(userid), password))
+                if check is None:
+                    continue
+                if check not in self._checking:
+                    self._checking[check] = self.checker.submit(
+                        accounts.check_password, self.settings, *check
+                    )
+                checks.append(self._checking[check])
+            self._held.append((item, checks))
+        self._held.sort(key=lambda held: held[0].message_id)  # (a lease run out: an older one)
+
+    def ready(self) -> list[Prepared]:
+        """The oldest held mails whose checks are done, no longer held: the next batch.  The
+        oldest mail's checks are waited for (nothing may go before it), so this is empty only
+        when nothing is held."""
+        if not self._held:
+            return []
+        wait(self._held[0][1])
+        count = 1
+        while count < len(self._held) and all(c.done() for c in self._held[count][1]):
+            count += 1
+        batch, self._held = self._held[:count], self._held[count:]
+        return [item for item, _ in batch]
+
+    def release(self) -> None:
+        """Put every held mail back in the queue, its attempt not counted."""
+        ids = [item.message_id for item, _ in self._held]
+        self._held = []
+        inbox.release_claims(self.sessions, ids)
