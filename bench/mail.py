@@ -9,7 +9,8 @@ in the same run (the machine is shared: read the ratios).
    the time from the listener accepting a mail to its answer being written, that is committed
    with the worker's batch (server clock, both ends), median and 99th percentile.
    The latency is also split at the moment the worker claimed the mail: waiting for the
-   worker, then processing (with its batch) until the answer was written; and the CPU per mail
+   worker, then its password check and processing (with its batch) until the answer was
+   written; and the CPU per mail
    of the server process and its worker meanwhile says how busy the worker was (the latency
    grows steeply as that nears a whole core).
 3. With ``--database-url`` of a PostgreSQL database (its tables are dropped first!) the same runs
