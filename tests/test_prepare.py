@@ -245,3 +245,27 @@ def _hash_of(sessions, userid: str) -> str:
 
     with sessions() as s:
         return s.scalar(select(User.password_hash).where(User.userid == userid))
+
+
+def test_a_failing_check_ahead_only_loses_the_shortcut(
+    shell, sessions, settings, clock, forgetful, monkeypatch
+):
+    """The hashes cannot be read (the database away for a moment): the claimed mails are held
+    all the same, without checks ahead; the transaction checks their passwords itself."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    accounts._VERIFIED.clear()
+    ids = queue(shell, clock, MOVES)
+
+    def away(*_args: Any) -> None:
+        raise RuntimeError("database away")
+
+    monkeypatch.setattr(accounts, "checks_needed", away)
+    checks = HeldChecks(hold=set())
+    claims = Claims(sessions, sessions, settings, lambda: clock.now, checks)
+    claims.claim(32)
+    batch = claims.ready()
+    assert [item.message_id for item in batch] == ids
+    assert checks.asked == []
+    assert worker.process_claimed(sessions, settings, lambda: clock.now, batch)
+    assert statuses(sessions, ids) == [(InboxStatus.done, 1)] * 3

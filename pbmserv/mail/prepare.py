@@ -121,8 +121,12 @@ class Claims:
         if not claimed:
             return
         words = grammar.command_words()
-        prepared = [prepare(self.settings, words, mail) for mail in claimed]
-        logins = {item.message_id: logins_of([item], words) for item in prepared}
+        held: list[tuple[Prepared, list[Future[bool]]]] = [
+            (prepare(self.settings, words, mail), []) for mail in claimed
+        ]
+        self._held += held  # (held before anything else can fail: release() gives them back)
+        self._held.sort(key=lambda entry: entry[0].message_id)  # (a lease run out: older)
+        logins = {item.message_id: logins_of([item], words) for item, _ in held}
         try:
             needed = accounts.checks_needed(
                 self.readers, self.settings, [p for ps in logins.values() for p in ps], self.clock()
@@ -131,8 +135,7 @@ class Claims:
             log.exception("reading the password hashes of claimed mails failed")
             needed = {}
         self._checking = {key: f for key, f in self._checking.items() if not f.done()}
-        for item in prepared:
-            checks: list[Future[bool]] = []
+        for item, checks in held:
             for userid, password in logins[item.message_id]:
                 check = needed.get((accounts.normalise_userid(userid), password))
                 if check is None:
@@ -142,8 +145,6 @@ class Claims:
                         accounts.check_password, self.settings, *check
                     )
                 checks.append(self._checking[check])
-            self._held.append((item, checks))
-        self._held.sort(key=lambda held: held[0].message_id)  # (a lease run out: an older one)
 
     def ready(self) -> list[Prepared]:
         """The oldest held mails whose checks are done, no longer held: the next batch.  The
