@@ -7,7 +7,6 @@ commit fails is processed again one mail at a time.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from email.message import EmailMessage
 from email.utils import make_msgid
 
@@ -15,8 +14,7 @@ import pytest
 from sqlalchemy import func, select
 from test_board_index import counted
 
-from pbmserv.domain import accounts
-from pbmserv.mail import inbox, prepare, worker
+from pbmserv.mail import inbox, worker
 from pbmserv.store.models import AuthFailure, Comment, Inbox, InboxStatus, MoveRecord, Outbox
 
 
@@ -26,18 +24,6 @@ def mail(sender: str, subject: str, message_id: str | None = None) -> bytes:
     msg["Message-ID"] = message_id or make_msgid(domain="client.example")
     msg.set_content("\n")
     return msg.as_bytes()
-
-
-def when_all_done(sessions, stopping: threading.Event) -> Callable[[], None]:
-    """A worker's ``on_done`` that stops it once no mail waits or is held by it."""
-    undone = [InboxStatus.new, InboxStatus.processing]
-
-    def on_done() -> None:
-        with sessions() as s:
-            if s.scalar(select(Inbox.id).where(Inbox.status.in_(undone)).limit(1)) is None:
-                stopping.set()
-
-    return on_done
 
 
 def delivery(raw: bytes, clock) -> inbox.Delivery:
@@ -291,63 +277,6 @@ def test_each_move_of_a_batch_keeps_and_shows_its_own_comment(shell, sessions, s
             (body,) = s.scalars(select(Outbox.body).where(Outbox.inbox_id == message_id))
             assert f"Remark number {n} from" in body
             assert all(f"Remark number {k} " not in body for k in range(3) if k != n)
-
-
-def test_mails_seen_ahead_stay_in_the_queue_so_none_overtakes_a_mail_that_fails(
-    shell, sessions, settings, clock, monkeypatch
-):
-    """The worker reads the mails waiting behind its batch, parses them and checks their
-    passwords, but does not claim them: when a mail of the batch fails, a later batch takes it
-    first and the mails seen ahead after it (parsed once), and no attempt of theirs is
-    counted."""
-    ids = _queue_moves(shell, clock)
-    # returning players (their passwords checked before): every mail can be claimed at once,
-    # so the batches are the ones planned below
-    pairs = [("alice", "pw-alice"), ("bob", "pw-bob")]
-    accounts.preverify(sessions, settings, pairs, clock.now)
-    process = worker._process
-    failures = []
-
-    def bob_fails_once(session, settings, message_id, *rest):
-        result = process(session, settings, message_id, *rest)
-        if message_id == ids[1] and not failures:
-            failures.append(message_id)
-            raise RuntimeError("boom")
-        return result
-
-    parsed: list[bytes] = []
-    parse = prepare.parse_message
-
-    def counted_parse(raw, *args, **kwargs):
-        parsed.append(raw)
-        return parse(raw, *args, **kwargs)
-
-    monkeypatch.setattr(worker, "_process", bob_fails_once)
-    monkeypatch.setattr(prepare, "parse_message", counted_parse)
-    batches = iter([2])  # alice and bob (alice's next move is seen ahead), then the rest
-    monkeypatch.setattr(worker.BatchSize, "__call__", lambda self: next(batches, 32))
-    stopping, work = threading.Event(), threading.Event()
-
-    on_done = when_all_done(sessions, stopping)
-
-    worker.run_worker(
-        sessions, settings, lambda: clock.now, stopping=stopping, work=work, on_done=on_done
-    )
-    assert failures == [ids[1]]
-    with sessions() as s:
-        assert list(s.scalars(select(MoveRecord.text).order_by(MoveRecord.ply))) == [
-            "a7-a6",
-            "a2-a3",
-            "b7-b6",
-        ]
-        rows = [s.get(Inbox, i) for i in ids]
-        assert [r.status for r in rows] == [InboxStatus.done] * 3
-        assert [r.attempts for r in rows] == [1, 2, 1]  # seen ahead is not an attempt
-        errors = s.scalars(select(Outbox.body).where(Outbox.inbox_id.in_(ids))).all()
-        assert not [b for b in errors if "not your turn" in b or "would be move" in b]
-    # alice's and bob's, alice's next seen ahead, bob's again (it failed): the one seen ahead
-    # was not parsed a second time when it was claimed
-    assert len(parsed) == 4
 
 
 def test_a_worker_round_that_breaks_returns_its_claims_to_the_queue(

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import select
-from test_group_commit import mail, when_all_done
+from test_group_commit import mail
 
 from pbmserv.domain import accounts
 from pbmserv.mail import inbox, prepare, worker
@@ -43,6 +43,18 @@ class HeldChecks(Executor):
     def finish(self, password: str) -> None:
         future, run = self.held.pop(password)
         future.set_result(run())
+
+
+def when_all_done(sessions, stopping: threading.Event) -> Callable[[], None]:
+    """A worker's ``on_done`` that stops it once no mail waits or is held by it."""
+    undone = [InboxStatus.new, InboxStatus.processing]
+
+    def on_done() -> None:
+        with sessions() as s:
+            if s.scalar(select(Inbox.id).where(Inbox.status.in_(undone)).limit(1)) is None:
+                stopping.set()
+
+    return on_done
 
 
 @pytest.fixture
