@@ -171,6 +171,20 @@ def test_a_whole_game_by_mail(gateway):
     assert "Game won by" in body_of(final) or "Game was a tie" in body_of(final)
 
 
+def test_a_shell_line_mailed_as_it_is_written_works(gateway):
+    """The README's shell lines start with the program's name; mailed as they are, they do
+    what they do without it (and the password is masked in the answer all the same)."""
+    gateway.send("carol@example.org", "pbmserv signup carol secret3")
+    gateway.send("dave@example.org", "subject", "PBMSERV help\n")
+    gateway.settle()
+    (answer,) = gateway.mails("carol@example.org")
+    assert str(answer["Subject"]).startswith("confirm ")
+    assert "secret3" not in body_of(answer)
+    (help_answer,) = gateway.mails("dave@example.org")
+    assert "No such command" not in body_of(help_answer)
+    assert "signup" in body_of(help_answer)
+
+
 def test_commands_in_the_body_and_answers_thread(gateway):
     mid = gateway.send(
         "alice@example.org", "hello", "signup alice secret1\n\nThis is my comment.\n"

@@ -16,7 +16,7 @@ from contextlib import redirect_stdout
 
 import click
 
-from pbmserv.commands import grammar
+from pbmserv.commands import grammar, registry
 from pbmserv.commands.dispatch import REFUSED, USAGE, Answer, Refused, Request
 from pbmserv.games import get_game
 from pbmserv.render.templates import render
@@ -60,7 +60,13 @@ def usage_hint(ctx: click.Context, channel: str) -> str:
 def run(
     group: click.Group, words: Sequence[str], req: Request, prog_name: str = "pbmserv"
 ) -> list[Answer]:
-    """Run one command line through ``group``; every outcome becomes an answer."""
+    """Run one command line through ``group``; every outcome becomes an answer.
+
+    A line may start with the program's name, as the shell's lines do (``pbmserv signup ...``
+    mailed as it is written in the README): the name is skipped, as the mail parser and the
+    password masking skip it (:func:`pbmserv.commands.grammar.resolve`)."""
+    if len(words) > 1 and words[0].lower() == registry.PREFIX:
+        words = words[1:]
     out = io.StringIO()
     try:
         with redirect_stdout(out):
