@@ -85,7 +85,10 @@ def test_human_against_robot_mails_only_the_human(shell, clock):
 def test_robots_play_each_other_to_the_end(shell):
     operator_ok(shell, "robot add left --game pylon --level easy")
     operator_ok(shell, "robot add right --game pylon --level nodes=200")
-    shell.ok("pylon challenge left right -size=3")
+    challenged = shell.ok("pylon challenge left right -size=3")
+    # nobody sends a robot's move: the answer says who plays it, not "send back this line"
+    assert "Send back" not in challenged.body
+    assert "left is a robot: a running server plays its move" in challenged.body
     result = operator_ok(shell, "robot run --until-idle")
     found = board(shell, 101, "pylon")
     assert found.status is BoardStatus.finished

@@ -92,12 +92,17 @@ def board_error(board: Board, position: Position, message: str, tail: str = "") 
 
 def reader_tail(req: Request, board: Board, position: Position, actor: User | None = None) -> str:
     """The reply line for the answer to the sender: on the shell (the operator plays every
-    seat) for the player to move; by mail when the actor, or a user of the sender's address,
-    is that player."""
+    seat) for the player to move, or a note that a robot is; by mail when the actor, or a user
+    of the sender's address, is that player."""
     mover = board.user_to_move(position)
     if mover is None:
         return ""
     if req.trusted:
+        if mover.robot is not None:  # nobody sends its move: it is played for it
+            return (
+                f"\n{mover.userid} is a robot: a running server plays its move, or "
+                "`pbmserv robot run` without one.\n"
+            )
         return reply_line(board, position, mover)
     sender = req.sender.lower() if req.sender else None
     addresses = {a.address for a in mover.addresses}  # loaded with the board's seats
