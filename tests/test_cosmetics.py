@@ -57,6 +57,15 @@ def test_usage_shows_the_command_as_typed(shell, capsys):
     assert "See 'polis show --help'." in err
     assert main(["polis", "show"]) == 2
     assert "Usage: pbmserv polis show " in capsys.readouterr().err
+    # and so does --help
+    help_by_mail = shell("polis move --help", channel="mail", sender="x@example.org")
+    assert help_by_mail.body.startswith("Usage: polis move [OPTIONS] BOARD")
+    assert main(["polis", "move", "--help"], prog_name="polis") == 0
+    assert capsys.readouterr().out.startswith("Usage: polis move [OPTIONS] BOARD")
+    assert main(["polis", "--help"], prog_name="polis") == 0
+    assert capsys.readouterr().out.startswith("Usage: polis [OPTIONS] COMMAND")
+    assert main(["polis", "move", "--help"]) == 0
+    assert capsys.readouterr().out.startswith("Usage: pbmserv polis move [OPTIONS] BOARD")
 
 
 def test_vacation_off_gives_back_whole_days(shell, clock):

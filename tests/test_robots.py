@@ -88,7 +88,7 @@ def test_robots_play_each_other_to_the_end(shell):
     challenged = shell.ok("pylon challenge left right -size=3")
     # nobody sends a robot's move: the answer says who plays it, not "send back this line"
     assert "Send back" not in challenged.body
-    assert "left is a robot: a running server plays its move" in challenged.body
+    assert "left is a robot: its moves are played for it" in challenged.body
     result = operator_ok(shell, "robot run --until-idle")
     found = board(shell, 101, "pylon")
     assert found.status is BoardStatus.finished

@@ -152,3 +152,27 @@ def test_processes_run_on_the_calendar_in_pbmserv_now(data):
     assert nagged.returncode == 0 and "Polis 101 alice" in nagged.stdout, nagged.stdout
     bad = pbmserv("tick", data=data, env={"PBMSERV_NOW": "next tuesday"})
     assert bad.returncode != 0 and "ISO-8601" in bad.stderr
+
+
+@pytest.mark.slow
+def test_the_readme_shell_session_runs_as_written(tmp_path: Path):
+    """Every line of the README's "Playing from a shell" block, in order, succeeds: a user
+    copies it first."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    block = readme.split("## Playing from a shell", 1)[1].split("```sh\n", 1)[1]
+    block = block.split("```", 1)[0]
+    env: dict[str, str] = {}
+    ran = 0
+    for line in block.splitlines():
+        for command in line.split("#", 1)[0].split(";"):
+            words = command.split()
+            if not words or words[0] == ".":  # (activating the venv)
+                continue
+            if words[0] == "export":
+                key, _, value = words[1].partition("=")
+                env[key] = value
+                continue
+            done = pbmserv(*words[1:], data=tmp_path / "data", env=env, script=words[0])
+            assert done.returncode == 0, f"{command.strip()}: {done.stderr}"
+            ran += 1
+    assert ran >= 15

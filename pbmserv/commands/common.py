@@ -100,8 +100,8 @@ def reader_tail(req: Request, board: Board, position: Position, actor: User | No
     if req.trusted:
         if mover.robot is not None:  # nobody sends its move: it is played for it
             return (
-                f"\n{mover.userid} is a robot: a running server plays its move, or "
-                "`pbmserv robot run` without one.\n"
+                f"\n{mover.userid} is a robot: its moves are played for it (by a running "
+                "server, or by `pbmserv robot run`).\n"
             )
         return reply_line(board, position, mover)
     sender = req.sender.lower() if req.sender else None

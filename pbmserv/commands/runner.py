@@ -57,6 +57,18 @@ def usage_hint(ctx: click.Context, channel: str) -> str:
     return ctx.get_usage() + f"\nSee '{path} --help'."
 
 
+def help_as_typed(printed: str, channel: str) -> str:
+    """``--help`` output whose usage line reads as the player types the command, as
+    :func:`usage_hint` writes it: by mail without the program's name, from a game script
+    (``pylon move --help``) without the doubled game word."""
+    first, sep, rest = printed.partition("\n")
+    words = first.split(" ")
+    path = words[0] == "Usage:" and len(words) > 2 and not words[2].startswith("[")
+    if path and (channel == "mail" or words[2].lower() == words[1].lower()):
+        first = " ".join([words[0], *words[2:]])
+    return first + sep + rest
+
+
 def run(
     group: click.Group, words: Sequence[str], req: Request, prog_name: str = "pbmserv"
 ) -> list[Answer]:
@@ -96,7 +108,8 @@ def run(
         req.answers.append(Answer(error_subject(words), "Aborted.\n", USAGE))
     printed = out.getvalue()
     if printed:  # --help output
-        req.answers.append(Answer(f"{error_subject(words).replace(' error', '')} help", printed))
+        subject = f"{error_subject(words).replace(' error', '')} help"
+        req.answers.append(Answer(subject, help_as_typed(printed, req.channel)))
     if not req.answers:
         req.answers.append(Answer(error_subject(words), "Nothing to do.\n", USAGE))
     _hide_passwords(req.answers, words)
