@@ -16,6 +16,7 @@ thread of its own it waited for the GIL behind the worker's Python, and mails wa
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import traceback
 from collections.abc import Callable, Iterable
@@ -106,7 +107,8 @@ class Claims:
         self.sessions, self.readers, self.settings, self.clock = sessions, readers, settings, clock
         self.checker = checker
         self._held: list[tuple[Prepared, list[Future[bool]]]] = []
-        self._checking: dict[tuple[str, str], Future[bool]] = {}  # (hash, password) running
+        # the checks running, by hash and the password's digest (no password kept as a key)
+        self._checking: dict[tuple[str, bytes], Future[bool]] = {}
 
     def __len__(self) -> int:
         return len(self._held)
@@ -140,11 +142,12 @@ class Claims:
                 check = needed.get((accounts.normalise_userid(userid), password))
                 if check is None:
                     continue
-                if check not in self._checking:
-                    self._checking[check] = self.checker.submit(
+                key = (check[0], hashlib.sha256(check[1].encode("utf-8", "surrogatepass")).digest())
+                if key not in self._checking:
+                    self._checking[key] = self.checker.submit(
                         accounts.check_password, self.settings, *check
                     )
-                checks.append(self._checking[check])
+                checks.append(self._checking[key])
 
     def ready(self) -> list[Prepared]:
         """The oldest held mails whose checks are done, no longer held: the next batch.  The
