@@ -254,6 +254,12 @@ def test_subject_command(subject: str, command: str | None) -> None:
         ("> a\nmy answer\n> b\nsecond answer", [], "my answer\nsecond answer"),
         ("ploy\u00a0show 1\n", ["ploy show 1"], ""),
         ("** ploy show 1 **\n", ["ploy show 1"], ""),
+        (  # the original pasted below the reply unquoted: its unfilled reply line is no command
+            "ploy move 101 bob pw e2#3\n\nOn Mon, pbmserv wrote:\n\nYour move. Send back:\n"
+            "  ploy move 101 bob PASSWORD <move>#3\n",
+            ["ploy move 101 bob pw e2#3"],
+            "Your move. Send back:\n  ploy move 101 bob ******** <move>#3",  # (masked)
+        ),
     ],
 )
 def test_body(body: str, commands: list[str], comment: str) -> None:

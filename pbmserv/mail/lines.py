@@ -43,6 +43,10 @@ _ATTRIBUTION = re.compile(
 )
 _ATTRIBUTION_END = re.compile(r"(?:\bwrote|\bschrieb\b.*|a écrit)\s*:\s*$", re.I)
 _BLANKS = re.compile(r"[ \t\u00a0\u2000-\u200b\u3000]+")
+# the line a board mail asks its reader to send back (pbmserv.render.board_mail.reply_line),
+# still unfilled: a mail client that pastes the original below a reply without quoting it
+# would otherwise have it run, and count a wrong password against the player
+_REPLY_TEMPLATE = re.compile(r"\sPASSWORD\s+<move>(?:#\d+)?\s*$")
 MAX_ATTRIBUTION = 300
 
 
@@ -86,7 +90,7 @@ def _kind(
     words: list[str], top: bool, command_words: Collection[str], verbs: Collection[str]
 ) -> str:
     """'command', 'unclear' or 'text' for the words of one unquoted line."""
-    if not words:
+    if not words or _REPLY_TEMPLATE.search(" ".join(words)):
         return "text"
     first = words[0].lower()
     # a long line is prose, unless it opens the body with a command word (a signup with a
