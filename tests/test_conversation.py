@@ -151,6 +151,29 @@ def test_only_mistyped_lines_are_reported(shell, settings, sessions, clock):
     assert "no command found" in out[0].body and "  plois shwo 102\n" in out[0].body
 
 
+def test_a_reply_with_the_move_alone_gets_the_line_to_send(shell, settings, sessions, clock):
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    out = _mail(
+        shell,
+        settings,
+        sessions,
+        clock,
+        "alice@example.org",
+        "Re: Polis Board 101 alice",
+        "a7-a6\n",
+    )
+    assert len(out) == 1 and out[0].subject == "pbmserv error"
+    assert "no command found" in out[0].body
+    assert "Your subject names Polis board 101. To move there" in out[0].body
+    assert "\n  polis move 101 alice PASSWORD <move>\n" in out[0].body
+    # a subject that names no board of ours gets no such line
+    other = _mail(
+        shell, settings, sessions, clock, "alice@example.org", "Re: Chess Board 5", "e4\n"
+    )
+    assert "Your subject names" not in other[0].body
+
+
 def test_an_html_mail_is_not_called_unprocessed(shell, settings, sessions, clock):
     from pbmserv.mail import inbox
     from pbmserv.mail.worker import process_next

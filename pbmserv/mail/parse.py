@@ -161,18 +161,23 @@ def is_command(line: str, command_words: Collection[str]) -> bool:
     return bool(words) and words[0].lower() in command_words
 
 
+def without_reply_prefixes(subject: str) -> str:
+    """A subject without its ``Re:``/``Fwd:``... prefixes and ``**`` markers, blanks single."""
+    line = clean_command(subject)
+    while True:
+        shorter = clean_command(_REPLY_PREFIX.sub("", line).removeprefix("**"))
+        if shorter == line:
+            return line
+        line = shorter
+
+
 def subject_command(subject: str, command_words: Collection[str]) -> str | None:
     """The command in a subject, or None: ``Re:``/``Fwd:``... prefixes and ``**`` dropped.
 
     Our own reply subjects (``Ploy Board 101 alice``, ``Ploy Board 101 Error``) are not
     commands, so replying to a board mail with the command in the body just works.
     """
-    line = clean_command(subject)
-    while True:
-        shorter = clean_command(_REPLY_PREFIX.sub("", line).removeprefix("**"))
-        if shorter == line:
-            break
-        line = shorter
+    line = without_reply_prefixes(subject)
     if not is_command(line, command_words):
         return None
     words = line.lower().split()

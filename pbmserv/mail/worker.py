@@ -26,8 +26,9 @@ from pbmserv.commands import Answer, Channel, Request, commands, grammar, run, s
 from pbmserv.commands.dispatch import USAGE
 from pbmserv.config import Settings
 from pbmserv.domain import accounts, limits, notify
+from pbmserv.games import get_game
 from pbmserv.mail import inbox
-from pbmserv.mail.parse import ParsedMail
+from pbmserv.mail.parse import ParsedMail, without_reply_prefixes
 from pbmserv.mail.prepare import Claims, Prepared, check_passwords, prepare
 from pbmserv.mail.reply import assemble, tail_sections
 from pbmserv.render.templates import render
@@ -377,10 +378,28 @@ def _no_command(parsed: ParsedMail) -> Answer:
         "mail/nocommand.txt.j2",
         subject=grammar.mask_passwords(subject),
         suggestion=close or "",
+        board=_board_named(subject),
         notes=[],
     )
     body += tail_sections(parsed.not_understood, parsed.ignored)
     return Answer("pbmserv error", body, USAGE)
+
+
+def _board_named(subject: str) -> dict[str, str] | None:
+    """The board a subject of our board mails names (``Re: Pylon Board 101 alice``): a reply
+    to it with the move alone gets the line to send back."""
+    words = without_reply_prefixes(subject).split()
+    if len(words) not in (3, 4) or words[1].lower() != "board" or not words[2].isdigit():
+        return None
+    try:
+        game = get_game(words[0])
+    except KeyError:
+        return None
+    userid = words[3] if len(words) == 4 else ""
+    if not userid or userid.lower() == "error" or accounts.check_userid(userid) is not None:
+        userid = "USERID"
+    number = str(int(words[2]))
+    return {"title": game.display_name, "game": game.name, "number": number, "userid": userid}
 
 
 def _queue_answer(
