@@ -176,6 +176,7 @@ def test_a_shell_line_mailed_as_it_is_written_works(gateway):
     what they do without it (and the password is masked in the answer all the same)."""
     gateway.send("carol@example.org", "pbmserv signup carol secret3")
     gateway.send("dave@example.org", "subject", "PBMSERV help\n")
+    gateway.send("erin@example.org", "pbmserv")
     gateway.settle()
     (answer,) = gateway.mails("carol@example.org")
     assert str(answer["Subject"]).startswith("confirm ")
@@ -183,6 +184,8 @@ def test_a_shell_line_mailed_as_it_is_written_works(gateway):
     (help_answer,) = gateway.mails("dave@example.org")
     assert "No such command" not in body_of(help_answer)
     assert "signup" in body_of(help_answer)
+    (alone,) = gateway.mails("erin@example.org")  # the program's name alone: the help
+    assert "No such command" not in body_of(alone) and "signup" in body_of(alone)
 
 
 def test_commands_in_the_body_and_answers_thread(gateway):

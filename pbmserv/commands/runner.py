@@ -76,9 +76,10 @@ def run(
 
     A line may start with the program's name, as the shell's lines do (``pbmserv signup ...``
     mailed as it is written in the README): the name is skipped, as the mail parser and the
-    password masking skip it (:func:`pbmserv.commands.grammar.resolve`)."""
-    if len(words) > 1 and words[0].lower() == registry.PREFIX:
-        words = words[1:]
+    password masking skip it (:func:`pbmserv.commands.grammar.resolve`); alone, it asks for
+    the help."""
+    if words and words[0].lower() == registry.PREFIX:
+        words = words[1:] or ["help"]
     out = io.StringIO()
     try:
         with redirect_stdout(out):
