@@ -7,9 +7,9 @@ from sqlalchemy import select
 from pbmserv.store.models import Board, User
 
 
-def records(shell, number=101):
+def records(shell, number=101, game="nim"):
     with shell.sessions() as s:
-        board = s.scalar(select(Board).where(Board.game == "nim", Board.number == number))
+        board = s.scalar(select(Board).where(Board.game == game, Board.number == number))
         return [(m.seat, m.text, m.auto) for m in board.moves]
 
 
@@ -152,16 +152,28 @@ def test_illegal_queued_move_is_reported(shell):
     assert mail.recipient == "bob@example.org" and "The queued move 3 of bob" in mail.body
 
 
-def test_queue_warns_now_cancel_and_resign(shell):
+def test_queue_cancel_and_resign(shell):
     shell.signup("alice", "bob")
     shell.ok("nim challenge alice bob -pile=2")
-    warned = shell.ok("nim queue 101 bob pw-bob 3")
-    assert "not legal in the current position" in warned.body
+    shell.ok("nim queue 101 bob pw-bob 3")
     shell.ok("nim queue 101 bob pw-bob cancel")
     shell.ok("nim move 101 alice pw-alice 1")
     assert records(shell) == [(0, "1", False)]
     shell.ok("nim move 101 bob pw-bob 1")  # bob takes the last stone: no queue involved
     assert shell("nim queue 101 alice pw-alice 1").status == 1  # the game is over
+
+
+def test_a_queued_move_is_not_judged_for_the_player_to_move_now(shell):
+    """Queued while alice is to move, bob's move is his own: no note that it moves none of
+    "his" pieces (the position would judge it as alice's move)."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    queued = shell.ok("polis queue 101 bob pw-bob a2-a3")
+    assert "is queued" in queued.body
+    assert "not yours" not in queued.body and "Note:" not in queued.body
+    shell.ok("polis move 101 alice pw-alice a7-a6")
+    assert records(shell, game="polis")[-1][1:] == ("a2-a3", True)  # played for bob
+    assert "cannot queue 'z9'" in shell("polis queue 101 bob pw-bob z9").body  # unreadable
 
 
 # ----------------------------------------------------------------------------- submit, confirm

@@ -135,11 +135,10 @@ def queue(call: Call) -> None:
                 copy.parse_move(text)
             except UnreadableMove as exc:
                 raise Refused(f"cannot queue '{text}': {exc}") from None
-            except MoveError as exc:
-                lines.append(
-                    f"Note: '{text}' is not legal in the current position ({exc}); "
-                    "it is checked again when your turn comes."
-                )
+            except MoveError:
+                # judged for the player to move now, not for this one ("no piece of yours"):
+                # its legality is known when his turn comes, and reported then if it is not
+                pass
             if text.lower() == "resign":
                 boards.queue_resign(board, user)
             else:
