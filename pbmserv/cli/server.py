@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 import threading
 from collections.abc import Callable
 from typing import Any
 
+from pbmserv.cli.signals import StopSignals
 from pbmserv.cli.worker_process import WorkerProcess
 from pbmserv.clock import Clock
 from pbmserv.config import Settings
@@ -220,9 +220,7 @@ def run_server(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("mail.log").setLevel(logging.WARNING)  # aiosmtpd logs every connection
     server = Server(settings, listen=listen, worker_processes=settings.workers if listen else 0)
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+    stop = StopSignals()  # from now: a signal during the start-up stops the server once up
     try:
         server.start()
     except BaseException:

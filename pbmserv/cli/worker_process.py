@@ -41,6 +41,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from pbmserv.cli.signals import StopSignals
 from pbmserv.clock import Clock
 from pbmserv.commands import grammar
 from pbmserv.config import Settings
@@ -195,7 +196,14 @@ def main() -> None:
     """The worker's side: process mail until the server closes our stdin."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the group: the server stops us
     stopping, work = threading.Event(), threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    stops = StopSignals([signal.SIGTERM])  # (no Event set in a handler: see cli.signals)
+
+    def stop_on_signal() -> None:
+        stops.wait()
+        stopping.set()
+        work.set()
+
+    threading.Thread(target=stop_on_signal, name="pbmserv-signals", daemon=True).start()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     settings = settings_from_line(sys.stdin.buffer.readline())
     done_pipe = os.fdopen(os.dup(1), "wb", buffering=0)
