@@ -80,14 +80,17 @@ def test_group_store_falls_back_to_one_mail_at_a_time(sessions, clock, monkeypat
         assert s.get(Inbox, stored.id) is not None
 
 
-def _queue_moves(shell, clock) -> list[int]:
+MOVES = [
+    ("alice", "polis move 101 alice pw-alice a7-a6"),
+    ("bob", "polis move 101 bob pw-bob a2-a3"),
+    ("alice", "polis move 101 alice pw-alice b7-b6"),
+]
+
+
+def queue_moves(shell, clock, lines: list[tuple[str, str]] = MOVES) -> list[int]:
+    """alice and bob on Polis board 101, and ``lines`` mailed by them stored in the inbox."""
     shell.signup("alice", "bob")
     shell.ok("polis challenge alice bob")
-    lines = [
-        ("alice", "polis move 101 alice pw-alice a7-a6"),
-        ("bob", "polis move 101 bob pw-bob a2-a3"),
-        ("alice", "polis move 101 alice pw-alice b7-b6"),
-    ]
     ids = []
     for user, line in lines:
         raw = mail(f"{user}@example.org", line)
@@ -96,7 +99,7 @@ def _queue_moves(shell, clock) -> list[int]:
 
 
 def test_a_batch_commits_every_mail_with_its_answer(shell, sessions, settings, clock):
-    ids = _queue_moves(shell, clock)
+    ids = queue_moves(shell, clock)
     done = worker.process_batch(sessions, settings, lambda: clock.now)
     assert [d.message_id for d in done] == ids
     assert all(d.status is InboxStatus.done for d in done)
@@ -142,7 +145,7 @@ def test_a_mail_tried_too_often_is_set_aside_and_the_queue_goes_on(
     """A mail whose workers died on it every time (``kill -9``, out of memory: nothing could
     count a failure) is claimed ``MAX_ATTEMPTS`` times, then set aside for the operator instead
     of killing the next worker; the mails behind it are processed."""
-    ids = _queue_moves(shell, clock)
+    ids = queue_moves(shell, clock)
     with sessions() as s, s.begin():  # as a dead worker's last claims leave them
         poison = s.get(Inbox, ids[0])
         poison.attempts = inbox.MAX_ATTEMPTS
@@ -168,7 +171,7 @@ def test_a_mail_tried_too_often_is_set_aside_and_the_queue_goes_on(
 def test_a_failing_mail_is_rolled_back_alone_and_nothing_overtakes_it(
     shell, sessions, settings, clock, monkeypatch
 ):
-    ids = _queue_moves(shell, clock)
+    ids = queue_moves(shell, clock)
     process = worker._process
 
     def second_fails(session, settings, message_id, *rest):
@@ -199,7 +202,7 @@ def test_a_failing_mail_is_rolled_back_alone_and_nothing_overtakes_it(
 
 @pytest.mark.parametrize("limit", [1, 2, 32])
 def test_batches_of_any_size_process_each_mail_once(shell, sessions, settings, clock, limit):
-    ids = _queue_moves(shell, clock)
+    ids = queue_moves(shell, clock)
     seen: list[int] = []
     while done := worker.process_batch(sessions, settings, lambda: clock.now, limit=limit):
         assert len(done) <= limit
@@ -212,7 +215,7 @@ def test_batches_of_any_size_process_each_mail_once(shell, sessions, settings, c
 def test_a_batch_whose_commit_fails_is_processed_one_by_one(
     shell, sessions, settings, clock, monkeypatch
 ):
-    ids = _queue_moves(shell, clock)
+    ids = queue_moves(shell, clock)
     calls = {"n": 0}
     real = worker._process_in_savepoint
 
@@ -284,7 +287,7 @@ def test_a_worker_round_that_breaks_returns_its_claims_to_the_queue(
 ):
     """The database away for a moment: the batches the round had claimed go back to the queue
     at once (not after the lease), and the next rounds process every mail once, in order."""
-    ids = _queue_moves(shell, clock)
+    ids = queue_moves(shell, clock)
     real = worker.process_claimed
     broken: list[int] = []
 

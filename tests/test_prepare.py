@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 from sqlalchemy import select
-from test_group_commit import mail
+from test_group_commit import MOVES, queue_moves
 
 from pbmserv.domain import accounts
-from pbmserv.mail import inbox, prepare, worker
+from pbmserv.mail import prepare, worker
 from pbmserv.mail.prepare import Claims
 from pbmserv.store.models import Inbox, InboxStatus, MoveRecord
 
@@ -63,19 +63,11 @@ def forgetful(monkeypatch) -> None:
     monkeypatch.setattr(accounts, "_VERIFIED", OrderedDict())
 
 
-def queue(shell, clock, lines: list[tuple[str, str]]) -> list[int]:
-    ids = []
-    for user, line in lines:
-        raw = mail(f"{user}@example.org", line)
-        ids.append(inbox.store(shell.sessions, raw, f"{user}@example.org", [], clock.now).id)
+def first_logins(shell, clock, lines: list[tuple[str, str]] = MOVES) -> list[int]:
+    """:func:`queue_moves`, and no password of theirs remembered (the shell logged in)."""
+    ids = queue_moves(shell, clock, lines)
+    accounts._VERIFIED.clear()
     return ids
-
-
-MOVES = [
-    ("alice", "polis move 101 alice pw-alice a7-a6"),
-    ("bob", "polis move 101 bob pw-bob a2-a3"),
-    ("alice", "polis move 101 alice pw-alice b7-b6"),
-]
 
 
 def statuses(sessions, ids: list[int]) -> list[tuple[InboxStatus, int]]:
@@ -86,10 +78,7 @@ def statuses(sessions, ids: list[int]) -> list[tuple[InboxStatus, int]]:
 def test_a_mail_whose_check_runs_holds_back_the_mails_behind_it(
     shell, sessions, settings, clock, forgetful, monkeypatch
 ):
-    shell.signup("alice", "bob")
-    shell.ok("polis challenge alice bob")
-    accounts._VERIFIED.clear()
-    ids = queue(shell, clock, MOVES)
+    ids = first_logins(shell, clock)
     parsed: list[bytes] = []
     parse = prepare.parse_message
 
@@ -121,10 +110,7 @@ def test_a_mail_whose_check_runs_holds_back_the_mails_behind_it(
 
 
 def test_released_mails_go_back_to_the_queue_uncounted(shell, sessions, settings, clock, forgetful):
-    shell.signup("alice", "bob")
-    shell.ok("polis challenge alice bob")
-    accounts._VERIFIED.clear()
-    ids = queue(shell, clock, MOVES)
+    ids = first_logins(shell, clock)
     claims = Claims(sessions, sessions, settings, lambda: clock.now, HeldChecks({"pw-bob"}))
     claims.claim(32)
     claims.ready()
@@ -138,10 +124,7 @@ def test_a_wrong_password_and_an_unknown_userid_start_no_check_ahead(
 ):
     """A check ahead is only a shortcut for a login that can succeed; a wrong password is
     checked (and counted) inside the transaction, as ever."""
-    shell.signup("alice", "bob")
-    shell.ok("polis challenge alice bob")
-    accounts._VERIFIED.clear()
-    queue(
+    first_logins(
         shell,
         clock,
         [
@@ -162,9 +145,7 @@ def test_mails_held_behind_a_mail_that_fails_do_not_overtake_it(
 ):
     """The worker holds alice's next move (its check still running, say) while bob's move
     fails: it puts the held mail back, so bob's move is played first when tried again."""
-    shell.signup("alice", "bob")
-    shell.ok("polis challenge alice bob")
-    ids = queue(shell, clock, MOVES)
+    ids = queue_moves(shell, clock)
     accounts.preverify(sessions, settings, [("alice", "pw-alice"), ("bob", "pw-bob")], clock.now)
     ready = Claims.ready
 
@@ -210,18 +191,7 @@ def test_mails_held_behind_a_mail_that_fails_do_not_overtake_it(
 def test_the_worker_checks_first_logins_outside_its_thread_and_plays_every_move_once(
     shell, sessions, settings, clock, forgetful, monkeypatch
 ):
-    shell.signup("alice", "bob")
-    shell.ok("polis challenge alice bob")
-    accounts._VERIFIED.clear()
-    ids = queue(
-        shell,
-        clock,
-        [
-            ("alice", "polis move 101 alice pw-alice a7-a6"),
-            ("bob", "polis move 101 bob pw-bob a2-a3"),
-            ("alice", "polis move 101 alice pw-alice b7-b6"),
-        ],
-    )
+    ids = first_logins(shell, clock)
     real = accounts.hasher
     argon2_threads: list[str] = []
 
@@ -264,10 +234,7 @@ def test_a_failing_check_ahead_only_loses_the_shortcut(
 ):
     """The hashes cannot be read (the database away for a moment): the claimed mails are held
     all the same, without checks ahead; the transaction checks their passwords itself."""
-    shell.signup("alice", "bob")
-    shell.ok("polis challenge alice bob")
-    accounts._VERIFIED.clear()
-    ids = queue(shell, clock, MOVES)
+    ids = first_logins(shell, clock)
 
     def away(*_args: Any) -> None:
         raise RuntimeError("database away")

@@ -30,7 +30,7 @@ class StopSignals:
         os.set_blocking(self._write, False)  # (set_wakeup_fd wants it; a full pipe drops bytes)
         for signum in self.signals:
             signal.signal(signum, _noticed)
-        self._previous = signal.set_wakeup_fd(self._write)
+        signal.set_wakeup_fd(self._write)
 
     def wait(self) -> int:
         """Block until one of the signals came (at once when one came already); its number.

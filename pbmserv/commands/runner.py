@@ -46,27 +46,32 @@ def error_subject(words: Sequence[str]) -> str:
     return "pbmserv error"
 
 
-def usage_hint(ctx: click.Context, channel: str) -> str:
-    """The usage of a command as the player types it: by mail without the program's name,
-    from a game script (``polis show``) without the doubled game word."""
-    path = ctx.command_path
+def as_typed(path: str, channel: str) -> str:
+    """A command path (``pbmserv polis show``, ``polis polis show``) as the player types it:
+    by mail without the program's name, from a game script without the doubled game word."""
     words = path.split()
-    if len(words) > 1 and (channel == "mail" or words[0] == words[1]):
-        shown = " ".join(words[1:])
-        return ctx.get_usage().replace(path, shown, 1) + f"\nSee '{shown} --help'."
-    return ctx.get_usage() + f"\nSee '{path} --help'."
+    if len(words) > 1 and (channel == "mail" or words[0].lower() == words[1].lower()):
+        return " ".join(words[1:])
+    return path
+
+
+def usage_hint(ctx: click.Context, channel: str) -> str:
+    """The usage of a command as the player types it (:func:`as_typed`)."""
+    path = ctx.command_path
+    shown = as_typed(path, channel)
+    return ctx.get_usage().replace(path, shown, 1) + f"\nSee '{shown} --help'."
 
 
 def help_as_typed(printed: str, channel: str) -> str:
-    """``--help`` output whose usage line reads as the player types the command, as
-    :func:`usage_hint` writes it: by mail without the program's name, from a game script
-    (``pylon move --help``) without the doubled game word."""
+    """``--help`` output whose usage line (``Usage: PATH [OPTIONS] ...``) shows the command
+    as typed (:func:`as_typed`)."""
     first, sep, rest = printed.partition("\n")
     words = first.split(" ")
-    path = words[0] == "Usage:" and len(words) > 2 and not words[2].startswith("[")
-    if path and (channel == "mail" or words[2].lower() == words[1].lower()):
-        first = " ".join([words[0], *words[2:]])
-    return first + sep + rest
+    if words[0] != "Usage:":
+        return printed
+    end = next((i for i, w in enumerate(words) if w.startswith("[")), len(words))
+    path = " ".join(words[1:end])
+    return " ".join(["Usage:", as_typed(path, channel), *words[end:]]) + sep + rest
 
 
 def run(

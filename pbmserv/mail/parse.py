@@ -178,12 +178,18 @@ def subject_command(subject: str, command_words: Collection[str]) -> str | None:
     commands, so replying to a board mail with the command in the body just works.
     """
     line = without_reply_prefixes(subject)
-    if not is_command(line, command_words):
-        return None
-    words = line.lower().split()
-    if len(words) <= 4 and len(words) >= 3 and words[1] == "board" and words[2].isdigit():
+    if not is_command(line, command_words) or board_subject(line) is not None:
         return None
     return line
+
+
+def board_subject(line: str) -> tuple[str, int, str | None] | None:
+    """The game word, board number and trailing word (the player to move, or ``Error``) of
+    one of our board mail subjects (``Ploy Board 101 alice``), prefixes already dropped."""
+    words = line.split()
+    if len(words) not in (3, 4) or words[1].lower() != "board" or not words[2].isdigit():
+        return None
+    return words[0], int(words[2]), words[3] if len(words) == 4 else None
 
 
 # ----------------------------------------------------------------------------- automatic mail

@@ -28,7 +28,7 @@ from pbmserv.config import Settings
 from pbmserv.domain import accounts, limits, notify
 from pbmserv.games import get_game
 from pbmserv.mail import inbox
-from pbmserv.mail.parse import ParsedMail, without_reply_prefixes
+from pbmserv.mail.parse import ParsedMail, board_subject, without_reply_prefixes
 from pbmserv.mail.prepare import Claims, Prepared, check_passwords, prepare
 from pbmserv.mail.reply import assemble, tail_sections
 from pbmserv.render.templates import render
@@ -388,18 +388,17 @@ def _no_command(parsed: ParsedMail) -> Answer:
 def _board_named(subject: str) -> dict[str, str] | None:
     """The board a subject of our board mails names (``Re: Pylon Board 101 alice``): a reply
     to it with the move alone gets the line to send back."""
-    words = without_reply_prefixes(subject).split()
-    if len(words) not in (3, 4) or words[1].lower() != "board" or not words[2].isdigit():
+    named = board_subject(without_reply_prefixes(subject))
+    if named is None:
         return None
+    word, number, userid = named
     try:
-        game = get_game(words[0])
+        game = get_game(word)
     except KeyError:
         return None
-    userid = words[3] if len(words) == 4 else ""
     if not userid or userid.lower() == "error" or accounts.check_userid(userid) is not None:
         userid = "USERID"
-    number = str(int(words[2]))
-    return {"title": game.display_name, "game": game.name, "number": number, "userid": userid}
+    return {"title": game.display_name, "game": game.name, "number": str(number), "userid": userid}
 
 
 def _queue_answer(
