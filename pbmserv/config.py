@@ -75,6 +75,7 @@ class Settings:
     auth_lockout_after: int = 8  # failures before the key is refused for a while
     auth_window_minutes: int = 15
     auth_lockout_minutes: int = 60
+    auth_owner_failures_per_day: int = 20  # from the owner's address; then throttled as others
     # clocks
     nag_days: float = 7.0
     forfeit_days: float = 21.0

@@ -263,7 +263,7 @@ def _sender_among(addresses: list[str], sender: str | None) -> bool:
 
 def _failure_keys(userid: str, sender: str | None, owner: bool) -> list[str]:
     if owner:
-        return [f"owner:{normalise_userid(userid)}"]
+        return [_owner_key(userid)]
     keys = [f"user:{normalise_userid(userid)}"]
     if sender:
         keys.append(f"sender:{sender.strip().lower()}")
@@ -373,29 +373,69 @@ def authenticate(
     though the command is refused (:func:`pbmserv.commands.common.login` does).
     """
     account = _account(session, userid)
-    owner = account is not None and account.owns(sender)
+    owner = (
+        account is not None
+        and account.owns(sender)
+        and _owner_trusted(session, settings, userid, now)
+    )
     keys = _failure_keys(userid, sender, owner)
-    ok = False
-    if owner:  # the right password from the owner's own address is never refused
-        assert account is not None
-        ok = check_password(settings, account.password_hash, password)
-        if not ok:
-            _check_throttle(session, settings, keys, now)
-    else:
+    if not owner:  # refused before any check: a guess at a throttled key learns nothing
         _check_throttle(session, settings, keys, now)
-        if account is not None:
-            ok = check_password(settings, account.password_hash, password)
+    ok = account is not None and check_password(settings, account.password_hash, password)
     if account is None or not ok:  # (userids are public: the games lists show them)
-        _record_failure(session, settings, keys, now)
+        if owner:
+            _record_owner_failure(session, userid, now)
+        else:
+            _record_failure(session, settings, keys, now)
         if account is None:
             raise AuthError(f"unknown userid '{normalise_userid(userid)}'")
         raise AuthError(f"wrong password for '{account.userid}'")
-    _forget_failures(session, keys, settings.auth_lockout_after)
+    if not owner:  # (the owner's day of wrong passwords is not cleared: _owner_trusted)
+        _forget_failures(session, keys, settings.auth_lockout_after)
     if hasher(settings).check_needs_rehash(account.password_hash):
         user = session.get(User, account.id)
         assert user is not None
         set_password(user, settings, password)
     return Login(account.id, owner)
+
+
+def _owner_key(userid: str) -> str:
+    return f"owner:{normalise_userid(userid)}"
+
+
+OWNER_DAY = timedelta(hours=24)
+
+
+def _owner_trusted(session: Session, settings: Settings, userid: str, now: datetime) -> bool:
+    """Whether mail from the account's own confirmed address still has the owner's standing:
+    its right password is never refused because of anyone's guesses.
+
+    A From can be forged, so that standing is worth only ``auth_owner_failures_per_day`` wrong
+    passwords in 24 hours; past them the address is throttled like any other sender (refused
+    before its password is checked), or a forger of the owner's address could guess without
+    limit and learn the right password from what it makes happen."""
+    row = session.get(AuthFailure, _owner_key(userid))
+    return (
+        row is None
+        or row.count < settings.auth_owner_failures_per_day
+        or now - row.first_at >= OWNER_DAY
+    )
+
+
+def _record_owner_failure(session: Session, userid: str, now: datetime) -> None:
+    """One more wrong password from the owner's address, counted over 24 hours from the first
+    (a right password does not clear it: it is a day's allowance, not a streak)."""
+    key = _owner_key(userid)
+    row = session.get(AuthFailure, key)
+    if row is not None and now - row.first_at >= OWNER_DAY:
+        session.delete(row)
+        session.flush()
+        row = None
+    if row is None:
+        session.add(AuthFailure(key=key, count=1, first_at=now, last_at=now))
+    else:
+        row.count += 1
+        row.last_at = now
 
 
 def _forget_failures(session: Session, keys: list[str], lockout: int) -> None:
