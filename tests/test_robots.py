@@ -97,15 +97,28 @@ def test_robots_play_each_other_to_the_end(shell):
     assert shell.outbox() == []  # nobody to mail: both players are robots
 
 
-def test_robot_declines_a_game_it_is_not_listed_for(shell):
+def test_robot_refuses_or_declines_a_game_it_is_not_listed_for(shell):
+    """A challenge in another game is refused at once; a board made otherwise (before that
+    rule, or with the robot listed for another game since) is declined at its first turn."""
     shell.signup("alice")
     operator_ok(shell, "robot add nimbot --game nim")
+    refused = shell("polis challenge nimbot alice")
+    assert refused.status == 1 and "nimbot is a robot that plays Nim only" in refused.body
+
+    def list_for(game: str) -> None:
+        with shell.sessions() as s, s.begin():
+            s.scalar(select(Robot)).game = game
+
+    list_for("polis")
     shell.ok("polis challenge nimbot alice")
+    list_for("nim")
     done = operator_ok(shell, "robot run").body
     assert "declined" in done
     found = board(shell, 101, "polis")
     assert found.status is BoardStatus.removed
     assert any("declined" in m.body for m in shell.outbox())
+    listed = shell.ok("polis games").body  # a removed board is listed, never replayed
+    assert "101" in listed and "removed" in listed
 
 
 def test_a_stale_robot_turn_is_refused_not_doubled(shell, settings, sessions, clock):

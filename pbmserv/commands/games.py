@@ -23,6 +23,7 @@ from pbmserv.commands.common import (
 from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import accounts, boards, confirmation, limits, moves, notify
+from pbmserv.games import get_game
 from pbmserv.games.base import Game, MoveError, ParamError, PlayersError
 from pbmserv.render.board_mail import (
     board_key,
@@ -120,6 +121,9 @@ def create_challenge(
                 problems.append(f"there is no player '{userid}'")
             elif not found.accepts_challenges:
                 problems.append(f"{userid} does not accept challenges")
+            elif found.robot is not None and found.robot.game != game.name:
+                theirs = get_game(found.robot.game).display_name
+                problems.append(f"{userid} is a robot that plays {theirs} only")
             elif reason := accounts.over_limit(session, found):
                 problems.append(reason)
             else:
@@ -388,9 +392,8 @@ def games_table(call: Call, game: Game, words: list[str], *, finished: bool = Fa
     with call.req.sessions() as session:
         rows = []
         for board in _select_boards(session, game, userids, which, finished):
-            position = boards.position_of(board)
-            if board.status is BoardStatus.active:
-                mover = boards.user_to_move(board, position)
+            if board.status is BoardStatus.active:  # (a removed board cannot be replayed)
+                mover = boards.user_to_move(board, boards.position_of(board))
                 status = f"{mover.userid} to move" if mover else "waiting"
             else:
                 status = _short_result(board)

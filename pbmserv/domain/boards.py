@@ -406,12 +406,16 @@ def decline(
     board.last_move_at = now
     try:
         game.check_players(len(remaining), board.params)
-    except ValueError:
+    except ValueError as exc:
         board.status = BoardStatus.removed
         board.finished_at = now
         board.position_cache = None
         board.to_move_id = None
-        return f"{user.userid} declined the game; too few players remain, so it is removed.", None
+        for seat in board.seats:  # nothing of a removed board is played or mailed any more
+            seat.digest_pending = False
+            seat.queued_move = None
+            seat.queued_resign = False
+        return f"{user.userid} declined the game, so it is removed ({exc}).", None
     for index, seat in enumerate(board.seats):
         seat.index = index
         seat.queued_move = None
