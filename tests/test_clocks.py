@@ -224,3 +224,21 @@ def test_one_broken_board_does_not_stop_the_clock(shell, clock):
         s.scalar(select(Board).where(Board.number == 101)).position_cache = "{broken"
     clock.advance(days=7)
     assert tick(shell).nags == ["Nim 102 bob"]
+
+
+def test_clock_options_are_days_within_a_year(shell, clock):
+    """``--nagtime=1e300`` was taken, and the dates it made overflowed in every clock check
+    of the server (nags, forfeits and the housekeeping after them stopped for all boards)."""
+    shell.signup("alice", "bob")
+    for value in ("1e300", "inf", "nan", "0", "-1", "366", "x"):
+        refused = shell(f"nim challenge alice bob --nagtime={value}")
+        assert refused.status == 1, value
+        assert "--nagtime needs a number of days up to 365, as in --nagtime=7" in refused.body
+    shell.ok("nim challenge alice bob --nagtime=365")
+    # a board stored before that check is clocked by the defaults, and the others go on
+    shell.ok("nim challenge bob alice")
+    with shell.sessions() as s, s.begin():
+        b = s.scalar(select(Board).where(Board.number == 101))
+        b.options = {**b.options, "nagtime": 1e300, "forfeittime": float("inf")}
+    clock.advance(days=7)
+    assert tick(shell).nags == ["Nim 101 alice", "Nim 102 bob"]

@@ -379,3 +379,64 @@ def test_a_move_adds_its_entry_and_comment_to_the_record_whether_it_was_read_or_
         assert [(m.ply, m.seat, m.text) for m in board.moves] == [(1, 0, "a7-a6"), (2, 1, "a2-a3")]
         assert [c.text for c in board.comments] == ["Your turn."]
         assert board.cache_ply == 2 and boards.position_of(board).ply == 2
+
+
+# ----------------------------------------------------------------------------- a failing line
+
+
+def test_a_command_that_fails_on_our_fault_is_answered_and_the_mail_goes_on(
+    shell, sessions, clock, monkeypatch
+):
+    """A line whose command raises (a fault of ours) is answered as such, rolls back alone,
+    and the mail's other lines are carried out: the mail used to fail as a whole, be tried in
+    vain and set aside unanswered.  The database's own trouble still fails the mail."""
+    from sqlalchemy.exc import OperationalError
+
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    real_run = worker.run
+    trouble: list[BaseException] = [ZeroDivisionError("a bug")]
+
+    def run(group, words, req):
+        if words[:2] == ["polis", "show"]:
+            req.answers.append(worker.Answer("half done", "never sent"))
+            raise trouble[0]
+        return real_run(group, words, req)
+
+    monkeypatch.setattr(worker, "run", run)
+    body = "polis move 101 alice pw-alice a7-a6\npolis show 101\nhelp\n"
+    raw = f"From: alice@example.org\nSubject: moves\n\n{body}".encode()
+    inbox.store(sessions, raw, "alice@example.org", [], clock.now)
+    [done] = worker.process_batch(sessions, shell.settings, lambda: clock.now)
+    assert done.status is InboxStatus.done
+    with sessions() as s:
+        assert s.scalar(select(func.count()).select_from(MoveRecord)) == 1
+        [answer] = s.scalars(select(Outbox).where(Outbox.inbox_id == done.message_id))
+    assert worker.COMMAND_FAILED in answer.body and "never sent" not in answer.body
+    assert "a7-a6" in answer.body
+
+    trouble[0] = OperationalError("SELECT 1", {}, Exception("the database went away"))
+    raw = b"From: alice@example.org\nSubject: help\n\npolis show 101\n"
+    inbox.store(sessions, raw, "alice@example.org", [], clock.now)
+    [failed] = worker.process_batch(sessions, shell.settings, lambda: clock.now)
+    assert failed.status is not InboxStatus.done  # tried again later, not answered as a bug
+
+
+def test_numbers_too_big_for_the_store_are_refused_as_usage(shell):
+    """'99999999999999999999' overflowed the database's integers (a traceback in the shell;
+    by mail the whole mail was set aside), and int() takes digits such as '²' or '١٠١'."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    for line in (
+        "polis show 99999999999999999999",
+        "polis show ²",
+        "polis show 101#99999999999999999999",
+        "polis move 99999999999999999999 alice pw-alice a7-a6",
+        "pbmserv limit alice pw-alice ²",
+    ):
+        result = shell(line)
+        assert result.status == 2, (line, result.body)
+    assert shell("polis show ١٠١").status == 2  # one board has one name
+    shell.ok("polis move 101 alice pw-alice a7-a6#1")
+    refused = shell("polis move 101 bob pw-bob a2-a3#²")  # not a move number: the move's text
+    assert refused.status == 1

@@ -260,7 +260,11 @@ def test_levels_and_adapters():
     assert budget_of("strong") == LEVELS["strong"]
     assert budget_of("nodes=123").nodes == 123
     assert budget_of("seconds=0.5").seconds == 0.5
-    for bad in ("", "nodes=0", "seconds=x", "godlike"):
+    assert budget_of("nodes=123").seconds == 60  # every budget is bounded in time
+    assert budget_of("seconds=60").seconds == 60
+    # unbounded ones held every robot (and a shell command waiting for one) for ever
+    bad_ones = ("seconds=1e9", "seconds=inf", "seconds=nan", "nodes=99999999999999999999")
+    for bad in ("", "nodes=0", "seconds=x", "godlike", *bad_ones):
         with pytest.raises(ValueError):
             budget_of(bad)
     assert type(adapter_for("nim")).__name__ == "Adapter"

@@ -157,7 +157,7 @@ def test_any_ply_by_links_and_by_the_slider_form(site, sessions):
     # the form is a plain GET form with a submit button: no script needed
     form = _between(start, '<form method="get"', "</form>")
     assert f'action="/boards/ploy/{number}"' in form and '<button type="submit">' in form
-    for bad in ("7", "-1", "x", "1e3", "99999999999"):
+    for bad in ("7", "-1", "x", "1e3", "99999999999", "²", "３"):
         assert client.get(f"/boards/ploy/{number}?ply={bad}").status_code == 404
 
 
@@ -171,6 +171,11 @@ def test_unknown_things_answer_404(site):
         "/players/nobody",
         "/tournaments/nope",
         "/tournaments/t99",
+        "/tournaments/t²",
+        "/tournaments/t99999999999999999999",
+        "/boards/ploy/¹",  # int() fails on it though isdigit() takes it
+        "/boards/ploy/١٠١",  # int() reads 101: one board, one address
+        "/boards/ploy/１０１",
         "/games/nope",
         "/nothing",
         "/static/nothing.css",

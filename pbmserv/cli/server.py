@@ -130,12 +130,12 @@ class Server:
 
     def _clock_loop(self) -> None:
         while not self.stopping.is_set():
-            try:
-                tick(self.sessions, self.settings, self.clock())
-                housekeeping(self.sessions, self.settings, self.clock())
-                self.outgoing.set()
-            except Exception:  # noqa: BLE001
-                log.exception("clocks")
+            for name, job in (("clocks", tick), ("housekeeping", housekeeping)):
+                try:  # apart: one failing must not stop the other
+                    job(self.sessions, self.settings, self.clock())
+                except Exception:  # noqa: BLE001
+                    log.exception(name)
+            self.outgoing.set()
             self.stopping.wait(CLOCK_SECONDS)
 
     def _robot_loop(self) -> None:

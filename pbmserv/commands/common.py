@@ -51,13 +51,27 @@ def call_login(call: Call) -> int:
     return login(call.req, call.args["userid"], call.args["password"])
 
 
+MAX_NUMBER = 10**9
+"""The largest board, move or round number a command takes: far beyond any real one, and
+within every database's integers (a bigger one overflowed in the store)."""
+
+
+def whole_number(text: str) -> int | None:
+    """``text`` as a number of ASCII digits up to :data:`MAX_NUMBER`, or None (``int()``
+    also takes '²', '١٠١', '1_000' and ' +5 ')."""
+    if not (text.isascii() and text.isdigit()) or len(text) > len(str(MAX_NUMBER)):
+        return None
+    number = int(text)
+    return number if number <= MAX_NUMBER else None
+
+
 def parse_board_number(text: str) -> tuple[int, int | None]:
     """``101`` or ``101#5`` (the board at move 5)."""
-    number, _, at = text.partition("#")
-    try:
-        return int(number), (int(at) if at else None)
-    except ValueError:
-        raise click.UsageError(f"'{text}' is not a board number") from None
+    number, sep, at = text.partition("#")
+    board, ply = whole_number(number), whole_number(at) if sep else None
+    if board is None or (sep and ply is None):
+        raise click.UsageError(f"'{text}' is not a board number")
+    return board, ply
 
 
 def board_arg(call: Call) -> int:

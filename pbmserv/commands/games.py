@@ -19,10 +19,12 @@ from pbmserv.commands.common import (
     reader_tail,
     text,
     user,
+    whole_number,
 )
 from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import accounts, boards, confirmation, limits, moves, notify
+from pbmserv.domain.clocks import MAX_CLOCK_DAYS, clock_days
 from pbmserv.games import get_game
 from pbmserv.games.base import Game, MoveError, ParamError, PlayersError
 from pbmserv.render.board_mail import (
@@ -62,12 +64,10 @@ def _parse_options(tokens: list[str]) -> tuple[dict[str, Any], list[str]]:
         if name == "unrated":
             options[name] = True
             continue
-        try:
-            days = float(value)
-            if days <= 0:
-                raise ValueError
-        except ValueError:
-            problems.append(f"--{name} needs a number of days, as in --{name}=7")
+        days = clock_days(value)
+        if days is None:
+            limit = f"{MAX_CLOCK_DAYS:g}"
+            problems.append(f"--{name} needs a number of days up to {limit}, as in --{name}=7")
             continue
         options[name] = days
     return options, problems
@@ -191,9 +191,8 @@ def move(call: Call) -> None:
     expected: int | None = None
     if "#" in text:
         text, _, n = text.rpartition("#")
-        if n.isdigit():
-            expected = int(n)
-        else:
+        expected = whole_number(n)
+        if expected is None:
             text = text + "#" + n  # Ploy's own '#' (game over) suffix
     play(call, number, user_id, text, expected)
 

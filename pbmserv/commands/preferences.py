@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 import click
 
-from pbmserv.commands.common import call_login
+from pbmserv.commands.common import call_login, whole_number
 from pbmserv.commands.common import text as _text
 from pbmserv.commands.common import user as _user
 from pbmserv.commands.dispatch import Refused, answer
@@ -39,9 +39,10 @@ def reject_command(call: Call) -> None:
 def _count(word: str, usage: str, *, none_ok: bool) -> int | None:
     if none_ok and word.lower() in ("none", "off", "0"):
         return None
-    if not word.isdigit() or int(word) > 1000:
+    count = whole_number(word)
+    if count is None or count > 1000:
         raise click.UsageError(f"'{word}' is not a number of games; usage: {usage}")
-    return int(word)
+    return count
 
 
 def limit_command(call: Call) -> None:

@@ -40,7 +40,11 @@ def error_subject(words: Sequence[str]) -> str:
         except KeyError:
             return "pbmserv error"
         number = words[2].partition("#")[0] if len(words) > 2 else ""
-        if number.isdigit() and words[1].lower() not in ("challenge", "chall", "games"):
+        if (
+            number.isascii()
+            and number.isdigit()
+            and words[1].lower() not in ("challenge", "chall", "games")
+        ):
             return f"{name} Board {int(number)} error"
         return f"{name} error"
     return "pbmserv error"

@@ -14,7 +14,7 @@ import click
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from pbmserv.commands.common import admin, call_login
+from pbmserv.commands.common import admin, call_login, whole_number
 from pbmserv.commands.dispatch import Refused, answer
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
 from pbmserv.domain import tournaments
@@ -67,11 +67,11 @@ def create(call: Call) -> None:
         raise _refused(f"there is no game '{options['game']}'") from None
     try:
         values = game.parse_params(params)
-        rounds = int(options["rounds"]) if "rounds" in options else None
+        rounds = whole_number(options["rounds"]) if "rounds" in options else None
     except ParamError as exc:
         raise _refused(str(exc)) from None
-    except ValueError:
-        raise _refused("--rounds needs a whole number") from None
+    if "rounds" in options and rounds is None:
+        raise _refused("--rounds needs a whole number")
     if rounds is not None and rounds < 1:
         raise _refused("--rounds needs at least 1")
     with req.sessions() as session, session.begin():
@@ -153,9 +153,10 @@ def pairings(call: Call) -> None:
         if which == "all":
             rounds = list(range(1, tournament.current_round + 1))
         elif which:
-            if not which.isdigit():
+            round_number = whole_number(which)
+            if round_number is None:
                 raise click.UsageError(f"'{which}' is not a round number; usage: {usage}")
-            rounds = [int(which)]
+            rounds = [round_number]
         else:
             rounds = [tournament.current_round] if tournament.current_round else []
         body = tournaments.pairings_text(tournament, rounds)

@@ -23,6 +23,7 @@ does for every board when the settings' periods change.
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -70,10 +71,27 @@ def periods(board: Board, settings: Settings) -> tuple[float, float]:
     return _periods(board.options, settings)
 
 
+MAX_CLOCK_DAYS = 365.0
+"""The longest period a board's clock option may set: a year is beyond any real game, and
+dates far beyond it overflow (``--nagtime=1e300`` stopped every clock of the server)."""
+
+
+def clock_days(value: Any) -> float | None:
+    """A board's clock option as a number of days, or None when it is not one that the
+    clocks can use (not a number, not finite, not in (0, MAX_CLOCK_DAYS])."""
+    try:
+        days = float(value)
+    except (TypeError, ValueError):
+        return None
+    return days if math.isfinite(days) and 0 < days <= MAX_CLOCK_DAYS else None
+
+
 def _periods(options: dict[str, Any], settings: Settings) -> tuple[float, float]:
     tournament = bool(options.get("tournament"))
-    nag = options.get("nagtime") or (TOURNAMENT_NAG_DAYS if tournament else settings.nag_days)
-    forfeit = options.get("forfeittime") or (
+    nag = clock_days(options.get("nagtime")) or (
+        TOURNAMENT_NAG_DAYS if tournament else settings.nag_days
+    )
+    forfeit = clock_days(options.get("forfeittime")) or (
         TOURNAMENT_FORFEIT_DAYS if tournament else settings.forfeit_days
     )
     return float(nag), float(forfeit)
@@ -111,7 +129,7 @@ def _due(
     after the last nag since that move."""
     nag_days, forfeit_days = _periods(options, settings)
     due = last + timedelta(days=forfeit_days)
-    total = options.get("totaltime")
+    total = clock_days(options.get("totaltime"))
     if total is not None and time_used is not None:
         due = min(due, last + timedelta(seconds=float(total) * DAY - time_used))
     since = nagged if nagged is not None and nagged >= last else last
@@ -227,9 +245,9 @@ def check_board(
     nag_days, forfeit_days = periods(board, settings)
     elapsed = (now - board.last_move_at).total_seconds()
     seat = board.seats[position.to_move]
-    total = board.options.get("totaltime")
+    total = clock_days(board.options.get("totaltime"))
     out_of_time = elapsed >= forfeit_days * DAY or (
-        total is not None and (seat.time_used or 0.0) + elapsed >= float(total) * DAY
+        total is not None and (seat.time_used or 0.0) + elapsed >= total * DAY
     )
     name = f"{boards.game_of(board).display_name} {board.number} {mover.userid}"
     if out_of_time and not protected(mover, now):

@@ -187,7 +187,9 @@ def board_subject(line: str) -> tuple[str, int, str | None] | None:
     """The game word, board number and trailing word (the player to move, or ``Error``) of
     one of our board mail subjects (``Ploy Board 101 alice``), prefixes already dropped."""
     words = line.split()
-    if len(words) not in (3, 4) or words[1].lower() != "board" or not words[2].isdigit():
+    if len(words) not in (3, 4) or words[1].lower() != "board":
+        return None
+    if not (words[2].isascii() and words[2].isdigit()):  # ('²'.isdigit() is True)
         return None
     return words[0], int(words[2]), words[3] if len(words) == 4 else None
 

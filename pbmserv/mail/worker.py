@@ -20,10 +20,12 @@ from datetime import datetime
 from functools import lru_cache
 
 from sqlalchemy import Update, bindparam, update
+from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError, PendingRollbackError
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.commands import Answer, Channel, Request, commands, grammar, run, split
-from pbmserv.commands.dispatch import USAGE
+from pbmserv.commands.dispatch import REFUSED, USAGE
+from pbmserv.commands.runner import error_subject
 from pbmserv.config import Settings
 from pbmserv.domain import accounts, limits, notify
 from pbmserv.games import get_game
@@ -341,7 +343,10 @@ def _run_commands(
             source=source[:255],
             in_transaction=True,
         )
-        results.append((line, run(commands, split(line), req)))
+        if len(parsed.commands) == 1:  # (its mail's savepoint is its own)
+            results.append((line, run(commands, split(line), req)))
+        else:
+            results.append((line, _run_line(session, line, req, mask)))
         verified = verified or req.owner_verified
     answer = assemble(
         results,
@@ -357,6 +362,35 @@ def _run_commands(
     if confirming:  # the answer carries the code in its subject, so that a reply confirms
         answer.subject = confirming[0]
     return [answer], verified
+
+
+def _run_line(
+    session: Session, line: str, req: Request, mask: Callable[[str], str]
+) -> list[Answer]:
+    """One command line of a mail of several, in a savepoint of its own.  A command that fails
+    on a fault of ours is answered as such and leaves nothing behind, and the mail's other lines
+    still run: the mail used to fail as a whole, tried again in vain and set aside unanswered (a
+    board number too big for the database lost the valid move on the line before it).  The
+    database's own trouble (a lost connection, a lock, a race) still fails the mail, to be
+    tried again.  A mail of one line needs no savepoint more: when it fails, it is set aside for
+    the operator (``pbmserv mail list``), as before."""
+    try:
+        with session.begin_nested():
+            return run(commands, split(line), req)
+    except _TRY_AGAIN:
+        raise
+    except Exception as exc:  # noqa: BLE001 - this line fails, the mail goes on
+        if _lock_conflict(exc):
+            raise
+        log.exception("command failed: %s", mask(line))
+        return [Answer(error_subject(split(line)), COMMAND_FAILED, REFUSED)]
+
+
+COMMAND_FAILED = (
+    "Error: this command failed inside the server (a fault of ours, logged for the operator);\n"
+    "nothing of it was done. The other commands of your mail were carried out.\n"
+)
+_TRY_AGAIN = (OperationalError, InterfaceError, IntegrityError, PendingRollbackError)
 
 
 def masked_copy(parsed: ParsedMail, mask: Callable[[str], str]) -> bytes:

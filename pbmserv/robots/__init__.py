@@ -32,6 +32,10 @@ LEVELS: dict[str, Budget] = {
 """Node budgets make play reproducible; the seconds are each level's time budget, a cap that a
 node budget reaches first on any ordinary machine."""
 DEFAULT_LEVEL = "normal"
+MAX_SECONDS = 60.0
+"""The longest a robot may think about one move: its turns are played one after another, so
+``seconds=1e9`` held every other robot, and a shell command asking for its reply, for ever."""
+MAX_NODES = 10_000_000  # (a node budget is capped by MAX_SECONDS too, as the levels are)
 ADAPTERS = {
     "ploy": "pbmserv.robots.ploy:PloyAdapter",
     "polis": "pbmserv.robots.polis:PolisAdapter",
@@ -47,14 +51,17 @@ def budget_of(level: str) -> Budget:
         return LEVELS[level]
     key, sep, value = level.partition("=")
     try:
-        if sep and key == "nodes" and int(value) > 0:
-            return Budget(nodes=int(value))
-        if sep and key == "seconds" and float(value) > 0:
+        if sep and key == "nodes" and 0 < int(value) <= MAX_NODES:
+            return Budget(nodes=int(value), seconds=MAX_SECONDS)
+        if sep and key == "seconds" and 0 < float(value) <= MAX_SECONDS:  # (nan is neither)
             return Budget(seconds=float(value))
     except ValueError:
         pass
     names = ", ".join(LEVELS)
-    raise ValueError(f"unknown robot level {level!r}; levels: {names}, nodes=N, seconds=S")
+    raise ValueError(
+        f"unknown robot level {level!r}; levels: {names}, nodes=N (up to {MAX_NODES:,}), "
+        f"seconds=S (up to {MAX_SECONDS:g})"
+    )
 
 
 def adapter_for(game_name: str) -> Adapter[Any]:

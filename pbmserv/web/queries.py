@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from pbmserv.config import Settings
 from pbmserv.domain.boards import replay
-from pbmserv.domain.clocks import periods
+from pbmserv.domain.clocks import clock_days, periods
 from pbmserv.domain.pairing import standings
 from pbmserv.domain.tournaments import BOARD_NAME, board_name, describe
 from pbmserv.games import get_game
@@ -153,8 +153,8 @@ def clock_rows(board: Board, settings: Settings, now: datetime) -> list[tuple[st
         nag, forfeit = periods(board, settings)
         rows.append(("Reminder after", fmt(board.last_move_at + timedelta(days=nag))))
         rows.append(("Forfeit after", fmt(board.last_move_at + timedelta(days=forfeit))))
-    if board.options.get("totaltime"):
-        total = format_days(board.options["totaltime"] * 86400)
+    if total_days := clock_days(board.options.get("totaltime")):
+        total = format_days(total_days * 86400)
         for s in board.seats:
             rows.append((f"Time used by {s.user.userid}", f"{format_days(s.time_used)} of {total}"))
     return rows
@@ -340,8 +340,9 @@ def tournament_list(session: Session) -> list[tuple[Tournament, str]]:
 
 def tournament_page(session: Session, name: str) -> TournamentPage:
     tournament = session.scalar(select(Tournament).where(Tournament.name == name.lower()))
-    if tournament is None and name[:1] in "tT" and name[1:].isdigit():
-        tournament = session.get(Tournament, int(name[1:]))
+    number = name[1:]
+    if tournament is None and name[:1] in "tT" and number.isascii() and number.isdigit():
+        tournament = session.get(Tournament, int(number)) if len(number) <= 9 else None
     if tournament is None:
         raise NotFound(f"no tournament {name!r}")
     names = {p.user_id: p.user.userid for p in tournament.players}

@@ -46,7 +46,7 @@ def routes(web: Web) -> list[Route]:
 
 
 def _number(text: str) -> int:
-    if not text.isdigit() or len(text) > 9:
+    if not (text.isascii() and text.isdigit()) or len(text) > 9:  # ('²'.isdigit() is True)
         raise queries.NotFound(f"{text!r} is not a number")
     return int(text)
 
