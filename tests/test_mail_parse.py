@@ -193,11 +193,48 @@ def test_command_words_parameter() -> None:
         ("a@example.org", "X-Autoreply: yes\n", "an automatic reply (X-Autoreply)"),
         (None, "", None),
         ("<pbmserv@example.net>", "", "sent by this server"),
+        ("a@example.org", "Precedence: auto_reply\n", "Precedence: auto_reply"),
+        ("a@example.org", "Precedence: JUNK\n", "Precedence: junk"),
+        ("a@example.org", "X-Auto-Response-Suppress: All\n", "an automatic reply (X-Auto-Response-Suppress)"),
+        ("a@example.org", "X-Auto-Response-Suppress: \n", "an automatic reply (X-Auto-Response-Suppress)"),
+        ("owner-chess@lists.example", "", "sent by a list owner (owner-chess)"),
+        ("chess-owner@lists.example", "", "sent by a list owner (chess-owner)"),
+        ("chess-bounces+a=example.org@lists.example", "", "sent by a bounce address (chess-bounces)"),
+        ("chess-bounce@lists.example", "", "sent by a bounce address (chess-bounce)"),
+        ("chess-request@lists.example", "", "sent by a list's request address (chess-request)"),
+        ("noreply@shop.example", "", "sent by a no-reply address (noreply)"),
+        ("No-Reply@shop.example", "", "sent by a no-reply address (no-reply)"),
+        ("DoNotReply@shop.example", "", "sent by a no-reply address (donotreply)"),
+        ("a@example.org", "From: Shop <no-reply@shop.example>\n", "sent by a no-reply address (no-reply)"),
+        ("ownership-team@example.org", "", None),  # a person's address that only looks alike
     ],
 )  # fmt: skip
 def test_automatic(envelope_from: str | None, headers: str, reason: str | None) -> None:
     raw = (headers + "Subject: ploy show 101\n\nhi\n").encode()
     p = parse_message(raw, envelope_from, server_addresses=[SERVER])
+    assert p.automatic_reason == reason
+    assert p.is_automatic is (reason is not None)
+
+
+@pytest.mark.parametrize(
+    ("subject", "reason"),
+    [
+        ("Automatic reply: Polis Board 101 bob", "an automatic reply (Subject: Automatic reply)"),
+        ("Auto: Polis Board 101 bob", "an automatic reply (Subject: Auto:)"),
+        ("Out of Office: Polis Board 101 bob", "an automatic reply (Subject: Out of Office)"),
+        ("out of the office until Monday", "an automatic reply (Subject: Out of Office)"),
+        ("Autoreply: Polis Board 101 bob", "an automatic reply (Subject: Autoreply)"),
+        ("Auto-Reply: Polis Board 101 bob", "an automatic reply (Subject: Autoreply)"),
+        ("Undeliverable: Polis Board 101 bob", "a bounce (Subject: Undeliverable)"),
+        ("Delivery Status Notification (Failure)", "a bounce (Subject: Delivery Status Notification)"),
+        ("Re: Automatic reply: Polis Board 101 bob", None),  # a person answers one
+        ("polis move 101 bob pw a1-a2", None),
+    ],
+)  # fmt: skip
+def test_automatic_subjects(subject: str, reason: str | None) -> None:
+    """Automatic replies and bounces from senders that set no header at all."""
+    raw = f"From: bob@example.org\nSubject: {subject}\n\npolis show 101\n".encode()
+    p = parse_message(raw, "bob@example.org", server_addresses=[SERVER])
     assert p.automatic_reason == reason
     assert p.is_automatic is (reason is not None)
 

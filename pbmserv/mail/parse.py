@@ -194,6 +194,47 @@ def board_subject(line: str) -> tuple[str, int, str | None] | None:
 
 # ----------------------------------------------------------------------------- automatic mail
 
+# Mail from robots is never answered: an answer to a robot starts a mail loop.  The rules are
+# tables, each row one rule, so that a new kind of robot is one more row (and one more test case).
+
+# The local part of a robot's address (envelope or header sender; a "+detail" dropped), and why.
+ROBOT_SENDERS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"mailer-daemon|postmaster"), "sent by {local}"),
+    (re.compile(r"owner-.+|.+-owner"), "sent by a list owner ({local})"),
+    (re.compile(r".+-bounces?"), "sent by a bounce address ({local})"),
+    (re.compile(r".+-request"), "sent by a list's request address ({local})"),
+    (re.compile(r"no-?reply|do-?not-?reply"), "sent by a no-reply address ({local})"),
+)
+# Precedence values of bulk, list and automatic mail.
+ROBOT_PRECEDENCE = ("bulk", "list", "junk", "auto_reply")
+# Headers that only mailing lists (any value) or automatic replies (any value but a "no") set.
+LIST_HEADERS = ("List-Id", "List-Unsubscribe")
+AUTOREPLY_HEADERS = ("X-Autoreply", "X-Autorespond", "X-Autoresponder")
+# Exchange and Outlook mark their automatic mail with this header, whatever its value.
+SUPPRESS_HEADERS = ("X-Auto-Response-Suppress",)
+# Subjects of automatic replies and bounces whose sender sets no header at all.
+ROBOT_SUBJECTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.I), reason)
+    for pattern, reason in (
+        (r"automatic reply\b", "an automatic reply (Subject: Automatic reply)"),
+        (r"auto:", "an automatic reply (Subject: Auto:)"),
+        (r"out of (the )?office\b", "an automatic reply (Subject: Out of Office)"),
+        (r"auto[- ]?reply\b", "an automatic reply (Subject: Autoreply)"),
+        (r"undeliverable\b", "a bounce (Subject: Undeliverable)"),
+        (r"delivery status notification\b", "a bounce (Subject: Delivery Status Notification)"),
+    )
+)
+
+
+def _robot_sender(address: str) -> str | None:
+    """Why ``address`` is a robot's (see ``ROBOT_SENDERS``), or None."""
+    local = address.strip().strip("<>").rpartition("@")[0] or address.strip().strip("<>")
+    local = local.lower().partition("+")[0]
+    for pattern, reason in ROBOT_SENDERS:
+        if pattern.fullmatch(local):
+            return reason.format(local=local)
+    return None
+
 
 def _automatic(
     msg: Message | None, sender: str | None, envelope_from: str | None, servers: set[str]
@@ -201,20 +242,19 @@ def _automatic(
     if envelope_from is not None and envelope_from.strip() in ("", "<>"):
         return "empty envelope sender (a bounce)"
     for who in (envelope_from or "", sender or ""):
-        local = who.strip("<>").split("@")[0].lower()
-        if local in ("mailer-daemon", "postmaster"):
-            return f"sent by {local}"
+        if who and (reason := _robot_sender(who)):
+            return reason
     if msg is None:
         return None
     envelope = (envelope_from or "").strip("<> ").lower()
     if (sender and sender.lower() in servers) or envelope in servers:
         return "sent by this server"
-    from_addrs = {a.lower() for _, a in _addresses(msg, "From")}
-    if from_addrs & servers:
+    from_addrs = [a for _, a in _addresses(msg, "From")]
+    if {a.lower() for a in from_addrs} & servers:
         return "sent by this server"
-    for _, a in _addresses(msg, "From"):
-        if a.split("@")[0].lower() in ("mailer-daemon", "postmaster"):
-            return "sent by " + a.split("@")[0].lower()
+    for address in from_addrs:
+        if reason := _robot_sender(address):
+            return reason
     if _header(msg, "X-Pbmserv-Server"):
         return "a pbmserv mail (X-Pbmserv-Server)"
     try:
@@ -227,15 +267,22 @@ def _automatic(
     if auto and auto != "no":
         return f"Auto-Submitted: {auto}"
     precedence = _header(msg, "Precedence").lower()
-    if precedence in ("bulk", "list", "junk"):
+    if precedence in ROBOT_PRECEDENCE:
         return f"Precedence: {precedence}"
-    for name in ("List-Id", "List-Unsubscribe"):
+    for name in LIST_HEADERS:
         if _header(msg, name):
             return f"a mailing list mail ({name})"
-    for name in ("X-Autoreply", "X-Autorespond", "X-Autoresponder"):
+    for name in AUTOREPLY_HEADERS:
         value = _header(msg, name).lower()
         if value and value not in ("no", "false", "0"):
             return f"an automatic reply ({name})"
+    for name in SUPPRESS_HEADERS:
+        if name in msg:  # present at all (read without parsing its value)
+            return f"an automatic reply ({name})"
+    subject = _header(msg, "Subject").lstrip()
+    for pattern, reason in ROBOT_SUBJECTS:
+        if pattern.match(subject):
+            return reason
     return None
 
 
