@@ -240,6 +240,25 @@ def test_automatic_subjects(subject: str, reason: str | None) -> None:
 
 
 @pytest.mark.parametrize(
+    ("sender", "no_sender"),
+    [
+        ("a@x.test, m20@x.test", "the From header names 2 addresses"),
+        ('"Alice, A." <a@x.test>', None),
+        ("grp: a@x.test, b@x.test;", "the From header is a group of addresses"),
+        ("undisclosed-recipients:;", "the From header is a group of addresses"),
+    ],
+)
+def test_a_list_of_senders_leaves_nobody_to_answer(sender: str, no_sender: str | None) -> None:
+    """Not the first address of the list, nor the envelope sender: nobody is answered."""
+    raw = f"From: {sender}\nSubject: help\n\nhi\n".encode()
+    p = parse_message(raw, "a@x.test")
+    assert p.no_sender == no_sender
+    assert p.sender == (None if no_sender else "a@x.test")
+    reply_to = b"From: a@x.test\nReply-To: a@x.test, b@x.test\nSubject: help\n\nhi\n"
+    assert parse_message(reply_to, "a@x.test").sender is None
+
+
+@pytest.mark.parametrize(
     ("subject", "command"),
     [
         (MOVE, MOVE),

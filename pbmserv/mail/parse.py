@@ -44,7 +44,8 @@ class ParsedMail:
     """What one incoming mail says, ready for the dispatcher.
 
     ``sender`` is the address to answer (Reply-To, else From, else the envelope sender) or None
-    when none is usable.  ``commands`` are the command lines (the subject first when it is
+    when none is usable; ``no_sender`` says why when a header names several addresses or a
+    group (then we cannot tell whom to answer, and answer nobody).  ``commands`` are the command lines (the subject first when it is
     one), at most ``max_commands``.  ``comment`` is the rest of the body without signature and
     quoted history: it is shown under the board.  ``ignored`` holds human-readable notes about
     what was left out; ``not_understood`` the lines that look like a command but are none
@@ -56,6 +57,7 @@ class ParsedMail:
     """
 
     sender: str | None = None
+    no_sender: str | None = None
     sender_name: str = ""
     message_id: str | None = None
     subject: str = ""
@@ -127,6 +129,23 @@ def _usable(addr: str) -> str | None:
     if not parsed.username or not parsed.domain or parsed.domain.startswith("["):
         return None
     return parsed.addr_spec
+
+
+def _not_one(msg: Message, name: str) -> str | None:
+    """Why the address header ``name`` names no single mailbox, or None: several addresses, or
+    a group (``grp: a@x, b@y;``, which the list parser reads as its plain members)."""
+    value = _raw_header(msg, name)
+    if not value:
+        return None
+    count = len([a for _, a in email.utils.getaddresses([value]) if a])
+    try:
+        groups = POLICY.header_factory(name, value).groups
+    except Exception:  # noqa: BLE001 - unreadable: judged by the list parser alone
+        groups = ()
+    if any(group.display_name is not None for group in groups):
+        return f"the {name} header is a group of addresses"
+    count = max(count, sum(len(group.addresses) for group in groups))
+    return f"the {name} header names {count} addresses" if count > 1 else None
 
 
 def _display_name(name: str) -> str:
@@ -339,7 +358,7 @@ def parse_message(
     else:
         texts.append(_fallback_body(raw))
         result.ignored.append("the mail could not be parsed; it is read as plain text")
-    if result.sender is None and envelope_from:
+    if result.sender is None and envelope_from and not result.no_sender:
         result.sender = _usable(envelope_from)
     text = "\n\n".join(t for t in texts if t.strip())
     text = _CONTROL.sub("", unsurrogate(text).replace("\r\n", "\n").replace("\r", "\n"))
@@ -386,7 +405,8 @@ def _read_headers(msg: Message, result: ParsedMail, envelope_from: str | None) -
     from_list = _addresses(msg, "From")
     if from_list:
         result.sender_name = from_list[0][0]
-    for name, address in [*_addresses(msg, "Reply-To"), *from_list]:
+    result.no_sender = _not_one(msg, "Reply-To") or _not_one(msg, "From")
+    for name, address in [] if result.no_sender else [*_addresses(msg, "Reply-To"), *from_list]:
         usable = _usable(address)
         if usable:
             result.sender = usable

@@ -293,7 +293,7 @@ def _process(
         return (
             InboxStatus.ignored,
             0,
-            "not answered: " + (parsed.automatic_reason or "no usable sender"),
+            "not answered: " + (parsed.automatic_reason or parsed.no_sender or "no usable sender"),
         )
     parsed.sender = sender
     answers, verified = _run_commands(session, settings, parsed, message_id, now, mask)
