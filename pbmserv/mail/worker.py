@@ -22,7 +22,7 @@ from functools import lru_cache
 from sqlalchemy import Update, bindparam, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from pbmserv.commands import Answer, Channel, Request, commands, grammar, run, split
+from pbmserv.commands import Answer, Channel, Mail, Request, commands, grammar, run, split
 from pbmserv.commands.dispatch import USAGE
 from pbmserv.config import Settings
 from pbmserv.domain import accounts, limits, notify
@@ -330,6 +330,7 @@ def _run_commands(
     results: list[tuple[str, list[Answer]]] = []
     verified = False
     source = f"mail:{parsed.message_id or message_id}"
+    mail = Mail()  # what the lines share: a cap per mail counts them all
     for line in parsed.commands:
         req = Request(
             settings=settings,
@@ -340,6 +341,7 @@ def _run_commands(
             comment=parsed.comment,
             source=source[:255],
             in_transaction=True,
+            mail=mail,
         )
         results.append((line, run(commands, split(line), req)))
         verified = verified or req.owner_verified
