@@ -1,5 +1,6 @@
 """More attacks over SMTP against a running server (127.0.0.1), found after issue 16's: mails
-whose From names several addresses, and many signup lines in one mail mailing strangers."""
+whose From names several addresses, many signup lines in one mail mailing strangers, and an
+authenticated player mailing his own text to others without end."""
 
 from __future__ import annotations
 
@@ -90,3 +91,43 @@ def test_signup_addresses_are_capped_per_mail_not_per_line(gateway):
         "c1@example.net",
         "c2@example.net",
     ]
+
+
+# ----------------------------------------------------------------------------- a player's text
+
+
+def messages_to(gateway: Gateway, address: str, author: str) -> list[str]:
+    """The bodies of the mails carrying ``author``'s own text that ``address`` got."""
+    return [
+        body_of(m)
+        for m in gateway.mails(address)
+        if str(m["Subject"]) in (f"pbmserv message from {author}", "Polis Board 101 Chat")
+    ]
+
+
+def test_a_players_own_text_reaches_another_address_only_so_often_a_day(gateway, shell):
+    """mallory plays bob, so he may message him, but 5 mails of 10 message lines each (all
+    with his password from his confirmed address) once gave bob 50 mails of spam."""
+    cap = gateway.settings.max_messages_per_pair_per_day
+    shell.signup("mallory", "bob")
+    shell.ok("polis challenge mallory bob")
+    lines = "\n".join(["message mallory pw-mallory bob"] * 10)
+    for _ in range(5):
+        gateway.send("mallory@example.org", "hi", f"{lines}\n\nBUY PILLS at pills.example\n")
+    gateway.settle()
+    assert len(messages_to(gateway, "bob@example.org", "mallory")) == cap == 10
+    answers = [body_of(m) for m in gateway.mails("mallory@example.org")][1:]  # (the new board)
+    assert len(answers) == 5  # the sender is always answered, and told why
+    assert "Your message went to bob" in answers[0]
+    refused = (
+        "your message was not sent to bob: bob has had 10 messages from mallory today. A "
+        "player's text goes to one address only so often a day; try again tomorrow (UTC)."
+    )
+    assert refused in " ".join(answers[-1].split())
+    # a chat line is his text too: the same cap
+    gateway.send("mallory@example.org", "polis chat 101 mallory pw-mallory", "BUY PILLS")
+    gateway.settle()
+    assert len(messages_to(gateway, "bob@example.org", "mallory")) == cap
+    assert "your chat line was not sent to bob" in " ".join(
+        body_of(gateway.mails("mallory@example.org")[-1]).split()
+    )
