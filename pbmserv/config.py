@@ -54,7 +54,11 @@ class Settings:
     max_stranger_answers_per_day: int = 5  # answers to an address no account has confirmed
     max_mails_per_recipient_per_day: int = 20  # answers and confirmation mails to one address
     max_challenges_per_day: int = 20  # challenges asked for by mail, per challenger
-    max_signup_addresses: int = 3  # addresses one signup or change address may give
+    max_signup_addresses: int = 3  # addresses the signup and change address lines of one mail give
+    # mails carrying a player's own text (message, chat) to one address: from one player, and
+    # from all players together; capped even for an authenticated player
+    max_messages_per_pair_per_day: int = 10
+    max_messages_per_recipient_per_day: int = 30
     token_hours: int = 48  # confirmation and password reset codes expire after this
     unconfirmed_account_days: int = 3  # accounts without a confirmed address are then removed
     outbox_lease_minutes: int = 10  # a mail left 'sending' this long by a dead sender is resent

@@ -558,6 +558,8 @@ def test_caps_are_settings_listed_in_the_readme():
         "max_mails_per_recipient_per_day",
         "max_challenges_per_day",
         "max_signup_addresses",
+        "max_messages_per_pair_per_day",
+        "max_messages_per_recipient_per_day",
         "token_hours",
         "unconfirmed_account_days",
         "outbox_lease_minutes",

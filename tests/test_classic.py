@@ -3,7 +3,10 @@ all show, preview new, subscribe all, and the misspelling aliases."""
 
 from __future__ import annotations
 
+from sqlalchemy import select
+
 from pbmserv.commands.grammar import mask_passwords
+from pbmserv.store.models import Board, BoardStatus
 
 
 def _to(shell, address, since=0):
@@ -24,12 +27,54 @@ def test_message_goes_only_to_players_you_share_a_board_with(shell):
     stranger = shell(
         "message alice pw-alice carol", channel="mail", sender="alice@example.org", comment="Hi"
     )
-    assert stranger.status == 1 and "share no board" in stranger.body
+    assert stranger.status == 1 and "share no unfinished board" in stranger.body
     assert _to(shell, "carol@example.org") == []
     empty = shell("message alice pw-alice bob", channel="mail", sender="alice@example.org")
     assert empty.status == 1 and "nothing to say" in empty.body
     shell.ok('message alice pw-alice bob "--text=from the shell"')
     assert "from the shell" in _to(shell, "bob@example.org")[-1].body
+
+
+def test_message_goes_only_to_players_of_an_unfinished_board(shell):
+    """A game once played together is no lasting licence to mail each other."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    line = "message alice pw-alice bob"
+    shell.ok(line, channel="mail", sender="alice@example.org", comment="Good game?")
+    with shell.sessions() as s, s.begin():
+        s.scalar(select(Board)).status = BoardStatus.finished
+    over = shell(line, channel="mail", sender="alice@example.org", comment="Buy pills")
+    assert over.status == 1 and "share no unfinished board" in over.body
+    assert "Buy pills" not in _to(shell, "bob@example.org")[-1].body
+
+
+def test_a_players_messages_to_one_address_are_capped_a_day(shell, settings, clock):
+    """Even with his password from his own address: his text to others is not the game."""
+    settings.max_messages_per_pair_per_day = 2
+    settings.max_messages_per_recipient_per_day = 3
+    shell.signup("alice", "bob", "carol", "dave")
+    shell.ok("polis challenge alice bob")
+    shell.ok("plotto challenge carol bob dave")
+    shell.ok("pylon challenge alice dave")
+    n = len(shell.outbox())
+
+    def message(author: str, *to: str):
+        line = f"message {author} pw-{author} {' '.join(to) or 'bob'}"
+        return shell(line, channel="mail", sender=f"{author}@example.org", comment="Hi")
+
+    assert [message("alice").status for _ in range(3)] == [0, 0, 1]
+    refused = " ".join(message("alice").body.split())
+    assert "your message was not sent to bob: bob has had 2 messages from alice today" in refused
+    assert [message("carol").status for _ in range(2)] == [0, 1]  # 3 from all players
+    assert "bob has had 3 messages from players today" in " ".join(message("carol").body.split())
+    assert len(_to(shell, "bob@example.org", n)) == 3
+    some = message("alice", "bob", "dave")  # only the capped one is left out
+    assert some.status == 0 and "Your message went to dave:" in some.body
+    assert "It was not sent to bob: bob has had 2 messages" in " ".join(some.body.split())
+    shell.ok('message alice pw-alice bob "--text=the operator types this"')  # the shell
+    assert len(_to(shell, "bob@example.org", n)) == 4
+    clock.advance(days=1)  # a new UTC day
+    assert message("alice").status == 0
 
 
 def test_broadcast_is_for_administrators(shell, settings):

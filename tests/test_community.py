@@ -122,6 +122,37 @@ def test_chat_goes_to_players_and_spectators_only_from_them(shell):
     assert "nothing to say" in shell("nim chat 101 alice pw-alice").body
 
 
+def test_chat_lines_to_one_address_are_capped_a_day(shell, settings):
+    """A spectator's chat reaches the players of any board he subscribes to: capped, even
+    with his password from his own address (his text is not the game)."""
+    settings.max_messages_per_pair_per_day = 1
+    shell.signup("alice", "bob", "carol", "mallory")
+    shell.ok("nim challenge alice bob")
+    shell.ok("nim subscribe 101 mallory pw-mallory")
+    line = "nim chat 101 mallory pw-mallory"
+
+    def chat():
+        return shell(line, channel="mail", sender="mallory@example.org", comment="spam")
+
+    before = len(shell.outbox())
+    assert "not sent" not in chat().body
+    assert sorted(new_mails(shell, before)) == [
+        ("alice", "Nim Board 101 Chat"),
+        ("bob", "Nim Board 101 Chat"),
+    ]
+    before = len(shell.outbox())
+    again = chat()
+    assert again.status == 1 and new_mails(shell, before) == []
+    assert (
+        "your chat line was not sent to alice, bob: alice has had 1 message from mallory "
+        "today; bob has had 1 message from mallory today."
+    ) in " ".join(again.body.split())
+    shell.ok("nim subscribe 101 carol pw-carol")
+    some = chat()  # only the capped ones are left out
+    assert some.status == 0 and new_mails(shell, before) == [("carol", "Nim Board 101 Chat")]
+    assert "It was not sent to alice, bob: alice has had 1 message" in " ".join(some.body.split())
+
+
 # ----------------------------------------------------------------------------- queue
 
 

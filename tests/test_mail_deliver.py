@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import mailbox
+import os
 import random
 import socket
+import stat
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email import message_from_bytes, policy
@@ -94,6 +96,19 @@ def test_maildir_delivery_creates_the_maildir(tmp_path) -> None:
     assert stored["X-Pbmserv-Server"] == "test"
     parsed = message_from_bytes((path / "new" / key).read_bytes(), policy=policy.default)
     assert parsed.get_body(("plain",)).get_content() == "It is bob's turn.\nCafé ☕\n"
+
+
+def test_maildir_and_its_mails_are_the_owners_alone(tmp_path) -> None:
+    """Whatever the umask (`make run` has the user's, 0022): every answer is in there."""
+    old = os.umask(0o022)
+    try:
+        path = tmp_path / "data" / "Maildir"
+        key = MaildirSink(path).send(message())
+    finally:
+        os.umask(old)
+    for directory in (tmp_path / "data", path, path / "new", path / "tmp", path / "cur"):
+        assert stat.S_IMODE(directory.stat().st_mode) == 0o700, directory
+    assert stat.S_IMODE((path / "new" / key).stat().st_mode) == 0o600
 
 
 def test_maildir_two_mails_two_keys(tmp_path) -> None:

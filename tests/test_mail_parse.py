@@ -193,6 +193,20 @@ def test_command_words_parameter() -> None:
         ("a@example.org", "X-Autoreply: yes\n", "an automatic reply (X-Autoreply)"),
         (None, "", None),
         ("<pbmserv@example.net>", "", "sent by this server"),
+        ("a@example.org", "Precedence: auto_reply\n", "Precedence: auto_reply"),
+        ("a@example.org", "Precedence: JUNK\n", "Precedence: junk"),
+        ("a@example.org", "X-Auto-Response-Suppress: All\n", "an automatic reply (X-Auto-Response-Suppress)"),
+        ("a@example.org", "X-Auto-Response-Suppress: \n", "an automatic reply (X-Auto-Response-Suppress)"),
+        ("owner-chess@lists.example", "", "sent by a list owner (owner-chess)"),
+        ("chess-owner@lists.example", "", "sent by a list owner (chess-owner)"),
+        ("chess-bounces+a=example.org@lists.example", "", "sent by a bounce address (chess-bounces)"),
+        ("chess-bounce@lists.example", "", "sent by a bounce address (chess-bounce)"),
+        ("chess-request@lists.example", "", "sent by a list's request address (chess-request)"),
+        ("noreply@shop.example", "", "sent by a no-reply address (noreply)"),
+        ("No-Reply@shop.example", "", "sent by a no-reply address (no-reply)"),
+        ("DoNotReply@shop.example", "", "sent by a no-reply address (donotreply)"),
+        ("a@example.org", "From: Shop <no-reply@shop.example>\n", "sent by a no-reply address (no-reply)"),
+        ("ownership-team@example.org", "", None),  # a person's address that only looks alike
     ],
 )  # fmt: skip
 def test_automatic(envelope_from: str | None, headers: str, reason: str | None) -> None:
@@ -200,6 +214,48 @@ def test_automatic(envelope_from: str | None, headers: str, reason: str | None) 
     p = parse_message(raw, envelope_from, server_addresses=[SERVER])
     assert p.automatic_reason == reason
     assert p.is_automatic is (reason is not None)
+
+
+@pytest.mark.parametrize(
+    ("subject", "reason"),
+    [
+        ("Automatic reply: Polis Board 101 bob", "an automatic reply (Subject: Automatic reply)"),
+        ("Auto: Polis Board 101 bob", "an automatic reply (Subject: Auto:)"),
+        ("Out of Office: Polis Board 101 bob", "an automatic reply (Subject: Out of Office)"),
+        ("out of the office until Monday", "an automatic reply (Subject: Out of Office)"),
+        ("Autoreply: Polis Board 101 bob", "an automatic reply (Subject: Autoreply)"),
+        ("Auto-Reply: Polis Board 101 bob", "an automatic reply (Subject: Autoreply)"),
+        ("Undeliverable: Polis Board 101 bob", "a bounce (Subject: Undeliverable)"),
+        ("Delivery Status Notification (Failure)", "a bounce (Subject: Delivery Status Notification)"),
+        ("Re: Automatic reply: Polis Board 101 bob", None),  # a person answers one
+        ("polis move 101 bob pw a1-a2", None),
+    ],
+)  # fmt: skip
+def test_automatic_subjects(subject: str, reason: str | None) -> None:
+    """Automatic replies and bounces from senders that set no header at all."""
+    raw = f"From: bob@example.org\nSubject: {subject}\n\npolis show 101\n".encode()
+    p = parse_message(raw, "bob@example.org", server_addresses=[SERVER])
+    assert p.automatic_reason == reason
+    assert p.is_automatic is (reason is not None)
+
+
+@pytest.mark.parametrize(
+    ("sender", "no_sender"),
+    [
+        ("a@x.test, m20@x.test", "the From header names 2 addresses"),
+        ('"Alice, A." <a@x.test>', None),
+        ("grp: a@x.test, b@x.test;", "the From header is a group of addresses"),
+        ("undisclosed-recipients:;", "the From header is a group of addresses"),
+    ],
+)
+def test_a_list_of_senders_leaves_nobody_to_answer(sender: str, no_sender: str | None) -> None:
+    """Not the first address of the list, nor the envelope sender: nobody is answered."""
+    raw = f"From: {sender}\nSubject: help\n\nhi\n".encode()
+    p = parse_message(raw, "a@x.test")
+    assert p.no_sender == no_sender
+    assert p.sender == (None if no_sender else "a@x.test")
+    reply_to = b"From: a@x.test\nReply-To: a@x.test, b@x.test\nSubject: help\n\nhi\n"
+    assert parse_message(reply_to, "a@x.test").sender is None
 
 
 @pytest.mark.parametrize(

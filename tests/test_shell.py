@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -23,6 +24,7 @@ def pbmserv(
     env: dict[str, str] | None = None,
     script: str = "pbmserv",
     stdin: str = "",
+    umask: int = -1,
 ):
     full_env = {
         **os.environ,
@@ -39,6 +41,7 @@ def pbmserv(
         env=full_env,
         input=stdin,
         timeout=60,
+        umask=umask,
     )
 
 
@@ -59,6 +62,22 @@ def test_signup_and_exit_codes(data):
     assert usage.returncode == 2
     unknown = pbmserv("frobnicate", data=data)
     assert unknown.returncode == 2 and "No such command" in unknown.stderr
+
+
+@pytest.mark.slow
+def test_the_data_directory_and_the_store_are_the_owners_alone(tmp_path):
+    """`make run` and a shell's `pbmserv` run with the user's umask (0022 here), not the
+    systemd unit's 0077: the store (password hashes, addresses) must still be private."""
+    found = tmp_path / "found"
+    found.mkdir()
+    found.chmod(0o755)
+    data = found / "new" / "data"
+    done = pbmserv("signup", "alice", "secret1", "alice@example.org", data=data, umask=0o022)
+    assert done.returncode == 0, done.stderr
+    for directory in (found / "new", data):  # every directory it made...
+        assert stat.S_IMODE(directory.stat().st_mode) == 0o700, directory
+    assert stat.S_IMODE(found.stat().st_mode) == 0o755  # ...and none it found
+    assert stat.S_IMODE((data / "pbmserv.sqlite3").stat().st_mode) == 0o600
 
 
 @pytest.mark.slow

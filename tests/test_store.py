@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from datetime import UTC, datetime
 
 from alembic.script import ScriptDirectory
@@ -42,6 +44,24 @@ def test_migrated_schema_matches_the_models(database_url):
         diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
     assert diff == []
     engine.dispose()
+
+
+def test_a_new_sqlite_store_and_its_wal_are_the_owners_alone(tmp_path):
+    """The store holds password hashes and addresses; `make run` has the user's umask."""
+    old = os.umask(0o022)
+    try:
+        engine = db.make_engine(f"sqlite:///{tmp_path / 'data' / 'pbmserv.sqlite3'}")
+        with engine.begin() as conn:
+            conn.exec_driver_sql("CREATE TABLE t (a)")
+            files = {  # while it is open: with its -wal and -shm
+                f.name: stat.S_IMODE(f.stat().st_mode) for f in (tmp_path / "data").iterdir()
+            }
+    finally:
+        os.umask(old)
+        engine.dispose()
+    names = ["pbmserv.sqlite3", "pbmserv.sqlite3-shm", "pbmserv.sqlite3-wal"]
+    assert files == dict.fromkeys(names, 0o600)
+    assert stat.S_IMODE((tmp_path / "data").stat().st_mode) == 0o700
 
 
 def test_new_database_is_migrated_on_first_use(tmp_path):

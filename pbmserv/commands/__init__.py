@@ -10,13 +10,14 @@ group (:mod:`~pbmserv.commands.tree`), the grammar the mail parser and the maski
 
 from __future__ import annotations
 
-from pbmserv.commands.dispatch import Answer, Channel, Refused, Request, answer, request
+from pbmserv.commands.dispatch import Answer, Channel, Mail, Refused, Request, answer, request
 from pbmserv.commands.runner import run, split
 from pbmserv.commands.tree import build_commands
 
 __all__ = [
     "Answer",
     "Channel",
+    "Mail",
     "Refused",
     "Request",
     "answer",

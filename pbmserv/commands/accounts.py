@@ -21,14 +21,34 @@ def _check_new_password(password: str) -> None:
 
 
 def _addresses(req: Request, words: list[str]) -> list[str]:
+    """The addresses a signup or change address line gives (by mail: the sender's when none).
+
+    By mail they count against ``max_signup_addresses`` together with those of the mail's
+    earlier lines (counted by :func:`_given` once a line is done): the cap is per mail, or ten
+    lines of one mail would have us mail thirty strangers.
+    """
     given = words or ([req.sender] if req.sender else [])
     problems = [p for p in (accounts.check_address(a) for a in given) if p]
     if problems:
         raise Refused("; ".join(problems))
-    if not req.trusted and len(given) > req.settings.max_signup_addresses:
-        raise Refused(f"give at most {req.settings.max_signup_addresses} addresses by mail")
+    cap = req.settings.max_signup_addresses
+    if not req.trusted and len(given) > cap:
+        raise Refused(f"give at most {cap} addresses by mail")
     parsed = [accounts.parse_address(a) for a in given]
-    return list(dict.fromkeys(a for a in parsed if a))
+    addresses = list(dict.fromkeys(a for a in parsed if a))
+    earlier = req.mail.addresses
+    if not req.trusted and len(earlier | set(addresses)) > cap:
+        raise Refused(
+            f"give at most {cap} addresses by mail, in all the signup and change address "
+            f"lines of one mail together; this mail gave {len(earlier)} already (send the "
+            "rest in another mail)"
+        )
+    return addresses
+
+
+def _given(req: Request, addresses: list[str]) -> None:
+    """Count the addresses of a line that was done against the mail's cap."""
+    req.mail.addresses.update(addresses)
 
 
 def _confirmation_answer(
@@ -73,6 +93,7 @@ def signup(call: Call) -> None:
             own, waiting = confirmation.mail_confirmations(
                 session, req.settings, user, addresses, req.now, sender=req.sender
             )
+    _given(req, addresses)
     if not req.trusted:
         lines = [
             f"The player {userid} is signed up.  Each address given gets one mail with a code",
@@ -130,6 +151,7 @@ def change_address(call: Call) -> None:
             own, waiting = confirmation.mail_confirmations(
                 session, req.settings, user, new, req.now, sender=req.sender, replace=addresses
             )
+    _given(req, addresses)
     name = accounts.normalise_userid(userid)
     if not new:
         lines = [f"The addresses of {name} are now:", *[f"  {a}" for a in addresses]]

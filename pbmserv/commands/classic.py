@@ -9,7 +9,7 @@ import click
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from pbmserv.commands.common import admin, board_arg, call_login, load_board
+from pbmserv.commands.common import admin, board_arg, call_login, load_board, not_sent
 from pbmserv.commands.common import text as _text
 from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.spec import Arg, Call, Command, Kind
@@ -27,7 +27,13 @@ SEPARATOR = "\n" + "=" * 72 + "\n\n"
 
 
 def _shares_a_board(session: Session, a: int, b: int) -> bool:
-    mine = select(Seat.board_id).where(Seat.user_id == a)
+    """Whether ``a`` and ``b`` play on one unfinished board: a game once played together is
+    no lasting licence to mail each other."""
+    mine = (
+        select(Seat.board_id)
+        .join(Board, Board.id == Seat.board_id)
+        .where(Seat.user_id == a, Board.status == BoardStatus.active)
+    )
     query = select(Seat.id).where(Seat.user_id == b, Seat.board_id.in_(mine))
     return session.scalar(query) is not None
 
@@ -40,7 +46,8 @@ def _message_text(req: Request, words: list[str]) -> tuple[list[str], str]:
 
 
 def message(call: Call) -> None:
-    """message USERID PASSWORD TO...: the mail body to players you share a board with."""
+    """message USERID PASSWORD TO...: the mail body to players you share an unfinished board
+    with, within the daily caps on a player's text to others."""
     req = call.req
     user_id = call_login(call)
     targets, text = _message_text(req, [*call.args["to"], *call.args["options"]])
@@ -60,16 +67,31 @@ def message(call: Call) -> None:
                 raise Refused(f"there is no player '{accounts.normalise_userid(name)}'")
             if not req.trusted and not _shares_a_board(session, user_id, user.id):
                 raise Refused(
-                    f"{sender.userid} and {user.userid} share no board: messages go only to "
-                    "players you play (or played) with"
+                    f"{sender.userid} and {user.userid} share no unfinished board: messages "
+                    "go only to players you are playing with"
                 )
             users.append(user)
         lines = [f"{sender.userid} writes:", "", text, ""]
         lines.append(f"Answer: message USERID PASSWORD {sender.userid}")
         subject = f"pbmserv message from {sender.userid}"
-        notify.mail_users(session, users, subject, _text(lines), req.now, skip=sender)
-        names = ", ".join(u.userid for u in users)
-    answer(call.ctx, "pbmserv message", _text([f"Your message went to {names}:", "", text]))
+        sent = notify.player_text(
+            session,
+            req.settings,
+            sender,
+            users,
+            subject,
+            _text(lines),
+            req.now,
+            capped=not req.trusted,
+        )
+        refused = sent.refused
+        if refused and not sent.mails:
+            raise Refused(not_sent("your message", refused))
+        reached = [u.userid for u in users if u.userid not in refused]
+    head = [f"Your message went to {', '.join(reached)}:", "", text]
+    if refused:
+        head += ["", not_sent("It", refused)]
+    answer(call.ctx, "pbmserv message", _text(head))
 
 
 def _admin(call: Call) -> str:
@@ -214,7 +236,7 @@ TOP_COMMANDS: tuple[Command, ...] = (
     Command(
         "message",
         message,
-        "The mail body (or --text=TEXT) to players you share a board with.",
+        "The mail body (or --text=TEXT) to players you share an unfinished board with.",
         (
             Arg("userid", Kind.USERID),
             Arg("password", Kind.PASSWORD),

@@ -169,6 +169,15 @@ def announce(
     )
 
 
+def not_sent(what: str, refused: dict[str, str]) -> str:
+    """Whom ``what`` (a player's own text) did not reach, and why: the daily caps of
+    :func:`pbmserv.domain.notify.player_text`."""
+    return (
+        f"{what} was not sent to {', '.join(refused)}: {'; '.join(refused.values())}. A "
+        "player's text goes to one address only so often a day; try again tomorrow (UTC)."
+    )
+
+
 def admin(call: Call, *, refused: Callable[[str], Refused] = Refused) -> str:
     """Who acts as administrator: the shell operator, or an authenticated admin by mail."""
     req, userid = call.req, call.args.get("userid")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from pbmserv.commands import classic, games
-from pbmserv.commands.common import board_arg, board_error, call_login, load_board
+from pbmserv.commands.common import board_arg, board_error, call_login, load_board, not_sent
 from pbmserv.commands.common import text as _text
 from pbmserv.commands.common import user as _user
 from pbmserv.commands.dispatch import Refused, answer
@@ -98,7 +98,21 @@ def chat(call: Call) -> None:
         for u in listeners:
             if all(s.id != u.id for s in seen):
                 seen.append(u)
-        notify.mail_users(session, seen, subject, body, req.now, skip=user, skip_address=req.sender)
+        sent = notify.player_text(
+            session,
+            req.settings,
+            user,
+            seen,
+            subject,
+            body,
+            req.now,
+            capped=not req.trusted,
+            skip_address=req.sender,
+        )
+        if sent.refused and not sent.mails:
+            raise Refused(not_sent("your chat line", sent.refused))
+    if sent.refused:
+        body += "\n" + not_sent("It", sent.refused) + "\n"
     answer(call.ctx, subject, body)
 
 

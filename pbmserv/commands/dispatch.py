@@ -43,6 +43,14 @@ class Answer:
 
 
 @dataclass
+class Mail:
+    """What the command lines of one mail share: a cap "per mail" is counted here, since
+    each line gets a :class:`Request` of its own."""
+
+    addresses: set[str] = field(default_factory=set)  # given by its signup / change address
+
+
+@dataclass
 class Request:
     """Who asks, through which channel, and when (time is injectable for tests)."""
 
@@ -62,6 +70,8 @@ class Request:
     # the caller's transaction holds every command (the mail worker's, one per mail): a block
     # that is never rolled back on its own, such as a login's, needs no savepoint there
     in_transaction: bool = False
+    # the mail this line is one of (a line of its own, from the shell)
+    mail: Mail = field(default_factory=Mail)
 
     def __post_init__(self) -> None:
         self.channel = Channel(self.channel)

@@ -1,9 +1,13 @@
-"""Daily caps on what unauthenticated or failing mail can make the server send.
+"""Daily caps on what mail can make the server send.
 
-An authenticated command from a player's confirmed address is never capped (the worker does
-not even count it).  Everything else is counted per UTC day in ``answer_counts`` under a key
-that names what is counted: answers to a player's address, answers to strangers, mails to
-one recipient, challenges asked for by one account.
+An authenticated command from a player's confirmed address, and its answer, is never capped
+(the worker does not even count it).  Everything else is counted per UTC day in
+``answer_counts`` under a key that names what is counted: answers to a player's address,
+answers to strangers, mails to one recipient, challenges asked for by one account.
+
+One thing is capped even for an authenticated player: how often his own text (``message``,
+``chat``) may be mailed to somebody else (:func:`message_refusal`).  Being a player makes him
+no less a stranger to the other person's mailbox.
 """
 
 from __future__ import annotations
@@ -66,6 +70,24 @@ def recipient_allowed(session: Session, settings: Settings, address: str, now: d
 
 def challenge_allowed(session: Session, settings: Settings, userid: str, now: datetime) -> bool:
     return bump(session, f"challenges:{userid}", now) <= settings.max_challenges_per_day
+
+
+def message_refusal(
+    session: Session, settings: Settings, author: str, address: str, now: datetime
+) -> str | None:
+    """Why one more mail carrying ``author``'s own text may not go to ``address`` today, or
+    None: it may, and it is counted (per author and address, and per address from everybody,
+    so that many sock accounts of one spammer add up)."""
+    pair, total = f"message:{author}>{address}", f"messages:{address}"
+    for key, cap, whom in (
+        (pair, settings.max_messages_per_pair_per_day, author),
+        (total, settings.max_messages_per_recipient_per_day, "players"),
+    ):
+        if today(session, key, now) >= cap:
+            return f"{cap} message{'s' if cap != 1 else ''} from {whom} today"
+    bump(session, pair, now)
+    bump(session, total, now)
+    return None
 
 
 def purge(session: Session, now: datetime) -> None:

@@ -6,6 +6,8 @@ mail is the confirmation mail, see :mod:`pbmserv.domain.confirmation`), and the 
 the mail's own sender are not sent a copy of their answer.  :func:`board_mail` is the board mail of a move, a forfeit, a
 tournament pairing or a robot's move alike: the same text to every player and spectator
 (:func:`audience`), returned so that a command can also answer its sender with it.
+:func:`player_text` mails a player's own text (a message, a chat line) within the daily caps
+of :func:`pbmserv.domain.limits.message_refusal`.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from functools import lru_cache
+from typing import NamedTuple
 
 from sqlalchemy import Insert, insert, inspect, select
 from sqlalchemy.orm import Session
 
-from pbmserv.domain import mailmodes
+from pbmserv.config import Settings
+from pbmserv.domain import limits, mailmodes
 from pbmserv.domain.boards import position_of
 from pbmserv.domain.mailmodes import admit
 from pbmserv.games.base import Position
@@ -52,11 +56,13 @@ def mail_users(
     skip_address: str | None = None,
     tail: Callable[[User], str] | None = None,
     board: Board | None = None,
+    allow: Callable[[User, str], bool] | None = None,
 ) -> int:
     """Queue ``body`` for every address of ``users``; return how many mails were queued.
 
     ``tail(user)`` is appended for that user only (the line the player to move sends back).
-    A mail about ``board`` goes to a player only as his notification mode admits it.
+    A mail about ``board`` goes to a player only as his notification mode admits it; a mail
+    goes to an address only if ``allow(user, address)`` (a cap) says so.
     """
     targets = [u for u in users if skip is None or u.id != skip.id]
     robots = _robot_ids(session, targets)
@@ -68,10 +74,68 @@ def mail_users(
         for address in (a.address for a in user.addresses if a.confirmed):
             if address in seen or (skip_address and address.lower() == skip_address.lower()):
                 continue
+            if allow is not None and not allow(user, address):
+                continue
             seen.add(address)
             mails.append(_outgoing(address, subject, body + (tail(user) if tail else ""), now))
     _queue(session, mails)
     return len(seen)
+
+
+class Sent(NamedTuple):
+    """What :func:`player_text` did: how many mails it queued, and by userid why the users it
+    reached with none were refused (the daily caps)."""
+
+    mails: int
+    refused: dict[str, str]
+
+
+def player_text(
+    session: Session,
+    settings: Settings,
+    author: User,
+    users: Iterable[User],
+    subject: str,
+    body: str,
+    now: datetime,
+    *,
+    capped: bool,
+    skip_address: str | None = None,
+) -> Sent:
+    """Mail ``author``'s own text (``message``, ``chat``) to ``users`` (not to him).
+
+    ``capped`` (mail; the shell is the operator): an address gets it only within the daily
+    caps, even when the author is authenticated, since his text is not the game; a user is
+    refused when none of his addresses may get it.
+    """
+    why_not: dict[int, str] = {}
+    reached: set[int] = set()
+
+    def allow(user: User, address: str) -> bool:
+        why = limits.message_refusal(session, settings, author.userid, address, now)
+        if why is None:
+            reached.add(user.id)
+            return True
+        why_not.setdefault(user.id, why)
+        return False
+
+    targets = list(users)
+    mails = mail_users(
+        session,
+        targets,
+        subject,
+        body,
+        now,
+        skip=author,
+        skip_address=skip_address,
+        allow=allow if capped else None,
+    )
+    refused = {
+        u.userid: f"{u.userid} has had {why_not[u.id]}"
+        for u in targets
+        if u.id in why_not and u.id not in reached
+    }
+    return Sent(mails, refused)
 
 
 def _robot_ids(session: Session, users: list[User]) -> set[int]:

@@ -15,7 +15,9 @@ import ssl
 from datetime import datetime, timedelta
 from email.message import EmailMessage
 from pathlib import Path
+from typing import IO, Any
 
+from pbmserv.files import PRIVATE_FILE, private_dir
 from pbmserv.mail.compose import FlatMessage, message_id_of
 
 RETRY_MINUTES: tuple[int, ...] = (1, 5, 15, 60, 180, 360, 720, 720, 720)
@@ -50,6 +52,16 @@ def next_attempt(attempts: int, now: datetime) -> datetime | None:
     return now + timedelta(minutes=RETRY_MINUTES[attempts - 1])
 
 
+class PrivateMaildir(mailbox.Maildir):
+    """A Maildir whose mails are readable by their owner only (mode 0600, see pbmserv.files),
+    whatever the umask: ``mailbox`` creates them 0666 less the umask."""
+
+    def _create_tmp(self) -> IO[Any]:  # mailbox's one hook where a new mail's file is made
+        made = super()._create_tmp()  # type: ignore[misc]
+        os.fchmod(made.fileno(), PRIVATE_FILE)  # before a byte of the mail is written
+        return made
+
+
 class MaildirSink:
     """Delivers into a Maildir (created if missing): ``make run`` users read answers at once."""
 
@@ -61,8 +73,8 @@ class MaildirSink:
     def send(self, message: EmailMessage | FlatMessage) -> str:
         """Store ``message`` in ``new/``; returns the Maildir key."""
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            box = mailbox.Maildir(self.path, create=True)
+            private_dir(self.path.parent)  # (mailbox makes the Maildir's own folders 0700)
+            box = PrivateMaildir(self.path, create=True)
             return box.add(message.data if isinstance(message, FlatMessage) else message)
         except OSError as exc:  # disk full, permissions: may be fixed by the operator
             raise TemporaryFailure(f"Maildir {self.path}: {exc}") from exc

@@ -44,7 +44,8 @@ class ParsedMail:
     """What one incoming mail says, ready for the dispatcher.
 
     ``sender`` is the address to answer (Reply-To, else From, else the envelope sender) or None
-    when none is usable.  ``commands`` are the command lines (the subject first when it is
+    when none is usable; ``no_sender`` says why when a header names several addresses or a
+    group (then we cannot tell whom to answer, and answer nobody).  ``commands`` are the command lines (the subject first when it is
     one), at most ``max_commands``.  ``comment`` is the rest of the body without signature and
     quoted history: it is shown under the board.  ``ignored`` holds human-readable notes about
     what was left out; ``not_understood`` the lines that look like a command but are none
@@ -56,6 +57,7 @@ class ParsedMail:
     """
 
     sender: str | None = None
+    no_sender: str | None = None
     sender_name: str = ""
     message_id: str | None = None
     subject: str = ""
@@ -129,6 +131,23 @@ def _usable(addr: str) -> str | None:
     return parsed.addr_spec
 
 
+def _not_one(msg: Message, name: str) -> str | None:
+    """Why the address header ``name`` names no single mailbox, or None: several addresses, or
+    a group (``grp: a@x, b@y;``, which the list parser reads as its plain members)."""
+    value = _raw_header(msg, name)
+    if not value:
+        return None
+    count = len([a for _, a in email.utils.getaddresses([value]) if a])
+    try:
+        groups = POLICY.header_factory(name, value).groups
+    except Exception:  # noqa: BLE001 - unreadable: judged by the list parser alone
+        groups = ()
+    if any(group.display_name is not None for group in groups):
+        return f"the {name} header is a group of addresses"
+    count = max(count, sum(len(group.addresses) for group in groups))
+    return f"the {name} header names {count} addresses" if count > 1 else None
+
+
 def _display_name(name: str) -> str:
     """A display name decoded for showing only (never read as an address)."""
     try:
@@ -196,6 +215,47 @@ def board_subject(line: str) -> tuple[str, int, str | None] | None:
 
 # ----------------------------------------------------------------------------- automatic mail
 
+# Mail from robots is never answered: an answer to a robot starts a mail loop.  The rules are
+# tables, each row one rule, so that a new kind of robot is one more row (and one more test case).
+
+# The local part of a robot's address (envelope or header sender; a "+detail" dropped), and why.
+ROBOT_SENDERS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"mailer-daemon|postmaster"), "sent by {local}"),
+    (re.compile(r"owner-.+|.+-owner"), "sent by a list owner ({local})"),
+    (re.compile(r".+-bounces?"), "sent by a bounce address ({local})"),
+    (re.compile(r".+-request"), "sent by a list's request address ({local})"),
+    (re.compile(r"no-?reply|do-?not-?reply"), "sent by a no-reply address ({local})"),
+)
+# Precedence values of bulk, list and automatic mail.
+ROBOT_PRECEDENCE = ("bulk", "list", "junk", "auto_reply")
+# Headers that only mailing lists (any value) or automatic replies (any value but a "no") set.
+LIST_HEADERS = ("List-Id", "List-Unsubscribe")
+AUTOREPLY_HEADERS = ("X-Autoreply", "X-Autorespond", "X-Autoresponder")
+# Exchange and Outlook mark their automatic mail with this header, whatever its value.
+SUPPRESS_HEADERS = ("X-Auto-Response-Suppress",)
+# Subjects of automatic replies and bounces whose sender sets no header at all.
+ROBOT_SUBJECTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.I), reason)
+    for pattern, reason in (
+        (r"automatic reply\b", "an automatic reply (Subject: Automatic reply)"),
+        (r"auto:", "an automatic reply (Subject: Auto:)"),
+        (r"out of (the )?office\b", "an automatic reply (Subject: Out of Office)"),
+        (r"auto[- ]?reply\b", "an automatic reply (Subject: Autoreply)"),
+        (r"undeliverable\b", "a bounce (Subject: Undeliverable)"),
+        (r"delivery status notification\b", "a bounce (Subject: Delivery Status Notification)"),
+    )
+)
+
+
+def _robot_sender(address: str) -> str | None:
+    """Why ``address`` is a robot's (see ``ROBOT_SENDERS``), or None."""
+    local = address.strip().strip("<>").rpartition("@")[0] or address.strip().strip("<>")
+    local = local.lower().partition("+")[0]
+    for pattern, reason in ROBOT_SENDERS:
+        if pattern.fullmatch(local):
+            return reason.format(local=local)
+    return None
+
 
 def _automatic(
     msg: Message | None, sender: str | None, envelope_from: str | None, servers: set[str]
@@ -203,20 +263,19 @@ def _automatic(
     if envelope_from is not None and envelope_from.strip() in ("", "<>"):
         return "empty envelope sender (a bounce)"
     for who in (envelope_from or "", sender or ""):
-        local = who.strip("<>").split("@")[0].lower()
-        if local in ("mailer-daemon", "postmaster"):
-            return f"sent by {local}"
+        if who and (reason := _robot_sender(who)):
+            return reason
     if msg is None:
         return None
     envelope = (envelope_from or "").strip("<> ").lower()
     if (sender and sender.lower() in servers) or envelope in servers:
         return "sent by this server"
-    from_addrs = {a.lower() for _, a in _addresses(msg, "From")}
-    if from_addrs & servers:
+    from_addrs = [a for _, a in _addresses(msg, "From")]
+    if {a.lower() for a in from_addrs} & servers:
         return "sent by this server"
-    for _, a in _addresses(msg, "From"):
-        if a.split("@")[0].lower() in ("mailer-daemon", "postmaster"):
-            return "sent by " + a.split("@")[0].lower()
+    for address in from_addrs:
+        if reason := _robot_sender(address):
+            return reason
     if _header(msg, "X-Pbmserv-Server"):
         return "a pbmserv mail (X-Pbmserv-Server)"
     try:
@@ -229,15 +288,22 @@ def _automatic(
     if auto and auto != "no":
         return f"Auto-Submitted: {auto}"
     precedence = _header(msg, "Precedence").lower()
-    if precedence in ("bulk", "list", "junk"):
+    if precedence in ROBOT_PRECEDENCE:
         return f"Precedence: {precedence}"
-    for name in ("List-Id", "List-Unsubscribe"):
+    for name in LIST_HEADERS:
         if _header(msg, name):
             return f"a mailing list mail ({name})"
-    for name in ("X-Autoreply", "X-Autorespond", "X-Autoresponder"):
+    for name in AUTOREPLY_HEADERS:
         value = _header(msg, name).lower()
         if value and value not in ("no", "false", "0"):
             return f"an automatic reply ({name})"
+    for name in SUPPRESS_HEADERS:
+        if name in msg:  # present at all (read without parsing its value)
+            return f"an automatic reply ({name})"
+    subject = _header(msg, "Subject").lstrip()
+    for pattern, reason in ROBOT_SUBJECTS:
+        if pattern.match(subject):
+            return reason
     return None
 
 
@@ -294,7 +360,7 @@ def parse_message(
     else:
         texts.append(_fallback_body(raw))
         result.ignored.append("the mail could not be parsed; it is read as plain text")
-    if result.sender is None and envelope_from:
+    if result.sender is None and envelope_from and not result.no_sender:
         result.sender = _usable(envelope_from)
     text = "\n\n".join(t for t in texts if t.strip())
     text = _CONTROL.sub("", unsurrogate(text).replace("\r\n", "\n").replace("\r", "\n"))
@@ -341,7 +407,8 @@ def _read_headers(msg: Message, result: ParsedMail, envelope_from: str | None) -
     from_list = _addresses(msg, "From")
     if from_list:
         result.sender_name = from_list[0][0]
-    for name, address in [*_addresses(msg, "Reply-To"), *from_list]:
+    result.no_sender = _not_one(msg, "Reply-To") or _not_one(msg, "From")
+    for name, address in [] if result.no_sender else [*_addresses(msg, "Reply-To"), *from_list]:
         usable = _usable(address)
         if usable:
             result.sender = usable

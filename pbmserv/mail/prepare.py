@@ -61,11 +61,11 @@ def prepare(settings: Settings, words: set[str], mail: inbox.Claimed) -> Prepare
 
 def logins_of(prepared: Iterable[Prepared], words: set[str]) -> list[tuple[str, str]]:
     """The (userid, password) pairs the commands of these mails may log in with (none for
-    automatic mail: it is set aside unread)."""
+    automatic mail, nor for mail with no usable sender: it is set aside unread)."""
     return [
         pair
         for item in prepared
-        if item.parsed is not None and not item.parsed.is_automatic
+        if item.parsed is not None and not item.parsed.is_automatic and item.parsed.sender
         for line in item.parsed.commands
         for pair in grammar.command_credentials(line, words)
     ]

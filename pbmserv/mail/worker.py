@@ -23,7 +23,7 @@ from sqlalchemy import Update, bindparam, update
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError, PendingRollbackError
 from sqlalchemy.orm import Session, sessionmaker
 
-from pbmserv.commands import Answer, Channel, Request, commands, grammar, run, split
+from pbmserv.commands import Answer, Channel, Mail, Request, commands, grammar, run, split
 from pbmserv.commands.dispatch import REFUSED, USAGE
 from pbmserv.commands.runner import error_subject
 from pbmserv.config import Settings
@@ -295,7 +295,7 @@ def _process(
         return (
             InboxStatus.ignored,
             0,
-            "not answered: " + (parsed.automatic_reason or "no usable sender"),
+            "not answered: " + (parsed.automatic_reason or parsed.no_sender or "no usable sender"),
         )
     parsed.sender = sender
     answers, verified = _run_commands(session, settings, parsed, message_id, now, mask)
@@ -332,6 +332,7 @@ def _run_commands(
     results: list[tuple[str, list[Answer]]] = []
     verified = False
     source = f"mail:{parsed.message_id or message_id}"
+    mail = Mail()  # what the lines share: a cap per mail counts them all
     for line in parsed.commands:
         req = Request(
             settings=settings,
@@ -342,6 +343,7 @@ def _run_commands(
             comment=parsed.comment,
             source=source[:255],
             in_transaction=True,
+            mail=mail,
         )
         if len(parsed.commands) == 1:  # (its mail's savepoint is its own)
             results.append((line, run(commands, split(line), req)))

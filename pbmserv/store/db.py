@@ -15,6 +15,8 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event, inspect
 from sqlalchemy.orm import Session, sessionmaker
 
+from pbmserv.files import private_file
+
 HEAD_TABLE = "alembic_version"
 SCHEMA_HEAD = "0008"  # the newest migration; a test checks it against Alembic's own view
 
@@ -32,9 +34,9 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 def make_engine(url: str) -> Engine:
     """An engine for ``url`` with the per-backend settings pbmserv relies on."""
     if url.startswith("sqlite"):
-        path = url.split("///", 1)[-1]
-        if path and path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        path = url.split("///", 1)[-1].partition("?")[0]
+        if path and path != ":memory:" and not path.startswith("file:"):
+            private_file(Path(path))  # the data directory 0700, the store 0600 (pbmserv.files)
         engine = create_engine(url, connect_args={"timeout": 30})
         event.listen(engine, "connect", _sqlite_pragmas)
         # let BEGIN take the write lock at once so two writers never deadlock on upgrade

@@ -418,7 +418,8 @@ class Token(Base):
 
 class AnswerCount(Base):
     """Daily counters behind the caps of :mod:`pbmserv.domain.limits`: the key names what is counted
-    ("answers:ADDRESS", "stranger:ADDRESS", "rcpt:ADDRESS", "challenges:USERID")."""
+    ("answers:ADDRESS", "stranger:ADDRESS", "rcpt:ADDRESS", "challenges:USERID",
+    "message:USERID>ADDRESS", "messages:ADDRESS")."""
 
     __tablename__ = "answer_counts"
 

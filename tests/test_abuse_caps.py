@@ -1,0 +1,133 @@
+"""More attacks over SMTP against a running server (127.0.0.1), found after issue 16's: mails
+whose From names several addresses, many signup lines in one mail mailing strangers, and an
+authenticated player mailing his own text to others without end."""
+
+from __future__ import annotations
+
+from email.utils import make_msgid
+
+import pytest
+from sqlalchemy import select
+from test_abuse import count
+from test_gateway import SERVER, Gateway, body_of, free_port
+
+from pbmserv.cli.server import Server
+from pbmserv.store.models import Inbox, InboxStatus, User
+
+
+@pytest.fixture
+def gateway(settings, sessions):
+    settings.listen_port = free_port()
+    server = Server(settings)
+    server.start()
+    try:
+        yield Gateway(settings, sessions)
+    finally:
+        server.stop()
+
+
+# ----------------------------------------------------------------------------- address lists
+
+
+@pytest.mark.parametrize(
+    "sender",
+    [
+        "a@x.test, m20@x.test",
+        "Alice <a@x.test>, Mallory <m20@x.test>",
+        "grp: a@x.test, b@x.test;",
+        "grp: a@x.test;",
+    ],
+)
+def test_a_mail_from_several_addresses_is_set_aside_unanswered(gateway, shell, sender):
+    """README: an address is exactly one addr-spec, no lists.  We cannot tell whom to answer,
+    so nobody is answered and no command runs (as for a mail with no usable sender)."""
+    shell.signup("alice")
+    raw = (
+        f"From: {sender}\r\nTo: {SERVER}\r\nSubject: change password alice pw-alice Pw-new1\r\n"
+        f"Message-ID: {make_msgid(domain='client.example')}\r\n\r\nhelp\r\n"
+    ).encode()
+    gateway.send("a@x.test", "", raw=raw)
+    gateway.settle()
+    assert gateway.mails() == []
+    with gateway.sessions() as s:
+        [mail] = s.scalars(select(Inbox)).all()
+        assert mail.status is InboxStatus.ignored
+        assert mail.last_error in (  # the note on why it got no answer
+            "not answered: the From header names 2 addresses",
+            "not answered: the From header is a group of addresses",
+        )
+    shell.ok("change password alice pw-alice Pw-other")  # the old password still held
+    assert count(gateway.sessions, Inbox, Inbox.status == InboxStatus.done) == 0
+
+
+# ----------------------------------------------------------------------------- signup addresses
+
+
+def test_signup_addresses_are_capped_per_mail_not_per_line(gateway):
+    spammer = "amp@evil.example"
+    lines = "\n".join(
+        f"signup amp{n} pw1234 v{n}a@victims.example v{n}b@victims.example v{n}c@victims.example"
+        for n in range(10)
+    )
+    gateway.send(spammer, "hi", lines)
+    gateway.settle()
+    victims = {str(m["To"]) for m in gateway.mails() if str(m["To"]).endswith("@victims.example")}
+    assert victims == {"v0a@victims.example", "v0b@victims.example", "v0c@victims.example"}
+    with gateway.sessions() as s:
+        assert list(s.scalars(select(User.userid))) == ["amp0"]
+    [answer] = gateway.mails(spammer)
+    assert "in all the signup and change address lines of one mail together" in " ".join(
+        body_of(answer).split()
+    )
+    # the same across a signup and a change address line
+    gateway.send(
+        "carol@example.org",
+        "hi",
+        "signup carol pw1234 c1@example.net c2@example.net\n"
+        "change address carol pw1234 c3@example.net c4@example.net\n",
+    )
+    gateway.settle()
+    assert [str(m["To"]) for m in gateway.mails() if "@example.net" in str(m["To"])] == [
+        "c1@example.net",
+        "c2@example.net",
+    ]
+
+
+# ----------------------------------------------------------------------------- a player's text
+
+
+def messages_to(gateway: Gateway, address: str, author: str) -> list[str]:
+    """The bodies of the mails carrying ``author``'s own text that ``address`` got."""
+    return [
+        body_of(m)
+        for m in gateway.mails(address)
+        if str(m["Subject"]) in (f"pbmserv message from {author}", "Polis Board 101 Chat")
+    ]
+
+
+def test_a_players_own_text_reaches_another_address_only_so_often_a_day(gateway, shell):
+    """mallory plays bob, so he may message him, but 5 mails of 10 message lines each (all
+    with his password from his confirmed address) once gave bob 50 mails of spam."""
+    cap = gateway.settings.max_messages_per_pair_per_day
+    shell.signup("mallory", "bob")
+    shell.ok("polis challenge mallory bob")
+    lines = "\n".join(["message mallory pw-mallory bob"] * 10)
+    for _ in range(5):
+        gateway.send("mallory@example.org", "hi", f"{lines}\n\nBUY PILLS at pills.example\n")
+    gateway.settle()
+    assert len(messages_to(gateway, "bob@example.org", "mallory")) == cap == 10
+    answers = [body_of(m) for m in gateway.mails("mallory@example.org")][1:]  # (the new board)
+    assert len(answers) == 5  # the sender is always answered, and told why
+    assert "Your message went to bob" in answers[0]
+    refused = (
+        "your message was not sent to bob: bob has had 10 messages from mallory today. A "
+        "player's text goes to one address only so often a day; try again tomorrow (UTC)."
+    )
+    assert refused in " ".join(answers[-1].split())
+    # a chat line is his text too: the same cap
+    gateway.send("mallory@example.org", "polis chat 101 mallory pw-mallory", "BUY PILLS")
+    gateway.settle()
+    assert len(messages_to(gateway, "bob@example.org", "mallory")) == cap
+    assert "your chat line was not sent to bob" in " ".join(
+        body_of(gateway.mails("mallory@example.org")[-1]).split()
+    )
