@@ -16,8 +16,9 @@ from sqlalchemy import select
 from pbmserv.commands import build_commands, grammar, registry
 from pbmserv.commands.spec import Arg, Command, Kind, bind
 from pbmserv.mail import inbox
+from pbmserv.mail.lines import clean_command
 from pbmserv.mail.worker import process_next
-from pbmserv.store.models import Outbox
+from pbmserv.store.models import AuthFailure, Inbox, Outbox
 
 SECRET = "my secret"  # a password with a blank, given quoted
 
@@ -136,6 +137,18 @@ def test_long_words_are_never_remembered() -> None:
     assert grammar._close_short_top_word.cache_info().currsize == 0
     assert grammar.mask_passwords("sigunp carol PW") == "sigunp carol ********"
     assert grammar._close_short_top_word.cache_info().currsize == 1
+
+
+def test_words_are_split_by_one_rule() -> None:
+    """The mail parser reads a line's words as the masking does: a zero-width space between
+    words separates them for both (the line runs, so its password must be masked)."""
+    line = "notifications\u200bbob\u200bZq9-pw\u2060every\ufeff\u00a0"
+    assert clean_command(line) == "notifications bob Zq9-pw every"
+    assert grammar.split_words(line) == ["notifications", "bob", "Zq9-pw", "every"]
+    assert grammar.plain_blanks(line) == "notifications bob Zq9-pw every  "
+    masked = grammar.mask_passwords(line)
+    assert "Zq9-pw" not in masked
+    assert masked == "notifications\u200bbob\u200b********\u2060every\ufeff\u00a0"
 
 
 def test_a_top_level_word_finds_its_command_in_any_case() -> None:
@@ -294,6 +307,38 @@ def test_mail_answers_never_show_a_password(shell, subject, body, secrets, hint)
             assert secret not in mail.subject and secret not in mail.body, (secret, mail.body)
     if hint:
         assert any(hint in m.body for m in mails), mails[0].body
+
+
+def _kept(shell) -> str:
+    """The kept copy of the mail processed last (its raw bytes are dropped)."""
+    with shell.sessions() as session:
+        raw = session.scalar(select(Inbox.raw).order_by(Inbox.id.desc()).limit(1))
+    assert raw is not None and b"X-Pbmserv-Masked" in raw
+    return raw.decode()
+
+
+def _nowhere(shell, mails: list[Outbox], *secrets: str) -> None:
+    """No secret in the answers, in the outbox, in the mail's kept copy, in any key."""
+    kept = _kept(shell)
+    with shell.sessions() as session:
+        keys = " ".join(session.scalars(select(AuthFailure.key)))
+        outbox = [(m.subject, m.body) for m in session.scalars(select(Outbox))]
+    for secret in secrets:
+        for mail in mails:
+            assert secret not in mail.subject and secret not in mail.body, (secret, mail.body)
+        assert all(secret not in subject + body for subject, body in outbox), secret
+        assert secret not in kept, (secret, kept)
+        assert secret not in keys, (secret, keys)
+
+
+def test_a_zero_width_space_separates_words_for_the_run_and_for_the_mask(shell):
+    """The line runs (its words split at U+200B), so its password is masked in the kept copy
+    and the answer as well."""
+    shell.signup("alice", "bob")
+    [answer] = _mail(shell, "hello", "notifications\u200bbob\u200bpw-bob\u200bdigest\n")
+    assert answer.subject == "pbmserv notifications" and "digest" in answer.body, answer.body
+    _nowhere(shell, [answer], "pw-bob")
+    assert "notifications bob ******** digest" in _kept(shell)
 
 
 @pytest.mark.slow

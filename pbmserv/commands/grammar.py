@@ -7,6 +7,8 @@ passwords sit, and how to hide them.
 (:func:`pbmserv.commands.spec.bind`).  Quoted passwords (``"my secret"``) are one word, as the
 dispatcher splits them.  A misspelt command word (``polis mvoe``, ``sigunp``,
 ``change pasword``) is read as the command it is closest to, so its password is hidden too.
+Words are separated by one rule (:func:`split_words`), the same for the lines run and the
+lines masked.
 
 >>> mask_passwords("> ploy move 101 alice s3cret e4-e5")
 '> ploy move 101 alice ******** e4-e5'
@@ -34,7 +36,31 @@ from pbmserv.games import all_games, game_names
 MASK = "********"
 CUTOFF = 0.75  # how close a misspelt command word must be to a command's name
 _BOARD_WORD = re.compile(r"\d+(?:#\d+)?")
-_QUOTED_WORD = re.compile(r"""(?:"[^"]*"|'[^']*'|[^\s"'])+""")
+# What separates words: every blank (Python's \s, what str.split() splits on) and the
+# zero-width characters that mail clients and pasted text put between words.  A mail's text
+# is given plain spaces for them once, when it is read (pbmserv.mail.parse); the masking
+# splits on the same set, so that text not read that way is masked alike.
+_INVISIBLE = "\u180e\u200b\u2060\ufeff"
+_ODD_BLANK = re.compile(rf"[^\S\t\n ]|[{_INVISIBLE}]")
+_PLAIN_WORD = re.compile(rf"[^\s{_INVISIBLE}]+")
+_QUOTED_WORD = re.compile(rf"""(?:"[^"]*"|'[^']*'|[^\s"'{_INVISIBLE}])+""")
+
+
+def plain_blanks(text: str) -> str:
+    r"""``text`` with a plain space for every blank but tabs and line breaks (no-break and
+    ideographic spaces, zero-width spaces...), character for character: the one rule for what
+    separates words, applied once to a mail's text so that what runs and what is masked split
+    a line alike.
+
+    >>> plain_blanks("notifications\u200bbob\u00a0pw\tevery")
+    'notifications bob pw\tevery'
+    """
+    return _ODD_BLANK.sub(" ", text)
+
+
+def split_words(line: str) -> list[str]:
+    """The words of a line, split by the one rule (:func:`plain_blanks`)."""
+    return _PLAIN_WORD.findall(line)
 
 
 @lru_cache(maxsize=1)
@@ -181,11 +207,11 @@ def _bare(token: str) -> str:
 def _spans(line: str) -> list[tuple[int, int]]:
     """The words of a line as the dispatcher splits them: quotes hold blanks when they pair."""
     if '"' not in line and "'" not in line:
-        return [(m.start(), m.end()) for m in re.finditer(r"\S+", line)]
+        return [(m.start(), m.end()) for m in _PLAIN_WORD.finditer(line)]
     try:
         shlex.split(line)
     except ValueError:
-        return [(m.start(), m.end()) for m in re.finditer(r"\S+", line)]
+        return [(m.start(), m.end()) for m in _PLAIN_WORD.finditer(line)]
     return [(m.start(), m.end()) for m in _QUOTED_WORD.finditer(line)]
 
 
