@@ -7,8 +7,10 @@ passwords sit, and how to hide them.
 (:func:`pbmserv.commands.spec.bind`).  Quoted passwords (``"my secret"``) are one word, as the
 dispatcher splits them.  A misspelt command word (``polis mvoe``, ``sigunp``,
 ``change pasword``) is read as the command it is closest to, so its password is hidden too.
-Words are separated by one rule (:func:`split_words`), the same for the lines run and the
-lines masked.
+Option words are read as the command's click parser reads them (``--`` dropped), and where a
+player may have meant them otherwise, every reading is masked (see
+:func:`pbmserv.commands.spec.password_positions`).  Words are separated by one rule
+(:func:`split_words`), the same for the lines run and the lines masked.
 
 >>> mask_passwords("> ploy move 101 alice s3cret e4-e5")
 '> ploy move 101 alice ******** e4-e5'
@@ -28,9 +30,17 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Sequence
 from functools import lru_cache
+from typing import NamedTuple
 
 from pbmserv.commands import registry
-from pbmserv.commands.spec import Command, Group, Kind, bind
+from pbmserv.commands.spec import (
+    Command,
+    Group,
+    Kind,
+    bind_as_run,
+    is_option,
+    password_positions,
+)
 from pbmserv.games import all_games, game_names
 
 MASK = "********"
@@ -142,30 +152,58 @@ def resolve(
 
     Game words count anywhere, everyday words (``accept``, ``help``) only at a line's start; an
     unknown first word followed by a game command and a board number is a game we do not know
-    by that name (``hex move 5 ...``).  With ``guess``, misspelt command words count.
+    by that name (``hex move 5 ...``).  With ``guess``, misspelt command words count.  Option
+    words between command words are passed over (:func:`_next_words`).
     """
     n = len(bare)
     word = bare[i]
     if word == registry.PREFIX and i + 1 < n:
-        return resolve(bare, i + 1, games, guess=guess, line_start=line_start)
-    if word in games:
-        if i + 1 < n and (command := _in_group(registry.GAME, bare[i + 1], guess)) is not None:
-            return command, i + 2
+        for j in _next_words(bare, i + 1):
+            after = resolve(bare, j, games, guess=guess, line_start=line_start)
+            if after is not None:
+                return after
         return None
+    if word in games:
+        return _sub_command(registry.GAME, bare, i + 1, guess)
     found = registry.top(word)
     if found is None and guess and line_start:
         close = _close_top_word(word)
         found = registry.top(close) if close else None
     if isinstance(found, Group):
-        if i + 1 < n and (command := _in_group(found, bare[i + 1], guess and line_start)):
-            return command, i + 2
-        return None
+        return _sub_command(found, bare, i + 1, guess and line_start)
     if found is not None:
         return (found, i + 1) if line_start or not found.plain_word else None
-    if i + 2 < n and _BOARD_WORD.fullmatch(bare[i + 2]):
-        command = _in_group(registry.GAME, bare[i + 1], guess and line_start)
-        if command is not None and command.args and command.args[0].kind is Kind.BOARD:
-            return command, i + 2
+    for j in _next_words(bare, i + 1):
+        command = _in_group(registry.GAME, bare[j], guess and line_start)
+        if command is None or not command.args or command.args[0].kind is not Kind.BOARD:
+            continue
+        if any(_BOARD_WORD.fullmatch(bare[k]) for k in _next_words(bare, j + 1)):
+            return command, j + 1
+    return None
+
+
+def _next_words(bare: Sequence[str], i: int) -> list[int]:
+    """Where the word after a command word may stand: at ``bare[i]``, or past option words.
+    Click's groups drop a ``--`` there and refuse any other option; a line that holds one is
+    masked as if it were not there, with or without a value."""
+    out: list[int] = []
+    for j in range(i, len(bare)):
+        if is_option(bare[j]):
+            continue
+        out.append(j)
+        before = bare[j - 1] if j > i else ""
+        if not is_option(before) or before == "--" or "=" in before:
+            break  # (else bare[j] may be the value of the option before it)
+    return out
+
+
+def _sub_command(
+    group: Group, bare: Sequence[str], i: int, guess: bool
+) -> tuple[Command, int] | None:
+    for j in _next_words(bare, i):
+        command = _in_group(group, bare[j], guess)
+        if command is not None:
+            return command, j + 1
     return None
 
 
@@ -181,18 +219,37 @@ def password_slots(
     line_start: bool = True,
     bare: Sequence[str] | None = None,
 ) -> list[int]:
-    """Indexes of the password words of a command starting at ``words[i]``."""
+    """Indexes of the words of a command starting at ``words[i]`` that may be its passwords:
+    where a run binds them, and where the player may have meant them
+    (:func:`pbmserv.commands.spec.password_positions`)."""
+    return _slots_at(words, i, games, guess=guess, line_start=line_start, bare=bare)[0]
+
+
+def _slots_at(
+    words: Sequence[str],
+    i: int,
+    games: Collection[str] | None,
+    *,
+    guess: bool,
+    line_start: bool,
+    bare: Sequence[str] | None,
+) -> tuple[list[int], list[int]]:
+    """The indexes of a command's words that may be its passwords, and those its run logs in
+    with (a subset: :func:`command_credentials` checks no more passwords than the run does)."""
     bare = [_bare(w) for w in words] if bare is None else bare
     found = resolve(
         bare, i, game_words() if games is None else games, guess=guess, line_start=line_start
     )
-    if found is None:
-        return []
+    if found is None or not found[0].password_args:
+        return [], []
     command, first = found
-    if not command.password_args:
-        return []
-    bound = bind(command, list(words[first : first + MAX_ARGS]), lenient=True)
-    return [first + k for a in command.password_args for k in bound.positions.get(a.name, [])]
+    window = words[first : first + MAX_ARGS]
+    run = bind_as_run(command, window).positions
+    logins = [first + k for a in command.password_args for k in run.get(a.name, [])]
+    may = password_positions(command, window)
+    if may is None:  # too many ways to read it: every word may be one
+        return list(range(first, len(words))), logins
+    return sorted(first + k for k in may), logins
 
 
 def passwords(words: Sequence[str]) -> list[str]:
@@ -225,6 +282,13 @@ def _unquote(token: str) -> str:
     return " ".join(parts) if parts else token
 
 
+class _Slots(NamedTuple):
+    """Where the passwords of one line's commands may be, and where their runs read them."""
+
+    hide: frozenset[int]
+    logins: frozenset[int]
+
+
 class _SlotMemo:
     """The password indexes of the lines read lately.  A mail's command line is read five or
     six times (its credentials, its record, its answer, its comment's mask), and binding it to
@@ -233,10 +297,10 @@ class _SlotMemo:
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._slots: OrderedDict[tuple[bytes, frozenset[str], bool], frozenset[int]] = OrderedDict()
+        self._slots: OrderedDict[tuple[bytes, frozenset[str], bool], _Slots] = OrderedDict()
         self._lock = threading.Lock()  # one memo for every thread of the process
 
-    def get(self, tokens: list[str], games: frozenset[str], guess: bool) -> frozenset[int]:
+    def get(self, tokens: list[str], games: frozenset[str], guess: bool) -> _Slots:
         line = "\n".join(tokens).encode("utf-8", "surrogatepass")  # (a mail's stray bytes)
         digest = hashlib.blake2b(line, digest_size=16).digest()
         key = (digest, games, guess)
@@ -245,7 +309,7 @@ class _SlotMemo:
             if found is not None:
                 self._slots.move_to_end(key)
                 return found
-        found = frozenset(_read_slots(tokens, games, guess))
+        found = _read_slots(tokens, games, guess)
         with self._lock:
             self._slots[key] = found
             if len(self._slots) > self._size:
@@ -256,24 +320,27 @@ class _SlotMemo:
 _MEMO = _SlotMemo(256)
 
 
-def _line_slots(tokens: list[str], games: frozenset[str], guess: bool) -> frozenset[int]:
+def _line_slots(tokens: list[str], games: frozenset[str], guess: bool) -> _Slots:
     """Password indexes of every command that starts somewhere in one line's tokens."""
     return _MEMO.get(tokens, games, guess)
 
 
-def _read_slots(tokens: list[str], games: Collection[str], guess: bool) -> set[int]:
+def _read_slots(tokens: list[str], games: Collection[str], guess: bool) -> _Slots:
     bare = [_bare(t) for t in tokens]
     if not _may_hold_command(bare, games, guess):
-        return set()
+        return _Slots(frozenset(), frozenset())
     words = [_unquote(t) for t in tokens]
     hide: set[int] = set()
+    logins: set[int] = set()
     line_start = True
     for i in range(len(tokens)):
         if not bare[i]:
             continue
-        hide.update(password_slots(words, i, games, guess=guess, line_start=line_start, bare=bare))
+        may, run = _slots_at(words, i, games, guess=guess, line_start=line_start, bare=bare)
+        hide.update(may)
+        logins.update(run)
         line_start = False
-    return hide
+    return _Slots(frozenset(hide), frozenset(logins))
 
 
 def _games(command_words: Collection[str] | None) -> frozenset[str]:
@@ -283,20 +350,22 @@ def _games(command_words: Collection[str] | None) -> frozenset[str]:
 
 
 def command_passwords(line: str, command_words: Collection[str] | None = None) -> list[str]:
-    """The password words of one command line (unquoted)."""
+    """The words of one command line that may be its passwords (unquoted)."""
     spans = _spans(line)
     tokens = [line[a:b] for a, b in spans]
-    return [_unquote(tokens[j]) for j in sorted(_line_slots(tokens, _games(command_words), True))]
+    hide = _line_slots(tokens, _games(command_words), True).hide
+    return [_unquote(tokens[j]) for j in sorted(hide)]
 
 
 def command_credentials(
     line: str, command_words: Collection[str] | None = None
 ) -> list[tuple[str, str]]:
-    """(userid, password) pairs a command line may authenticate with: each password word and
-    the word before it (for ``change password U OLD NEW`` the second pair is a harmless guess)."""
+    """(userid, password) pairs a command line may authenticate with: each password word its
+    run reads and the word before it (for ``change password U OLD NEW`` the second pair is a
+    harmless guess)."""
     spans = _spans(line)
     tokens = [line[a:b] for a, b in spans]
-    slots = sorted(_line_slots(tokens, _games(command_words), True))
+    slots = sorted(_line_slots(tokens, _games(command_words), True).logins)
     return [(_bare(tokens[j - 1]), _unquote(tokens[j])) for j in slots if j > 0]
 
 
@@ -338,7 +407,7 @@ def _masked(text: str, games: frozenset[str], extra: list[str], guess: bool) -> 
             out.append(line)
             continue
         tokens = [line[a:b] for a, b in spans]
-        hide = set(_line_slots(tokens, games, guess))
+        hide = set(_line_slots(tokens, games, guess).hide)
         for k, token in enumerate(tokens):
             if token in extra or _unquote(token) in extra:
                 hide.add(k)
