@@ -267,6 +267,29 @@ def test_words_are_split_by_one_rule() -> None:
     assert masked == "notifications\u200bbob\u200b********\u2060every\ufeff\u00a0"
 
 
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        ("plois mvoe 101 alice Sekrit77 a7-a6", "plois mvoe 101 ******** ******** ********"),
+        ("singup zed Sekrit88", "singup zed ********"),
+        ("chnage pasword alice Sekrit99 newpw123", "chnage pasword ******** ******** ********"),
+        # a forgotten userid, a password after the move: never run, so no word is trusted
+        ("plois mvoe 101 Sekrit77 a7-a6", "plois mvoe 101 ******** ********"),
+        ("plois mvoe 101 alice a7-a6 Sekrit77", "plois mvoe 101 ******** ******** ********"),
+        # a line the rule cannot read: the first word and words too short for a password
+        ("plois xyz 101 alice Sekrit77", "plois xyz 101 ******** ********"),
+        ("polsi mvoe Sekrit77 101 a7", "polsi mvoe ******** 101 a7"),
+        ("plois shwo 102", "plois shwo 102"),  # read as a command without a password
+    ],
+)
+def test_a_line_not_understood_shows_no_word_that_could_be_a_password(line, shown) -> None:
+    assert grammar.mask_unread(line) == shown
+    mask = grammar.password_mask(unread=[line])  # the mail's kept copy: the same rule
+    assert mask(f"Hi!\n{line}\nplois mvoe 102 bob Sekrit77 a7-a6") == (
+        f"Hi!\n{shown}\nplois mvoe 102 bob ******** a7-a6"
+    )
+
+
 def test_a_top_level_word_finds_its_command_in_any_case() -> None:
     for command in registry.TOP:
         for word in (command.name, *command.aliases):
@@ -445,6 +468,29 @@ def _nowhere(shell, mails: list[Outbox], *secrets: str) -> None:
         assert all(secret not in subject + body for subject, body in outbox), secret
         assert secret not in kept, (secret, kept)
         assert secret not in keys, (secret, keys)
+
+
+@pytest.mark.parametrize("subject", ["hello", "polis show 101"])
+def test_lines_not_understood_are_shown_without_their_passwords(shell, subject):
+    """The answer lists them as the mail's kept copy masks them, by one rule; a line never
+    run shows no word that could be its password (here a forgotten userid)."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    body = (
+        "plois mvoe 101 alice Sekrit77 a7-a6\nsingup zed Sekrit88\n"
+        "chnage pasword alice Sekrit99 newpw123\nplois mvoe 101 Sekrit66 a7-a6\n"
+    )
+    mails = _mail(shell, subject, body)
+    _nowhere(shell, mails, "Sekrit77", "Sekrit88", "Sekrit99", "newpw123", "Sekrit66")
+    [answer] = [m for m in mails if m.recipient == "bob@example.org"]
+    shown = answer.body.split("Lines not understood")[1]
+    for line in (
+        "plois mvoe 101 ******** ******** ********",
+        "singup zed ********",
+        "chnage pasword ******** ******** ********",
+        "plois mvoe 101 ******** ********",
+    ):
+        assert f"\n  {line}\n" in shown and f"\n{line}\n" in _kept(shell), line
 
 
 @pytest.mark.parametrize(

@@ -28,7 +28,7 @@ import re
 import shlex
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -41,6 +41,7 @@ from pbmserv.commands.spec import (
     is_option,
     password_positions,
 )
+from pbmserv.domain.accounts import MIN_PASSWORD
 from pbmserv.games import all_games, game_names
 
 MASK = "********"
@@ -343,6 +344,29 @@ def _read_slots(tokens: list[str], games: Collection[str], guess: bool) -> _Slot
     return _Slots(frozenset(hide), frozenset(logins))
 
 
+def _unread_slots(tokens: list[str], games: frozenset[str]) -> set[int]:
+    """The words to mask in a line that looks like a command but was not run (see
+    :func:`mask_unread`)."""
+    hide = set(_line_slots(tokens, games, True).hide)  # the rule of every other line
+    bare = [_bare(t) for t in tokens]
+    first = next((k for k, word in enumerate(bare) if word), None)
+    if first is None:
+        return hide
+    found = resolve(bare, first, games, guess=True, line_start=True)
+    if found is not None and not found[0].password_args:
+        return hide  # read as a command that takes no password
+    if found is not None:
+        keep = {k for k in range(first, found[1]) if bare[k] and not is_option(bare[k])}
+    elif bare[first] in command_words() or suggest(bare[first], command_words()):
+        keep = {first}  # and a game's command word after it (``plois shwo 102``)
+        if first + 1 < len(bare) and _in_group(registry.GAME, bare[first + 1], True):
+            keep.add(first + 1)
+    else:
+        keep = set()
+    keep |= {k for k, token in enumerate(tokens) if len(_unquote(token)) < MIN_PASSWORD}
+    return hide | (set(range(len(tokens))) - keep)
+
+
 def _games(command_words: Collection[str] | None) -> frozenset[str]:
     """Game words: the registry's, plus any other word the caller names (a game it knows)."""
     extra = {w.lower() for w in command_words or ()} - _top_word_set()
@@ -386,20 +410,65 @@ def mask_passwords(
     return password_mask(command_words, commands=commands, guess=guess)(text)
 
 
+def mask_unread(line: str, command_words: Collection[str] | None = None) -> str:
+    """A line that looks like a command but was not run (a mistyped one), as its sender may
+    be shown it.  No login said where its password is, and a forgotten userid or a word out
+    of place puts it anywhere: so besides the words :func:`mask_passwords` masks, every word
+    is masked but those that cannot be a password: the words read as the command (else the
+    first word, when it is close to a command word, and a game's command word after it) and
+    words shorter than any password.  A line read as a command that takes no password is
+    masked as any line is.
+
+    >>> mask_unread("plois mvoe 101 Sekrit77 a7-a6")
+    'plois mvoe 101 ******** ********'
+    >>> mask_unread("plois shwo 102")
+    'plois shwo 102'
+    """
+    return password_mask(command_words, unread=[line])(line)
+
+
+def _line_key(line: str) -> str:
+    """A line as the mail parser gives its commands and lines not understood: its words,
+    single spaces, no ``**`` markers."""
+    return " ".join(word for word in split_words(line) if word != "**")
+
+
+class PasswordMask:
+    """:func:`mask_passwords` for the texts of one mail: its command lines are read once, and
+    the lines it did not understand are masked as :func:`mask_unread` shows them."""
+
+    def __init__(
+        self, games: frozenset[str], known: Iterable[str], guess: bool, unread: Iterable[str]
+    ) -> None:
+        self._games = games
+        self._guess = guess
+        self._extra = sorted({pw for pw in known if len(pw) >= 3}, key=len, reverse=True)
+        self._unread = frozenset(_line_key(line) for line in unread)
+
+    def __call__(self, text: str) -> str:
+        return _masked(text, self._games, self._extra, self._guess, self._unread)
+
+
 def password_mask(
     command_words: Collection[str] | None = None,
     *,
     commands: Iterable[str] = (),
     guess: bool = True,
-) -> Callable[[str], str]:
-    """:func:`mask_passwords` for many texts of one mail: its command lines are read once."""
-    games = _games(command_words)
-    known = {pw for line in commands for pw in command_passwords(line, command_words)}
-    extra = sorted((pw for pw in known if len(pw) >= 3), key=len, reverse=True)
-    return lambda text: _masked(text, games, extra, guess)
+    unread: Iterable[str] = (),
+) -> PasswordMask:
+    """:func:`mask_passwords` for many texts of one mail: its command lines are read once;
+    ``unread`` are its lines not understood (masked as :func:`mask_unread` shows them)."""
+    known = [pw for line in commands for pw in command_passwords(line, command_words)]
+    return PasswordMask(_games(command_words), known, guess, unread)
 
 
-def _masked(text: str, games: frozenset[str], extra: list[str], guess: bool) -> str:
+def _masked(
+    text: str,
+    games: frozenset[str],
+    extra: list[str],
+    guess: bool,
+    unread: frozenset[str] = frozenset(),
+) -> str:
     out = []
     for line in text.split("\n"):
         spans = _spans(line)
@@ -407,7 +476,10 @@ def _masked(text: str, games: frozenset[str], extra: list[str], guess: bool) -> 
             out.append(line)
             continue
         tokens = [line[a:b] for a, b in spans]
-        hide = set(_line_slots(tokens, games, guess).hide)
+        if unread and _line_key(line) in unread:
+            hide = _unread_slots(tokens, games)
+        else:
+            hide = set(_line_slots(tokens, games, guess).hide)
         for k, token in enumerate(tokens):
             if token in extra or _unquote(token) in extra:
                 hide.add(k)

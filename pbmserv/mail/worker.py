@@ -245,7 +245,9 @@ def _process_in_savepoint(
     if item.parsed is not None:
         try:
             with session.begin_nested():
-                mask = grammar.password_mask(words, commands=item.parsed.commands)
+                mask = grammar.password_mask(
+                    words, commands=item.parsed.commands, unread=item.parsed.not_understood
+                )
                 status, count, note = _process(
                     session, settings, item.message_id, item.parsed, now(), mask
                 )
@@ -326,7 +328,7 @@ def _run_commands(
     """Run every command line of the mail: one answer for the sender (see mail.reply), and
     whether a password was right from that account's confirmed address."""
     if not parsed.commands:
-        return [_no_command(parsed)], False
+        return [_no_command(parsed, mask)], False
     results: list[tuple[str, list[Answer]]] = []
     verified = False
     source = f"mail:{parsed.message_id or message_id}"
@@ -369,19 +371,20 @@ def masked_copy(parsed: ParsedMail, mask: Callable[[str], str]) -> bytes:
     return ("\n".join(head) + "\n\n" + mask(parsed.text or "")).encode("utf-8", "replace")
 
 
-def _no_command(parsed: ParsedMail) -> Answer:
-    """No command line: how to write one, and what the subject may have meant."""
+def _no_command(parsed: ParsedMail, mask: Callable[[str], str]) -> Answer:
+    """No command line: how to write one, and what the subject may have meant (``mask``
+    hides the mail's passwords)."""
     subject = parsed.subject or ""
     first = subject.split()[0] if subject.split() else ""
     close = grammar.suggest(first, grammar.command_words()) if first else None
     body = render(
         "mail/nocommand.txt.j2",
-        subject=grammar.mask_passwords(subject),
+        subject=mask(subject),
         suggestion=close or "",
         board=_board_named(subject),
         notes=[],
     )
-    body += tail_sections(parsed.not_understood, parsed.ignored)
+    body += tail_sections(parsed.not_understood, parsed.ignored, mask)
     return Answer("pbmserv error", body, USAGE)
 
 
