@@ -457,15 +457,16 @@ def _kept(shell) -> str:
 
 
 def _nowhere(shell, mails: list[Outbox], *secrets: str) -> None:
-    """No secret in the answers, in the outbox, in the mail's kept copy, in any key."""
-    kept = _kept(shell)
+    """No secret in the answers, in the outbox, in the mail's kept copy, in any key, in any
+    case (a userid is lower-cased)."""
+    kept = _kept(shell).lower()
     with shell.sessions() as session:
-        keys = " ".join(session.scalars(select(AuthFailure.key)))
-        outbox = [(m.subject, m.body) for m in session.scalars(select(Outbox))]
-    for secret in secrets:
+        keys = " ".join(session.scalars(select(AuthFailure.key))).lower()
+        outbox = [(m.subject + m.body).lower() for m in session.scalars(select(Outbox))]
+    for secret in (s.lower() for s in secrets):
         for mail in mails:
-            assert secret not in mail.subject and secret not in mail.body, (secret, mail.body)
-        assert all(secret not in subject + body for subject, body in outbox), secret
+            assert secret not in (mail.subject + mail.body).lower(), (secret, mail.body)
+        assert all(secret not in text for text in outbox), secret
         assert secret not in kept, (secret, kept)
         assert secret not in keys, (secret, keys)
 
@@ -491,6 +492,23 @@ def test_lines_not_understood_are_shown_without_their_passwords(shell, subject):
         "plois mvoe 101 ******** ********",
     ):
         assert f"\n  {line}\n" in shown and f"\n{line}\n" in _kept(shell), line
+
+
+def test_an_unknown_userid_is_neither_repeated_nor_stored(shell):
+    """A forgotten userid puts the password in its place: the answer says the userid is
+    unknown without the word, masks both slots, and the failure counts under the sender."""
+    shell.signup("alice", "bob")
+    [answer] = _mail(shell, "ploy move 102 Zq9-secret3 e2-e3")
+    assert "Error: unknown userid" in answer.body
+    assert "Your command was:\n  ploy move 102 ******** ********\n" in answer.body
+    _nowhere(shell, [answer], "Zq9-secret3")
+    with shell.sessions() as session:
+        assert list(session.scalars(select(AuthFailure.key))) == ["sender:bob@example.org"]
+    refused = shell("polis move 101 Zq9-secret4 a7-a6")  # the shell: no sender, no key
+    assert refused.status == 1 and "unknown userid" in refused.body
+    assert "Zq9-secret4" not in refused.body
+    with shell.sessions() as session:
+        assert list(session.scalars(select(AuthFailure.key))) == ["sender:bob@example.org"]
 
 
 @pytest.mark.parametrize(

@@ -62,6 +62,10 @@ class Request:
     # the caller's transaction holds every command (the mail worker's, one per mail): a block
     # that is never rolled back on its own, such as a login's, needs no savepoint there
     in_transaction: bool = False
+    # words of the line found out to be secret while it ran: a userid that names no account
+    # may be the password of a line whose userid was forgotten (the mail worker masks them in
+    # the answer and in the mail's kept copy)
+    secret_words: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.channel = Channel(self.channel)

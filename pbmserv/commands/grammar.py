@@ -434,8 +434,9 @@ def _line_key(line: str) -> str:
 
 
 class PasswordMask:
-    """:func:`mask_passwords` for the texts of one mail: its command lines are read once, and
-    the lines it did not understand are masked as :func:`mask_unread` shows them."""
+    """:func:`mask_passwords` for the texts of one mail: its command lines are read once, the
+    lines it did not understand are masked as :func:`mask_unread` shows them, and words its
+    commands found out to be secret are masked too once :meth:`hide` is told them."""
 
     def __init__(
         self, games: frozenset[str], known: Iterable[str], guess: bool, unread: Iterable[str]
@@ -444,6 +445,12 @@ class PasswordMask:
         self._guess = guess
         self._extra = sorted({pw for pw in known if len(pw) >= 3}, key=len, reverse=True)
         self._unread = frozenset(_line_key(line) for line in unread)
+
+    def hide(self, words: Iterable[str]) -> None:
+        """Mask ``words`` wherever they stand as a word, however short: a userid that names
+        no account may be the password of a line whose userid was forgotten."""
+        added = {w for w in words if w} - set(self._extra)
+        self._extra = sorted([*self._extra, *added], key=len, reverse=True)
 
     def __call__(self, text: str) -> str:
         return _masked(text, self._games, self._extra, self._guess, self._unread)

@@ -280,11 +280,12 @@ def _process(
     message_id: int,
     parsed: ParsedMail,
     now: datetime,
-    mask: Callable[[str], str],
+    mask: grammar.PasswordMask,
 ) -> tuple[InboxStatus, int, str | None]:
     """Everything one mail causes, inside the caller's transaction (parsed outside it);
-    ``mask`` hides the mail's passwords in any text (its command lines read once).  Returns
-    the mail's new status, how many answers it got, and why it got none when it did not.
+    ``mask`` hides the mail's passwords in any text (its command lines read once; the words
+    its commands find out to be secret are added to it).  Returns the mail's new status, how
+    many answers it got, and why it got none when it did not.
 
     Every command is executed.  The answers of a mail whose password was right and which came
     from that account's confirmed address are always sent; any other mail gets at most one
@@ -323,10 +324,12 @@ def _run_commands(
     parsed: ParsedMail,
     message_id: int,
     now: datetime,
-    mask: Callable[[str], str],
+    mask: grammar.PasswordMask,
 ) -> tuple[list[Answer], bool]:
     """Run every command line of the mail: one answer for the sender (see mail.reply), and
-    whether a password was right from that account's confirmed address."""
+    whether a password was right from that account's confirmed address.  Words a command
+    found out to be secret (an unknown userid: maybe the password of a line whose userid was
+    forgotten) are added to ``mask``, for the answer and the mail's kept copy."""
     if not parsed.commands:
         return [_no_command(parsed, mask)], False
     results: list[tuple[str, list[Answer]]] = []
@@ -344,6 +347,7 @@ def _run_commands(
             in_transaction=True,
         )
         results.append((line, run(commands, split(line), req)))
+        mask.hide(req.secret_words)
         verified = verified or req.owner_verified
     answer = assemble(
         results,
