@@ -33,6 +33,8 @@ def test_message_goes_only_to_players_you_share_a_board_with(shell):
     assert empty.status == 1 and "nothing to say" in empty.body
     shell.ok('message alice pw-alice bob "--text=from the shell"')
     assert "from the shell" in _to(shell, "bob@example.org")[-1].body
+    shell.ok("message --text hello alice pw-alice bob")  # a value after it, as click reads it
+    assert "alice writes:\n\nhello\n" in _to(shell, "bob@example.org")[-1].body
 
 
 def test_message_goes_only_to_players_of_an_unfinished_board(shell):

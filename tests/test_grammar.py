@@ -13,11 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 
-from pbmserv.commands import build_commands, grammar, registry
-from pbmserv.commands.spec import Arg, Command, Kind, bind
+from pbmserv.commands import Request, build_commands, grammar, registry
+from pbmserv.commands.spec import Arg, Command, Kind, bind, click_args
+from pbmserv.commands.tree import click_command
 from pbmserv.mail import inbox
+from pbmserv.mail.lines import clean_command
 from pbmserv.mail.worker import process_next
-from pbmserv.store.models import Outbox
+from pbmserv.store.models import AuthFailure, Inbox, Outbox
 
 SECRET = "my secret"  # a password with a blank, given quoted
 
@@ -136,6 +138,156 @@ def test_long_words_are_never_remembered() -> None:
     assert grammar._close_short_top_word.cache_info().currsize == 0
     assert grammar.mask_passwords("sigunp carol PW") == "sigunp carol ********"
     assert grammar._close_short_top_word.cache_info().currsize == 1
+
+
+@pytest.mark.parametrize(
+    ("line", "masked"),
+    [  # as a run binds it: ``--text`` takes a value, click drops the first ``--``
+        ("message --text hi carol Zq9-pw bob", "message --text hi carol ******** bob"),
+        ("broadcast --text hello admin Zq9-pw", "broadcast --text hello admin ********"),
+        ("polis move 101 -- alice Zq9-pw a7-a6", "polis move 101 -- alice ******** a7-a6"),
+        ("polis -- move 101 alice Zq9-pw a7-a6", "polis -- move 101 alice ******** a7-a6"),
+        ("pbmserv -- signup carol Zq9-pw", "pbmserv -- signup carol ******** "),
+        # in doubt, more: what the run binds (``--foo``) and what the player may have meant
+        ("polis move 101 alice --foo Zq9-pw a7", "polis move 101 alice ******** ******** ********"),
+        ("ploy resign 102 --x carol Zq9-pw", "ploy resign 102 --x ******** ********"),
+        ("polis --foo move 101 alice Zq9-pw a7-a6", "polis --foo move 101 alice ******** a7-a6"),
+        ("message alice -Zq9pw bob", "message alice ******** ********"),
+        # options after the password change nothing
+        (
+            "tournament create spring admin Zq9-pw --game polis --double -size=5",
+            "tournament create spring admin ******** --game polis --double -size=5",
+        ),
+    ],
+)
+def test_option_words_are_read_as_click_reads_them_and_in_doubt_masked(line, masked) -> None:
+    assert grammar.mask_passwords(line.strip()) == masked.strip()
+    assert grammar.mask_passwords(line.strip(), guess=False) == masked.strip()
+
+
+_CLICK_WORDS = st.lists(
+    st.sampled_from(["a", "b7", "--", "-x", "--foo", "--foo=1", "-", "---", "-x=--", "-s=5"]),
+    max_size=8,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(words=_CLICK_WORDS)
+def test_the_masking_drops_the_words_click_drops(words: list[str]) -> None:
+    """:func:`click_args`, which the masking binds with, is what a command's click parser
+    hands its callback (the command built from a declaration, as every command is)."""
+    got: list[list[str]] = []
+    spec = Command(
+        "x", lambda call: got.append(call.args["rest"]), "", (Arg("rest", Kind.TEXT, many=True),)
+    )
+    req = Request(settings=None, sessions=None)  # type: ignore[arg-type]
+    click_command(spec, "").main(list(words), standalone_mode=False, obj=req)
+    assert got == [[words[k] for k in click_args(words)]]
+
+
+def _password_commands() -> list[tuple[tuple[str, ...], Command]]:
+    """Every declared command that takes a password, with the words that call it."""
+    games = ("polis", "ploy", "pylon", "plotto")
+    out = [((w,), c) for c in registry.TOP for w in (c.name, *c.aliases)]
+    out += [
+        ((g.name, w), c)
+        for g in registry.GROUPS.values()
+        for c in g.commands
+        for w in (c.name, *c.aliases)
+    ]
+    out += [
+        ((game, w), c)
+        for game in games
+        for c in registry.GAME.commands
+        for w in (c.name, *c.aliases)
+    ]
+    return [(words, c) for words, c in out if c.password_args]
+
+
+def _arg_words(arg: Arg, password: str) -> st.SearchStrategy[list[str]]:
+    """Words a player gives for one declared argument."""
+    if arg.kind is Kind.PASSWORD:
+        return st.just([password])
+    if arg.kind is Kind.MOVE:
+        return st.sampled_from([[], ["a7-a6"], ["a7", "-", "a6"], ["e2#4"]])
+    if arg.kind is Kind.TEXT and arg.many:
+        return st.lists(st.sampled_from(["bob", "carol", "every"]), max_size=2)
+    by_kind = {Kind.BOARD: ["101", "101#3"], Kind.USERID: ["alice"], Kind.TEXT: ["spring", "3"]}
+    return st.sampled_from([[w] for w in by_kind.get(arg.kind, [])] or [[]])
+
+
+_OPTIONS = st.sampled_from(  # option words as players put them, some with a value
+    [["--foo"], ["-x"], ["--foo=bar"], ["-size=5"], ["--text=hi"], ["--text", "hi"]]
+    + [["--game", "polis"], ["--bar", "value"], ["-q", "7"], ["--"], ["--double"]]
+)
+_SEPARATORS = st.sampled_from([" ", "  ", "\t", "\u00a0", "\u3000", "\u200b", " \u200b ", "\ufeff"])
+
+
+@st.composite
+def _command_lines(draw: st.DrawFn) -> tuple[str, str]:
+    """A command line built from a declaration, options put anywhere among its arguments (and
+    those click's groups take or refuse between its command words), words separated by any
+    blank; and its password, a distinctive random word."""
+    head, command = draw(st.sampled_from(_password_commands()))
+    password = draw(st.from_regex(r"Zq9[a-z0-9]{6}", fullmatch=True))
+    chunks = [draw(_arg_words(arg, password)) for arg in command.args]
+    for _ in range(draw(st.integers(0, 4))):  # between arguments (and option words)
+        at = draw(st.integers(0, len(chunks)))
+        chunks[at:at] = [draw(_OPTIONS)]
+    args = [word for chunk in chunks for word in chunk]
+    words = list(head)
+    if len(words) == 2 and draw(st.booleans()):
+        words[1:1] = draw(st.sampled_from([["--"], ["--foo"], ["-x=1"]]))
+    if draw(st.booleans()):
+        words = ["pbmserv", *words]
+    words += args
+    blanks = [draw(_SEPARATORS) for _ in words[1:]]
+    line = words[0] + "".join(blank + word for blank, word in zip(blanks, words[1:], strict=True))
+    return draw(st.sampled_from(["", "> "])) + line, password
+
+
+@settings(max_examples=500, deadline=None)
+@given(case=_command_lines(), guess=st.booleans())
+def test_no_option_or_blank_ever_uncovers_the_password(case: tuple[str, str], guess: bool) -> None:
+    """Whatever option words a command line holds, wherever they stand, and whatever blanks
+    separate its words, the masked text never holds its password."""
+    line, password = case
+    assert password not in grammar.mask_passwords(line, guess=guess), line
+
+
+def test_words_are_split_by_one_rule() -> None:
+    """The mail parser reads a line's words as the masking does: a zero-width space between
+    words separates them for both (the line runs, so its password must be masked)."""
+    line = "notifications\u200bbob\u200bZq9-pw\u2060every\ufeff\u00a0"
+    assert clean_command(line) == "notifications bob Zq9-pw every"
+    assert grammar.split_words(line) == ["notifications", "bob", "Zq9-pw", "every"]
+    assert grammar.plain_blanks(line) == "notifications bob Zq9-pw every  "
+    masked = grammar.mask_passwords(line)
+    assert "Zq9-pw" not in masked
+    assert masked == "notifications\u200bbob\u200b********\u2060every\ufeff\u00a0"
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        ("plois mvoe 101 alice Sekrit77 a7-a6", "plois mvoe 101 ******** ******** ********"),
+        ("singup zed Sekrit88", "singup zed ********"),
+        ("chnage pasword alice Sekrit99 newpw123", "chnage pasword ******** ******** ********"),
+        # a forgotten userid, a password after the move: never run, so no word is trusted
+        ("plois mvoe 101 Sekrit77 a7-a6", "plois mvoe 101 ******** ********"),
+        ("plois mvoe 101 alice a7-a6 Sekrit77", "plois mvoe 101 ******** ******** ********"),
+        # a line the rule cannot read: the first word and words too short for a password
+        ("plois xyz 101 alice Sekrit77", "plois xyz 101 ******** ********"),
+        ("polsi mvoe Sekrit77 101 a7", "polsi mvoe ******** 101 a7"),
+        ("plois shwo 102", "plois shwo 102"),  # read as a command without a password
+    ],
+)
+def test_a_line_not_understood_shows_no_word_that_could_be_a_password(line, shown) -> None:
+    assert grammar.mask_unread(line) == shown
+    mask = grammar.password_mask(unread=[line])  # the mail's kept copy: the same rule
+    assert mask(f"Hi!\n{line}\nplois mvoe 102 bob Sekrit77 a7-a6") == (
+        f"Hi!\n{shown}\nplois mvoe 102 bob ******** a7-a6"
+    )
 
 
 def test_a_top_level_word_finds_its_command_in_any_case() -> None:
@@ -294,6 +446,98 @@ def test_mail_answers_never_show_a_password(shell, subject, body, secrets, hint)
             assert secret not in mail.subject and secret not in mail.body, (secret, mail.body)
     if hint:
         assert any(hint in m.body for m in mails), mails[0].body
+
+
+def _kept(shell) -> str:
+    """The kept copy of the mail processed last (its raw bytes are dropped)."""
+    with shell.sessions() as session:
+        raw = session.scalar(select(Inbox.raw).order_by(Inbox.id.desc()).limit(1))
+    assert raw is not None and b"X-Pbmserv-Masked" in raw
+    return raw.decode()
+
+
+def _nowhere(shell, mails: list[Outbox], *secrets: str) -> None:
+    """No secret in the answers, in the outbox, in the mail's kept copy, in any key, in any
+    case (a userid is lower-cased)."""
+    kept = _kept(shell).lower()
+    with shell.sessions() as session:
+        keys = " ".join(session.scalars(select(AuthFailure.key))).lower()
+        outbox = [(m.subject + m.body).lower() for m in session.scalars(select(Outbox))]
+    for secret in (s.lower() for s in secrets):
+        for mail in mails:
+            assert secret not in (mail.subject + mail.body).lower(), (secret, mail.body)
+        assert all(secret not in text for text in outbox), secret
+        assert secret not in kept, (secret, kept)
+        assert secret not in keys, (secret, keys)
+
+
+@pytest.mark.parametrize("subject", ["hello", "polis show 101"])
+def test_lines_not_understood_are_shown_without_their_passwords(shell, subject):
+    """The answer lists them as the mail's kept copy masks them, by one rule; a line never
+    run shows no word that could be its password (here a forgotten userid)."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    body = (
+        "plois mvoe 101 alice Sekrit77 a7-a6\nsingup zed Sekrit88\n"
+        "chnage pasword alice Sekrit99 newpw123\nplois mvoe 101 Sekrit66 a7-a6\n"
+    )
+    mails = _mail(shell, subject, body)
+    _nowhere(shell, mails, "Sekrit77", "Sekrit88", "Sekrit99", "newpw123", "Sekrit66")
+    [answer] = [m for m in mails if m.recipient == "bob@example.org"]
+    shown = answer.body.split("Lines not understood")[1]
+    for line in (
+        "plois mvoe 101 ******** ******** ********",
+        "singup zed ********",
+        "chnage pasword ******** ******** ********",
+        "plois mvoe 101 ******** ********",
+    ):
+        assert f"\n  {line}\n" in shown and f"\n{line}\n" in _kept(shell), line
+
+
+def test_an_unknown_userid_is_neither_repeated_nor_stored(shell):
+    """A forgotten userid puts the password in its place: the answer says the userid is
+    unknown without the word, masks both slots, and the failure counts under the sender."""
+    shell.signup("alice", "bob")
+    [answer] = _mail(shell, "ploy move 102 Zq9-secret3 e2-e3")
+    assert "Error: unknown userid" in answer.body
+    assert "Your command was:\n  ploy move 102 ******** ********\n" in answer.body
+    _nowhere(shell, [answer], "Zq9-secret3")
+    with shell.sessions() as session:
+        assert list(session.scalars(select(AuthFailure.key))) == ["sender:bob@example.org"]
+    refused = shell("polis move 101 Zq9-secret4 a7-a6")  # the shell: no sender, no key
+    assert refused.status == 1 and "unknown userid" in refused.body
+    assert "Zq9-secret4" not in refused.body
+    with shell.sessions() as session:
+        assert list(session.scalars(select(AuthFailure.key))) == ["sender:bob@example.org"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "message --text hi carol Zq9-secret3 bob",
+        "polis move 101 alice --foo Zq9-secret1 a7",
+        "ploy resign 102 --x carol Zq9-secret3",
+        "broadcast --text hello admin Zq9-secret5",
+        "polis move 101 -- alice Zq9-secret1 a7-a6",
+        "pbmserv -- polis move 101 alice Zq9-secret1 a7-a6",
+    ],
+)
+def test_option_words_never_uncover_a_password_of_a_mail(shell, line):
+    shell.signup("alice", "bob", "carol")
+    shell.ok("polis challenge alice bob")
+    mails = _mail(shell, line)
+    assert mails
+    _nowhere(shell, mails, "Zq9-secret")
+
+
+def test_a_zero_width_space_separates_words_for_the_run_and_for_the_mask(shell):
+    """The line runs (its words split at U+200B), so its password is masked in the kept copy
+    and the answer as well."""
+    shell.signup("alice", "bob")
+    [answer] = _mail(shell, "hello", "notifications\u200bbob\u200bpw-bob\u200bdigest\n")
+    assert answer.subject == "pbmserv notifications" and "digest" in answer.body, answer.body
+    _nowhere(shell, [answer], "pw-bob")
+    assert "notifications bob ******** digest" in _kept(shell)
 
 
 @pytest.mark.slow

@@ -39,9 +39,18 @@ def _shares_a_board(session: Session, a: int, b: int) -> bool:
 
 
 def _message_text(req: Request, words: list[str]) -> tuple[list[str], str]:
-    """The other words, and the text: ``--text=...`` (a shell), else the mail body."""
-    texts = [w.partition("=")[2] for w in words if w.lower().startswith("--text=")]
-    rest = [w for w in words if not w.lower().startswith("--text=")]
+    """The other words, and the text: ``--text=...`` or ``--text ...`` (a shell), else the
+    mail body.  ``--text`` takes the next word as click's options do, so that the userid and
+    password after it are read where the player put them (and masked there)."""
+    texts: list[str] = []
+    rest: list[str] = []
+    items = iter(words)
+    for word in items:
+        name, sep, value = word.partition("=")
+        if name.startswith("-") and name.lstrip("-").lower() == "text":  # as bind reads it
+            texts.append(value if sep else next(items, ""))
+        else:
+            rest.append(word)
     return rest, (" ".join(texts) or req.comment).strip()
 
 
@@ -232,6 +241,7 @@ def subscribe_all(call: Call) -> None:
     answer(call.ctx, f"{game.display_name} subscribe all", text)
 
 
+TEXT_OPTION = ("text",)
 TOP_COMMANDS: tuple[Command, ...] = (
     Command(
         "message",
@@ -241,7 +251,7 @@ TOP_COMMANDS: tuple[Command, ...] = (
             Arg("userid", Kind.USERID),
             Arg("password", Kind.PASSWORD),
             Arg("to", Kind.TEXT, many=True, metavar="TO..."),
-            Arg("options", Kind.OPTIONS, metavar="[--text=TEXT]"),
+            Arg("options", Kind.OPTIONS, metavar="[--text=TEXT]", takes_value=TEXT_OPTION),
         ),
         plain_word=True,
     ),
@@ -252,7 +262,7 @@ TOP_COMMANDS: tuple[Command, ...] = (
         (
             Arg("userid", Kind.USERID, optional=True),
             Arg("password", Kind.PASSWORD, optional=True),
-            Arg("options", Kind.OPTIONS, metavar="[--text=TEXT]"),
+            Arg("options", Kind.OPTIONS, metavar="[--text=TEXT]", takes_value=TEXT_OPTION),
         ),
         plain_word=True,
     ),

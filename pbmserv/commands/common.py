@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.spec import Call
 from pbmserv.domain import boards, notify
-from pbmserv.domain.accounts import AuthError, authenticate, normalise_userid
+from pbmserv.domain.accounts import AuthError, UnknownUserid, authenticate, normalise_userid
 from pbmserv.games.base import Game, Position
 from pbmserv.render.board_mail import (
     board_key,
@@ -28,7 +28,9 @@ from pbmserv.store.models import Board, User
 def login(req: Request, userid: str, password: str) -> int:
     """Check a password in a transaction of its own (so failures are counted even when the
     command is refused); returns the user's id.  Inside the mail worker's transaction the
-    block is already kept when the command is refused: it needs no savepoint of its own."""
+    block is already kept when the command is refused: it needs no savepoint of its own.
+    A userid that names no account is kept in ``req.secret_words``: a player who forgot his
+    userid put his password in its place."""
     error: AuthError | None = None
     user_id = 0
     with req.sessions() as session, nullcontext() if req.in_transaction else session.begin():
@@ -41,6 +43,8 @@ def login(req: Request, userid: str, password: str) -> int:
                 req.owner_verified = True
         except AuthError as exc:
             error = exc  # leave the block normally so that the failure count is kept
+    if isinstance(error, UnknownUserid):
+        req.secret_words.append(userid)
     if error is not None:
         raise Refused(str(error))
     return user_id

@@ -72,6 +72,10 @@ class Request:
     in_transaction: bool = False
     # the mail this line is one of (a line of its own, from the shell)
     mail: Mail = field(default_factory=Mail)
+    # words of the line found out to be secret while it ran: a userid that names no account
+    # may be the password of a line whose userid was forgotten (the mail worker masks them in
+    # the answer and in the mail's kept copy)
+    secret_words: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.channel = Channel(self.channel)

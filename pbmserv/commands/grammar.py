@@ -7,6 +7,10 @@ passwords sit, and how to hide them.
 (:func:`pbmserv.commands.spec.bind`).  Quoted passwords (``"my secret"``) are one word, as the
 dispatcher splits them.  A misspelt command word (``polis mvoe``, ``sigunp``,
 ``change pasword``) is read as the command it is closest to, so its password is hidden too.
+Option words are read as the command's click parser reads them (``--`` dropped), and where a
+player may have meant them otherwise, every reading is masked (see
+:func:`pbmserv.commands.spec.password_positions`).  Words are separated by one rule
+(:func:`split_words`), the same for the lines run and the lines masked.
 
 >>> mask_passwords("> ploy move 101 alice s3cret e4-e5")
 '> ploy move 101 alice ******** e4-e5'
@@ -24,17 +28,50 @@ import re
 import shlex
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from functools import lru_cache
+from typing import NamedTuple
 
 from pbmserv.commands import registry
-from pbmserv.commands.spec import Command, Group, Kind, bind
+from pbmserv.commands.spec import (
+    Command,
+    Group,
+    Kind,
+    bind_as_run,
+    is_option,
+    password_positions,
+)
+from pbmserv.domain.accounts import MIN_PASSWORD
 from pbmserv.games import all_games, game_names
 
 MASK = "********"
 CUTOFF = 0.75  # how close a misspelt command word must be to a command's name
 _BOARD_WORD = re.compile(r"\d+(?:#\d+)?")
-_QUOTED_WORD = re.compile(r"""(?:"[^"]*"|'[^']*'|[^\s"'])+""")
+# What separates words: every blank (Python's \s, what str.split() splits on) and the
+# zero-width characters that mail clients and pasted text put between words.  A mail's text
+# is given plain spaces for them once, when it is read (pbmserv.mail.parse); the masking
+# splits on the same set, so that text not read that way is masked alike.
+_INVISIBLE = "\u180e\u200b\u2060\ufeff"
+_ODD_BLANK = re.compile(rf"[^\S\t\n ]|[{_INVISIBLE}]")
+_PLAIN_WORD = re.compile(rf"[^\s{_INVISIBLE}]+")
+_QUOTED_WORD = re.compile(rf"""(?:"[^"]*"|'[^']*'|[^\s"'{_INVISIBLE}])+""")
+
+
+def plain_blanks(text: str) -> str:
+    r"""``text`` with a plain space for every blank but tabs and line breaks (no-break and
+    ideographic spaces, zero-width spaces...), character for character: the one rule for what
+    separates words, applied once to a mail's text so that what runs and what is masked split
+    a line alike.
+
+    >>> plain_blanks("notifications\u200bbob\u00a0pw\tevery")
+    'notifications bob pw\tevery'
+    """
+    return _ODD_BLANK.sub(" ", text)
+
+
+def split_words(line: str) -> list[str]:
+    """The words of a line, split by the one rule (:func:`plain_blanks`)."""
+    return _PLAIN_WORD.findall(line)
 
 
 @lru_cache(maxsize=1)
@@ -116,30 +153,58 @@ def resolve(
 
     Game words count anywhere, everyday words (``accept``, ``help``) only at a line's start; an
     unknown first word followed by a game command and a board number is a game we do not know
-    by that name (``hex move 5 ...``).  With ``guess``, misspelt command words count.
+    by that name (``hex move 5 ...``).  With ``guess``, misspelt command words count.  Option
+    words between command words are passed over (:func:`_next_words`).
     """
     n = len(bare)
     word = bare[i]
     if word == registry.PREFIX and i + 1 < n:
-        return resolve(bare, i + 1, games, guess=guess, line_start=line_start)
-    if word in games:
-        if i + 1 < n and (command := _in_group(registry.GAME, bare[i + 1], guess)) is not None:
-            return command, i + 2
+        for j in _next_words(bare, i + 1):
+            after = resolve(bare, j, games, guess=guess, line_start=line_start)
+            if after is not None:
+                return after
         return None
+    if word in games:
+        return _sub_command(registry.GAME, bare, i + 1, guess)
     found = registry.top(word)
     if found is None and guess and line_start:
         close = _close_top_word(word)
         found = registry.top(close) if close else None
     if isinstance(found, Group):
-        if i + 1 < n and (command := _in_group(found, bare[i + 1], guess and line_start)):
-            return command, i + 2
-        return None
+        return _sub_command(found, bare, i + 1, guess and line_start)
     if found is not None:
         return (found, i + 1) if line_start or not found.plain_word else None
-    if i + 2 < n and _BOARD_WORD.fullmatch(bare[i + 2]):
-        command = _in_group(registry.GAME, bare[i + 1], guess and line_start)
-        if command is not None and command.args and command.args[0].kind is Kind.BOARD:
-            return command, i + 2
+    for j in _next_words(bare, i + 1):
+        command = _in_group(registry.GAME, bare[j], guess and line_start)
+        if command is None or not command.args or command.args[0].kind is not Kind.BOARD:
+            continue
+        if any(_BOARD_WORD.fullmatch(bare[k]) for k in _next_words(bare, j + 1)):
+            return command, j + 1
+    return None
+
+
+def _next_words(bare: Sequence[str], i: int) -> list[int]:
+    """Where the word after a command word may stand: at ``bare[i]``, or past option words.
+    Click's groups drop a ``--`` there and refuse any other option; a line that holds one is
+    masked as if it were not there, with or without a value."""
+    out: list[int] = []
+    for j in range(i, len(bare)):
+        if is_option(bare[j]):
+            continue
+        out.append(j)
+        before = bare[j - 1] if j > i else ""
+        if not is_option(before) or before == "--" or "=" in before:
+            break  # (else bare[j] may be the value of the option before it)
+    return out
+
+
+def _sub_command(
+    group: Group, bare: Sequence[str], i: int, guess: bool
+) -> tuple[Command, int] | None:
+    for j in _next_words(bare, i):
+        command = _in_group(group, bare[j], guess)
+        if command is not None:
+            return command, j + 1
     return None
 
 
@@ -155,18 +220,37 @@ def password_slots(
     line_start: bool = True,
     bare: Sequence[str] | None = None,
 ) -> list[int]:
-    """Indexes of the password words of a command starting at ``words[i]``."""
+    """Indexes of the words of a command starting at ``words[i]`` that may be its passwords:
+    where a run binds them, and where the player may have meant them
+    (:func:`pbmserv.commands.spec.password_positions`)."""
+    return _slots_at(words, i, games, guess=guess, line_start=line_start, bare=bare)[0]
+
+
+def _slots_at(
+    words: Sequence[str],
+    i: int,
+    games: Collection[str] | None,
+    *,
+    guess: bool,
+    line_start: bool,
+    bare: Sequence[str] | None,
+) -> tuple[list[int], list[int]]:
+    """The indexes of a command's words that may be its passwords, and those its run logs in
+    with (a subset: :func:`command_credentials` checks no more passwords than the run does)."""
     bare = [_bare(w) for w in words] if bare is None else bare
     found = resolve(
         bare, i, game_words() if games is None else games, guess=guess, line_start=line_start
     )
-    if found is None:
-        return []
+    if found is None or not found[0].password_args:
+        return [], []
     command, first = found
-    if not command.password_args:
-        return []
-    bound = bind(command, list(words[first : first + MAX_ARGS]), lenient=True)
-    return [first + k for a in command.password_args for k in bound.positions.get(a.name, [])]
+    window = words[first : first + MAX_ARGS]
+    run = bind_as_run(command, window).positions
+    logins = [first + k for a in command.password_args for k in run.get(a.name, [])]
+    may = password_positions(command, window)
+    if may is None:  # too many ways to read it: every word may be one
+        return list(range(first, len(words))), logins
+    return sorted(first + k for k in may), logins
 
 
 def passwords(words: Sequence[str]) -> list[str]:
@@ -181,11 +265,11 @@ def _bare(token: str) -> str:
 def _spans(line: str) -> list[tuple[int, int]]:
     """The words of a line as the dispatcher splits them: quotes hold blanks when they pair."""
     if '"' not in line and "'" not in line:
-        return [(m.start(), m.end()) for m in re.finditer(r"\S+", line)]
+        return [(m.start(), m.end()) for m in _PLAIN_WORD.finditer(line)]
     try:
         shlex.split(line)
     except ValueError:
-        return [(m.start(), m.end()) for m in re.finditer(r"\S+", line)]
+        return [(m.start(), m.end()) for m in _PLAIN_WORD.finditer(line)]
     return [(m.start(), m.end()) for m in _QUOTED_WORD.finditer(line)]
 
 
@@ -199,6 +283,13 @@ def _unquote(token: str) -> str:
     return " ".join(parts) if parts else token
 
 
+class _Slots(NamedTuple):
+    """Where the passwords of one line's commands may be, and where their runs read them."""
+
+    hide: frozenset[int]
+    logins: frozenset[int]
+
+
 class _SlotMemo:
     """The password indexes of the lines read lately.  A mail's command line is read five or
     six times (its credentials, its record, its answer, its comment's mask), and binding it to
@@ -207,10 +298,10 @@ class _SlotMemo:
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._slots: OrderedDict[tuple[bytes, frozenset[str], bool], frozenset[int]] = OrderedDict()
+        self._slots: OrderedDict[tuple[bytes, frozenset[str], bool], _Slots] = OrderedDict()
         self._lock = threading.Lock()  # one memo for every thread of the process
 
-    def get(self, tokens: list[str], games: frozenset[str], guess: bool) -> frozenset[int]:
+    def get(self, tokens: list[str], games: frozenset[str], guess: bool) -> _Slots:
         line = "\n".join(tokens).encode("utf-8", "surrogatepass")  # (a mail's stray bytes)
         digest = hashlib.blake2b(line, digest_size=16).digest()
         key = (digest, games, guess)
@@ -219,7 +310,7 @@ class _SlotMemo:
             if found is not None:
                 self._slots.move_to_end(key)
                 return found
-        found = frozenset(_read_slots(tokens, games, guess))
+        found = _read_slots(tokens, games, guess)
         with self._lock:
             self._slots[key] = found
             if len(self._slots) > self._size:
@@ -230,24 +321,50 @@ class _SlotMemo:
 _MEMO = _SlotMemo(256)
 
 
-def _line_slots(tokens: list[str], games: frozenset[str], guess: bool) -> frozenset[int]:
+def _line_slots(tokens: list[str], games: frozenset[str], guess: bool) -> _Slots:
     """Password indexes of every command that starts somewhere in one line's tokens."""
     return _MEMO.get(tokens, games, guess)
 
 
-def _read_slots(tokens: list[str], games: Collection[str], guess: bool) -> set[int]:
+def _read_slots(tokens: list[str], games: Collection[str], guess: bool) -> _Slots:
     bare = [_bare(t) for t in tokens]
     if not _may_hold_command(bare, games, guess):
-        return set()
+        return _Slots(frozenset(), frozenset())
     words = [_unquote(t) for t in tokens]
     hide: set[int] = set()
+    logins: set[int] = set()
     line_start = True
     for i in range(len(tokens)):
         if not bare[i]:
             continue
-        hide.update(password_slots(words, i, games, guess=guess, line_start=line_start, bare=bare))
+        may, run = _slots_at(words, i, games, guess=guess, line_start=line_start, bare=bare)
+        hide.update(may)
+        logins.update(run)
         line_start = False
-    return hide
+    return _Slots(frozenset(hide), frozenset(logins))
+
+
+def _unread_slots(tokens: list[str], games: frozenset[str]) -> set[int]:
+    """The words to mask in a line that looks like a command but was not run (see
+    :func:`mask_unread`)."""
+    hide = set(_line_slots(tokens, games, True).hide)  # the rule of every other line
+    bare = [_bare(t) for t in tokens]
+    first = next((k for k, word in enumerate(bare) if word), None)
+    if first is None:
+        return hide
+    found = resolve(bare, first, games, guess=True, line_start=True)
+    if found is not None and not found[0].password_args:
+        return hide  # read as a command that takes no password
+    if found is not None:
+        keep = {k for k in range(first, found[1]) if bare[k] and not is_option(bare[k])}
+    elif bare[first] in command_words() or suggest(bare[first], command_words()):
+        keep = {first}  # and a game's command word after it (``plois shwo 102``)
+        if first + 1 < len(bare) and _in_group(registry.GAME, bare[first + 1], True):
+            keep.add(first + 1)
+    else:
+        keep = set()
+    keep |= {k for k, token in enumerate(tokens) if len(_unquote(token)) < MIN_PASSWORD}
+    return hide | (set(range(len(tokens))) - keep)
 
 
 def _games(command_words: Collection[str] | None) -> frozenset[str]:
@@ -257,20 +374,22 @@ def _games(command_words: Collection[str] | None) -> frozenset[str]:
 
 
 def command_passwords(line: str, command_words: Collection[str] | None = None) -> list[str]:
-    """The password words of one command line (unquoted)."""
+    """The words of one command line that may be its passwords (unquoted)."""
     spans = _spans(line)
     tokens = [line[a:b] for a, b in spans]
-    return [_unquote(tokens[j]) for j in sorted(_line_slots(tokens, _games(command_words), True))]
+    hide = _line_slots(tokens, _games(command_words), True).hide
+    return [_unquote(tokens[j]) for j in sorted(hide)]
 
 
 def command_credentials(
     line: str, command_words: Collection[str] | None = None
 ) -> list[tuple[str, str]]:
-    """(userid, password) pairs a command line may authenticate with: each password word and
-    the word before it (for ``change password U OLD NEW`` the second pair is a harmless guess)."""
+    """(userid, password) pairs a command line may authenticate with: each password word its
+    run reads and the word before it (for ``change password U OLD NEW`` the second pair is a
+    harmless guess)."""
     spans = _spans(line)
     tokens = [line[a:b] for a, b in spans]
-    slots = sorted(_line_slots(tokens, _games(command_words), True))
+    slots = sorted(_line_slots(tokens, _games(command_words), True).logins)
     return [(_bare(tokens[j - 1]), _unquote(tokens[j])) for j in slots if j > 0]
 
 
@@ -291,20 +410,72 @@ def mask_passwords(
     return password_mask(command_words, commands=commands, guess=guess)(text)
 
 
+def mask_unread(line: str, command_words: Collection[str] | None = None) -> str:
+    """A line that looks like a command but was not run (a mistyped one), as its sender may
+    be shown it.  No login said where its password is, and a forgotten userid or a word out
+    of place puts it anywhere: so besides the words :func:`mask_passwords` masks, every word
+    is masked but those that cannot be a password: the words read as the command (else the
+    first word, when it is close to a command word, and a game's command word after it) and
+    words shorter than any password.  A line read as a command that takes no password is
+    masked as any line is.
+
+    >>> mask_unread("plois mvoe 101 Sekrit77 a7-a6")
+    'plois mvoe 101 ******** ********'
+    >>> mask_unread("plois shwo 102")
+    'plois shwo 102'
+    """
+    return password_mask(command_words, unread=[line])(line)
+
+
+def _line_key(line: str) -> str:
+    """A line as the mail parser gives its commands and lines not understood: its words,
+    single spaces, no ``**`` markers."""
+    return " ".join(word for word in split_words(line) if word != "**")
+
+
+class PasswordMask:
+    """:func:`mask_passwords` for the texts of one mail: its command lines are read once, the
+    lines it did not understand are masked as :func:`mask_unread` shows them, and words its
+    commands found out to be secret are masked too once :meth:`hide` is told them."""
+
+    def __init__(
+        self, games: frozenset[str], known: Iterable[str], guess: bool, unread: Iterable[str]
+    ) -> None:
+        self._games = games
+        self._guess = guess
+        self._extra = sorted({pw for pw in known if len(pw) >= 3}, key=len, reverse=True)
+        self._unread = frozenset(_line_key(line) for line in unread)
+
+    def hide(self, words: Iterable[str]) -> None:
+        """Mask ``words`` wherever they stand as a word, however short: a userid that names
+        no account may be the password of a line whose userid was forgotten."""
+        added = {w for w in words if w} - set(self._extra)
+        self._extra = sorted([*self._extra, *added], key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        return _masked(text, self._games, self._extra, self._guess, self._unread)
+
+
 def password_mask(
     command_words: Collection[str] | None = None,
     *,
     commands: Iterable[str] = (),
     guess: bool = True,
-) -> Callable[[str], str]:
-    """:func:`mask_passwords` for many texts of one mail: its command lines are read once."""
-    games = _games(command_words)
-    known = {pw for line in commands for pw in command_passwords(line, command_words)}
-    extra = sorted((pw for pw in known if len(pw) >= 3), key=len, reverse=True)
-    return lambda text: _masked(text, games, extra, guess)
+    unread: Iterable[str] = (),
+) -> PasswordMask:
+    """:func:`mask_passwords` for many texts of one mail: its command lines are read once;
+    ``unread`` are its lines not understood (masked as :func:`mask_unread` shows them)."""
+    known = [pw for line in commands for pw in command_passwords(line, command_words)]
+    return PasswordMask(_games(command_words), known, guess, unread)
 
 
-def _masked(text: str, games: frozenset[str], extra: list[str], guess: bool) -> str:
+def _masked(
+    text: str,
+    games: frozenset[str],
+    extra: list[str],
+    guess: bool,
+    unread: frozenset[str] = frozenset(),
+) -> str:
     out = []
     for line in text.split("\n"):
         spans = _spans(line)
@@ -312,7 +483,10 @@ def _masked(text: str, games: frozenset[str], extra: list[str], guess: bool) -> 
             out.append(line)
             continue
         tokens = [line[a:b] for a, b in spans]
-        hide = set(_line_slots(tokens, games, guess))
+        if unread and _line_key(line) in unread:
+            hide = _unread_slots(tokens, games)
+        else:
+            hide = set(_line_slots(tokens, games, guess).hide)
         for k, token in enumerate(tokens):
             if token in extra or _unquote(token) in extra:
                 hide.add(k)

@@ -18,12 +18,18 @@ Arguments are bound in order from the words that are not options:
 - ``TEXT``: one word, or with ``many`` all remaining words.
 - ``OPTIONS``: every ``-param[=value]`` and ``--option[=value]`` word, wherever it stands
   (``--name value`` too for the names in ``takes_value``).
+
+Before binding, click's parser drops the first ``--`` of the arguments (:func:`click_args`);
+nothing else of them is taken or changed (they are raw, see ``pbmserv.commands.tree.RAW``).
+:func:`password_positions` says where a line's passwords may be: where a run binds them, and
+where they would be had the player meant his option words otherwise (the masking hides both).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -220,3 +226,98 @@ def bind(
             userid = word
     bound.values["_extra"] = [w for _, w in rest]
     return bound
+
+
+# ----------------------------------------------------------------------------- where passwords sit
+
+
+def click_args(words: Sequence[str]) -> list[int]:
+    """Indexes of the words click hands to a command's callback: every word but the first
+    ``--``, which its parser takes for the end of the options (the arguments are raw, so
+    nothing else is taken or changed; ``tests/test_grammar.py`` holds this to click itself)."""
+    cut = next((i for i, word in enumerate(words) if word == "--"), -1)
+    return [i for i in range(len(words)) if i != cut]
+
+
+def bind_as_run(command: Command, words: Sequence[str]) -> Bound:
+    """The (lenient) binding a run of ``command`` makes of its argument ``words``, positions
+    indexing ``words``: what the login of the line checks."""
+    kept = click_args(words)
+    bound = bind(command, [words[k] for k in kept], lenient=True)
+    bound.positions = {name: [kept[p] for p in at] for name, at in bound.positions.items()}
+    return bound
+
+
+MAX_READINGS = 128  # ways of reading a line's option words that are tried, at most
+
+
+def password_positions(command: Command, words: Sequence[str]) -> set[int] | None:
+    """Indexes of the argument ``words`` of ``command`` that may be a password; None when
+    the ways to read them are too many to try (then any word may be one).
+
+    A run binds the words one way (:func:`bind_as_run`), but the player may have meant an
+    option word otherwise: ``--foo`` in ``move 101 alice --foo secret1`` as an option, or
+    ``--foo bar`` as an option and its value where no ``--foo`` is declared.  Masking must
+    hide the password wherever the player put it, so every reading counts: each option word
+    skipped alone (unless declared to take a value and written without ``=``), skipped with
+    the next word as its value (unless written with ``=``), or kept as a plain word (a
+    password may start with ``-``; a declared option only after ``--``); every ``--`` dropped.
+    When in doubt, more words are masked, never fewer.
+    """
+    names = [a.name for a in command.password_args]
+    run = bind_as_run(command, words)
+    found = {k for name in names for k in run.positions.get(name, [])}
+    if not any(is_option(word) for word in words):
+        return found
+    plain_args = tuple(a for a in command.args if a.kind is not Kind.OPTIONS)
+    reach = 1 + max(i for i, a in enumerate(plain_args) if a.kind is Kind.PASSWORD)
+    readings = _readings(words, _takes_value(command), reach)
+    if readings is None:
+        return None
+    plain = dataclasses.replace(command, args=plain_args)
+    for kept in readings:
+        bound = bind(plain, [words[k] for k in kept], lenient=True)
+        found.update(kept[p] for name in names for p in bound.positions.get(name, []))
+    return found
+
+
+def _takes_value(command: Command) -> frozenset[str]:
+    return frozenset(n for a in command.args if a.kind is Kind.OPTIONS for n in a.takes_value)
+
+
+def _readings(
+    words: Sequence[str], values: Collection[str], reach: int
+) -> set[tuple[int, ...]] | None:
+    """The indexes of the first ``reach`` words left for the arguments (the passwords are
+    among them), one tuple per way of reading the option words before them (see
+    :func:`password_positions`); None past :data:`MAX_READINGS`."""
+    out: set[tuple[int, ...]] = set()
+    seen: set[tuple[int, tuple[int, ...], bool]] = set()
+    pending: list[tuple[int, tuple[int, ...], bool]] = [(0, (), False)]
+    while pending:
+        i, kept, dashes = pending.pop()
+        while i < len(words) and len(kept) < reach and not is_option(words[i]):
+            kept, i = (*kept, i), i + 1
+        if i == len(words) or len(kept) == reach:
+            out.add(kept)
+            continue
+        word = words[i]
+        name, sep, _ = word.lstrip("-").partition("=")
+        declared = name.lower() in values
+        ways = []
+        if word == "--":
+            ways.append((i + 1, kept, True))
+        else:
+            if sep or not declared:
+                ways.append((i + 1, kept, dashes))  # an option alone
+            if not sep:
+                ways.append((min(i + 2, len(words)), kept, dashes))  # an option and its value
+            if dashes or not declared:
+                ways.append((i + 1, (*kept, i), dashes))  # a plain word
+        for way in ways:
+            if way not in seen:
+                seen.add(way)
+                pending.append(way)
+        if len(seen) > MAX_READINGS:
+            return None
+    return out

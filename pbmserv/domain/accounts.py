@@ -43,6 +43,17 @@ class AuthError(Exception):
     """Authentication refused; the message is safe to show (it never contains the password)."""
 
 
+class UnknownUserid(AuthError):
+    """No account has the userid given.  The message does not repeat it: a player who forgot
+    his userid put his password in its place."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "unknown userid: no account has the name given as the userid (it is not repeated "
+            "here, in case it was your password)"
+        )
+
+
 @lru_cache(maxsize=4)
 def _hasher(time_cost: int, memory_kib: int) -> PasswordHasher:
     from argon2 import PasswordHasher  # lazy: only a command that checks a password needs it
@@ -261,10 +272,17 @@ def _sender_among(addresses: list[str], sender: str | None) -> bool:
     return bool(sender and sender.strip().lower() in addresses)
 
 
-def _failure_keys(userid: str, sender: str | None, owner: bool) -> list[str]:
+def _failure_keys(userid: str, sender: str | None, owner: bool, known: bool) -> list[str]:
+    """The keys a failed login is counted under.  The userid is one only when it names an
+    account: a word that names none may be the password of a line whose userid was
+    forgotten, and keys are stored in clear.  Such failures count under the sender's key
+    alone, which is what slows a guesser down (there is no account of that name to protect,
+    and a count under a free name would lock it for whoever signs it up next).  A hash of the
+    word was not taken instead: unkeyed, a short password is soon found from it; keyed, it
+    needs a secret kept apart from the store, for a count that protects nothing."""
     if owner:
         return [_owner_key(userid)]
-    keys = [f"user:{normalise_userid(userid)}"]
+    keys = [f"user:{normalise_userid(userid)}"] if known else []
     if sender:
         keys.append(f"sender:{sender.strip().lower()}")
     return keys
@@ -378,7 +396,7 @@ def authenticate(
         and account.owns(sender)
         and _owner_trusted(session, settings, userid, now)
     )
-    keys = _failure_keys(userid, sender, owner)
+    keys = _failure_keys(userid, sender, owner, account is not None)
     if not owner:  # refused before any check: a guess at a throttled key learns nothing
         _check_throttle(session, settings, keys, now)
     ok = account is not None and check_password(settings, account.password_hash, password)
@@ -388,7 +406,7 @@ def authenticate(
         else:
             _record_failure(session, settings, keys, now)
         if account is None:
-            raise AuthError(f"unknown userid '{normalise_userid(userid)}'")
+            raise UnknownUserid
         raise AuthError(f"wrong password for '{account.userid}'")
     if not owner:  # (the owner's day of wrong passwords is not cleared: _owner_trusted)
         _forget_failures(session, keys, settings.auth_lockout_after)

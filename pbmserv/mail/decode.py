@@ -13,7 +13,7 @@ from email import errors
 from email.message import Message
 from html.parser import HTMLParser
 
-_BLANKS = re.compile(r"[ \t\u00a0\u2000-\u200b\u3000]+")
+from pbmserv.commands.grammar import split_words
 
 
 def decode_bytes(data: bytes, charset: str | None = None) -> str:
@@ -118,7 +118,7 @@ class _HtmlToText(HTMLParser):
             if raw == "\x00-":
                 depth = max(0, depth - 1)
                 continue
-            line = _BLANKS.sub(" ", raw).strip()
+            line = " ".join(split_words(raw))
             if line and depth:
                 line = "> " * depth + line
             if line or (lines and lines[-1]):

@@ -20,6 +20,8 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
+from pbmserv.commands.grammar import split_words
+
 DEFAULT_VERBS: frozenset[str] = frozenset(
     {"move", "board", "challenge", "show", "games", "history", "preview", "help", "swap"}
     | {"resign", "queue", "submit", "confirm", "subscribe", "unsubscribe", "notify", "chat"}
@@ -42,7 +44,6 @@ _ATTRIBUTION = re.compile(
     r"^\s*(?:on\b.*\bwrote|am\b.*\bschrieb\b.*|le\b.*\ba écrit)\s*:\s*$", re.I
 )
 _ATTRIBUTION_END = re.compile(r"(?:\bwrote|\bschrieb\b.*|a écrit)\s*:\s*$", re.I)
-_BLANKS = re.compile(r"[ \t\u00a0\u2000-\u200b\u3000]+")
 # the line a board mail asks its reader to send back (pbmserv.render.board_mail.reply_line),
 # still unfilled: a mail client that pastes the original below a reply without quoting it
 # would otherwise have it run, and count a wrong password against the player
@@ -60,7 +61,9 @@ class BodyLines:
 
 
 def _words(line: str) -> list[str]:
-    return [w for w in _BLANKS.sub(" ", line).split() if w != "**"]
+    """The words of a line, split as the masking splits them (one rule:
+    :func:`pbmserv.commands.grammar.split_words`)."""
+    return [w for w in split_words(line) if w != "**"]
 
 
 def clean_command(line: str) -> str:

@@ -36,7 +36,6 @@ MAX_REFERENCES = 20
 _REPLY_PREFIX = re.compile(r"^\s*(?:(?:re|fwd?|aw|wg|sv|vs|antw)\s*(?:\[\d+\])?\s*:\s*)+", re.I)
 _MSGID = re.compile(r"<[\x21-\x3b\x3d\x3f-\x7e]{1,250}>")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-_BLANKS = re.compile(r"[ \t\u00a0\u2000-\u200b\u3000]+")
 
 
 @dataclass
@@ -88,7 +87,7 @@ def _header(msg: Message, name: str) -> str:
         value = msg.get(name)
         if value is None:
             return ""
-        text = _BLANKS.sub(" ", str(value).replace("\r", " ").replace("\n", " ")).strip()
+        text = " ".join(grammar.split_words(str(value)))
         if "\ufffd" not in text:
             return unsurrogate(text)
     except Exception:  # noqa: BLE001
@@ -100,7 +99,7 @@ def _header(msg: Message, name: str) -> str:
                 text = "".join(
                     decode_bytes(c, cs) if isinstance(c, bytes) else c for c, cs in chunks
                 )
-                return unsurrogate(" ".join(text.split()))
+                return unsurrogate(" ".join(grammar.split_words(text)))
     except Exception:  # noqa: BLE001
         pass
     return ""
@@ -364,6 +363,7 @@ def parse_message(
         result.sender = _usable(envelope_from)
     text = "\n\n".join(t for t in texts if t.strip())
     text = _CONTROL.sub("", unsurrogate(text).replace("\r\n", "\n").replace("\r", "\n"))
+    text = grammar.plain_blanks(text)  # once: what runs and what is masked split words alike
     result.text = text
     try:
         reason = _automatic(msg, result.sender, envelope_from, servers)

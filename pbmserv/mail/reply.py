@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from pbmserv.commands.dispatch import DONE, Answer
+from pbmserv.commands.grammar import mask_unread
 
 RULE = "=" * 72
 QUOTED_LINES = 60
@@ -21,15 +22,20 @@ def _is_ignored(note: str) -> bool:
     return "ignored" in note or "left out" in note
 
 
-def tail_sections(not_understood: Sequence[str], notes: Sequence[str]) -> str:
-    """The closing sections: lines not understood, what was ignored, how the mail was read."""
+def tail_sections(
+    not_understood: Sequence[str], notes: Sequence[str], mask: Callable[[str], str]
+) -> str:
+    """The closing sections: lines not understood, what was ignored, how the mail was read.
+
+    A line not understood is shown as :func:`pbmserv.commands.grammar.mask_unread` masks it
+    (the rule of the mail's kept copy), then by the mail's ``mask`` (its known passwords)."""
     out = ""
     if not_understood:
         out += (
             "\nLines not understood (they look like commands but are none: nothing was\n"
             "done with them, and nobody else sees them):\n"
         )
-        out += "".join(f"  {line}\n" for line in not_understood)
+        out += "".join(f"  {mask(mask_unread(line))}\n" for line in not_understood)
     ignored = [n for n in notes if _is_ignored(n)]
     other = [n for n in notes if not _is_ignored(n)]
     if ignored:
@@ -76,7 +82,7 @@ def assemble(
         if refused:
             body += f"\nYour command was:\n  {mask(line)}\n\n" + quote_mail(subject, text, mask)
         head = items[0].subject if len(items) == 1 else items[-1].subject
-        return Answer(head, body + tail_sections(not_understood, notes), status)
+        return Answer(head, body + tail_sections(not_understood, notes, mask), status)
     drawn_in: dict[str, int] = {}
     for index, (_, items) in enumerate(results):
         for item in items:
@@ -89,7 +95,7 @@ def assemble(
         body += _section_body(items, index, drawn_in)
     if refused:
         body += f"\n{RULE}\n\n" + quote_mail(subject, text, mask)
-    body += tail_sections(not_understood, notes)
+    body += tail_sections(not_understood, notes, mask)
     subjects = sorted({a.subject for a in answers})
     if len(subjects) == 1:  # e.g. every section is about the same board
         head = subjects[0]

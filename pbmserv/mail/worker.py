@@ -247,7 +247,9 @@ def _process_in_savepoint(
     if item.parsed is not None:
         try:
             with session.begin_nested():
-                mask = grammar.password_mask(words, commands=item.parsed.commands)
+                mask = grammar.password_mask(
+                    words, commands=item.parsed.commands, unread=item.parsed.not_understood
+                )
                 status, count, note = _process(
                     session, settings, item.message_id, item.parsed, now(), mask
                 )
@@ -280,11 +282,12 @@ def _process(
     message_id: int,
     parsed: ParsedMail,
     now: datetime,
-    mask: Callable[[str], str],
+    mask: grammar.PasswordMask,
 ) -> tuple[InboxStatus, int, str | None]:
     """Everything one mail causes, inside the caller's transaction (parsed outside it);
-    ``mask`` hides the mail's passwords in any text (its command lines read once).  Returns
-    the mail's new status, how many answers it got, and why it got none when it did not.
+    ``mask`` hides the mail's passwords in any text (its command lines read once; the words
+    its commands find out to be secret are added to it).  Returns the mail's new status, how
+    many answers it got, and why it got none when it did not.
 
     Every command is executed.  The answers of a mail whose password was right and which came
     from that account's confirmed address are always sent; any other mail gets at most one
@@ -323,12 +326,14 @@ def _run_commands(
     parsed: ParsedMail,
     message_id: int,
     now: datetime,
-    mask: Callable[[str], str],
+    mask: grammar.PasswordMask,
 ) -> tuple[list[Answer], bool]:
     """Run every command line of the mail: one answer for the sender (see mail.reply), and
-    whether a password was right from that account's confirmed address."""
+    whether a password was right from that account's confirmed address.  Words a command
+    found out to be secret (an unknown userid: maybe the password of a line whose userid was
+    forgotten) are added to ``mask``, for the answer and the mail's kept copy."""
     if not parsed.commands:
-        return [_no_command(parsed)], False
+        return [_no_command(parsed, mask)], False
     results: list[tuple[str, list[Answer]]] = []
     verified = False
     source = f"mail:{parsed.message_id or message_id}"
@@ -349,6 +354,7 @@ def _run_commands(
             results.append((line, run(commands, split(line), req)))
         else:
             results.append((line, _run_line(session, line, req, mask)))
+        mask.hide(req.secret_words)
         verified = verified or req.owner_verified
     answer = assemble(
         results,
@@ -405,19 +411,20 @@ def masked_copy(parsed: ParsedMail, mask: Callable[[str], str]) -> bytes:
     return ("\n".join(head) + "\n\n" + mask(parsed.text or "")).encode("utf-8", "replace")
 
 
-def _no_command(parsed: ParsedMail) -> Answer:
-    """No command line: how to write one, and what the subject may have meant."""
+def _no_command(parsed: ParsedMail, mask: Callable[[str], str]) -> Answer:
+    """No command line: how to write one, and what the subject may have meant (``mask``
+    hides the mail's passwords)."""
     subject = parsed.subject or ""
     first = subject.split()[0] if subject.split() else ""
     close = grammar.suggest(first, grammar.command_words()) if first else None
     body = render(
         "mail/nocommand.txt.j2",
-        subject=grammar.mask_passwords(subject),
+        subject=mask(subject),
         suggestion=close or "",
         board=_board_named(subject),
         notes=[],
     )
-    body += tail_sections(parsed.not_understood, parsed.ignored)
+    body += tail_sections(parsed.not_understood, parsed.ignored, mask)
     return Answer("pbmserv error", body, USAGE)
 
 
