@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from pbmserv.games import get_game
-from pbmserv.games.base import Position, SeatInfo
+from pbmserv.games.base import SWAP, Position, SeatInfo
 from pbmserv.render.links import board_link
 from pbmserv.render.templates import render, render_board
 from pbmserv.store import records
@@ -21,6 +21,7 @@ from pbmserv.store.records import Entry
 MOVE_MAIL_ROUNDS = 4
 COLUMN_WIDTH = 14
 MAIL_WIDTH = 76
+SWAP_TEXT = SWAP.word  # how the record writes a swap
 
 
 def board_key(board: Board) -> str:
@@ -80,33 +81,73 @@ def board_subject(board: Board, position: Position, *, new: bool = False) -> str
     return subject.rstrip()
 
 
-def move_rows(moves: Sequence[Entry], seats: int) -> list[list[str]]:
-    """The record as rows of one cell per seat; a new row starts when the seat order wraps.
+def record_rows(entries: Sequence[Entry], seats: int) -> list[list[Entry | None]]:
+    """The record as rows of one column per seat, each entry under the player who made it; a
+    new row starts when the column order wraps.
+
+    Columns follow the seats as they are now.  A swap (the second move, two players) exchanged
+    the players' seats, so the first move and the swap itself go to the other column: the
+    first move under the player who made it (now in the second seat), the swap under the
+    player who now holds the first seat.  Rows then run on in step from the swap.
+    """
+    swap = any(is_swap(entry, seats) for entry in entries)
+    rows: list[list[Entry | None]] = []
+    last = seats
+    for entry in entries:
+        column = 1 - entry.seat if swap and entry.ply <= 2 else entry.seat
+        if column <= last:
+            rows.append([None] * seats)
+        rows[-1][column] = entry
+        last = column
+    return rows
+
+
+def move_rows(moves: Sequence[Entry], seats: int, swap: str = SWAP_TEXT) -> list[list[str]]:
+    """The record as rows of one cell per seat (:func:`record_rows`); ``swap`` is the text of
+    a swap's cell (what it did).
 
     Every entry carries its move number (``7. d7-e6``), the number a player puts after ``#``.
-    A seat passed over inside a row (eliminated, resigned) shows ``--``; after a swap the seat
-    order starts afresh, so a row's cells before its first entry are blank; so are the cells
-    after the newest entry (their turn is still to come).
+    A seat passed over inside a row (eliminated, resigned) shows ``--``; the cells before the
+    first move of the game are blank (after a swap the first move is in the second column),
+    and so are the cells after the newest entry (their turn is still to come).
     """
-    rows: list[list[str | None]] = []
-    swapped: set[int] = set()  # rows that start after a swap: nobody was passed over there
-    last = seats
-    previous = ""
-    for entry in moves:
-        if entry.seat <= last:
-            if previous == "swap":
-                swapped.add(len(rows))
-            rows.append([None] * seats)
-        rows[-1][entry.seat] = f"{entry.ply}. {entry.text}" + (" (Auto)" if entry.auto else "")
-        last, previous = entry.seat, entry.text
+    rows = record_rows(moves, seats)
     out = [
-        [cell if cell is not None else ("" if i in swapped else "--") for cell in row]
-        for i, row in enumerate(rows)
+        [
+            ""
+            if entry is None
+            else f"{entry.ply}. {swap if is_swap(entry, seats) else entry.text}"
+            + (" (Auto)" if entry.auto else "")
+            for entry in row
+        ]
+        for row in rows
     ]
-    if out:
-        for i in range(last + 1, seats):
+    for row, cells in zip(rows, out, strict=True):
+        first = next(entry for entry in row if entry is not None)
+        start = row.index(first)
+        for i, entry in enumerate(row):
+            if entry is None and (i > start or first.ply != 1):
+                cells[i] = "--"
+    if rows:
+        newest = max(i for i, entry in enumerate(rows[-1]) if entry is not None)
+        for i in range(newest + 1, seats):
             out[-1][i] = ""
     return out
+
+
+def is_swap(entry: Entry, seats: int) -> bool:
+    """Whether ``entry`` is a swap (pie rule): the second move of a two-player game."""
+    return seats == 2 and entry.ply == 2 and entry.text == SWAP_TEXT
+
+
+def swap_cell(board: Board, position: Position, width: int = MAIL_WIDTH) -> str:
+    """What a swap did, for its cell: ``swap (bob takes over o)`` (the swapper now holds the
+    first seat); without the name when that would not fit two columns in ``width``."""
+    label = position.seats()[0].label
+    text = f"{SWAP_TEXT} ({board.seats[0].user.userid} takes over {label})"
+    if len(f"2. {text}") + 2 > (width - 2) // 2:
+        text = f"{SWAP_TEXT} (takes over {label})"
+    return text
 
 
 def move_list(
@@ -115,10 +156,10 @@ def move_list(
     """The move list in columns, one per seat, headed by the players' names (never cut):
     every row of ``entries`` (the record), or the last ``rounds`` of them (``entries`` may
     then be the newest ``rounds`` × seats + 1 entries only: a row holds at most one entry per
-    seat and starts where the seat order wraps, so those rows come out as from the whole)."""
+    seat and starts where the column order wraps, so those rows come out as from the whole)."""
     seats = len(board.seats)
     infos = position.seats()
-    rows = move_rows(entries, seats)
+    rows = move_rows(entries, seats, swap_cell(board, position) if seats == 2 else SWAP_TEXT)
     start = 0 if rounds is None else max(0, len(rows) - rounds)
     names = [f"{s.user.userid} ({infos[s.index].label})" for s in board.seats]
     cells = [c for row in rows[start:] for c in row]
