@@ -199,3 +199,75 @@ def test_common_words_start_a_command_only_as_one():
 
     body = read_body("All the best!\nall show alice\n", command_words(), declared_verbs())
     assert body.commands == ["all show alice"] and body.comment == "All the best!"
+
+
+# --------------------------------------------------------------------------- proposals, swap
+
+
+ANSWER = "To accept or reject it, send back one of these lines, with your password:\n"
+
+
+def test_a_draw_offer_carries_its_comment_and_the_lines_to_answer_it(shell):
+    shell.signup("alice", "bob")
+    shell.ok("ploy challenge alice bob")
+    shell.ok("ploy move 101 alice pw-alice f1+4", comment="Good luck!")
+    mine = shell.ok(
+        "ploy move 101 bob pw-bob propose",
+        channel="mail",
+        sender="bob@example.org",
+        comment="How about a draw?",
+    )
+    assert "accept" not in mine.body and mine.body.endswith("PASSWORD <move>#2\n")  # his turn
+    mail = _last_mail_to(shell, "alice@example.org")
+    assert "bob proposes a draw." in mail.body
+    assert "bob writes:\n\nHow about a draw?\n" in mail.body
+    assert "Good luck!" not in mail.body  # the move's comment was read with the move
+    assert mail.body.endswith(
+        "\nOpen proposal: a draw. It passes when every player accepts it.\n"
+        + ANSWER
+        + "  ploy move 101 alice PASSWORD accept\n  ploy move 101 alice PASSWORD reject\n"
+    )
+    shown = shell.ok("ploy show 101", channel="mail", sender="alice@example.org")
+    assert shown.body.endswith("  ploy move 101 alice PASSWORD reject\n")  # still open
+    rejected = shell.ok("ploy move 101 alice pw-alice reject", comment="No thanks, I am winning.")
+    mail = _last_mail_to(shell, "bob@example.org")
+    assert "alice rejects the draw proposal." in mail.body
+    assert "alice writes:\n\nNo thanks, I am winning.\n" in mail.body
+    assert "accept" not in mail.body and mail.body.endswith(
+        "  ploy move 101 bob PASSWORD <move>#2\n"
+    )
+    assert "accept" not in rejected.body
+
+
+def test_a_player_to_move_may_answer_a_proposal_or_move(shell):
+    shell.signup("alice", "bob")
+    shell.ok("ploy challenge alice bob")
+    shell.ok("ploy move 101 alice pw-alice f1+4")
+    shell.ok("ploy move 101 alice pw-alice undo")
+    mail = _last_mail_to(shell, "bob@example.org")
+    assert mail.body.endswith(
+        "\nOpen proposal: to take back the last move. It passes when every player\n"
+        "accepts it; a move of yours closes it instead.\n"
+        + ANSWER
+        + "  ploy move 101 bob PASSWORD accept\n  ploy move 101 bob PASSWORD reject\n"
+        "\nYour move. Send back this line, with your password and your move:\n"
+        "  ploy move 101 bob PASSWORD <move>#2\n"
+    )
+    done = shell.ok("ploy move 101 bob pw-bob accept", comment="Take it back, then.")
+    assert "The last move is taken back." in done.body
+    mail = _last_mail_to(shell, "alice@example.org")
+    assert "bob writes:\n\nTake it back, then.\n" in mail.body
+    assert mail.body.endswith("  ploy move 101 alice PASSWORD <move>#1\n")
+
+
+def test_a_decline_carries_its_comment(shell):
+    shell.signup("alice", "bob", "carol")
+    shell.ok("nim challenge alice bob carol")
+    shell.ok("nim resign 101 carol pw-carol", comment="Sorry, no time this month.")
+    mail = _last_mail_to(shell, "alice@example.org")
+    assert "carol declined the game; it restarts" in mail.body
+    assert "carol writes:\n\nSorry, no time this month.\n" in mail.body
+    shell.ok("nim resign 101 bob pw-bob", comment="Me neither.")
+    mail = _last_mail_to(shell, "alice@example.org")
+    assert "bob declined the game; too few players remain" in mail.body
+    assert "bob writes:\n\nMe neither.\n" in mail.body

@@ -253,12 +253,16 @@ def resign(call: Call, number: int, user_id: int) -> None:
             if new_position is None:
                 subject = f"{game.display_name} Board {number}"
                 others = [seat.user for seat in board.seats]
+                said = req.comment.strip()
+                stars = "*" * 72  # the comment's frame in a board mail
+                written = ["", stars, f"{player.userid} writes:", "", said, stars]
+                lines = [note, *(written if said else [])]
                 body = notify.text_mail(
-                    session, others, subject, [note], req.now, actor=player, sender=req.sender
+                    session, others, subject, lines, req.now, actor=player, sender=req.sender
                 )
                 answer(call.ctx, subject, body)
                 return
-            announce(call, session, board, new_position, [note], player, new=True)
+            announce(call, session, board, new_position, [note], player, new=True, said=req.comment)
             return
         mover = boards.user_to_move(board, position)
         if mover is None or mover.id != player.id:
@@ -300,7 +304,8 @@ def _vote(call: Call, number: int, user_id: int, word: str) -> None:
             note, position = moves.vote(session, board, position, player, word, req.now)
         except boards.BoardError as exc:
             raise board_error(board, position, str(exc)) from None
-        announce(call, session, board, position, [note], player)
+        vote = boards.open_vote(session, board, position)
+        announce(call, session, board, position, [note], player, said=req.comment, vote=vote)
 
 
 # ----------------------------------------------------------------------------- show, games, history
@@ -336,9 +341,13 @@ def _show_boards(call: Call, words: list[str]) -> None:
             if at is not None and not 0 <= at <= len(board.moves):
                 raise Refused(f"board {number} has {len(board.moves)} moves; there is no move {at}")
             position = boards.position_of(board) if at is None else boards.replay(board, at)
+            tail = ""
+            if at is None:  # the lines to send back: a move, or an answer to a proposal
+                vote = boards.open_vote(session, board, position)
+                tail = reader_tail(call.req, board, position, vote=vote)
             parts.append(
                 board_mail_body(board, position, all_moves=True, at_ply=at, with_comment=True)
-                + ("" if at is not None else reader_tail(call.req, board, position))
+                + tail
             )
             subjects.append(board_subject(board, position))
             key = board_key(board) if at is None else None

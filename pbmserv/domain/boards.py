@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session, joinedload, object_session
 from pbmserv.domain.ratings import rate_board
 from pbmserv.games import get_game
 from pbmserv.games.base import PASS, RESIGN, Game, MoveError, Position
+from pbmserv.render.board_mail import OpenVote
 from pbmserv.store import records
 from pbmserv.store.models import (
     Board,
@@ -431,8 +432,7 @@ def vote(
     if board.status is not BoardStatus.active:
         raise BoardError("the game is over")
     seats = seats_of(board, user)
-    live = {position.controller(s) for s in position.live_seats() if s not in position.resigned}
-    voters = {board.seats[s].user_id for s in live}
+    voters = _voters(board, position)
     current = open_proposals(session, board)
     if word in ("propose", "undo"):
         kind = "draw" if word == "propose" else "undo"
@@ -459,8 +459,7 @@ def vote(
             return f"{user.userid} rejects the {proposal.kind} proposal.", position
         proposal.accepted_seats = sorted(set(proposal.accepted_seats) | set(seats))
         note = f"{user.userid} accepts the {proposal.kind} proposal."
-    accepted = {board.seats[s].user_id for s in proposal.accepted_seats if s < len(board.seats)}
-    if voters <= accepted:
+    if voters <= _accepted(board, proposal):
         proposal.open = False
         if proposal.kind == ProposalKind.draw:
             finish_draw(session, board, "draw agreed", now)
@@ -470,6 +469,28 @@ def vote(
             note += " The last move is taken back."
         board.last_move_at = now
     return note, position
+
+
+def _voters(board: Board, position: Position) -> set[int]:
+    """The users whose votes a proposal needs: every player still in the game."""
+    live = {position.controller(s) for s in position.live_seats() if s not in position.resigned}
+    return {board.seats[s].user_id for s in live}
+
+
+def _accepted(board: Board, proposal: Proposal) -> set[int]:
+    return {board.seats[s].user_id for s in proposal.accepted_seats if s < len(board.seats)}
+
+
+def open_vote(session: Session, board: Board, position: Position) -> OpenVote | None:
+    """The open proposal of ``board`` and who has still to answer it, for the lines its
+    players' mails give them (None when no proposal is open)."""
+    if board.status is not BoardStatus.active:
+        return None
+    proposal = next(iter(open_proposals(session, board)), None)
+    if proposal is None:
+        return None
+    waiting = _voters(board, position) - _accepted(board, proposal)
+    return OpenVote(proposal.kind.value, frozenset(waiting))
 
 
 def take_back(board: Board) -> Position:

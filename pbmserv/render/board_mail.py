@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from pbmserv.games import get_game
@@ -178,16 +179,43 @@ def move_list(
     return lines
 
 
-def reply_line(board: Board, position: Position, reader: User | None) -> str:
-    """The exact line the player to move sends back, for that player only ('' otherwise)."""
-    mover = board.user_to_move(position)
-    if mover is None or reader is None or mover.id != reader.id:
+@dataclass(frozen=True)
+class OpenVote:
+    """An open proposal (``draw`` or ``undo``) and the users who have still to answer it:
+    their mails give them the lines to accept or reject it."""
+
+    kind: str
+    waiting: frozenset[int]
+
+
+def reply_line(
+    board: Board, position: Position, reader: User | None, vote: OpenVote | None = None
+) -> str:
+    """The exact lines ``reader`` sends back ('' when he has nothing to send): his move when
+    he is to move, ``accept`` or ``reject`` when he has still to answer the open proposal
+    ``vote``."""
+    if reader is None:
         return ""
-    game = board.game
-    return (
-        f"\nYour move. Send back this line, with your password and your move:\n"
-        f"  {game} move {board.number} {mover.userid} PASSWORD <move>#{position.ply + 1}\n"
-    )
+    mover = board.user_to_move(position)
+    to_move = mover is not None and mover.id == reader.id
+    command = f"{board.game} move {board.number} {reader.userid} PASSWORD"
+    text = ""
+    if vote is not None and reader.id in vote.waiting:
+        what = "a draw" if vote.kind == "draw" else "to take back the last move"
+        when = "; a move of yours closes it instead" if to_move else ""
+        about = f"Open proposal: {what}. It passes when every player accepts it{when}."
+        text += (
+            f"\n{textwrap.fill(about, MAIL_WIDTH)}\n"
+            "To accept or reject it, send back one of these lines, with your password:\n"
+            f"  {command} accept\n  {command} reject\n"
+        )
+    if to_move:
+        number = position.ply + 1
+        text += (
+            "\nYour move. Send back this line, with your password and your move:\n"
+            f"  {command} <move>#{number}\n"
+        )
+    return text
 
 
 def _player_line(info: SeatInfo, userid: str) -> str:
@@ -221,9 +249,14 @@ def board_mail_body(
     all_moves: bool = False,
     with_comment: bool = False,
     at_ply: int | None = None,
+    said: Sequence[tuple[str, str]] | None = None,
 ) -> str:
     """The full board mail of the pbmserv layout; ``with_comment`` shows what was written with
-    the newest move a player made (the forced passes or queued moves after it keep it)."""
+    the newest move a player made (the forced passes or queued moves after it keep it).
+
+    ``said``: what was written with the command this mail answers when it was not a move (a
+    proposal, a vote, a decline: (userid, text) pairs), shown instead of the newest move's
+    comments, which the players have already read."""
     game = get_game(board.game)
     rounds = None if all_moves else MOVE_MAIL_ROUNDS
     entries: Sequence[Entry]
@@ -231,8 +264,8 @@ def board_mail_body(
         entries = list(board.moves)
     else:  # a long game's record stays unread
         entries = records.newest_moves(board, rounds * len(board.seats) + 1)
-    comments: list[tuple[str, str]] = []
-    if with_comment:  # the comments of the newest move a player made
+    comments: list[tuple[str, str]] = list(said or [])
+    if with_comment and said is None:  # the comments of the newest move a player made
         ply = _newest_players_ply(board, entries)
         comments = [] if ply is None else records.comments_at(board, ply)
     params = " ".join(game.format_params(board.params))
@@ -272,6 +305,8 @@ def _newest_players_ply(board: Board, recent: Sequence[Entry]) -> int | None:
     return found
 
 
-def reply_tail(board: Board, position: Position) -> Callable[[User | None], str]:
+def reply_tail(
+    board: Board, position: Position, vote: OpenVote | None = None
+) -> Callable[[User | None], str]:
     """``reply_line`` for a board, as the per-reader tail of its notifications."""
-    return lambda reader: reply_line(board, position, reader)
+    return lambda reader: reply_line(board, position, reader, vote)
