@@ -271,3 +271,31 @@ def test_a_decline_carries_its_comment(shell):
     mail = _last_mail_to(shell, "alice@example.org")
     assert "bob declined the game; too few players remain" in mail.body
     assert "bob writes:\n\nMe neither.\n" in mail.body
+
+
+def test_the_second_player_is_told_that_he_may_swap(shell):
+    shell.signup("alice", "bob", "carol")
+    shell.ok("pylon challenge alice bob")
+    shell.ok("pylon move 101 alice pw-alice e5")
+    mail = _last_mail_to(shell, "bob@example.org")
+    assert mail.body.endswith(
+        "  pylon move 101 bob PASSWORD <move>#2\n"
+        "Or swap (pie rule, this move only): you take over o, alice moves next as x:\n"
+        "  pylon move 101 bob PASSWORD swap#2\n"
+    )
+    shell.ok("pylon move 101 bob pw-bob swap#2")  # the line works
+    assert "swap#" not in _last_mail_to(shell, "alice@example.org").body
+    # where the pie rule applies: Polis, Ploy and Plotto with -swap (two players), Pylon always
+    for line, number, first, swap in [
+        ("polis challenge alice bob -swap", 101, "d7-e6", True),
+        ("polis challenge alice bob", 102, "d7-e6", False),
+        ("ploy challenge alice bob -swap", 101, "f1+4", True),
+        ("plotto challenge alice bob -swap", 101, "a3", True),
+        ("pylon challenge alice bob carol", 102, "e5", False),
+    ]:
+        game = line.split()[0]
+        shell.ok(line)
+        shell.ok(f"{game} move {number} alice pw-alice {first}")
+        body = _last_mail_to(shell, "bob@example.org").body
+        assert body.endswith(f"  {game} move {number} bob PASSWORD <move>#2\n") != swap, line
+        assert (f"  {game} move {number} bob PASSWORD swap#2\n" in body) == swap, line

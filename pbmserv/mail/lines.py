@@ -44,10 +44,10 @@ _ATTRIBUTION = re.compile(
 _ATTRIBUTION_END = re.compile(r"(?:\bwrote|\bschrieb\b.*|a écrit)\s*:\s*$", re.I)
 _BLANKS = re.compile(r"[ \t\u00a0\u2000-\u200b\u3000]+")
 # the lines a board mail asks its reader to send back (pbmserv.render.board_mail.reply_line:
-# a move, an answer to a proposal), still unfilled: a mail client that pastes the
+# a move, a swap, an answer to a proposal), still unfilled: a mail client that pastes the
 # original below a reply without quoting it would otherwise have them run, and count a
 # wrong password against the player
-_REPLY_TEMPLATE = re.compile(r"\sPASSWORD\s+(?:<move>(?:#\d+)?|accept|reject)\s*$")
+_REPLY_TEMPLATE = re.compile(r"\sPASSWORD\s+(?:<move>(?:#\d+)?|swap#\d+|accept|reject)\s*$")
 MAX_ATTRIBUTION = 300
 
 

@@ -191,9 +191,9 @@ class OpenVote:
 def reply_line(
     board: Board, position: Position, reader: User | None, vote: OpenVote | None = None
 ) -> str:
-    """The exact lines ``reader`` sends back ('' when he has nothing to send): his move when
-    he is to move, ``accept`` or ``reject`` when he has still to answer the open proposal
-    ``vote``."""
+    """The exact lines ``reader`` sends back ('' when he has nothing to send): his move (and
+    the swap, while the pie rule allows it) when he is to move, ``accept`` or ``reject`` when
+    he has still to answer the open proposal ``vote``."""
     if reader is None:
         return ""
     mover = board.user_to_move(position)
@@ -215,6 +215,13 @@ def reply_line(
             "\nYour move. Send back this line, with your password and your move:\n"
             f"  {command} <move>#{number}\n"
         )
+        if position.swap_available():  # the pie rule: the second player's first move only
+            first, second = (info.label for info in position.seats()[:2])
+            offer = (
+                f"Or swap (pie rule, this move only): you take over {first}, "
+                f"{board.seats[0].user.userid} moves next as {second}:"
+            )
+            text += f"{textwrap.fill(offer, MAIL_WIDTH)}\n  {command} swap#{number}\n"
     return text
 
 
