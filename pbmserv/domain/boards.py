@@ -19,8 +19,9 @@ from sqlalchemy.orm import Session, joinedload, object_session
 
 from pbmserv.domain.ratings import rate_board
 from pbmserv.games import get_game
-from pbmserv.games.base import PASS, RESIGN, Game, MoveError, Position
+from pbmserv.games.base import PASS, RESIGN, Game, MoveError, Position, SpecialMove
 from pbmserv.render.board_mail import OpenVote
+from pbmserv.render.effects import move_notes
 from pbmserv.store import records
 from pbmserv.store.models import (
     Board,
@@ -169,8 +170,10 @@ def _record(
     now: datetime,
     source: str,
     text: str | None = None,
+    notes: list[str] | None = None,
 ) -> MoveRecord:
-    """Append the entry for ``move`` (written as ``text`` when given) and play it."""
+    """Append the entry for ``move`` (written as ``text`` when given) and play it; ``notes``
+    get what it did that its text does not say (captures, players knocked out)."""
     seat = position.to_move
     assert seat is not None
     entry = MoveRecord(
@@ -183,7 +186,15 @@ def _record(
         source=source,
     )
     _add_to_board(board, entry, "moves", _insert_move())
+    if notes is None or isinstance(move, SpecialMove):  # resign, swap, pass: noted elsewhere
+        position.play(move)
+        return entry
+    before, capture = position.seats(), position.capture(move)
     position.play(move)
+    users = [s.user.userid for s in board.seats]
+    mover = user.userid if user else users[seat]
+    after = position.seats()
+    notes += move_notes(entry.ply, entry.text, seat, mover, users, before, after, capture)
     return entry
 
 
@@ -246,7 +257,9 @@ def play_move(
         raise BoardError(f"it is not your turn: {who} is to move")
     move = position.parse_move(text)  # MoveError propagates with its message for the player
     notes: list[str] = []
-    entries = [_record(board, position, move, user, auto=False, now=now, source=source)]
+    entries = [
+        _record(board, position, move, user, auto=False, now=now, source=source, notes=notes)
+    ]
     mover_seat = board.seats[entries[0].seat]  # his clock ran since the last move
     mover_seat.time_used = (mover_seat.time_used or 0.0) + (
         now - board.last_move_at
@@ -330,7 +343,16 @@ def run_automatic(
                 notes.append(f"The queued move {text} of {seat.user.userid} was not legal ({exc}).")
             else:
                 entries.append(
-                    _record(board, position, move, seat.user, auto=True, now=now, source="queued")
+                    _record(
+                        board,
+                        position,
+                        move,
+                        seat.user,
+                        auto=True,
+                        now=now,
+                        source="queued",
+                        notes=notes,
+                    )
                 )
                 continue
         moves = position.legal_moves()
