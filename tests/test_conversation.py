@@ -299,3 +299,39 @@ def test_the_second_player_is_told_that_he_may_swap(shell):
         body = _last_mail_to(shell, "bob@example.org").body
         assert body.endswith(f"  {game} move {number} bob PASSWORD <move>#2\n") != swap, line
         assert (f"  {game} move {number} bob PASSWORD swap#2\n" in body) == swap, line
+
+
+# --------------------------------------------------------------------------- preview
+
+
+def test_a_preview_out_of_turn_says_whose_move_it_is(shell):
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    bob = {"channel": "mail", "sender": "bob@example.org"}
+    refused = shell("polis preview 101 h2-g3", **bob)  # bob plays red; blue is to move
+    assert refused.status == 1 and "no piece of yours" not in refused.body
+    assert (
+        "preview stops at 'h2-g3': it is blue's (alice's) move in this position, not yours; "
+        "a preview shows the position after the move of the player to move (put blue's move "
+        "first to see yours after it)"
+    ) in refused.body
+    shown = shell.ok("polis preview 101 d7-e6 h2-g3", **bob)  # so
+    assert "after move 0: d7-e6 h2-g3\nIt is blue's (alice's) move in this position" in shown.body
+    # the shell is nobody in particular: the answer says for whom the move was judged
+    assert (
+        "preview stops at 'h2-g3': it is blue's (alice's) move in this position (a preview "
+        "plays its moves in turn, from the player to move), and for blue: no piece of yours "
+        "on h2"
+    ) in shell("polis preview 101 h2-g3").body
+    # every game: Ploy refuses red's move on green's turn; a Pylon placement is anyone's move
+    shell.ok("ploy challenge alice bob")
+    ploy = shell("ploy preview 101 e8-e6", **bob)
+    assert "it is green's (alice's) move in this position, not yours;" in ploy.body
+    shell.ok("pylon challenge alice bob")
+    pylon = shell.ok("pylon preview 101 e5", **bob)
+    assert (
+        "It is o's (alice's) move in this position: the first move is played for o, the "
+        "others in turn."
+    ) in " ".join(pylon.body.split())
+    alice = shell.ok("pylon preview 101 e5", channel="mail", sender="alice@example.org")
+    assert "It is o's" not in alice.body

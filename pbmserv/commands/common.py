@@ -12,7 +12,7 @@ from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.spec import Call
 from pbmserv.domain import boards, notify
 from pbmserv.domain.accounts import AuthError, authenticate, normalise_userid
-from pbmserv.games.base import Game, Position
+from pbmserv.games.base import Game, MoveError, Position, UnreadableMove
 from pbmserv.render.board_mail import (
     OpenVote,
     board_key,
@@ -123,10 +123,43 @@ def reader_tail(
     return reply_line(board, position, reader, vote)
 
 
+def sender_player(req: Request, board: Board) -> User | None:
+    """The player of ``board`` whose address a mail came from (None on the shell, or for
+    anybody else's address)."""
+    if req.trusted or not req.sender:
+        return None
+    sender = req.sender.lower()
+    return next((s.user for s in board.seats if _has_address(s.user, sender)), None)
+
+
 def _has_address(user: User, address: str | None) -> bool:
     """Whether ``address`` (lower case) is one of ``user``'s (a board's players' addresses
     come with it)."""
     return address is not None and any(a.address == address for a in user.addresses)
+
+
+def preview_stop(
+    word: str, exc: MoveError, position: Position, mover: str = "", *, not_his: bool = False
+) -> str:
+    """Why a preview stops at the move ``word``.  A preview plays its moves in turn from the
+    player to move, each judged as that player's move ("no piece of yours on h2"), so the
+    answer names him (``mover``: his userid), and tells a sender whose move it is not
+    (``not_his``) just that."""
+    seat = position.to_move
+    if seat is None or isinstance(exc, UnreadableMove):  # over, or no move in any position
+        return f"preview stops at '{word}': {exc}"
+    label = position.seats()[seat].label
+    turn = f"it is {label}'s ({mover}'s) move" if mover else f"it is {label}'s move"
+    if not_his:
+        return (
+            f"preview stops at '{word}': {turn} in this position, not yours; a preview shows "
+            f"the position after the move of the player to move (put {label}'s move first to "
+            "see yours after it)"
+        )
+    return (
+        f"preview stops at '{word}': {turn} in this position (a preview plays its moves in "
+        f"turn, from the player to move), and for {label}: {exc}"
+    )
 
 
 def summary(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 import click
@@ -16,7 +17,9 @@ from pbmserv.commands.common import (
     call_login,
     load_board,
     parse_board_number,
+    preview_stop,
     reader_tail,
+    sender_player,
     text,
     user,
 )
@@ -25,6 +28,7 @@ from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import accounts, boards, confirmation, limits, moves, notify
 from pbmserv.games.base import Game, MoveError, ParamError, PlayersError
 from pbmserv.render.board_mail import (
+    MAIL_WIDTH,
     board_key,
     board_mail_body,
     board_subject,
@@ -445,11 +449,19 @@ def preview(call: Call) -> None:
         board = load_board(session, game, number)
         position = boards.position_of(board) if at is None else boards.replay(board, at)
         played = []
+        sender = sender_player(call.req, board)  # (by mail): whose move the sender thinks it is
+        first, seat = boards.user_to_move(board, position), position.to_move
+        label = "" if seat is None else position.seats()[seat].label
         for word in call.args["moves"]:
+            mover = boards.user_to_move(board, position)
             try:
                 move_value = position.parse_move(word)
             except MoveError as exc:
-                raise board_error(board, position, f"preview stops at '{word}': {exc}") from None
+                other = sender is not None and mover is not None and sender.id != mover.id
+                name = mover.userid if mover else ""
+                raise board_error(
+                    board, position, preview_stop(word, exc, position, name, not_his=other)
+                ) from None
             played.append(position.format_move(move_value))
             position.play(move_value)
         start = len(board.moves) if at is None else at
@@ -457,6 +469,12 @@ def preview(call: Call) -> None:
             f"Preview of {game.display_name} board {number} after move {start}: "
             + (" ".join(played) or "no moves")
         ]
+        if played and sender is not None and first is not None and sender.id != first.id:
+            note = (  # (a placement game takes any move as the mover's: say whose it is)
+                f"It is {label}'s ({first.userid}'s) move in this position: the first move "
+                f"is played for {label}, the others in turn."
+            )
+            lines.append(textwrap.fill(note, MAIL_WIDTH))
         lines.append("Nothing is stored.")
         body = text(lines) + "\n" + render_board(position)
         outcome = position.outcome()
@@ -532,7 +550,8 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "preview",
         preview,
-        "Show the board after hypothetical moves; nothing is stored.",
+        "Show the board after hypothetical moves, played in turn from the player to move; "
+        "nothing is stored.",
         (
             Arg("board", Kind.BOARD, metavar="BOARD[#K]|new"),
             Arg("moves", Kind.TEXT, many=True, metavar="[-PARAM] MOVE..."),
