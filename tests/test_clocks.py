@@ -53,6 +53,21 @@ def test_nag_after_seven_days_once_per_period(shell, clock):
     assert tick(shell).nags == ["Nim 101 alice"]
 
 
+def test_a_nag_gives_the_lines_to_answer_an_open_proposal(shell, clock):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    shell.ok("nim move 101 alice pw-alice 1")
+    shell.ok("nim move 101 alice pw-alice propose")
+    clock.advance(days=7)
+    assert tick(shell).nags == ["Nim 101 bob"]
+    mail = [m for m in shell.outbox() if m.subject.startswith("Nag:")][0]
+    assert mail.body.endswith(
+        "  nim move 101 bob PASSWORD accept\n  nim move 101 bob PASSWORD reject\n"
+        "\nYour move. Send back this line, with your password and your move:\n"
+        "  nim move 101 bob PASSWORD <move>#2\n"
+    )
+
+
 def test_forfeit_at_21_days_is_recorded_and_replayable(shell, clock):
     shell.signup("alice", "bob")
     shell.ok("nim challenge alice bob")

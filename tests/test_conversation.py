@@ -199,3 +199,139 @@ def test_common_words_start_a_command_only_as_one():
 
     body = read_body("All the best!\nall show alice\n", command_words(), declared_verbs())
     assert body.commands == ["all show alice"] and body.comment == "All the best!"
+
+
+# --------------------------------------------------------------------------- proposals, swap
+
+
+ANSWER = "To accept or reject it, send back one of these lines, with your password:\n"
+
+
+def test_a_draw_offer_carries_its_comment_and_the_lines_to_answer_it(shell):
+    shell.signup("alice", "bob")
+    shell.ok("ploy challenge alice bob")
+    shell.ok("ploy move 101 alice pw-alice f1+4", comment="Good luck!")
+    mine = shell.ok(
+        "ploy move 101 bob pw-bob propose",
+        channel="mail",
+        sender="bob@example.org",
+        comment="How about a draw?",
+    )
+    assert "accept" not in mine.body and mine.body.endswith("PASSWORD <move>#2\n")  # his turn
+    mail = _last_mail_to(shell, "alice@example.org")
+    assert "bob proposes a draw." in mail.body
+    assert "bob writes:\n\nHow about a draw?\n" in mail.body
+    assert "Good luck!" not in mail.body  # the move's comment was read with the move
+    assert mail.body.endswith(
+        "\nOpen proposal: a draw. It passes when every player accepts it.\n"
+        + ANSWER
+        + "  ploy move 101 alice PASSWORD accept\n  ploy move 101 alice PASSWORD reject\n"
+    )
+    shown = shell.ok("ploy show 101", channel="mail", sender="alice@example.org")
+    assert shown.body.endswith("  ploy move 101 alice PASSWORD reject\n")  # still open
+    rejected = shell.ok("ploy move 101 alice pw-alice reject", comment="No thanks, I am winning.")
+    mail = _last_mail_to(shell, "bob@example.org")
+    assert "alice rejects the draw proposal." in mail.body
+    assert "alice writes:\n\nNo thanks, I am winning.\n" in mail.body
+    assert "accept" not in mail.body and mail.body.endswith(
+        "  ploy move 101 bob PASSWORD <move>#2\n"
+    )
+    assert "accept" not in rejected.body
+
+
+def test_a_player_to_move_may_answer_a_proposal_or_move(shell):
+    shell.signup("alice", "bob")
+    shell.ok("ploy challenge alice bob")
+    shell.ok("ploy move 101 alice pw-alice f1+4")
+    shell.ok("ploy move 101 alice pw-alice undo")
+    mail = _last_mail_to(shell, "bob@example.org")
+    assert mail.body.endswith(
+        "\nOpen proposal: to take back the last move. It passes when every player\n"
+        "accepts it; a move of yours closes it instead.\n"
+        + ANSWER
+        + "  ploy move 101 bob PASSWORD accept\n  ploy move 101 bob PASSWORD reject\n"
+        "\nYour move. Send back this line, with your password and your move:\n"
+        "  ploy move 101 bob PASSWORD <move>#2\n"
+    )
+    done = shell.ok("ploy move 101 bob pw-bob accept", comment="Take it back, then.")
+    assert "The last move is taken back." in done.body
+    mail = _last_mail_to(shell, "alice@example.org")
+    assert "bob writes:\n\nTake it back, then.\n" in mail.body
+    assert mail.body.endswith("  ploy move 101 alice PASSWORD <move>#1\n")
+
+
+def test_a_decline_carries_its_comment(shell):
+    shell.signup("alice", "bob", "carol")
+    shell.ok("nim challenge alice bob carol")
+    shell.ok("nim resign 101 carol pw-carol", comment="Sorry, no time this month.")
+    mail = _last_mail_to(shell, "alice@example.org")
+    assert "carol declined the game; it restarts" in mail.body
+    assert "carol writes:\n\nSorry, no time this month.\n" in mail.body
+    shell.ok("nim resign 101 bob pw-bob", comment="Me neither.")
+    mail = _last_mail_to(shell, "alice@example.org")
+    assert "bob declined the game; too few players remain" in mail.body
+    assert "bob writes:\n\nMe neither.\n" in mail.body
+
+
+def test_the_second_player_is_told_that_he_may_swap(shell):
+    shell.signup("alice", "bob", "carol")
+    shell.ok("pylon challenge alice bob")
+    shell.ok("pylon move 101 alice pw-alice e5")
+    mail = _last_mail_to(shell, "bob@example.org")
+    assert mail.body.endswith(
+        "  pylon move 101 bob PASSWORD <move>#2\n"
+        "Or swap (pie rule, this move only): you take over o, alice moves next as x:\n"
+        "  pylon move 101 bob PASSWORD swap#2\n"
+    )
+    shell.ok("pylon move 101 bob pw-bob swap#2")  # the line works
+    assert "swap#" not in _last_mail_to(shell, "alice@example.org").body
+    # where the pie rule applies: Polis, Ploy and Plotto with -swap (two players), Pylon always
+    for line, number, first, swap in [
+        ("polis challenge alice bob -swap", 101, "d7-e6", True),
+        ("polis challenge alice bob", 102, "d7-e6", False),
+        ("ploy challenge alice bob -swap", 101, "f1+4", True),
+        ("plotto challenge alice bob -swap", 101, "a3", True),
+        ("pylon challenge alice bob carol", 102, "e5", False),
+    ]:
+        game = line.split()[0]
+        shell.ok(line)
+        shell.ok(f"{game} move {number} alice pw-alice {first}")
+        body = _last_mail_to(shell, "bob@example.org").body
+        assert body.endswith(f"  {game} move {number} bob PASSWORD <move>#2\n") != swap, line
+        assert (f"  {game} move {number} bob PASSWORD swap#2\n" in body) == swap, line
+
+
+# --------------------------------------------------------------------------- preview
+
+
+def test_a_preview_out_of_turn_says_whose_move_it_is(shell):
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    bob = {"channel": "mail", "sender": "bob@example.org"}
+    refused = shell("polis preview 101 h2-g3", **bob)  # bob plays red; blue is to move
+    assert refused.status == 1 and "no piece of yours" not in refused.body
+    assert (
+        "preview stops at 'h2-g3': it is blue's (alice's) move in this position, not yours; "
+        "a preview shows the position after the move of the player to move (put blue's move "
+        "first to see yours after it)"
+    ) in refused.body
+    shown = shell.ok("polis preview 101 d7-e6 h2-g3", **bob)  # so
+    assert "after move 0: d7-e6 h2-g3\nIt is blue's (alice's) move in this position" in shown.body
+    # the shell is nobody in particular: the answer says for whom the move was judged
+    assert (
+        "preview stops at 'h2-g3': it is blue's (alice's) move in this position (a preview "
+        "plays its moves in turn, from the player to move), and for blue: no piece of yours "
+        "on h2"
+    ) in shell("polis preview 101 h2-g3").body
+    # every game: Ploy refuses red's move on green's turn; a Pylon placement is anyone's move
+    shell.ok("ploy challenge alice bob")
+    ploy = shell("ploy preview 101 e8-e6", **bob)
+    assert "it is green's (alice's) move in this position, not yours;" in ploy.body
+    shell.ok("pylon challenge alice bob")
+    pylon = shell.ok("pylon preview 101 e5", **bob)
+    assert (
+        "It is o's (alice's) move in this position: the first move is played for o, the "
+        "others in turn."
+    ) in " ".join(pylon.body.split())
+    alice = shell.ok("pylon preview 101 e5", channel="mail", sender="alice@example.org")
+    assert "It is o's" not in alice.body

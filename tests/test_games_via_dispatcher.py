@@ -166,3 +166,52 @@ def test_eliminated_ploy_seat_is_skipped(shell):
         assert not last.subject.endswith(victim)
     rows = [line for line in last.body.splitlines() if line[:5].strip().rstrip(".").isdigit()]
     assert any("--" in row for row in rows[-2:]), "the skipped seat shows -- in the move list"
+
+
+# --------------------------------------------------------------------------- what a move did
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())  # the notes are wrapped at 76 columns
+
+
+def test_a_pylon_capture_says_whose_marbles_it_covered(shell):
+    shell.signup("alice", "bob")
+    shell.ok("pylon challenge alice bob")
+    for line in ("alice pw-alice a1", "bob pw-bob c1", "alice pw-alice c3"):
+        quiet = shell.ok(f"pylon move 101 {line}")
+    assert "captures" not in quiet.body
+    mail = shell.ok("pylon move 101 bob pw-bob a3")  # alice's a1 has no freedom left
+    note = "Move 4 (a3, bob) captures alice's o marble at a1: x marble added at b2."
+    assert note in mail.body
+    to_alice = [m for m in shell.outbox() if m.recipient == "alice@example.org"][-1]
+    assert note in to_alice.body
+
+
+@pytest.mark.parametrize(
+    ("players", "params", "seed", "victim", "why"),
+    [
+        (2, "", 23, "red (bob)", "eliminated by green (commander captured)"),
+        (4, "-partnership", 33, "blue (dave)", "commander captured; absorbed by red"),
+    ],
+)
+def test_a_ploy_move_that_knocks_a_player_out_says_so(shell, players, params, seed, victim, why):
+    from pbmserv.games import get_game
+
+    game = get_game("ploy")
+
+    def knocked_out(position, move):
+        return any(not s.in_play for s in position.seats())
+
+    plan = _plan(game, players, {"partnership": bool(params)}, seed, knocked_out, True)
+    users = ["alice", "bob", "carol", "dave"][:players]
+    shell.signup(*users)
+    shell.ok(f"ploy challenge {' '.join(users)} {params}")
+    for ply, (seat, text) in enumerate(plan, start=1):
+        last = shell.ok(f"ploy move 101 {users[seat]} pw-{users[seat]} {text}")
+        assert ("knocks out" in last.body) == (ply == len(plan))
+    seat, text = plan[-1]
+    note = f"Move {len(plan)} ({text}, {users[seat]}) knocks out {victim}: {why}."
+    assert note in _words(last.body)
+    others = [m for m in shell.outbox() if m.recipient != f"{users[seat]}@example.org"]
+    assert note in _words(others[-1].body)

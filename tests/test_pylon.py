@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pbmserv.games import get_game
-from pbmserv.games.base import PASS, SWAP, IllegalMove, UnreadableMove
+from pbmserv.games.base import PASS, SWAP, Capture, IllegalMove, UnreadableMove
 from pbmserv.games.pylon import EMPTY, GAME, PylonPosition, geometry, pyramid
 from pbmserv.render.templates import render_board
 
@@ -402,3 +402,19 @@ def test_dead_group_is_the_group_without_a_freedom_on_its_level(seed, size, play
                     geo.level[m] == level and any(free(q) for q in geo.nbrs[m]) for m in whole
                 )
                 assert pos.dead_group(p, level, board) == (None if touches else whole)
+
+
+def test_capture_names_the_captured_marbles_and_the_points_filled():
+    """What the board mail says of a placement (Position.capture): asked before it is played,
+    it changes nothing; a quiet placement, or a pass, captures nothing."""
+    pos = PylonPosition.set_up([("a1", O), ("c1", X), ("c3", O)], to_move=X)
+    before = pos.serialize()
+    assert pos.capture(pos.parse_move("a3")) == Capture({O: ("a1",)}, ("b2",))
+    assert pos.serialize() == before
+    assert pos.capture(pos.parse_move("e5")) is None and pos.capture(PASS) is None
+    pos.push_text("a3")
+    assert pos.board[pos.geo.names.index("b2")] == X  # the point it named is filled
+    # a group of several marbles, covered by several
+    pieces = [("a1", O), ("c1", O), ("a3", X), ("c3", X), ("e3", X)]
+    pos = PylonPosition.set_up(pieces, size=4, to_move=X)
+    assert pos.capture(pos.parse_move("e1")) == Capture({O: ("a1", "c1")}, ("b2", "d2"))

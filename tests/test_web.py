@@ -161,6 +161,23 @@ def test_any_ply_by_links_and_by_the_slider_form(site, sessions):
         assert client.get(f"/boards/ploy/{number}?ply={bad}").status_code == 404
 
 
+def test_after_a_swap_each_move_is_under_the_player_who_made_it(shell, settings, clock):
+    shell.signup("alice", "bob")
+    shell.ok("pylon challenge alice bob")
+    for line in ("alice pw-alice e5", "bob pw-bob swap", "alice pw-alice e1", "bob pw-bob e3"):
+        shell.ok(f"pylon move 101 {line}")
+    client = TestClient(create_app(settings, lambda: clock.now))
+    moves = _between(client.get("/boards/pylon/101").text, '<table class="moves">', "</table>")
+    here = "/boards/pylon/101?ply="
+    assert "<th>bob (o)</th><th>alice (x)</th>" in moves
+    assert f'<tr><th>1.</th><td></td><td><a href="{here}1">e5</a></td></tr>' in moves
+    assert (
+        f'<tr><th>2.</th><td><a href="{here}2">swap (bob takes over o)</a></td>'
+        f'<td><a href="{here}3">e1</a></td></tr>'
+    ) in moves
+    assert '<tr><th>3.</th><td><strong aria-current="step">e3</strong></td><td></td></tr>' in moves
+
+
 def test_unknown_things_answer_404(site):
     numbers, client = site
     for path in (

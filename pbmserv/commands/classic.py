@@ -9,7 +9,14 @@ import click
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from pbmserv.commands.common import admin, board_arg, call_login, load_board, not_sent
+from pbmserv.commands.common import (
+    admin,
+    board_arg,
+    call_login,
+    load_board,
+    not_sent,
+    preview_stop,
+)
 from pbmserv.commands.common import text as _text
 from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.spec import Arg, Call, Command, Kind
@@ -206,7 +213,7 @@ def preview_new(call: Call) -> None:
         try:
             value = position.parse_move(text)
         except MoveError as exc:
-            raise Refused(f"preview stops at '{text}': {exc}") from None
+            raise Refused(preview_stop(text, exc, position)) from None
         played.append(position.format_move(value))
         position.play(value)
     lines = [

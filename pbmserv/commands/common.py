@@ -12,8 +12,9 @@ from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.spec import Call
 from pbmserv.domain import boards, notify
 from pbmserv.domain.accounts import AuthError, UnknownUserid, authenticate, normalise_userid
-from pbmserv.games.base import Game, Position
+from pbmserv.games.base import Game, MoveError, Position, UnreadableMove
 from pbmserv.render.board_mail import (
+    OpenVote,
     board_key,
     board_mail_body,
     game_name,
@@ -108,24 +109,75 @@ def board_error(board: Board, position: Position, message: str, tail: str = "") 
     return Refused(message, subject=subject, body=body, board=board_key(board))
 
 
-def reader_tail(req: Request, board: Board, position: Position, actor: User | None = None) -> str:
-    """The reply line for the answer to the sender: on the shell (the operator plays every
-    seat) for the player to move, or a note that a robot is; by mail when the actor, or a user
-    of the sender's address, is that player."""
+def reader_tail(
+    req: Request,
+    board: Board,
+    position: Position,
+    actor: User | None = None,
+    vote: OpenVote | None = None,
+) -> str:
+    """The reply lines for the answer to the sender: on the shell (the operator plays every
+    seat) for the player to move, or a note that a robot is; by mail for the actor, or the
+    player of the sender's address (his move when he is to move, his answer to the open
+    proposal ``vote`` when it waits for one)."""
     mover = board.user_to_move(position)
-    if mover is None:
-        return ""
     if req.trusted:
+        if mover is None:
+            return ""
         if mover.robot is not None:  # nobody sends its move: it is played for it
             return (
                 f"\n{mover.userid} is a robot: its moves are played for it (by a running "
                 "server, or by `pbmserv robot run`).\n"
             )
-        return reply_line(board, position, mover)
+        return reply_line(board, position, mover, vote)
     sender = req.sender.lower() if req.sender else None
-    addresses = {a.address for a in mover.addresses}  # loaded with the board's seats
-    reads = (actor is not None and actor.id == mover.id) or sender in addresses
-    return reply_line(board, position, mover if reads else None)
+
+    def reads(user: User) -> bool:
+        return _has_address(user, sender) or (actor is not None and actor.id == user.id)
+
+    if mover is not None and reads(mover):
+        return reply_line(board, position, mover, vote)
+    reader = next((seat.user for seat in board.seats if reads(seat.user)), None)
+    return reply_line(board, position, reader, vote)
+
+
+def sender_player(req: Request, board: Board) -> User | None:
+    """The player of ``board`` whose address a mail came from (None on the shell, or for
+    anybody else's address)."""
+    if req.trusted or not req.sender:
+        return None
+    sender = req.sender.lower()
+    return next((s.user for s in board.seats if _has_address(s.user, sender)), None)
+
+
+def _has_address(user: User, address: str | None) -> bool:
+    """Whether ``address`` (lower case) is one of ``user``'s (a board's players' addresses
+    come with it)."""
+    return address is not None and any(a.address == address for a in user.addresses)
+
+
+def preview_stop(
+    word: str, exc: MoveError, position: Position, mover: str = "", *, not_his: bool = False
+) -> str:
+    """Why a preview stops at the move ``word``.  A preview plays its moves in turn from the
+    player to move, each judged as that player's move ("no piece of yours on h2"), so the
+    answer names him (``mover``: his userid), and tells a sender whose move it is not
+    (``not_his``) just that."""
+    seat = position.to_move
+    if seat is None or isinstance(exc, UnreadableMove):  # over, or no move in any position
+        return f"preview stops at '{word}': {exc}"
+    label = position.seats()[seat].label
+    turn = f"it is {label}'s ({mover}'s) move" if mover else f"it is {label}'s move"
+    if not_his:
+        return (
+            f"preview stops at '{word}': {turn} in this position, not yours; a preview shows "
+            f"the position after the move of the player to move (put {label}'s move first to "
+            "see yours after it)"
+        )
+    return (
+        f"preview stops at '{word}': {turn} in this position (a preview plays its moves in "
+        f"turn, from the player to move), and for {label}: {exc}"
+    )
 
 
 def summary(
@@ -149,9 +201,18 @@ def announce(
     *,
     new: bool = False,
     newest: records.Entry | None = None,
+    said: str | None = None,
+    vote: OpenVote | None = None,
 ) -> None:
     """The board mail to the sender, and the same mail to every other player and spectator
-    (``newest``: the record's newest entry, when the caller has it at hand)."""
+    (``newest``: the record's newest entry, when the caller has it at hand).
+
+    ``said``: the comment of a command that is not a move (a proposal, a vote, a decline),
+    shown with the board as a move's is; ``vote``: the open proposal, whose players still to
+    answer get the lines for it."""
+    comments = None
+    if said is not None:
+        comments = [(actor.userid, said.strip())] if actor and said.strip() else []
     subject, body = notify.board_mail(
         session,
         board,
@@ -162,8 +223,10 @@ def announce(
         sender=call.req.sender,
         new=new,
         with_comment=True,
+        said=comments,
+        vote=vote,
     )
-    body += reader_tail(call.req, board, position, actor)
+    body += reader_tail(call.req, board, position, actor, vote)
     answer(
         call.ctx,
         subject,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 import click
@@ -16,7 +17,9 @@ from pbmserv.commands.common import (
     call_login,
     load_board,
     parse_board_number,
+    preview_stop,
     reader_tail,
+    sender_player,
     text,
     user,
     whole_number,
@@ -28,6 +31,7 @@ from pbmserv.domain.clocks import MAX_CLOCK_DAYS, clock_days
 from pbmserv.games import get_game
 from pbmserv.games.base import Game, MoveError, ParamError, PlayersError
 from pbmserv.render.board_mail import (
+    MAIL_WIDTH,
     board_key,
     board_mail_body,
     board_subject,
@@ -256,12 +260,16 @@ def resign(call: Call, number: int, user_id: int) -> None:
             if new_position is None:
                 subject = f"{game.display_name} Board {number}"
                 others = [seat.user for seat in board.seats]
+                said = req.comment.strip()
+                stars = "*" * 72  # the comment's frame in a board mail
+                written = ["", stars, f"{player.userid} writes:", "", said, stars]
+                lines = [note, *(written if said else [])]
                 body = notify.text_mail(
-                    session, others, subject, [note], req.now, actor=player, sender=req.sender
+                    session, others, subject, lines, req.now, actor=player, sender=req.sender
                 )
                 answer(call.ctx, subject, body)
                 return
-            announce(call, session, board, new_position, [note], player, new=True)
+            announce(call, session, board, new_position, [note], player, new=True, said=req.comment)
             return
         mover = boards.user_to_move(board, position)
         if mover is None or mover.id != player.id:
@@ -303,7 +311,8 @@ def _vote(call: Call, number: int, user_id: int, word: str) -> None:
             note, position = moves.vote(session, board, position, player, word, req.now)
         except boards.BoardError as exc:
             raise board_error(board, position, str(exc)) from None
-        announce(call, session, board, position, [note], player)
+        vote = boards.open_vote(session, board, position)
+        announce(call, session, board, position, [note], player, said=req.comment, vote=vote)
 
 
 # ----------------------------------------------------------------------------- show, games, history
@@ -339,9 +348,13 @@ def _show_boards(call: Call, words: list[str]) -> None:
             if at is not None and not 0 <= at <= len(board.moves):
                 raise Refused(f"board {number} has {len(board.moves)} moves; there is no move {at}")
             position = boards.position_of(board) if at is None else boards.replay(board, at)
+            tail = ""
+            if at is None:  # the lines to send back: a move, or an answer to a proposal
+                vote = boards.open_vote(session, board, position)
+                tail = reader_tail(call.req, board, position, vote=vote)
             parts.append(
                 board_mail_body(board, position, all_moves=True, at_ply=at, with_comment=True)
-                + ("" if at is not None else reader_tail(call.req, board, position))
+                + tail
             )
             subjects.append(board_subject(board, position))
             key = board_key(board) if at is None else None
@@ -438,11 +451,19 @@ def preview(call: Call) -> None:
         board = load_board(session, game, number)
         position = boards.position_of(board) if at is None else boards.replay(board, at)
         played = []
+        sender = sender_player(call.req, board)  # (by mail): whose move the sender thinks it is
+        first, seat = boards.user_to_move(board, position), position.to_move
+        label = "" if seat is None else position.seats()[seat].label
         for word in call.args["moves"]:
+            mover = boards.user_to_move(board, position)
             try:
                 move_value = position.parse_move(word)
             except MoveError as exc:
-                raise board_error(board, position, f"preview stops at '{word}': {exc}") from None
+                other = sender is not None and mover is not None and sender.id != mover.id
+                name = mover.userid if mover else ""
+                raise board_error(
+                    board, position, preview_stop(word, exc, position, name, not_his=other)
+                ) from None
             played.append(position.format_move(move_value))
             position.play(move_value)
         start = len(board.moves) if at is None else at
@@ -450,6 +471,12 @@ def preview(call: Call) -> None:
             f"Preview of {game.display_name} board {number} after move {start}: "
             + (" ".join(played) or "no moves")
         ]
+        if played and sender is not None and first is not None and sender.id != first.id:
+            note = (  # (a placement game takes any move as the mover's: say whose it is)
+                f"It is {label}'s ({first.userid}'s) move in this position: the first move "
+                f"is played for {label}, the others in turn."
+            )
+            lines.append(textwrap.fill(note, MAIL_WIDTH))
         lines.append("Nothing is stored.")
         body = text(lines) + "\n" + render_board(position)
         outcome = position.outcome()
@@ -525,7 +552,8 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "preview",
         preview,
-        "Show the board after hypothetical moves; nothing is stored.",
+        "Show the board after hypothetical moves, played in turn from the player to move; "
+        "nothing is stored.",
         (
             Arg("board", Kind.BOARD, metavar="BOARD[#K]|new"),
             Arg("moves", Kind.TEXT, many=True, metavar="[-PARAM] MOVE..."),

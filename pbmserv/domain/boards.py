@@ -19,7 +19,9 @@ from sqlalchemy.orm import Session, joinedload, object_session
 
 from pbmserv.domain.ratings import rate_board
 from pbmserv.games import get_game
-from pbmserv.games.base import PASS, RESIGN, Game, MoveError, Position
+from pbmserv.games.base import PASS, RESIGN, Game, MoveError, Position, SpecialMove
+from pbmserv.render.board_mail import OpenVote
+from pbmserv.render.effects import move_notes
 from pbmserv.store import records
 from pbmserv.store.models import (
     Board,
@@ -168,8 +170,10 @@ def _record(
     now: datetime,
     source: str,
     text: str | None = None,
+    notes: list[str] | None = None,
 ) -> MoveRecord:
-    """Append the entry for ``move`` (written as ``text`` when given) and play it."""
+    """Append the entry for ``move`` (written as ``text`` when given) and play it; ``notes``
+    get what it did that its text does not say (captures, players knocked out)."""
     seat = position.to_move
     assert seat is not None
     entry = MoveRecord(
@@ -182,7 +186,15 @@ def _record(
         source=source,
     )
     _add_to_board(board, entry, "moves", _insert_move())
+    if notes is None or isinstance(move, SpecialMove):  # resign, swap, pass: noted elsewhere
+        position.play(move)
+        return entry
+    before, capture = position.seats(), position.capture(move)
     position.play(move)
+    users = [s.user.userid for s in board.seats]
+    mover = user.userid if user else users[seat]
+    after = position.seats()
+    notes += move_notes(entry.ply, entry.text, seat, mover, users, before, after, capture)
     return entry
 
 
@@ -245,7 +257,9 @@ def play_move(
         raise BoardError(f"it is not your turn: {who} is to move")
     move = position.parse_move(text)  # MoveError propagates with its message for the player
     notes: list[str] = []
-    entries = [_record(board, position, move, user, auto=False, now=now, source=source)]
+    entries = [
+        _record(board, position, move, user, auto=False, now=now, source=source, notes=notes)
+    ]
     mover_seat = board.seats[entries[0].seat]  # his clock ran since the last move
     mover_seat.time_used = (mover_seat.time_used or 0.0) + (
         now - board.last_move_at
@@ -329,7 +343,16 @@ def run_automatic(
                 notes.append(f"The queued move {text} of {seat.user.userid} was not legal ({exc}).")
             else:
                 entries.append(
-                    _record(board, position, move, seat.user, auto=True, now=now, source="queued")
+                    _record(
+                        board,
+                        position,
+                        move,
+                        seat.user,
+                        auto=True,
+                        now=now,
+                        source="queued",
+                        notes=notes,
+                    )
                 )
                 continue
         moves = position.legal_moves()
@@ -435,8 +458,7 @@ def vote(
     if board.status is not BoardStatus.active:
         raise BoardError("the game is over")
     seats = seats_of(board, user)
-    live = {position.controller(s) for s in position.live_seats() if s not in position.resigned}
-    voters = {board.seats[s].user_id for s in live}
+    voters = _voters(board, position)
     current = open_proposals(session, board)
     if word in ("propose", "undo"):
         kind = "draw" if word == "propose" else "undo"
@@ -463,8 +485,7 @@ def vote(
             return f"{user.userid} rejects the {proposal.kind} proposal.", position
         proposal.accepted_seats = sorted(set(proposal.accepted_seats) | set(seats))
         note = f"{user.userid} accepts the {proposal.kind} proposal."
-    accepted = {board.seats[s].user_id for s in proposal.accepted_seats if s < len(board.seats)}
-    if voters <= accepted:
+    if voters <= _accepted(board, proposal):
         proposal.open = False
         if proposal.kind == ProposalKind.draw:
             finish_draw(session, board, "draw agreed", now)
@@ -474,6 +495,28 @@ def vote(
             note += " The last move is taken back."
         board.last_move_at = now
     return note, position
+
+
+def _voters(board: Board, position: Position) -> set[int]:
+    """The users whose votes a proposal needs: every player still in the game."""
+    live = {position.controller(s) for s in position.live_seats() if s not in position.resigned}
+    return {board.seats[s].user_id for s in live}
+
+
+def _accepted(board: Board, proposal: Proposal) -> set[int]:
+    return {board.seats[s].user_id for s in proposal.accepted_seats if s < len(board.seats)}
+
+
+def open_vote(session: Session, board: Board, position: Position) -> OpenVote | None:
+    """The open proposal of ``board`` and who has still to answer it, for the lines its
+    players' mails give them (None when no proposal is open)."""
+    if board.status is not BoardStatus.active:
+        return None
+    proposal = next(iter(open_proposals(session, board)), None)
+    if proposal is None:
+        return None
+    waiting = _voters(board, position) - _accepted(board, proposal)
+    return OpenVote(proposal.kind.value, frozenset(waiting))
 
 
 def take_back(board: Board) -> Position:

@@ -22,10 +22,11 @@ from sqlalchemy.orm import Session
 
 from pbmserv.config import Settings
 from pbmserv.domain import limits, mailmodes
-from pbmserv.domain.boards import position_of
+from pbmserv.domain.boards import open_vote, position_of
 from pbmserv.domain.mailmodes import admit
 from pbmserv.games.base import Position
 from pbmserv.render.board_mail import (
+    OpenVote,
     board_mail_body,
     board_subject,
     game_name,
@@ -218,13 +219,17 @@ def board_mail(
     sender: str | None = None,
     new: bool = False,
     with_comment: bool = False,
+    said: Sequence[tuple[str, str]] | None = None,
+    vote: OpenVote | None = None,
 ) -> tuple[str, str]:
     """Mail the board to its audience except ``actor`` and the address ``sender``; return
     (subject, body) for the answer to the one who acted.
 
-    ``with_comment`` shows the comment written with the newest move (a player's own move).
+    ``with_comment`` shows the comment written with the newest move (a player's own move),
+    ``said`` what was written with a command that was not a move (a vote, a decline);
+    ``vote``: the open proposal, whose players still to answer get the lines for it.
     """
-    body = board_mail_body(board, position, notes=list(notes), with_comment=with_comment)
+    body = board_mail_body(board, position, notes=list(notes), with_comment=with_comment, said=said)
     subject = board_subject(board, position, new=new)
     mail_users(
         session,
@@ -234,7 +239,7 @@ def board_mail(
         now,
         skip=actor,
         skip_address=sender,
-        tail=reply_tail(board, position),
+        tail=reply_tail(board, position, vote),
         board=board,
     )
     return subject, body
@@ -246,7 +251,7 @@ def nag_mail(
     """The reminder to the player to move: the board with the note on top."""
     body = board_mail_body(board, position, notes=[note])
     subject = f"Nag: {game_name(board)} Board {board.number} {mover.userid}"
-    tail = reply_tail(board, position)
+    tail = reply_tail(board, position, open_vote(session, board, position))
     mail_users(session, [mover], subject, body, now, tail=tail, board=board)
 
 
@@ -280,7 +285,8 @@ def send_digests(session: Session, now: datetime) -> int:
         parts = []
         for board in {s.board_id: s.board for s in user_seats}.values():
             position = position_of(board)
-            parts.append(board_mail_body(board, position) + reply_line(board, position, user))
+            vote = open_vote(session, board, position)
+            parts.append(board_mail_body(board, position) + reply_line(board, position, user, vote))
         count = len(parts)
         head = f"Your daily digest: {count} board{'s' if count != 1 else ''} changed.\n\n"
         body = head + ("\n" + "=" * 72 + "\n\n").join(parts)

@@ -84,6 +84,16 @@ class SeatInfo:
 
 
 @dataclass(frozen=True)
+class Capture:
+    """What a move captures beyond what its text and the drawing show (Pylon's in-place
+    capture): the points of each seat's captured pieces, and the points the capture fills with
+    pieces of the mover."""
+
+    taken: Mapping[int, tuple[str, ...]]
+    added: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Outcome:
     """The end of a game: the winning seats (empty for a draw) and why it ended."""
 
@@ -342,6 +352,12 @@ class Position(ABC):
         """How often this position has occurred with this player to move (1 in games that do
         not keep a record: every move there is irreversible)."""
         return 1
+
+    def capture(self, move: Move) -> Capture | None:
+        """What the legal ``move`` of the seat to move would capture, where its text does not
+        say it (the board mail tells the players); None in games whose notation or drawing
+        shows every capture."""
+        return None
 
     # ----- public API
 

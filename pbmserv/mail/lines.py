@@ -44,10 +44,11 @@ _ATTRIBUTION = re.compile(
     r"^\s*(?:on\b.*\bwrote|am\b.*\bschrieb\b.*|le\b.*\ba écrit)\s*:\s*$", re.I
 )
 _ATTRIBUTION_END = re.compile(r"(?:\bwrote|\bschrieb\b.*|a écrit)\s*:\s*$", re.I)
-# the line a board mail asks its reader to send back (pbmserv.render.board_mail.reply_line),
-# still unfilled: a mail client that pastes the original below a reply without quoting it
-# would otherwise have it run, and count a wrong password against the player
-_REPLY_TEMPLATE = re.compile(r"\sPASSWORD\s+<move>(?:#\d+)?\s*$")
+# the lines a board mail asks its reader to send back (pbmserv.render.board_mail.reply_line:
+# a move, a swap, an answer to a proposal), still unfilled: a mail client that pastes the
+# original below a reply without quoting it would otherwise have them run, and count a
+# wrong password against the player
+_REPLY_TEMPLATE = re.compile(r"\sPASSWORD\s+(?:<move>(?:#\d+)?|swap#\d+|accept|reject)\s*$")
 MAX_ATTRIBUTION = 300
 
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from pbmserv.games import get_game
-from pbmserv.games.base import Position, SeatInfo
+from pbmserv.games.base import SWAP, Position, SeatInfo
 from pbmserv.render.links import board_link
 from pbmserv.render.templates import render, render_board
 from pbmserv.store import records
@@ -21,6 +22,7 @@ from pbmserv.store.records import Entry
 MOVE_MAIL_ROUNDS = 4
 COLUMN_WIDTH = 14
 MAIL_WIDTH = 76
+SWAP_TEXT = SWAP.word  # how the record writes a swap
 
 
 def board_key(board: Board) -> str:
@@ -80,33 +82,73 @@ def board_subject(board: Board, position: Position, *, new: bool = False) -> str
     return subject.rstrip()
 
 
-def move_rows(moves: Sequence[Entry], seats: int) -> list[list[str]]:
-    """The record as rows of one cell per seat; a new row starts when the seat order wraps.
+def record_rows(entries: Sequence[Entry], seats: int) -> list[list[Entry | None]]:
+    """The record as rows of one column per seat, each entry under the player who made it; a
+    new row starts when the column order wraps.
+
+    Columns follow the seats as they are now.  A swap (the second move, two players) exchanged
+    the players' seats, so the first move and the swap itself go to the other column: the
+    first move under the player who made it (now in the second seat), the swap under the
+    player who now holds the first seat.  Rows then run on in step from the swap.
+    """
+    swap = any(is_swap(entry, seats) for entry in entries)
+    rows: list[list[Entry | None]] = []
+    last = seats
+    for entry in entries:
+        column = 1 - entry.seat if swap and entry.ply <= 2 else entry.seat
+        if column <= last:
+            rows.append([None] * seats)
+        rows[-1][column] = entry
+        last = column
+    return rows
+
+
+def move_rows(moves: Sequence[Entry], seats: int, swap: str = SWAP_TEXT) -> list[list[str]]:
+    """The record as rows of one cell per seat (:func:`record_rows`); ``swap`` is the text of
+    a swap's cell (what it did).
 
     Every entry carries its move number (``7. d7-e6``), the number a player puts after ``#``.
-    A seat passed over inside a row (eliminated, resigned) shows ``--``; after a swap the seat
-    order starts afresh, so a row's cells before its first entry are blank; so are the cells
-    after the newest entry (their turn is still to come).
+    A seat passed over inside a row (eliminated, resigned) shows ``--``; the cells before the
+    first move of the game are blank (after a swap the first move is in the second column),
+    and so are the cells after the newest entry (their turn is still to come).
     """
-    rows: list[list[str | None]] = []
-    swapped: set[int] = set()  # rows that start after a swap: nobody was passed over there
-    last = seats
-    previous = ""
-    for entry in moves:
-        if entry.seat <= last:
-            if previous == "swap":
-                swapped.add(len(rows))
-            rows.append([None] * seats)
-        rows[-1][entry.seat] = f"{entry.ply}. {entry.text}" + (" (Auto)" if entry.auto else "")
-        last, previous = entry.seat, entry.text
+    rows = record_rows(moves, seats)
     out = [
-        [cell if cell is not None else ("" if i in swapped else "--") for cell in row]
-        for i, row in enumerate(rows)
+        [
+            ""
+            if entry is None
+            else f"{entry.ply}. {swap if is_swap(entry, seats) else entry.text}"
+            + (" (Auto)" if entry.auto else "")
+            for entry in row
+        ]
+        for row in rows
     ]
-    if out:
-        for i in range(last + 1, seats):
+    for row, cells in zip(rows, out, strict=True):
+        first = next(entry for entry in row if entry is not None)
+        start = row.index(first)
+        for i, entry in enumerate(row):
+            if entry is None and (i > start or first.ply != 1):
+                cells[i] = "--"
+    if rows:
+        newest = max(i for i, entry in enumerate(rows[-1]) if entry is not None)
+        for i in range(newest + 1, seats):
             out[-1][i] = ""
     return out
+
+
+def is_swap(entry: Entry, seats: int) -> bool:
+    """Whether ``entry`` is a swap (pie rule): the second move of a two-player game."""
+    return seats == 2 and entry.ply == 2 and entry.text == SWAP_TEXT
+
+
+def swap_cell(board: Board, position: Position, width: int = MAIL_WIDTH) -> str:
+    """What a swap did, for its cell: ``swap (bob takes over o)`` (the swapper now holds the
+    first seat); without the name when that would not fit two columns in ``width``."""
+    label = position.seats()[0].label
+    text = f"{SWAP_TEXT} ({board.seats[0].user.userid} takes over {label})"
+    if len(f"2. {text}") + 2 > (width - 2) // 2:
+        text = f"{SWAP_TEXT} (takes over {label})"
+    return text
 
 
 def move_list(
@@ -115,10 +157,10 @@ def move_list(
     """The move list in columns, one per seat, headed by the players' names (never cut):
     every row of ``entries`` (the record), or the last ``rounds`` of them (``entries`` may
     then be the newest ``rounds`` × seats + 1 entries only: a row holds at most one entry per
-    seat and starts where the seat order wraps, so those rows come out as from the whole)."""
+    seat and starts where the column order wraps, so those rows come out as from the whole)."""
     seats = len(board.seats)
     infos = position.seats()
-    rows = move_rows(entries, seats)
+    rows = move_rows(entries, seats, swap_cell(board, position) if seats == 2 else SWAP_TEXT)
     start = 0 if rounds is None else max(0, len(rows) - rounds)
     names = [f"{s.user.userid} ({infos[s.index].label})" for s in board.seats]
     cells = [c for row in rows[start:] for c in row]
@@ -137,16 +179,50 @@ def move_list(
     return lines
 
 
-def reply_line(board: Board, position: Position, reader: User | None) -> str:
-    """The exact line the player to move sends back, for that player only ('' otherwise)."""
-    mover = board.user_to_move(position)
-    if mover is None or reader is None or mover.id != reader.id:
+@dataclass(frozen=True)
+class OpenVote:
+    """An open proposal (``draw`` or ``undo``) and the users who have still to answer it:
+    their mails give them the lines to accept or reject it."""
+
+    kind: str
+    waiting: frozenset[int]
+
+
+def reply_line(
+    board: Board, position: Position, reader: User | None, vote: OpenVote | None = None
+) -> str:
+    """The exact lines ``reader`` sends back ('' when he has nothing to send): his move (and
+    the swap, while the pie rule allows it) when he is to move, ``accept`` or ``reject`` when
+    he has still to answer the open proposal ``vote``."""
+    if reader is None:
         return ""
-    game = board.game
-    return (
-        f"\nYour move. Send back this line, with your password and your move:\n"
-        f"  {game} move {board.number} {mover.userid} PASSWORD <move>#{position.ply + 1}\n"
-    )
+    mover = board.user_to_move(position)
+    to_move = mover is not None and mover.id == reader.id
+    command = f"{board.game} move {board.number} {reader.userid} PASSWORD"
+    text = ""
+    if vote is not None and reader.id in vote.waiting:
+        what = "a draw" if vote.kind == "draw" else "to take back the last move"
+        when = "; a move of yours closes it instead" if to_move else ""
+        about = f"Open proposal: {what}. It passes when every player accepts it{when}."
+        text += (
+            f"\n{textwrap.fill(about, MAIL_WIDTH)}\n"
+            "To accept or reject it, send back one of these lines, with your password:\n"
+            f"  {command} accept\n  {command} reject\n"
+        )
+    if to_move:
+        number = position.ply + 1
+        text += (
+            "\nYour move. Send back this line, with your password and your move:\n"
+            f"  {command} <move>#{number}\n"
+        )
+        if position.swap_available():  # the pie rule: the second player's first move only
+            first, second = (info.label for info in position.seats()[:2])
+            offer = (
+                f"Or swap (pie rule, this move only): you take over {first}, "
+                f"{board.seats[0].user.userid} moves next as {second}:"
+            )
+            text += f"{textwrap.fill(offer, MAIL_WIDTH)}\n  {command} swap#{number}\n"
+    return text
 
 
 def _player_line(info: SeatInfo, userid: str) -> str:
@@ -180,9 +256,14 @@ def board_mail_body(
     all_moves: bool = False,
     with_comment: bool = False,
     at_ply: int | None = None,
+    said: Sequence[tuple[str, str]] | None = None,
 ) -> str:
     """The full board mail of the pbmserv layout; ``with_comment`` shows what was written with
-    the newest move a player made (the forced passes or queued moves after it keep it)."""
+    the newest move a player made (the forced passes or queued moves after it keep it).
+
+    ``said``: what was written with the command this mail answers when it was not a move (a
+    proposal, a vote, a decline: (userid, text) pairs), shown instead of the newest move's
+    comments, which the players have already read."""
     game = get_game(board.game)
     rounds = None if all_moves else MOVE_MAIL_ROUNDS
     entries: Sequence[Entry]
@@ -190,8 +271,8 @@ def board_mail_body(
         entries = list(board.moves)
     else:  # a long game's record stays unread
         entries = records.newest_moves(board, rounds * len(board.seats) + 1)
-    comments: list[tuple[str, str]] = []
-    if with_comment:  # the comments of the newest move a player made
+    comments: list[tuple[str, str]] = list(said or [])
+    if with_comment and said is None:  # the comments of the newest move a player made
         ply = _newest_players_ply(board, entries)
         comments = [] if ply is None else records.comments_at(board, ply)
     params = " ".join(game.format_params(board.params))
@@ -231,6 +312,8 @@ def _newest_players_ply(board: Board, recent: Sequence[Entry]) -> int | None:
     return found
 
 
-def reply_tail(board: Board, position: Position) -> Callable[[User | None], str]:
+def reply_tail(
+    board: Board, position: Position, vote: OpenVote | None = None
+) -> Callable[[User | None], str]:
     """``reply_line`` for a board, as the per-reader tail of its notifications."""
-    return lambda reader: reply_line(board, position, reader)
+    return lambda reader: reply_line(board, position, reader, vote)

@@ -24,7 +24,7 @@ from pbmserv.domain.pairing import standings
 from pbmserv.domain.tournaments import BOARD_NAME, board_name, describe
 from pbmserv.games import get_game
 from pbmserv.games.base import Game, Position
-from pbmserv.render.board_mail import format_days
+from pbmserv.render.board_mail import SWAP_TEXT, format_days, is_swap, record_rows, swap_cell
 from pbmserv.store import records
 from pbmserv.store.models import (
     Board,
@@ -125,19 +125,25 @@ def status_line(board: Board, position: Position, ply: int) -> str:
     return f"It is {user.userid}'s turn ({position.seats()[seat].label})."
 
 
-def move_rows(board: Board) -> list[list[MoveCell | None]]:
-    """The record in rows of one cell per seat, a new row when the seat order wraps (as mailed)."""
+def move_rows(board: Board, position: Position) -> list[list[MoveCell | None]]:
+    """The record in rows of one cell per seat, each move under the player who made it, a new
+    row when the column order wraps (as mailed: :func:`record_rows`)."""
     seats = len(board.seats)
     users = {s.index: s.user.userid for s in board.seats}
-    rows: list[list[MoveCell | None]] = []
-    last = seats
-    for entry in board.moves:
-        if entry.seat <= last:
-            rows.append([None] * seats)
-        text = entry.text + (" (Auto)" if entry.auto else "")
-        rows[-1][entry.seat] = MoveCell(entry.ply, text, users.get(entry.seat, ""))
-        last = entry.seat
-    return rows
+    swap = swap_cell(board, position) if seats == 2 else SWAP_TEXT
+    return [
+        [
+            None
+            if entry is None
+            else MoveCell(
+                entry.ply,
+                (swap if is_swap(entry, seats) else entry.text) + (" (Auto)" if entry.auto else ""),
+                users.get(column, ""),
+            )
+            for column, entry in enumerate(row)
+        ]
+        for row in record_rows(board.moves, seats)
+    ]
 
 
 def clock_rows(board: Board, settings: Settings, now: datetime) -> list[tuple[str, str]]:
@@ -201,7 +207,7 @@ def board_page(
         status=status_line(board, position, shown),
         players=players,
         columns=[f"{p.userid} ({p.label})" for p in players],
-        move_rows=move_rows(board),
+        move_rows=move_rows(board, position),
         comments=[(c.ply, c.user.userid, c.text, c.at) for c in board.comments],
         clock=clock_rows(board, settings, now),
         tournament=name or None,

@@ -33,6 +33,7 @@ from typing import Any, Self
 
 from pbmserv.games.base import (
     PASS,
+    Capture,
     Game,
     IllegalMove,
     Move,
@@ -183,13 +184,7 @@ class PylonPosition(Position):
         b = self.board[:]
         b[p] = seat
         level = geo.level[p]
-        captured: set[int] = set()
-        for e in geo.nbrs[p]:
-            if b[e] == EMPTY or b[e] == seat or e in captured:
-                continue
-            dead = self.dead_group(e, level, b)
-            if dead is not None:
-                captured |= dead
+        captured = self._captured(p, seat, b)
         stacked: list[int] = []
         if captured:
             cand = sorted({a for m in captured for a in geo.above[m]})
@@ -204,6 +199,40 @@ class PylonPosition(Position):
         if self.dead_group(p, level, b) is not None:
             return None
         return b, tuple(stacked)
+
+    def _captured(self, p: int, seat: int, b: list[int]) -> set[int]:
+        """The enemy marbles that ``seat``'s marble at p (already on board ``b``) captures:
+        every group next to it without a freedom on its level."""
+        level = self.geo.level[p]
+        captured: set[int] = set()
+        for e in self.geo.nbrs[p]:
+            if b[e] == EMPTY or b[e] == seat or e in captured:
+                continue
+            dead = self.dead_group(e, level, b)
+            if dead is not None:
+                captured |= dead
+        return captured
+
+    def capture(self, move: Move) -> Capture | None:
+        """A placement's in-place capture: the marbles of each seat it captures and the points
+        its marbles then fill (None when it fills none: the board is then as the move text
+        says)."""
+        seat = self.turn
+        if seat is None or not isinstance(move, int):  # (a pass)
+            return None
+        filled = self.placement(move)
+        if not filled:
+            return None
+        b = self.board[:]
+        b[move] = seat
+        taken: dict[int, list[int]] = {}
+        for q in sorted(self._captured(move, seat, b)):
+            taken.setdefault(b[q], []).append(q)
+        names = self.geo.names
+        return Capture(
+            {owner: tuple(names[q] for q in points) for owner, points in sorted(taken.items())},
+            tuple(names[q] for q in filled),
+        )
 
     def _scan(
         self, seat: int, points: Iterable[int], *, play_out: bool = True
