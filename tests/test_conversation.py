@@ -269,7 +269,7 @@ def test_a_decline_carries_its_comment(shell):
     assert "carol writes:\n\nSorry, no time this month.\n" in mail.body
     shell.ok("nim resign 101 bob pw-bob", comment="Me neither.")
     mail = _last_mail_to(shell, "alice@example.org")
-    assert "bob declined the game; too few players remain" in mail.body
+    assert "bob declined the game, so it is removed (" in mail.body
     assert "bob writes:\n\nMe neither.\n" in mail.body
 
 
