@@ -119,14 +119,27 @@ def mail_show(ctx: click.Context, message_id: int) -> None:
     answer(ctx, "pbmserv mail show", _text(lines))
 
 
-@mail_group.command("retry", help="Put mail ID (e.g. one set aside) back in the queue.")
+@mail_group.command("retry", help="Put mail ID, set aside after failing, back in the queue.")
 @click.argument("message_id", type=int)
 @click.pass_context
 def mail_retry(ctx: click.Context, message_id: int) -> None:
     from pbmserv.mail import inbox  # lazy: the mail gateway, only for the mail commands
 
-    if not inbox.retry(_sessions(ctx), message_id):
+    was = inbox.retry(_sessions(ctx), message_id)
+    if was is None:
         raise Refused(f"there is no mail {message_id} in the inbox")
+    if was is not InboxStatus.shunted:
+        why = {
+            InboxStatus.new: "it waits in the queue already",
+            InboxStatus.processing: "a worker is processing it now",
+            InboxStatus.done: "it was processed, and only a copy with its passwords masked is "
+            "kept (run again, it would fail)",
+            InboxStatus.ignored: "it was ignored as automatic mail (never answered)",
+        }[was]
+        raise Refused(
+            f"mail {message_id} is {was.value}, not set aside: {why}; "
+            "'pbmserv mail retry' queues only a mail set aside (shunted)"
+        )
     answer(ctx, "pbmserv mail retry", f"Mail {message_id} is queued again.\n")
 
 

@@ -424,15 +424,22 @@ def finish(
     )
 
 
-def retry(sessions: sessionmaker[Session], message_id: int) -> bool:
-    """Operator: put a set-aside (or any) message back in the queue with fresh attempts."""
+def retry(sessions: sessionmaker[Session], message_id: int) -> InboxStatus | None:
+    """Operator: put a set-aside mail back in the queue with fresh attempts.
+
+    Only a mail set aside still has its raw bytes: a processed one keeps a copy with its
+    passwords masked, and running that again would answer "wrong password" and count an
+    authentication failure.  Returns the status the mail had (None: there is no such mail);
+    any other status than ``shunted`` leaves it as it is."""
     with sessions() as session, session.begin():
-        result = session.execute(
-            update(Inbox)
-            .where(Inbox.id == message_id)
-            .values(status=InboxStatus.new, attempts=0, claimed_by=None)
-        )
-        return bool(result.rowcount)  # type: ignore[attr-defined]
+        status = session.scalar(select(Inbox.status).where(Inbox.id == message_id))
+        if status is InboxStatus.shunted:
+            session.execute(
+                update(Inbox)
+                .where(Inbox.id == message_id, Inbox.status == InboxStatus.shunted)
+                .values(status=InboxStatus.new, attempts=0, claimed_by=None)
+            )
+        return status
 
 
 class SharedSession:

@@ -1,0 +1,67 @@
+"""The operator's commands in this process, on the test's store: what they refuse, what they
+say of the queues, and how they report a store or a config they cannot use."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select
+
+from pbmserv.store.models import AuthFailure, Inbox, InboxStatus, Outbox
+
+SIGNUP = (
+    b"From: alice@example.org\r\nTo: pbmserv@example.org\r\nMessage-ID: <m1@example.org>\r\n"
+    b"Subject: signup alice secret1\r\n\r\nhello\r\n"
+)
+
+
+@pytest.fixture
+def operator(settings, monkeypatch, capsys):
+    """``pbmserv ARGS`` run through the shell's entry point on the test's store and calendar;
+    returns (exit status, stdout, stderr)."""
+    from pbmserv.cli.main import main
+
+    for name in ("database_url", "now", "server_address", "mail_domain"):
+        monkeypatch.setenv(f"PBMSERV_{name.upper()}", str(getattr(settings, name)))
+    monkeypatch.setenv("PBMSERV_ACCEPT_RECIPIENTS", ",".join(settings.accept_recipients))
+    monkeypatch.setenv("PBMSERV_ARGON2_TIME_COST", "1")
+    monkeypatch.setenv("PBMSERV_ARGON2_MEMORY_KIB", "8")
+
+    def run(*args: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        status = main(["--data-dir", str(settings.data_dir), *args])
+        out = capsys.readouterr()
+        return status, out.out, out.err
+
+    return run
+
+
+def test_retry_queues_only_a_mail_set_aside(operator, sessions, tmp_path):
+    """A processed mail keeps only a copy with its passwords masked: run again, it answered
+    "wrong password" and counted an authentication failure.  Only a mail set aside goes back."""
+    mail = tmp_path / "signup.eml"
+    mail.write_bytes(SIGNUP)
+    status, out, err = operator("mail", "inject", str(mail))
+    assert status == 0 and "stored as 1" in out, err
+    with sessions() as s:
+        mails = s.scalar(select(func.count()).select_from(Outbox))
+    status, out, err = operator("mail", "retry", "1")
+    assert status == 1 and "mail 1 is done, not set aside" in err, out + err
+    assert "queued again" not in out
+    with sessions() as s:
+        assert s.get(Inbox, 1).status is InboxStatus.done
+        assert s.scalar(select(func.count()).select_from(Outbox)) == mails
+        assert s.scalar(select(func.count()).select_from(AuthFailure)) == 0
+
+    mail.write_bytes(SIGNUP.replace(b"<m1@", b"<m2@").replace(b"alice", b"bob"))
+    assert operator("mail", "inject", "--no-process", str(mail))[0] == 0
+    assert operator("mail", "retry", "2")[0] == 1  # waiting in the queue: nothing to do
+    with sessions() as s, s.begin():
+        row = s.get(Inbox, 2)
+        row.status, row.attempts = InboxStatus.shunted, 3
+    status, out, err = operator("mail", "retry", "2")
+    assert status == 0 and "Mail 2 is queued again." in out, err
+    with sessions() as s:
+        row = s.get(Inbox, 2)
+        assert (row.status, row.attempts) == (InboxStatus.new, 0)
+    assert "there is no mail 99" in operator("mail", "retry", "99")[2]
+
