@@ -3,9 +3,13 @@ say of the queues, and how they report a store or a config they cannot use."""
 
 from __future__ import annotations
 
+import socket
+from datetime import timedelta
+
 import pytest
 from sqlalchemy import func, select
 
+from pbmserv.mail.sender import deliver_pending, make_sink
 from pbmserv.store.models import AuthFailure, Inbox, InboxStatus, Outbox
 
 SIGNUP = (
@@ -65,3 +69,51 @@ def test_retry_queues_only_a_mail_set_aside(operator, sessions, tmp_path):
         assert (row.status, row.attempts) == (InboxStatus.new, 0)
     assert "there is no mail 99" in operator("mail", "retry", "99")[2]
 
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # closed again: nothing listens there
+
+
+def test_status_shows_a_relay_that_is_down(operator, shell, settings, sessions, clock, monkeypatch):
+    """With the relay down every mail stays pending: the counts alone looked like a quiet
+    queue.  Status says how old the oldest waiting mail is and how many have failed."""
+    settings.outbox, settings.relay_port = "smtp", closed_port()
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    sink = make_sink(settings)
+    assert deliver_pending(sessions, settings, sink, clock.now) == 0
+    assert deliver_pending(sessions, settings, sink, clock.advance(minutes=10)) == 0
+    monkeypatch.setenv("PBMSERV_NOW", (clock.now + timedelta(minutes=60)).isoformat())
+    status, out, err = operator("status")
+    assert status == 0, err
+    assert "oldest pending: 2026-11-01 12:00:00 UTC (1 h 10 min old)" in out
+    assert "failing:   2 pending mails have failed attempts" in out
+    assert f"relay 127.0.0.1:{settings.relay_port}: ConnectionRefusedError" in out
+    with sessions() as s, s.begin():  # the relay is back
+        for row in s.scalars(select(Outbox)):
+            row.status = row.status.sent
+    status, out, err = operator("status")
+    assert "oldest pending: none" in out and "failing" not in out
+
+
+def test_mail_show_keeps_the_head_and_the_end_of_a_long_traceback(operator, sessions, tmp_path):
+    """Only the last characters of an error were kept: "Last error:" began mid-word, without
+    the traceback's first line.  Whole lines are kept: the head and the last lines."""
+    from pbmserv.mail import inbox
+
+    mail = tmp_path / "signup.eml"
+    mail.write_bytes(SIGNUP)
+    assert operator("mail", "inject", "--no-process", str(mail))[0] == 0
+    frames = "".join(f'  File "/opt/pbmserv/module{i}.py", line {i}, in f\n' for i in range(300))
+    error = f"Traceback (most recent call last):\n{frames}ValueError: the last line\n"
+    inbox.record_failure(sessions, 1, error)
+    status, out, err = operator("mail", "show", "1")
+    assert status == 0, err
+    shown = out.split("Last error:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert shown[0] == "Traceback (most recent call last):"
+    assert shown[1].startswith("[... ") and shown[1].endswith(" lines left out ...]")
+    assert shown[2].startswith('  File "/opt/pbmserv/module')
+    assert shown[-1] == "ValueError: the last line"
+    assert set(shown[2:-1]) <= set(frames.splitlines())

@@ -245,6 +245,7 @@ def status(ctx: click.Context) -> None:
             .where(Board.status == BoardStatus.active)
             .group_by(Board.game)
         ).all()
+        delivery = out.delivery_lines(session, request(ctx).now)
     lines = ["Inbox:"]
     lines += [f"  {s.value:<10} {inbox_counts.get(s, 0)}" for s in InboxStatus]
     lines.append(
@@ -254,6 +255,7 @@ def status(ctx: click.Context) -> None:
     )
     lines.append("Outbox:")
     lines += [f"  {s.value:<10} {outbox_counts.get(s, 0)}" for s in OutboxStatus]
+    lines += delivery
     lines.append("Games in progress:")
     lines += [f"  {game:<10} {count}" for game, count in sorted(boards)] or ["  none"]
     answer(ctx, "pbmserv status", _text(lines))
