@@ -191,8 +191,18 @@ def _read_table(path: str) -> dict[str, Any]:
     """The ``[pbmserv]`` table of a TOML file (or the whole file); unknown keys are an error."""
     if not path:
         return {}
-    with open(path, "rb") as fh:
-        data = tomllib.load(fh)
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as exc:
+        raise SettingsError(f"cannot read the config file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        line = exc.object[: exc.start].count(b"\n") + 1
+        raise SettingsError(
+            f"the config file {path} is not UTF-8 text (line {line}): save it as UTF-8"
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"the config file {path} is not valid TOML: {exc}") from None
     table = data.get("pbmserv", data)
     unknown = set(table) - {f.name for f in fields(Settings)}
     if unknown:

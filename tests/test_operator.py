@@ -117,3 +117,40 @@ def test_mail_show_keeps_the_head_and_the_end_of_a_long_traceback(operator, sess
     assert shown[2].startswith('  File "/opt/pbmserv/module')
     assert shown[-1] == "ValueError: the last line"
     assert set(shown[2:-1]) <= set(frames.splitlines())
+
+
+def test_db_commands_say_the_revision_the_database_is_at(operator, sessions):
+    """``db upgrade 0003`` on a database at the newest revision said "The database is at
+    0003." (it echoed its argument) and left it where it was.  What is said is read back."""
+    from pbmserv.store.migrate import revisions
+
+    head, before, old = revisions()[-1], revisions()[-2], revisions()[2]
+    status, out, err = operator("db", "current")
+    assert (status, out) == (0, f"The database is at {head}, the newest this pbmserv knows.\n")
+    status, out, err = operator("db", "upgrade", old)
+    assert status == 1 and f"the database is at {head}, newer than {old}" in err
+    assert f"`pbmserv db downgrade {old} --yes`" in err and not out
+    status, out, err = operator("db", "upgrade", "0999")
+    assert status == 2 and "there is no revision '0999'" in err
+    status, out, err = operator("db", "downgrade", before)
+    assert status == 1 and "take a backup, then give --yes" in err
+    assert f"upgrades it to {head} again" in err
+    assert operator("db", "current")[1].startswith(f"The database is at {head},")
+    status, out, err = operator("db", "downgrade", before, "--yes")
+    assert status == 0 and out.startswith(f"The database is at {before}. Any other command"), err
+    status, out, err = operator("db", "current")
+    assert out.startswith(f"The database is at {before}; the newest this pbmserv knows is {head}")
+    assert operator("db", "downgrade", head, "--yes")[0] == 1  # a downgrade never goes forward
+    status, out, err = operator("db", "upgrade")
+    assert (status, out) == (0, f"The database is at {head}, the newest this pbmserv knows.\n")
+
+
+def test_tick_sends_the_mail_that_waits(operator, shell, settings):
+    """With Postfix's pipe and no server, only ``mail inject`` sent mail: the robots' moves
+    and the nags cron made waited for the next incoming mail.  The tick sends what is due."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    status, out, err = operator("tick")
+    assert status == 0 and "Mails sent: 2" in out, err
+    assert len(list((settings.data_dir / "Maildir" / "new").iterdir())) == 2
+    assert "Mails sent" not in operator("tick")[1]

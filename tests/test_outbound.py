@@ -174,7 +174,6 @@ def test_what_went_out_before_a_broken_mail_is_recorded(shell, settings, clock):
     assert set(statuses[2:]) == {OutboxStatus.sending}  # the lease sends them later
 
 
-
 def test_a_relay_that_is_down_is_logged_once_per_streak(shell, settings, clock, caplog):
     """Every mail fails at every retry while the relay is down: the log says so once, with the
     error (it said nothing at all before), and once more when mail goes out again."""
