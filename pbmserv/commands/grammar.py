@@ -119,6 +119,8 @@ def resolve(
     by that name (``hex move 5 ...``).  With ``guess``, misspelt command words count.
     """
     n = len(bare)
+    if i >= n:  # (an empty line)
+        return None
     word = bare[i]
     if word == registry.PREFIX and i + 1 < n:
         return resolve(bare, i + 1, games, guess=guess, line_start=line_start)
