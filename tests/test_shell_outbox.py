@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 from conftest import TEST_START
-from test_shell import BIN, pbmserv
+from test_shell import BIN, free_port, pbmserv
 
 
 def test_first_command_says_where_the_data_directory_is(tmp_path):
@@ -48,7 +48,7 @@ def test_a_server_says_it_made_the_data_directory_when_it_starts(tmp_path):
     env.pop("PBMSERV_DATABASE_URL", None)
     env["PBMSERV_WEB_ENABLED"] = "false"
     server = subprocess.Popen(
-        [str(BIN / "pbmserv"), "serve", "--port", "0"],
+        [str(BIN / "pbmserv"), "serve", "--port", str(free_port())],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

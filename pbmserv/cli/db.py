@@ -75,8 +75,12 @@ def db_current(ctx: click.Context) -> None:
 @click.argument("revision", default="head")
 @click.pass_context
 def db_upgrade(ctx: click.Context, revision: str) -> None:
-    from pbmserv.store.db import current_revision  # lazy: as above
-    from pbmserv.store.migrate import known_revision, revisions, upgrade  # lazy: as above
+    from pbmserv.store.migrate import (  # lazy: as above
+        current_revision,
+        known_revision,
+        revisions,
+        upgrade,
+    )
 
     goal = revisions()[-1] if _known(revision, "head") == "head" else revision
     engine = _engine(ctx, create=True)
@@ -97,8 +101,12 @@ def db_upgrade(ctx: click.Context, revision: str) -> None:
 @click.option("--yes", is_flag=True, help="Go ahead: it drops what the later migrations added.")
 @click.pass_context
 def db_downgrade(ctx: click.Context, revision: str, yes: bool) -> None:
-    from pbmserv.store.db import current_revision  # lazy: as above
-    from pbmserv.store.migrate import downgrade, known_revision, revisions  # lazy: as above
+    from pbmserv.store.migrate import (  # lazy: as above
+        current_revision,
+        downgrade,
+        known_revision,
+        revisions,
+    )
 
     _known(revision, "base")
     engine = _engine(ctx, create=False)

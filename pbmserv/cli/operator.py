@@ -263,7 +263,9 @@ def tick(ctx: click.Context) -> None:
 
 @click.command("serve", help="Run the SMTP (or LMTP) listener, the worker and the sender.")
 @click.option("--host", default=None, help="Listen address (default from the config).")
-@click.option("--port", type=int, default=None, help="Listen port (default from the config).")
+@click.option(
+    "--port", type=click.IntRange(1, 65535), default=None, help="Listen port (default: config)."
+)
 @click.option("--lmtp", is_flag=True, default=None, help="Speak LMTP (behind Postfix).")
 @click.option("--no-listen", is_flag=True, help="Only the worker and the sender (extra workers).")
 @click.pass_context
@@ -276,7 +278,7 @@ def serve(
     _sessions(ctx, create=True)  # a new store says so now, not when the server stops
     if host:
         settings.listen_host = host
-    if port:
+    if port is not None:
         settings.listen_port = port
     if lmtp:
         settings.lmtp = True

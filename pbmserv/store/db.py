@@ -48,18 +48,13 @@ def make_engine(url: str) -> Engine:
     return create_engine(url, pool_pre_ping=True)
 
 
-def current_revision(engine: Engine) -> str | None:
-    """The migration the database is at; None when it has no pbmserv schema yet."""
-    if not inspect(engine).has_table(HEAD_TABLE):
-        return None
-    with engine.connect() as conn:
-        rows = conn.exec_driver_sql(f"SELECT version_num FROM {HEAD_TABLE}").fetchall()
-    return ",".join(sorted(r[0] for r in rows)) or None
-
-
 def is_current(engine: Engine) -> bool:
     """True when the database carries the newest migration."""
-    return current_revision(engine) == SCHEMA_HEAD
+    if not inspect(engine).has_table(HEAD_TABLE):
+        return False
+    with engine.connect() as conn:
+        rows = conn.exec_driver_sql(f"SELECT version_num FROM {HEAD_TABLE}").fetchall()
+    return [r[0] for r in rows] == [SCHEMA_HEAD]
 
 
 @lru_cache(maxsize=8)

@@ -11,11 +11,11 @@ from functools import lru_cache
 
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine
 
 from pbmserv.resources import migrations_dir
-from pbmserv.store.db import current_revision
 
 
 class UnknownRevision(RuntimeError):
@@ -50,6 +50,12 @@ def revisions() -> tuple[str, ...]:
     """Every revision this code knows, oldest first."""
     script = ScriptDirectory.from_config(alembic_config())
     return tuple(reversed([item.revision for item in script.walk_revisions()]))
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The revision the database is at; None when it has no pbmserv tables yet."""
+    with engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
 
 
 def known_revision(engine: Engine) -> str | None:
