@@ -47,8 +47,8 @@ def robot_add(ctx: click.Context, name: str, game: str, level: str | None) -> No
     with _sessions(ctx, create=True)() as session, session.begin():
         try:
             user = add_robot(session, name, game, level or DEFAULT_LEVEL, req.now)
-        except (ValueError, KeyError) as exc:
-            raise Refused(str(exc).strip("'\"")) from None
+        except (ValueError, KeyError) as exc:  # (str() of a KeyError quotes its message)
+            raise Refused(str(exc.args[0]) if exc.args else str(exc)) from None
         userid = user.userid
     answer(
         ctx,
