@@ -2,8 +2,11 @@
 
 Every setting is listed in ``deploy/pbmserv.toml.example`` with its default, and every setting
 can also be given as the environment variable ``PBMSERV_<NAME>`` (``PBMSERV_LISTEN_PORT=2526``;
-lists as ``a,b``).  Every value is checked against the type of its field: a wrong one is a
-:class:`SettingsError` that names the setting, where it came from and what is expected.  (This
+lists as ``a,b``).  Every value is checked against the type of its field and the range that
+means something (:data:`RANGES`): a wrong one is a :class:`SettingsError` that names the
+setting, where it came from and what is expected.  A ``PBMSERV_`` variable that is no setting
+(a misspelt one) and the parts of the file outside ``[pbmserv]`` are ignored, with a warning
+on stderr.  (This
 is a plain dataclass, not pydantic-settings: importing pydantic cost a shell command more than
 the rest of its work.)  There is no global settings
 object: the CLI loads one :class:`Settings` and passes it down.
@@ -12,6 +15,7 @@ object: the CLI loads one :class:`Settings` and passes it down.
 from __future__ import annotations
 
 import os
+import sys
 import tomllib
 from dataclasses import MISSING, dataclass, field, fields
 from functools import cached_property
@@ -23,6 +27,42 @@ from pbmserv.clock import Clock, make_clock, parse_instant
 ENV_PREFIX = "PBMSERV_"
 TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
 FALSE = frozenset({"0", "false", "f", "no", "n", "off"})
+# PBMSERV_ variables that are read but are no settings (the rest are misspelt settings)
+NOT_SETTINGS = frozenset({"CONFIG", "PASSWORD", "UPDATE_GOLDEN", "CHROMIUM", "STRESS_MOVES"})
+NOT_SETTINGS_PREFIX = "TEST_"  # the test suite's own (PBMSERV_TEST_DATABASE_URL)
+
+# The smallest and largest value that means something (None: no bound); 0 where it is
+# documented: web_port 0 is any free port, workers 0 a worker thread, caps 0 "none".
+PORT = (1, 65535)
+RANGES: dict[str, tuple[float | None, float | None]] = {
+    "listen_port": PORT,
+    "relay_port": PORT,
+    "web_port": (0, 65535),
+    "max_message_bytes": (1, None),
+    "max_recipients": (1, None),
+    "smtp_timeout": (1, None),
+    "max_commands_per_mail": (1, None),
+    "workers": (0, None),
+    "max_answers_per_day": (0, None),
+    "max_stranger_answers_per_day": (0, None),
+    "max_mails_per_recipient_per_day": (0, None),
+    "max_challenges_per_day": (0, None),
+    "max_signup_addresses": (0, None),
+    "max_messages_per_pair_per_day": (0, None),
+    "max_messages_per_recipient_per_day": (0, None),
+    "token_hours": (1, None),
+    "unconfirmed_account_days": (1, None),
+    "outbox_lease_minutes": (1, None),
+    "inbox_retention_days": (1, None),
+    "argon2_time_cost": (1, None),
+    "argon2_memory_kib": (8, None),  # argon2's minimum for one lane
+    "auth_slowdown_after": (1, None),
+    "auth_lockout_after": (1, None),
+    "auth_window_minutes": (1, None),
+    "auth_lockout_minutes": (1, None),
+    "auth_owner_failures_per_day": (0, None),
+}
+POSITIVE = frozenset({"nag_days", "forfeit_days"})  # more than 0
 
 
 class SettingsError(ValueError):
@@ -153,21 +193,25 @@ def _check(name: str, kind: str, value: Any) -> Any:
         raise ValueError("Input should be a valid boolean")
     if kind == "int":
         if isinstance(value, int) and not isinstance(value, bool):
-            return value
+            return _in_range(name, value)
         if isinstance(value, str):
             try:
-                return int(value.strip())
+                number = int(value.strip())
             except ValueError:
                 pass
+            else:
+                return _in_range(name, number)
         raise ValueError("Input should be a valid integer")
     if kind == "float":
         if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
+            return _in_range(name, float(value))
         if isinstance(value, str):
             try:
-                return float(value.strip())
+                real = float(value.strip())
             except ValueError:
                 pass
+            else:
+                return _in_range(name, real)
         raise ValueError("Input should be a valid number")
     if kind == "Path":
         if isinstance(value, str | Path):
@@ -191,13 +235,43 @@ def _check(name: str, kind: str, value: Any) -> Any:
     return value
 
 
+def _in_range(name: str, value: float) -> Any:
+    """``value`` if it means something for setting ``name``; ValueError says what does."""
+    if name in POSITIVE and not value > 0:  # (also NaN)
+        raise ValueError("Value error, must be more than 0")
+    low, high = RANGES.get(name, (None, None))
+    if (low is not None and value < low) or (high is not None and value > high):
+        span = f"from {low} to {high}" if high is not None else f"{low} or more"
+        raise ValueError(f"Value error, must be {span}")
+    return value
+
+
+def _warn(text: str) -> None:
+    print(f"pbmserv: warning: {text}", file=sys.stderr, flush=True)
+
+
 def _read_table(path: str) -> dict[str, Any]:
     """The ``[pbmserv]`` table of a TOML file (or the whole file); unknown keys are an error."""
     if not path:
         return {}
-    with open(path, "rb") as fh:
-        data = tomllib.load(fh)
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as exc:
+        raise SettingsError(f"cannot read the config file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        line = exc.object[: exc.start].count(b"\n") + 1
+        raise SettingsError(
+            f"the config file {path} is not UTF-8 text (line {line}): save it as UTF-8"
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"the config file {path} is not valid TOML: {exc}") from None
     table = data.get("pbmserv", data)
+    if table is not data:
+        ignored = [f"[{key}]" if isinstance(value, dict) else key for key, value in data.items()]
+        ignored.remove("[pbmserv]")
+        if ignored:
+            _warn(f"{path}: only the table [pbmserv] is read; ignored: {', '.join(ignored)}")
     unknown = set(table) - {f.name for f in fields(Settings)}
     if unknown:
         raise SettingsError(f"unknown settings in {path}: {', '.join(sorted(unknown))}")
@@ -215,7 +289,25 @@ def load_settings(path: str | os.PathLike[str] | None = None, **overrides: Any) 
         env = ENV_PREFIX + item.name.upper()
         if env in os.environ:
             values[item.name], sources[item.name] = os.environ[env], f"environment {env}"
+    _warn_unknown_variables()
     for key, value in overrides.items():
         if value is not None:
             values[key], sources[key] = value, "argument"
     return Settings(**_checked(values, sources))
+
+
+def _warn_unknown_variables() -> None:
+    """A misspelt ``PBMSERV_LISTEN_PROT`` was silently ignored: say so (it is no error, as an
+    environment may hold variables for another version of pbmserv)."""
+    settings = {ENV_PREFIX + item.name.upper() for item in fields(Settings)}
+    for name in sorted(os.environ):
+        rest = name.removeprefix(ENV_PREFIX)
+        if rest == name or name in settings or rest in NOT_SETTINGS:
+            continue
+        if rest.startswith(NOT_SETTINGS_PREFIX):
+            continue
+        from difflib import get_close_matches  # lazy: only for a misspelt variable
+
+        close = get_close_matches(name, sorted(settings), n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        _warn(f"the environment variable {name} is no pbmserv setting, ignored{hint}")

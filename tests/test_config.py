@@ -14,9 +14,11 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "deploy" / "pbmserv.toml.exam
 
 
 def test_example_lists_every_setting_with_its_default():
+    """All but data_dir, which is absolute there: an operator command run from another
+    directory than the server's would otherwise look for the store in the wrong place."""
     data = tomllib.loads(EXAMPLE.read_text())["pbmserv"]
     assert set(data) == set(Settings.defaults())
-    assert load_settings(EXAMPLE) == Settings()
+    assert load_settings(EXAMPLE) == Settings(data_dir=Path("/var/lib/pbmserv/data"))
 
 
 def test_environment_and_unknown_keys(tmp_path, monkeypatch):
@@ -95,9 +97,79 @@ def test_a_wrong_value_in_the_file_names_the_file(tmp_path):
         load_settings(config)
 
 
-def test_the_shell_reports_a_wrong_setting_with_status_2(monkeypatch, capsys):
+def test_the_shell_reports_a_wrong_setting_with_status_78(monkeypatch, capsys):
+    """A configuration error is no usage error (2) of the command line: EX_CONFIG."""
     from pbmserv.cli.main import main
 
     monkeypatch.setenv("PBMSERV_LISTEN_PORT", "twenty")
-    assert main(["help"]) == 2
+    assert main(["help"]) == 78
     assert "PBMSERV_LISTEN_PORT" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        (
+            "PBMSERV_LISTEN_PORT",
+            "-5",
+            "listen_port (environment PBMSERV_LISTEN_PORT): Value "
+            "error, must be from 1 to 65535, got '-5'",
+        ),
+        ("PBMSERV_LISTEN_PORT", "0", "must be from 1 to 65535"),
+        (
+            "PBMSERV_WEB_PORT",
+            "99999",
+            "web_port (environment PBMSERV_WEB_PORT): Value error, must be from 0 to 65535",
+        ),
+        ("PBMSERV_RELAY_PORT", "70000", "relay_port"),
+        (
+            "PBMSERV_WORKERS",
+            "-3",
+            "workers (environment PBMSERV_WORKERS): Value error, must be 0 or more",
+        ),
+        ("PBMSERV_MAX_RECIPIENTS", "0", "max_recipients"),
+        (
+            "PBMSERV_NAG_DAYS",
+            "0",
+            "nag_days (environment PBMSERV_NAG_DAYS): Value error, must be more than 0",
+        ),
+        ("PBMSERV_FORFEIT_DAYS", "nan", "forfeit_days"),
+        ("PBMSERV_INBOX_RETENTION_DAYS", "-1", "inbox_retention_days"),
+        ("PBMSERV_ARGON2_MEMORY_KIB", "4", "argon2_memory_kib"),
+    ],
+)
+def test_a_value_out_of_range_is_a_clear_error(variable, value, message, monkeypatch):
+    """Only the type was checked: a port of -5 or 99999 was a traceback at bind, and
+    ``workers = -3`` was taken."""
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(SettingsError) as raised:
+        load_settings()
+    assert message in str(raised.value)
+
+
+def test_the_ranges_keep_what_is_documented(tmp_path):
+    assert load_settings(web_port=0, workers=0, max_stranger_answers_per_day=0).web_port == 0
+    config = tmp_path / "pbmserv.toml"
+    config.write_text("[pbmserv]\nworkers = -3\n")
+    with pytest.raises(SettingsError, match=f"workers \\({config}\\): Value error"):
+        load_settings(config)
+    with pytest.raises(SettingsError, match="smtp_timeout"):
+        Settings(smtp_timeout=0)
+
+
+def test_a_misspelt_variable_or_another_table_is_warned_of(tmp_path, monkeypatch, capsys):
+    """``PBMSERV_LISTEN_PROT`` was silently ignored, and so was a table but ``[pbmserv]``."""
+    monkeypatch.setenv("PBMSERV_LISTEN_PROT", "2600")
+    for used in ("PBMSERV_PASSWORD", "PBMSERV_TEST_DATABASE_URL", "PBMSERV_UPDATE_GOLDEN"):
+        monkeypatch.setenv(used, "x")
+    config = tmp_path / "pbmserv.toml"
+    config.write_text("listen_port = 2700\n[pbmserv]\nworkers = 2\n[pbmsrv]\nworkers = 3\n")
+    monkeypatch.setenv("PBMSERV_CONFIG", str(config))
+    settings = load_settings()
+    assert (settings.listen_port, settings.workers) == (2525, 2)
+    assert capsys.readouterr().err.splitlines() == [
+        f"pbmserv: warning: {config}: only the table [pbmserv] is read; ignored: listen_port, "
+        "[pbmsrv]",
+        "pbmserv: warning: the environment variable PBMSERV_LISTEN_PROT is no pbmserv setting, "
+        "ignored (did you mean PBMSERV_LISTEN_PORT?)",
+    ]

@@ -88,6 +88,24 @@ def test_usage_shows_the_command_as_typed(shell, capsys):
     assert capsys.readouterr().out.startswith("Usage: pbmserv polis move [OPTIONS] BOARD")
 
 
+def test_a_group_alone_prints_its_help(shell, capsys):
+    """`pbmserv` alone was a traceback (the grammar looked at the first word of none), `polis`
+    alone "Error: Usage: polis polis ..." and then the usage again.  Both print the group's
+    help, as click does for a group without its command (exit 2: the command is missing)."""
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("Usage: pbmserv [OPTIONS] COMMAND [ARGS]...\n") and "signup" in err
+    assert "Error" not in err and err.count("Usage:") == 1
+    assert main(["polis"], prog_name="polis") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("Usage: polis [OPTIONS] COMMAND [ARGS]...\n") and "challenge" in err
+    assert "Error" not in err and err.count("Usage:") == 1 and "polis polis" not in err
+    assert main(["db"]) == 2
+    assert capsys.readouterr().err.startswith("Usage: pbmserv db [OPTIONS] COMMAND")
+    by_mail = shell("polis", channel="mail", sender="x@example.org")
+    assert by_mail.status == 2 and by_mail.body.startswith("Usage: polis [OPTIONS] COMMAND")
+
+
 def test_vacation_off_gives_back_whole_days(shell, clock):
     shell.signup("alice")
     shell.ok("vacation alice pw-alice 3")

@@ -55,6 +55,11 @@ def test_comments_are_masked_exactly_not_by_guessing() -> None:
     assert masked == "see you bob tomorrow\nsignup carol ********\nmy pin is ********"
 
 
+def test_a_line_of_no_words_holds_no_password() -> None:
+    """(`pbmserv` alone: the grammar looked at the first of no words.)"""
+    assert grammar.passwords([]) == [] and grammar.password_slots(["polis"], 1) == []
+
+
 def test_passwords_and_credentials_of_quoted_and_misspelt_lines() -> None:
     assert grammar.command_passwords('polis move 101 alice "my secret" a7-a6') == [SECRET]
     assert grammar.command_credentials('polis move 101 alice "my secret" a7') == [("alice", SECRET)]

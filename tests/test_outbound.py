@@ -172,3 +172,31 @@ def test_what_went_out_before_a_broken_mail_is_recorded(shell, settings, clock):
     statuses = [r.status for r in rows(shell)]
     assert statuses[:2] == [OutboxStatus.sent, OutboxStatus.sent]
     assert set(statuses[2:]) == {OutboxStatus.sending}  # the lease sends them later
+
+
+def test_a_relay_that_is_down_is_logged_once_per_streak(shell, settings, clock, caplog):
+    """Every mail fails at every retry while the relay is down: the log says so once, with the
+    error (it said nothing at all before), and once more when mail goes out again."""
+    port = free_port()  # nothing listens there yet
+    settings.outbox, settings.relay_host, settings.relay_port = "smtp", "127.0.0.1", port
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    shell.ok("nim challenge bob alice")
+    sink = make_sink(settings)  # the server's sender keeps one for as long as it runs
+    with caplog.at_level("INFO", logger="pbmserv.mail.sender"):
+        for minutes in (0, 10, 30):
+            deliver_pending(shell.sessions, settings, sink, clock.now + timedelta(minutes=minutes))
+        assert all(row.attempts == 3 for row in rows(shell))
+        assert len(caplog.records) == 1
+        assert f"relay 127.0.0.1:{port}: ConnectionRefusedError" in caplog.records[0].message
+        assert caplog.records[0].levelname == "WARNING"
+        controller = Controller(Relay("250 OK"), hostname="127.0.0.1", port=port)
+        controller.start()
+        try:
+            sent = deliver_pending(shell.sessions, settings, sink, clock.now + timedelta(hours=3))
+        finally:
+            controller.stop()
+    assert sent == len(rows(shell))
+    assert [r.message for r in caplog.records[1:]] == [
+        f"delivery works again (after {3 * sent} failed attempts)"
+    ]

@@ -44,7 +44,9 @@ def test_robot_add_list_level_and_refusals(shell):
     assert "deep" in listed and "nim" in listed and "easy" in listed
     assert operator(shell, "robot add deep --game nim").status == 1  # taken
     assert "unknown robot level" in operator(shell, "robot add x2 --game nim --level huge").body
-    assert "unknown game" in operator(shell, "robot add x3 --game chess").body
+    assert "unknown game 'chess'; known games:" in operator(shell, "robot add x3 --game chess").body
+    bad = operator(shell, "robot add '<i>x</i>' --game nim").body  # (its first quote was lost)
+    assert "Error: '<i>x</i>' is not a valid userid: use 2 to 32 letters" in bad, bad
     operator_ok(shell, "robot level deep nodes=500")
     assert "nodes=500" in operator_ok(shell, "robot list").body
     assert operator(shell, "robot level nobody easy").status == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -43,6 +44,13 @@ def pbmserv(
         timeout=60,
         umask=umask,
     )
+
+
+def free_port() -> int:
+    """(``serve --port 0`` is refused: aiosmtpd cannot listen on any free port.)"""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -108,8 +116,6 @@ def test_db_upgrade(data):
 
 
 def test_serve_on_a_taken_port_says_so(data):
-    import socket
-
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -216,7 +222,7 @@ def test_serve_stops_however_many_signals_come(tmp_path: Path, signum: int):
     env.pop("PBMSERV_DATABASE_URL", None)
     for attempt in range(10):
         server = subprocess.Popen(
-            [str(BIN / "pbmserv"), "serve", "--port", "0"],
+            [str(BIN / "pbmserv"), "serve", "--port", str(free_port())],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -245,3 +251,9 @@ def test_serve_stops_however_many_signals_come(tmp_path: Path, signum: int):
         # the process by the signal's default action: the work was done)
         assert "pbmserv stopped." in rest and "Traceback" not in rest, rest
         assert server.returncode in (0, -signum)
+
+
+def test_serve_refuses_port_0(data):
+    """(It was ignored: the server listened on the config's port.)"""
+    result = pbmserv("serve", "--port", "0", data=data)
+    assert result.returncode == 2 and "0 is not in the range 1<=x<=65535" in result.stderr

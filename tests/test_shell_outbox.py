@@ -3,8 +3,13 @@ first command that creates the data directory says where it is (issue 17, point 
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+
 import pytest
-from test_shell import pbmserv
+from conftest import TEST_START
+from test_shell import BIN, free_port, pbmserv
 
 
 def test_first_command_says_where_the_data_directory_is(tmp_path):
@@ -14,6 +19,56 @@ def test_first_command_says_where_the_data_directory_is(tmp_path):
     assert f"created the data directory {data.resolve()}" in first.stderr
     second = pbmserv("signup", "bob", "secret2", "bob@example.org", data=data)
     assert second.returncode == 0 and "created the data directory" not in second.stderr
+
+
+def test_only_a_store_made_in_the_data_directory_is_announced(tmp_path, monkeypatch, capsys):
+    """A server on PostgreSQL said, as it stopped, that it had created the data directory (its
+    sender had made the Maildir there): only a store made there is announced."""
+    from pbmserv.cli.main import main
+
+    data = tmp_path / "data"
+    monkeypatch.setenv("PBMSERV_DATABASE_URL", f"sqlite:///{tmp_path / 'db' / 'store.sqlite3'}")
+    monkeypatch.setenv("PBMSERV_DATA_DIR", str(data))
+    monkeypatch.setenv("PBMSERV_NOW", TEST_START.isoformat())
+    mail = tmp_path / "signup.eml"
+    mail.write_bytes(
+        b"From: alice@example.org\r\nTo: pbmserv@localhost\r\nMessage-ID: <m1@example.org>\r\n"
+        b"Subject: signup alice secret1\r\n\r\n"
+    )
+    assert main(["mail", "inject", str(mail)]) == 0
+    assert len(list((data / "Maildir" / "new").iterdir())) == 1  # the answer made the directory
+    assert "created the data directory" not in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_server_says_it_made_the_data_directory_when_it_starts(tmp_path):
+    """(It said so after "pbmserv stopped.", days later.)"""
+    data = tmp_path / "data"
+    env = {**os.environ, "PBMSERV_DATA_DIR": str(data), "PBMSERV_NOW": TEST_START.isoformat()}
+    env.pop("PBMSERV_DATABASE_URL", None)
+    env["PBMSERV_WEB_ENABLED"] = "false"
+    server = subprocess.Popen(
+        [str(BIN / "pbmserv"), "serve", "--port", str(free_port())],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stderr is not None
+        before = []
+        for line in server.stderr:
+            if line.startswith("pbmserv serving on"):
+                break
+            before.append(line)
+        server.send_signal(signal.SIGTERM)
+        stopped, after = server.communicate(timeout=30)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    assert any(f"created the data directory {data.resolve()}" in line for line in before), before
+    assert "pbmserv stopped." in stopped and "created the data directory" not in after
 
 
 @pytest.mark.slow

@@ -278,3 +278,24 @@ def test_two_worker_processes_share_the_queue_and_do_each_mail_once(
     with sessions() as s:
         workers = set(s.scalars(select(Inbox.claimed_by)))
     assert workers == {None}, "every claim was released"
+
+
+def test_a_taken_port_stops_the_start_before_any_worker_or_clock(settings, monkeypatch):
+    """The error was clear, but a worker process had started and the clocks had ticked
+    (nags, forfeits) before the bind failed: the ports are bound first now."""
+    from pbmserv.cli import server as server_module
+
+    started: list[object] = []
+    monkeypatch.setattr(server_module, "tick", lambda *args: started.append("tick"))
+    monkeypatch.setattr(server_module.WorkerProcess, "start", lambda self: started.append(self))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        settings.listen_port = taken.getsockname()[1]
+        server = server_module.Server(settings, worker_processes=1)
+        try:
+            with pytest.raises(OSError):
+                server.start()
+            assert started == [] and server.threads == []
+        finally:
+            server.stop()

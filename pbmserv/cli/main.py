@@ -3,7 +3,8 @@
 Player commands run through the same dispatcher as mail (:mod:`pbmserv.commands`); the shell
 adds the operator's commands (``db``, ``serve``, ``mail``, ``status``), which mail never reaches.
 Global options come first: ``pbmserv [--config FILE] [--data-dir DIR] COMMAND ...``.
-Exit status: 0 done, 1 refused by the rules or authentication, 2 usage error.
+Exit status: 0 done, 1 refused by the rules or authentication, 2 usage error; a configuration
+or a store that cannot be used has statuses of its own (:mod:`pbmserv.cli.failures`).
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ import click
 from sqlalchemy import event
 from sqlalchemy.orm import Session
 
+from pbmserv.cli import failures
 from pbmserv.cli.operator import OPERATOR_COMMANDS
+from pbmserv.cli.store import open_store
 from pbmserv.commands import Channel, Request, build_commands, run
 from pbmserv.commands.dispatch import USAGE
 from pbmserv.config import Settings, SettingsError, load_settings
 from pbmserv.games import game_names
 from pbmserv.render.links import attach
-from pbmserv.store.db import session_factory
 from pbmserv.store.models import Board
 
 
@@ -42,7 +44,7 @@ class LazySessions:
 
     def __call__(self) -> Session:
         if self._factory is None:
-            self._factory = session_factory(self.settings.url)
+            self._factory = open_store(self.settings, create=True)
             attach(self._factory, self.settings)
         session = self._factory()
         event.listen(session, "after_flush", self._note_boards)
@@ -76,7 +78,9 @@ def build_cli() -> click.Group:
     group.help = (
         "pbmserv: play-by-email game server.\n\n"
         "Global options (before the command): --config FILE, --data-dir DIR.\n"
-        "Exit status: 0 done, 1 refused, 2 usage error."
+        "Exit status: 0 done, 1 refused, 2 usage error; 75 try again (the database is "
+        "unreachable or busy), 78 the configuration or the store needs fixing, 65 the store "
+        "is damaged, 70 a bug ('mail inject': 75 for all but 0 and 1)."
     )
     for command in OPERATOR_COMMANDS:
         group.add_command(command)
@@ -99,34 +103,37 @@ def _global_options(argv: list[str]) -> tuple[dict[str, str], list[str]]:
 
 
 def main(argv: Sequence[str] | None = None, prog_name: str = "pbmserv") -> int:
-    """Run one command line from the shell; print the answer; return the exit status."""
+    """Run one command line from the shell; print the answer; return the exit status: 0 done,
+    1 refused, 2 usage error, or a configuration or store failure's (:mod:`.failures`)."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         options, args = _global_options(args)
     except click.UsageError as exc:
         click.echo(f"Error: {exc.format_message()}", err=True)
         return USAGE
+    inject = [word.lower() for word in args[:2]] == ["mail", "inject"]
     try:
         settings = load_settings(
             options.get("config"),
             data_dir=Path(options["data-dir"]) if "data-dir" in options else None,
         )
-    except (SettingsError, OSError) as exc:  # an unreadable config file, a bad setting
-        click.echo(f"Error: {exc}", err=True)
-        return USAGE
+    except SettingsError as exc:  # an unreadable config file, a bad setting
+        status = failures.report(exc, "")
+    else:
+        try:
+            status = _command(settings, args, prog_name)
+        except Exception as exc:  # noqa: BLE001 - one line (a bug: its traceback) and a status
+            status = failures.report(exc, settings.url)
+    return failures.for_inject(status) if inject else status
+
+
+def _command(settings: Settings, args: list[str], prog_name: str) -> int:
     req = shell_request(settings)
-    fresh = not settings.data_dir.exists()
     answers = run(build_cli(), args, req, prog_name=prog_name)
     status = max(a.status for a in answers)
     for item in answers:
         stream = sys.stderr if item.status else sys.stdout
         stream.write(item.body if item.body.endswith("\n") else item.body + "\n")
-    if fresh and settings.data_dir.exists():
-        click.echo(
-            f"pbmserv: created the data directory {settings.data_dir.resolve()} (the store and "
-            "the mails); --data-dir DIR or PBMSERV_DATA_DIR puts it elsewhere.",
-            err=True,
-        )
     if status == 0 and args and args[0].lower() in game_names():
         _robots_answer(req)
     if status == 0 and args and args[0].lower() not in OPERATOR_WORDS:

@@ -11,14 +11,16 @@ from typing import BinaryIO
 
 import click
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
 
+from pbmserv.cli.db import db_group
 from pbmserv.cli.robots import robot_group
+from pbmserv.cli.store import open_store
 from pbmserv.commands.dispatch import Refused, answer, request
 from pbmserv.config import Settings
 from pbmserv.domain import outgoing as out
 from pbmserv.render.links import attach
 from pbmserv.render.templates import render
-from pbmserv.store.db import make_engine, session_factory
 from pbmserv.store.models import Board, BoardStatus, Inbox, InboxStatus, Outbox, OutboxStatus
 
 
@@ -26,43 +28,15 @@ def _settings(ctx: click.Context) -> Settings:
     return ctx.find_root().obj.settings
 
 
-def _sessions(ctx: click.Context):  # type: ignore[no-untyped-def]
-    factory = session_factory(_settings(ctx).url)
+def _sessions(ctx: click.Context, *, create: bool = False) -> sessionmaker[Session]:
+    """The store's sessions; only ``create`` makes a new store (:mod:`pbmserv.cli.store`)."""
+    factory = open_store(_settings(ctx), create=create)
     attach(factory, _settings(ctx))
     return factory
 
 
 def _text(lines: list[str]) -> str:
     return render("mail/text.txt.j2", lines=lines)
-
-
-# ----------------------------------------------------------------------------- db
-
-
-@click.group("db", help="Database administration.")
-def db_group() -> None:
-    pass
-
-
-@db_group.command("upgrade", help="Migrate the database to the newest schema (or REVISION).")
-@click.argument("revision", default="head")
-@click.pass_context
-def db_upgrade(ctx: click.Context, revision: str) -> None:
-    from pbmserv.store.migrate import upgrade  # lazy: alembic is needed by db commands only
-
-    settings = _settings(ctx)
-    upgrade(make_engine(settings.url), revision)
-    answer(ctx, "pbmserv db", f"The database is at {revision}.\n")
-
-
-@db_group.command("downgrade", help="Migrate the database down to REVISION ('base': empty).")
-@click.argument("revision")
-@click.pass_context
-def db_downgrade(ctx: click.Context, revision: str) -> None:
-    from pbmserv.store.migrate import downgrade  # lazy: alembic is needed by db commands only
-
-    downgrade(make_engine(_settings(ctx).url), revision)
-    answer(ctx, "pbmserv db", f"The database is at {revision}.\n")
 
 
 # ----------------------------------------------------------------------------- mail
@@ -119,14 +93,27 @@ def mail_show(ctx: click.Context, message_id: int) -> None:
     answer(ctx, "pbmserv mail show", _text(lines))
 
 
-@mail_group.command("retry", help="Put mail ID (e.g. one set aside) back in the queue.")
+@mail_group.command("retry", help="Put mail ID, set aside after failing, back in the queue.")
 @click.argument("message_id", type=int)
 @click.pass_context
 def mail_retry(ctx: click.Context, message_id: int) -> None:
     from pbmserv.mail import inbox  # lazy: the mail gateway, only for the mail commands
 
-    if not inbox.retry(_sessions(ctx), message_id):
+    was = inbox.retry(_sessions(ctx), message_id)
+    if was is None:
         raise Refused(f"there is no mail {message_id} in the inbox")
+    if was is not InboxStatus.shunted:
+        why = {
+            InboxStatus.new: "it waits in the queue already",
+            InboxStatus.processing: "a worker is processing it now",
+            InboxStatus.done: "it was processed, and only a copy with its passwords masked is "
+            "kept (run again, it would fail)",
+            InboxStatus.ignored: "it was ignored as automatic mail (never answered)",
+        }[was]
+        raise Refused(
+            f"mail {message_id} is {was.value}, not set aside: {why}; "
+            "'pbmserv mail retry' queues only a mail set aside (shunted)"
+        )
     answer(ctx, "pbmserv mail retry", f"Mail {message_id} is queued again.\n")
 
 
@@ -151,7 +138,7 @@ def mail_inject(ctx: click.Context, source: BinaryIO, sender: str, no_process: b
         sender = parseaddr(str(headers.get("Return-Path") or headers.get("From") or ""))[1]
         if not sender:
             raise Refused("the mail names no sender: give --sender")
-    sessions = _sessions(ctx)
+    sessions = _sessions(ctx, create=True)  # (Postfix's first mail may come before the server)
     stored = inbox.store(sessions, raw, sender, [settings.server_address], settings.clock())
     note = f"Mail stored as {stored.id}." if stored.new else f"Mail already stored as {stored.id}."
     if not no_process:
@@ -200,13 +187,14 @@ def outbox_retry(ctx: click.Context, mail_id: int) -> None:
     answer(ctx, "pbmserv mail outbox retry", f"Mail {mail_id} is queued to be sent again.\n")
 
 
-def _deliver_now(settings: Settings, sessions) -> None:  # type: ignore[no-untyped-def]
+def _deliver_now(settings: Settings, sessions: sessionmaker[Session]) -> int:
+    """Send the mail that is due (no server may run to send it); how many went out."""
     from pbmserv.mail.sender import (  # lazy: smtplib and ssl, for delivery only
         deliver_pending,
         make_sink,
     )
 
-    deliver_pending(sessions, settings, make_sink(settings), settings.clock())
+    return deliver_pending(sessions, settings, make_sink(settings), settings.clock())
 
 
 # ----------------------------------------------------------------------------- status
@@ -232,6 +220,7 @@ def status(ctx: click.Context) -> None:
             .where(Board.status == BoardStatus.active)
             .group_by(Board.game)
         ).all()
+        delivery = out.delivery_lines(session, request(ctx).now)
     lines = ["Inbox:"]
     lines += [f"  {s.value:<10} {inbox_counts.get(s, 0)}" for s in InboxStatus]
     lines.append(
@@ -241,6 +230,7 @@ def status(ctx: click.Context) -> None:
     )
     lines.append("Outbox:")
     lines += [f"  {s.value:<10} {outbox_counts.get(s, 0)}" for s in OutboxStatus]
+    lines += delivery
     lines.append("Games in progress:")
     lines += [f"  {game:<10} {count}" for game, count in sorted(boards)] or ["  none"]
     answer(ctx, "pbmserv status", _text(lines))
@@ -249,15 +239,22 @@ def status(ctx: click.Context) -> None:
 # ----------------------------------------------------------------------------- tick
 
 
-@click.command("tick", help="Check the clocks once: nags, forfeits and clean-up (for cron).")
+@click.command(
+    "tick", help="Check the clocks once (nags, forfeits, clean-up), then send due mail (cron)."
+)
 @click.pass_context
 def tick(ctx: click.Context) -> None:
+    """Without a running server (Postfix's pipe), cron runs this: the nags and forfeits it
+    queues, robots' moves and failed mails due again go out here, or with the next mail."""
     from pbmserv.domain.clocks import tick as check_clocks  # lazy: only for `tick`
     from pbmserv.domain.housekeeping import housekeeping  # lazy: only for `tick`
 
-    now = request(ctx).now
-    report = check_clocks(_sessions(ctx), _settings(ctx), now)
-    lines = report.lines(now) + housekeeping(_sessions(ctx), _settings(ctx), now)
+    now, sessions = request(ctx).now, _sessions(ctx)
+    report = check_clocks(sessions, _settings(ctx), now)
+    lines = report.lines(now) + housekeeping(sessions, _settings(ctx), now)
+    sent = _deliver_now(_settings(ctx), sessions)
+    if sent:
+        lines.append(f"Mails sent: {sent}")
     answer(ctx, "pbmserv tick", _text(lines))
 
 
@@ -266,7 +263,9 @@ def tick(ctx: click.Context) -> None:
 
 @click.command("serve", help="Run the SMTP (or LMTP) listener, the worker and the sender.")
 @click.option("--host", default=None, help="Listen address (default from the config).")
-@click.option("--port", type=int, default=None, help="Listen port (default from the config).")
+@click.option(
+    "--port", type=click.IntRange(1, 65535), default=None, help="Listen port (default: config)."
+)
 @click.option("--lmtp", is_flag=True, default=None, help="Speak LMTP (behind Postfix).")
 @click.option("--no-listen", is_flag=True, help="Only the worker and the sender (extra workers).")
 @click.pass_context
@@ -276,9 +275,10 @@ def serve(
     from pbmserv.cli.server import run_server  # lazy: asyncio and threads, for serve only
 
     settings = _settings(ctx)
+    _sessions(ctx, create=True)  # a new store says so now, not when the server stops
     if host:
         settings.listen_host = host
-    if port:
+    if port is not None:
         settings.listen_port = port
     if lmtp:
         settings.lmtp = True

@@ -6,14 +6,19 @@ import click
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from pbmserv.cli.store import require_store
 from pbmserv.commands.dispatch import Refused, answer, request
 from pbmserv.domain import accounts
 from pbmserv.render.templates import render
 from pbmserv.store.models import Robot
 
 
-def _sessions(ctx: click.Context) -> sessionmaker[Session]:
-    return request(ctx).sessions
+def _sessions(ctx: click.Context, *, create: bool = False) -> sessionmaker[Session]:
+    """The store's sessions; only ``create`` makes a new store (:mod:`pbmserv.cli.store`)."""
+    req = request(ctx)
+    if not create:
+        require_store(req.settings)
+    return req.sessions
 
 
 def _text(lines: list[str]) -> str:
@@ -39,11 +44,11 @@ def robot_add(ctx: click.Context, name: str, game: str, level: str | None) -> No
     from pbmserv.robots.service import add_robot  # lazy: as above
 
     req = request(ctx)
-    with _sessions(ctx)() as session, session.begin():
+    with _sessions(ctx, create=True)() as session, session.begin():
         try:
             user = add_robot(session, name, game, level or DEFAULT_LEVEL, req.now)
-        except (ValueError, KeyError) as exc:
-            raise Refused(str(exc).strip("'\"")) from None
+        except (ValueError, KeyError) as exc:  # (str() of a KeyError quotes its message)
+            raise Refused(str(exc.args[0]) if exc.args else str(exc)) from None
         userid = user.userid
     answer(
         ctx,
@@ -93,7 +98,7 @@ def robot_run(ctx: click.Context, until_idle: bool) -> None:
 
     req = request(ctx)
     runner = run_until_idle if until_idle else run_pending
-    done = runner(req.sessions, req.settings, lambda: req.now)
+    done = runner(_sessions(ctx), req.settings, lambda: req.now)
     lines = [
         f"{d.game} {d.number}: {d.userid} "
         + (f"played {d.text} (depth {d.depth}, {d.nodes} nodes)" if d.played else d.text)

@@ -160,6 +160,10 @@ class Server:
     # ----- lifecycle
 
     def start(self) -> None:
+        """Bind the ports first: a port that is taken stops the start before any worker
+        process, clock tick or robot has run (the listener only stores mail meanwhile)."""
+        if self.listen:
+            self._bind()
         released = inbox.release_dead_claims(self.sessions)
         if released:
             log.warning("%d mails of a crashed worker are queued again", released)
@@ -173,25 +177,27 @@ class Server:
             thread = threading.Thread(target=target, name=f"pbmserv-{name}", daemon=True)
             thread.start()
             self.threads.append(thread)
-        if self.listen:
-            handler = InboundHandler(
-                store_message=self.store_message,
-                accept_recipient=self.accept_recipient,
-                max_recipients=self.settings.max_recipients,
-                clock=self.clock,
-            )
-            self.controller = make_controller(
-                handler,
-                self.settings.listen_host,
-                self.settings.listen_port,
-                lmtp=self.settings.lmtp,
-                data_size_limit=self.settings.max_message_bytes,
-                timeout=self.settings.smtp_timeout,
-            )
-            self.controller.start()
-            if self.settings.web_enabled:
-                self.web = WebServer(self.settings, self.clock)
-                self.web.start()
+
+    def _bind(self) -> None:
+        """Start the listener, then the web pages (OSError: a port is taken)."""
+        handler = InboundHandler(
+            store_message=self.store_message,
+            accept_recipient=self.accept_recipient,
+            max_recipients=self.settings.max_recipients,
+            clock=self.clock,
+        )
+        self.controller = make_controller(
+            handler,
+            self.settings.listen_host,
+            self.settings.listen_port,
+            lmtp=self.settings.lmtp,
+            data_size_limit=self.settings.max_message_bytes,
+            timeout=self.settings.smtp_timeout,
+        )
+        self.controller.start()
+        if self.settings.web_enabled:
+            self.web = WebServer(self.settings, self.clock)
+            self.web.start()
 
     def stop(self) -> None:
         if self.web is not None:

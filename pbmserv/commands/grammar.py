@@ -157,6 +157,8 @@ def resolve(
     words between command words are passed over (:func:`_next_words`).
     """
     n = len(bare)
+    if i >= n:  # (an empty line)
+        return None
     word = bare[i]
     if word == registry.PREFIX and i + 1 < n:
         for j in _next_words(bare, i + 1):

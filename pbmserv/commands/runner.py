@@ -78,6 +78,14 @@ def help_as_typed(printed: str, channel: str) -> str:
     return " ".join(["Usage:", as_typed(path, channel), *words[end:]]) + sep + rest
 
 
+class _NoCommand(click.UsageError):
+    """Never raised: click before 8.2 prints a group's help itself when it gets no command."""
+
+
+NO_COMMAND: type[click.UsageError] = getattr(click.exceptions, "NoArgsIsHelpError", _NoCommand)
+"""What click raises for a group given no command; its message is the group's help."""
+
+
 def run(
     group: click.Group, words: Sequence[str], req: Request, prog_name: str = "pbmserv"
 ) -> list[Answer]:
@@ -103,6 +111,10 @@ def run(
                 summary=f"Error: {exc.message}",
             )
         )
+    except NO_COMMAND as exc:  # a group alone (`polis`, `pbmserv`): its help, as click does
+        help_text = help_as_typed(exc.format_message() + "\n", req.channel)
+        subject = f"{error_subject(words).replace(' error', '')} help"
+        req.answers.append(Answer(subject, help_text, USAGE))
     except click.UsageError as exc:
         hint = ""
         if exc.ctx is not None:

@@ -6,7 +6,7 @@ these views let the player (the operator of a local store) see them.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -57,3 +57,49 @@ def waiting_since(session: Session, since: datetime) -> int:
     """How many mails created at or after ``since`` still wait to go out."""
     query = select(func.count()).where(Outbox.status == OutboxStatus.pending)
     return session.scalar(query.where(Outbox.created >= since)) or 0
+
+
+def delivery_lines(session: Session, now: datetime) -> list[str]:
+    """What ``pbmserv status`` says of delivery beyond the counts: how old the oldest mail
+    waiting to go out is, and how many of them have failed attempts (with the last error of
+    the oldest).  A relay that is down leaves every mail pending, so the counts alone look
+    like a quiet queue."""
+    waiting = (OutboxStatus.pending, OutboxStatus.sending)
+    oldest = session.scalar(select(func.min(Outbox.created)).where(Outbox.status.in_(waiting)))
+    lines = [
+        f"  oldest pending: {oldest:%Y-%m-%d %H:%M:%S} UTC ({age(now - oldest)} old)"
+        if oldest
+        else "  oldest pending: none"
+    ]
+    failing = (Outbox.status == OutboxStatus.pending) & Outbox.last_error.is_not(None)
+    count = session.scalar(select(func.count()).where(failing)) or 0
+    if count:
+        first = session.scalars(
+            select(Outbox).where(failing).order_by(Outbox.created, Outbox.id).limit(1)
+        ).one()
+        error = [line for line in (first.last_error or "").splitlines() if line.strip()]
+        noun = "mail has" if count == 1 else "mails have"
+        lines.append(f"  failing:   {count} pending {noun} failed attempts")
+        lines.append(
+            f"  last error of the oldest (mail {first.id}, {first.attempts} attempts): "
+            f"{error[-1].strip()[:300] if error else '?'}"
+        )
+    return lines
+
+
+def age(delta: timedelta) -> str:
+    """A duration as an operator reads it at a glance.
+
+    >>> age(timedelta(seconds=42)), age(timedelta(minutes=75)), age(timedelta(hours=50))
+    ('42 s', '1 h 15 min', '2 d 2 h')
+    """
+    seconds = max(0, int(delta.total_seconds()))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes = seconds // 60
+    if minutes < 60:
+        return f"{minutes} min"
+    hours = minutes // 60
+    if hours < 48:
+        return f"{hours} h {minutes % 60} min"
+    return f"{hours // 24} d {hours % 24} h"

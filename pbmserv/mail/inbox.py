@@ -47,6 +47,35 @@ def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+def clip_error(text: str, limit: int) -> str:
+    """An error (a traceback) cut to about ``limit`` characters at line ends, for the store:
+    its first line and as many of its last lines as fit, with a note of what is left out.
+    (Its last ``limit`` characters began mid-word, and lost the traceback's head.)
+
+    >>> clip_error("Traceback:\\n" + "  x\\n" * 20 + "ValueError: boom", 60)
+    'Traceback:\\n[... 20 lines left out ...]\\nValueError: boom'
+    """
+    text = text.rstrip("\n")
+    if len(text) <= limit:
+        return text
+    lines = text.splitlines()
+    if len(lines) == 1:
+        return text[: limit - 6] + " [...]"
+    head = lines[0] if len(lines[0]) <= limit // 2 else lines[0][: limit // 2] + " [...]"
+    tail: list[str] = []
+    room = limit - len(head) - len("\n[... 99999 lines left out ...]\n")
+    for line in reversed(lines[1:]):
+        if len(line) + 1 > room:
+            break
+        tail.insert(0, line)
+        room -= len(line) + 1
+    if not tail:  # the last line alone is too long: its start
+        tail = [lines[-1][: max(0, room - 6)] + " [...]"]
+    left_out = len(lines) - 1 - len(tail)
+    note = [f"[... {left_out} lines left out ...]"] if left_out else []
+    return "\n".join([head, *note, *tail])
+
+
 def dedup_key(raw: bytes) -> str:
     """The Message-ID when there is one, else a hash of the bytes."""
     try:
@@ -353,7 +382,7 @@ def mark_failed(session: Session, message_id: int, error: str) -> InboxStatus:
             update(Inbox)
             .where(Inbox.id == message_id)
             .values(
-                last_error=error[-4000:],
+                last_error=clip_error(error, 4000),
                 claimed_by=None,
                 status=case(
                     (Inbox.attempts >= MAX_ATTEMPTS, _status(InboxStatus.shunted)),
@@ -424,15 +453,22 @@ def finish(
     )
 
 
-def retry(sessions: sessionmaker[Session], message_id: int) -> bool:
-    """Operator: put a set-aside (or any) message back in the queue with fresh attempts."""
+def retry(sessions: sessionmaker[Session], message_id: int) -> InboxStatus | None:
+    """Operator: put a set-aside mail back in the queue with fresh attempts.
+
+    Only a mail set aside still has its raw bytes: a processed one keeps a copy with its
+    passwords masked, and running that again would answer "wrong password" and count an
+    authentication failure.  Returns the status the mail had (None: there is no such mail);
+    any other status than ``shunted`` leaves it as it is."""
     with sessions() as session, session.begin():
-        result = session.execute(
-            update(Inbox)
-            .where(Inbox.id == message_id)
-            .values(status=InboxStatus.new, attempts=0, claimed_by=None)
-        )
-        return bool(result.rowcount)  # type: ignore[attr-defined]
+        status = session.scalar(select(Inbox.status).where(Inbox.id == message_id))
+        if status is InboxStatus.shunted:
+            session.execute(
+                update(Inbox)
+                .where(Inbox.id == message_id, Inbox.status == InboxStatus.shunted)
+                .values(status=InboxStatus.new, attempts=0, claimed_by=None)
+            )
+        return status
 
 
 class SharedSession:

@@ -14,6 +14,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
+from weakref import WeakKeyDictionary
 
 from sqlalchemy import Select, Update, bindparam, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -28,7 +29,7 @@ from pbmserv.mail.deliver import (
     TemporaryFailure,
     next_attempt,
 )
-from pbmserv.mail.inbox import worker_id
+from pbmserv.mail.inbox import clip_error, worker_id
 from pbmserv.store.db import readonly_sessions
 from pbmserv.store.models import Outbox, OutboxStatus
 
@@ -176,6 +177,7 @@ def _deliver_group(
     finally:  # what went out is recorded, even when a later mail of the group broke the loop
         with sessions() as session, session.begin():
             _record_results(session, results, now)
+        _log_streak(sink, results)
     return sum(result.error is None for result in results)
 
 
@@ -260,7 +262,7 @@ def _record_failure(row: Outbox, result: _Result, now: datetime) -> None:
     assert result.error is not None
     row.message_id = result.message_id
     row.claimed_at = row.claimed_by = None
-    row.last_error = result.error[-2000:]
+    row.last_error = clip_error(result.error, 2000)
     retry_at = None if result.permanent else next_attempt(row.attempts, now)
     if retry_at is None:
         row.status = OutboxStatus.failed
@@ -268,3 +270,31 @@ def _record_failure(row: Outbox, result: _Result, now: datetime) -> None:
     else:
         row.status = OutboxStatus.pending
         row.next_attempt = retry_at
+
+
+def _log_streak(sink: MaildirSink | SmtpRelay, results: list[_Result]) -> None:
+    """Warn of the first temporary failure of a streak, and say when delivery works again.
+
+    A relay that is down fails every mail at every retry: a warning for each would flood the
+    log, and none at all left the outage to be found in ``pbmserv mail outbox show``.  The
+    streak belongs to the sink, which the server's sender keeps for as long as it runs."""
+    failing = _FAILING.get(sink, 0)
+    for result in results:
+        if result.error is None:
+            if failing:
+                log.warning("delivery works again (after %d failed attempts)", failing)
+            failing = 0
+        elif not result.permanent:  # (a permanent failure is logged with its mail)
+            if not failing:
+                log.warning(
+                    "delivery of mail %s failed, retried with backoff: %s (`pbmserv status` "
+                    "counts the failing mails; no more warnings until a mail goes out)",
+                    result.mail_id,
+                    result.error,
+                )
+            failing += 1
+    _FAILING[sink] = failing
+
+
+_FAILING: WeakKeyDictionary[object, int] = WeakKeyDictionary()
+"""Failed hand-overs in a row, per sink (see :func:`_log_streak`)."""

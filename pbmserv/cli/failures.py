@@ -1,0 +1,113 @@
+"""What the shell says when the configuration or the store cannot be used, and how it exits.
+
+One line that names the problem and what to do, never a traceback, and never exit status 1
+(that means "refused by the rules").  The statuses are those of ``sysexits.h``, which
+Postfix's pipe reads (deploy/postfix.md): 75 makes it keep the mail and try again later, any
+other failure makes it bounce the mail to its sender, who may well be forged.  So
+``pbmserv mail inject`` turns every failure but a refusal of the mail itself into 75
+(:func:`for_inject`).  A bug (any other exception) still prints its traceback, exit 70.
+"""
+
+from __future__ import annotations
+
+import errno
+import sys
+import traceback
+
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
+
+from pbmserv.cli.store import NoStore, sqlite_file
+from pbmserv.commands.dispatch import DONE, REFUSED
+from pbmserv.config import SettingsError
+
+DATAERR = 65  # the store is damaged: restore a backup
+SOFTWARE = 70  # a bug in pbmserv: the traceback says where
+TEMPFAIL = 75  # the store is unreachable or busy: run the command again later
+CONFIG = 78  # the configuration or the installation is wrong: fix it
+
+
+def _where(url: str) -> str:
+    """The store as the operator knows it: a SQLite file, or the URL without its password."""
+    path = sqlite_file(url)
+    if path is not None:
+        return str(path)
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return repr(url)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return (text.splitlines() or [type(exc).__name__])[0].strip()
+
+
+def describe(exc: BaseException, url: str) -> tuple[int, str] | None:
+    """The exit status and the line to print for a failure of the configuration or of the
+    store ``url``; None for anything else (a bug)."""
+    where, first = _where(url), _first_line(exc)
+    text = first.lower()
+    if isinstance(exc, SettingsError | NoStore):
+        return CONFIG, str(exc)
+    if type(exc).__name__ == "UnknownRevision":  # (pbmserv.store.migrate: alembic, lazily)
+        return CONFIG, (
+            f"{exc}; install that pbmserv again, or restore the backup taken before it "
+            "migrated the database"
+        )
+    if isinstance(exc, ArgumentError) and ("url" in text or "can't load plugin" in text):
+        return CONFIG, (
+            f"database_url {url!r} is no database URL pbmserv can use ({first}); e.g. "
+            "postgresql+psycopg://pbmserv@/pbmserv, or empty for SQLite in data_dir"
+        )
+    if isinstance(exc, ModuleNotFoundError) and (exc.name or "").startswith("psycopg"):
+        return CONFIG, (
+            f"the PostgreSQL driver is not installed ({first}): install 'pbmserv[postgres]'"
+        )
+    if isinstance(exc, OperationalError):
+        if "database" in text and "does not exist" in text:
+            return CONFIG, (
+                f"the database {where} does not exist ({first}): create it "
+                "(deploy/README.md), then run `pbmserv db upgrade`"
+            )
+        if "authentication failed" in text or ("role" in text and "does not exist" in text):
+            return CONFIG, f"the database server refused the login to {where} ({first})"
+        if "unable to open database file" in text:
+            return CONFIG, (
+                f"cannot open the store {where} ({first}): is the data directory right, and "
+                "may this user write to it?"
+            )
+        if "locked" in text or "busy" in text:
+            return TEMPFAIL, f"the store {where} is busy ({first}): run the command again"
+        return TEMPFAIL, (
+            f"the database {where} cannot be reached ({first}): is its server running? "
+            "Run the command again once it is"
+        )
+    if isinstance(exc, DatabaseError) and ("not a database" in text or "malformed" in text):
+        return DATAERR, (
+            f"the store {where} is damaged or no database ({first}): restore it from a backup "
+            "(deploy/README.md, 'Back up and restore')"
+        )
+    if isinstance(exc, PermissionError):
+        return CONFIG, f"{exc}: run the command as the user that owns the data directory"
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return TEMPFAIL, f"{exc}: make room, then run the command again"
+    return None
+
+
+def report(exc: BaseException, url: str) -> int:
+    """Print what went wrong (one line; a bug also its traceback); its exit status."""
+    described = describe(exc, url)
+    if described is None:
+        traceback.print_exception(exc, file=sys.stderr)
+        described = SOFTWARE, f"internal error (a bug in pbmserv): {_first_line(exc)}"
+    status, line = described
+    print(f"Error: {line}", file=sys.stderr, flush=True)
+    return status
+
+
+def for_inject(status: int) -> int:
+    """``pbmserv mail inject``'s status for Postfix: stored (0) or refused (1, the mail
+    itself: bounced), else 75 so that the mail waits in Postfix's queue instead of being
+    bounced to a sender that may be forged."""
+    return status if status in (DONE, REFUSED) else TEMPFAIL

@@ -1,0 +1,88 @@
+"""Opening the store from the shell: who may create a new one, and saying so when it is made.
+
+A SQLite store is a file in the data directory, created on first use.  That suits a player's
+first ``signup`` and a server's first start, but an operator's look at the queues run from
+another working directory (a relative ``data_dir``) made a new empty store and reported
+zeros.  So the commands that only look or act on what is there (``status``, ``mail list``,
+``tick``, ...) open an existing store only (:class:`NoStore`); the others create it, and the
+command that creates the data directory says where it is, then (not at its end: ``serve``
+ends days later).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from sqlalchemy import Engine
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+from sqlalchemy.orm import Session, sessionmaker
+
+from pbmserv.config import Settings
+from pbmserv.store.db import make_engine, session_factory
+
+
+class NoStore(Exception):
+    """A command that never creates the store found none."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"no store at {path} (is the data directory right? `pbmserv db upgrade` creates one)"
+        )
+        self.path = path
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file of a SQLite store (None: another database, or SQLite in memory)."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return None  # (opening it says what is wrong with the URL)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database).resolve()
+
+
+def require_store(settings: Settings) -> None:
+    """:class:`NoStore` unless the store exists (only a SQLite store can be missing)."""
+    _ready(settings, create=False)
+
+
+def _ready(settings: Settings, *, create: bool) -> bool:
+    """Check that the store exists (NoStore) unless ``create``; True when opening it will
+    create the data directory."""
+    path = sqlite_file(settings.url)
+    if path is None or path.exists():
+        return False
+    if not create:
+        raise NoStore(path)
+    return path.parent == settings.data_dir.resolve() and not path.parent.exists()
+
+
+def _created(settings: Settings) -> None:
+    print(
+        f"pbmserv: created the data directory {settings.data_dir.resolve()} (the store and "
+        "the mails); --data-dir DIR or PBMSERV_DATA_DIR puts it elsewhere.",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def open_store(settings: Settings, *, create: bool) -> sessionmaker[Session]:
+    """The store's sessions (migrated to the newest schema); a missing SQLite store is
+    created only with ``create``, else :class:`NoStore`."""
+    fresh = _ready(settings, create=create)
+    factory = session_factory(settings.url)
+    if fresh:
+        _created(settings)
+    return factory
+
+
+def store_engine(settings: Settings, *, create: bool) -> Engine:
+    """An engine on the store, not migrated (for the ``db`` commands); as :func:`open_store`."""
+    fresh = _ready(settings, create=create)
+    engine = make_engine(settings.url)
+    if fresh:
+        _created(settings)
+    return engine

@@ -1,0 +1,156 @@
+"""The operator's commands in this process, on the test's store: what they refuse, what they
+say of the queues, and how they report a store or a config they cannot use."""
+
+from __future__ import annotations
+
+import socket
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import func, select
+
+from pbmserv.mail.sender import deliver_pending, make_sink
+from pbmserv.store.models import AuthFailure, Inbox, InboxStatus, Outbox
+
+SIGNUP = (
+    b"From: alice@example.org\r\nTo: pbmserv@example.org\r\nMessage-ID: <m1@example.org>\r\n"
+    b"Subject: signup alice secret1\r\n\r\nhello\r\n"
+)
+
+
+@pytest.fixture
+def operator(settings, monkeypatch, capsys):
+    """``pbmserv ARGS`` run through the shell's entry point on the test's store and calendar;
+    returns (exit status, stdout, stderr)."""
+    from pbmserv.cli.main import main
+
+    for name in ("database_url", "now", "server_address", "mail_domain"):
+        monkeypatch.setenv(f"PBMSERV_{name.upper()}", str(getattr(settings, name)))
+    monkeypatch.setenv("PBMSERV_ACCEPT_RECIPIENTS", ",".join(settings.accept_recipients))
+    monkeypatch.setenv("PBMSERV_ARGON2_TIME_COST", "1")
+    monkeypatch.setenv("PBMSERV_ARGON2_MEMORY_KIB", "8")
+
+    def run(*args: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        status = main(["--data-dir", str(settings.data_dir), *args])
+        out = capsys.readouterr()
+        return status, out.out, out.err
+
+    return run
+
+
+def test_retry_queues_only_a_mail_set_aside(operator, sessions, tmp_path):
+    """A processed mail keeps only a copy with its passwords masked: run again, it answered
+    "wrong password" and counted an authentication failure.  Only a mail set aside goes back."""
+    mail = tmp_path / "signup.eml"
+    mail.write_bytes(SIGNUP)
+    status, out, err = operator("mail", "inject", str(mail))
+    assert status == 0 and "stored as 1" in out, err
+    with sessions() as s:
+        mails = s.scalar(select(func.count()).select_from(Outbox))
+    status, out, err = operator("mail", "retry", "1")
+    assert status == 1 and "mail 1 is done, not set aside" in err, out + err
+    assert "queued again" not in out
+    with sessions() as s:
+        assert s.get(Inbox, 1).status is InboxStatus.done
+        assert s.scalar(select(func.count()).select_from(Outbox)) == mails
+        assert s.scalar(select(func.count()).select_from(AuthFailure)) == 0
+
+    mail.write_bytes(SIGNUP.replace(b"<m1@", b"<m2@").replace(b"alice", b"bob"))
+    assert operator("mail", "inject", "--no-process", str(mail))[0] == 0
+    assert operator("mail", "retry", "2")[0] == 1  # waiting in the queue: nothing to do
+    with sessions() as s, s.begin():
+        row = s.get(Inbox, 2)
+        row.status, row.attempts = InboxStatus.shunted, 3
+    status, out, err = operator("mail", "retry", "2")
+    assert status == 0 and "Mail 2 is queued again." in out, err
+    with sessions() as s:
+        row = s.get(Inbox, 2)
+        assert (row.status, row.attempts) == (InboxStatus.new, 0)
+    assert "there is no mail 99" in operator("mail", "retry", "99")[2]
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # closed again: nothing listens there
+
+
+def test_status_shows_a_relay_that_is_down(operator, shell, settings, sessions, clock, monkeypatch):
+    """With the relay down every mail stays pending: the counts alone looked like a quiet
+    queue.  Status says how old the oldest waiting mail is and how many have failed."""
+    settings.outbox, settings.relay_port = "smtp", closed_port()
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    sink = make_sink(settings)
+    assert deliver_pending(sessions, settings, sink, clock.now) == 0
+    assert deliver_pending(sessions, settings, sink, clock.advance(minutes=10)) == 0
+    monkeypatch.setenv("PBMSERV_NOW", (clock.now + timedelta(minutes=60)).isoformat())
+    status, out, err = operator("status")
+    assert status == 0, err
+    assert "oldest pending: 2026-11-01 12:00:00 UTC (1 h 10 min old)" in out
+    assert "failing:   2 pending mails have failed attempts" in out
+    assert f"relay 127.0.0.1:{settings.relay_port}: ConnectionRefusedError" in out
+    with sessions() as s, s.begin():  # the relay is back
+        for row in s.scalars(select(Outbox)):
+            row.status = row.status.sent
+    status, out, err = operator("status")
+    assert "oldest pending: none" in out and "failing" not in out
+
+
+def test_mail_show_keeps_the_head_and_the_end_of_a_long_traceback(operator, sessions, tmp_path):
+    """Only the last characters of an error were kept: "Last error:" began mid-word, without
+    the traceback's first line.  Whole lines are kept: the head and the last lines."""
+    from pbmserv.mail import inbox
+
+    mail = tmp_path / "signup.eml"
+    mail.write_bytes(SIGNUP)
+    assert operator("mail", "inject", "--no-process", str(mail))[0] == 0
+    frames = "".join(f'  File "/opt/pbmserv/module{i}.py", line {i}, in f\n' for i in range(300))
+    error = f"Traceback (most recent call last):\n{frames}ValueError: the last line\n"
+    inbox.record_failure(sessions, 1, error)
+    status, out, err = operator("mail", "show", "1")
+    assert status == 0, err
+    shown = out.split("Last error:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert shown[0] == "Traceback (most recent call last):"
+    assert shown[1].startswith("[... ") and shown[1].endswith(" lines left out ...]")
+    assert shown[2].startswith('  File "/opt/pbmserv/module')
+    assert shown[-1] == "ValueError: the last line"
+    assert set(shown[2:-1]) <= set(frames.splitlines())
+
+
+def test_db_commands_say_the_revision_the_database_is_at(operator, sessions):
+    """``db upgrade 0003`` on a database at the newest revision said "The database is at
+    0003." (it echoed its argument) and left it where it was.  What is said is read back."""
+    from pbmserv.store.migrate import revisions
+
+    head, before, old = revisions()[-1], revisions()[-2], revisions()[2]
+    status, out, err = operator("db", "current")
+    assert (status, out) == (0, f"The database is at {head}, the newest this pbmserv knows.\n")
+    status, out, err = operator("db", "upgrade", old)
+    assert status == 1 and f"the database is at {head}, newer than {old}" in err
+    assert f"`pbmserv db downgrade {old} --yes`" in err and not out
+    status, out, err = operator("db", "upgrade", "0999")
+    assert status == 2 and "there is no revision '0999'" in err
+    status, out, err = operator("db", "downgrade", before)
+    assert status == 1 and "take a backup, then give --yes" in err
+    assert f"upgrades it to {head} again" in err
+    assert operator("db", "current")[1].startswith(f"The database is at {head},")
+    status, out, err = operator("db", "downgrade", before, "--yes")
+    assert status == 0 and out.startswith(f"The database is at {before}. Any other command"), err
+    status, out, err = operator("db", "current")
+    assert out.startswith(f"The database is at {before}; the newest this pbmserv knows is {head}")
+    assert operator("db", "downgrade", head, "--yes")[0] == 1  # a downgrade never goes forward
+    status, out, err = operator("db", "upgrade")
+    assert (status, out) == (0, f"The database is at {head}, the newest this pbmserv knows.\n")
+
+
+def test_tick_sends_the_mail_that_waits(operator, shell, settings):
+    """With Postfix's pipe and no server, only ``mail inject`` sent mail: the robots' moves
+    and the nags cron made waited for the next incoming mail.  The tick sends what is due."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    status, out, err = operator("tick")
+    assert status == 0 and "Mails sent: 2" in out, err
+    assert len(list((settings.data_dir / "Maildir" / "new").iterdir())) == 2
+    assert "Mails sent" not in operator("tick")[1]

@@ -1,0 +1,211 @@
+"""A configuration or a store the shell cannot use: one line that names the problem and what
+to do, never a traceback, and an exit status of its own (1 means "refused by the rules").
+``pbmserv mail inject``, Postfix's pipe, exits 75 instead: Postfix keeps the mail and tries
+again, where any other status bounced it to a sender that may be forged."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import TEST_START
+from sqlalchemy.engine import make_url
+
+from pbmserv.cli.failures import CONFIG, DATAERR, SOFTWARE, TEMPFAIL
+
+SIGNUP = (
+    b"From: alice@example.org\r\nTo: pbmserv@localhost\r\nMessage-ID: <m1@example.org>\r\n"
+    b"Subject: signup alice secret1\r\n\r\n"
+)
+
+
+@pytest.fixture
+def shell(tmp_path, monkeypatch, capsys):
+    """``pbmserv ARGS`` in this process with the data directory ``tmp_path/data``; returns
+    (exit status, stderr)."""
+    from pbmserv.cli.main import main
+
+    monkeypatch.delenv("PBMSERV_DATABASE_URL", raising=False)
+    monkeypatch.delenv("PBMSERV_CONFIG", raising=False)
+    monkeypatch.setenv("PBMSERV_NOW", TEST_START.isoformat())
+    monkeypatch.setenv("PBMSERV_DATA_DIR", str(tmp_path / "data"))
+
+    def run(*args: str) -> tuple[int, str]:
+        capsys.readouterr()
+        status = main(list(args))
+        return status, capsys.readouterr().err
+
+    return run
+
+
+def one_line(err: str) -> str:
+    """The error, checked to be one line and no traceback."""
+    assert "Traceback" not in err, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), err
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"[pbmserv\nlisten_port = 1\n", "is not valid TOML: Expected ']'"),
+        (b'[pbmserv]\nserver_name = "caf\xe9"\n', "is not UTF-8 text (line 2)"),
+        (b"[pbmserv]\nlisten_port = 'x'\n", "listen_port ("),
+        (None, "cannot read the config file"),
+    ],
+)
+def test_a_config_file_that_cannot_be_used(shell, tmp_path, content, message):
+    config = tmp_path / "pbmserv.toml"
+    if content is not None:
+        config.write_bytes(content)
+    status, err = shell("--config", str(config), "status")
+    assert status == CONFIG and message in one_line(err) and str(config) in err
+
+
+def store(tmp_path: Path) -> Path:
+    """A store with an account in it, its write-ahead log folded in."""
+    data = tmp_path / "data"
+    from pbmserv.cli.main import main
+
+    assert main(["signup", "alice", "secret1", "alice@example.org"]) == 0
+    path = data / "pbmserv.sqlite3"
+    from pbmserv.store import db  # the next command opens it afresh, as a new process would
+
+    db.session_factory(f"sqlite:///{path.resolve()}").kw["bind"].dispose()
+    db._session_factory.cache_clear()
+    with sqlite3.connect(path) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return path
+
+
+def test_a_damaged_store(shell, tmp_path):
+    path = store(tmp_path)
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 3])  # truncated
+    status, err = shell("status")
+    assert status == DATAERR
+    assert "damaged or no database (database disk image is malformed)" in one_line(err)
+    assert "restore it from a backup" in err
+    path.write_bytes(os.urandom(4096))
+    status, err = shell("polis", "show", "101")
+    assert status == DATAERR and "(file is not a database)" in one_line(err)
+
+
+def test_a_store_newer_than_the_code(shell, tmp_path):
+    path = store(tmp_path)
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE alembic_version SET version_num = '0999'")
+    for command in (["status"], ["polis", "show", "101"], ["db", "upgrade"], ["db", "current"]):
+        status, err = shell(*command)
+        assert status == CONFIG, command
+        assert "the database is at revision 0999, which this pbmserv does not know" in (
+            one_line(err)
+        )
+        assert "install that pbmserv again, or restore the backup" in err
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_database_url_that_cannot_be_used(shell, monkeypatch):
+    monkeypatch.setenv("PBMSERV_DATABASE_URL", "nonsense")
+    status, err = shell("status")
+    assert status == CONFIG and "database_url 'nonsense' is no database URL" in one_line(err)
+    url = f"postgresql+psycopg://pbmserv:secret@127.0.0.1:{closed_port()}/pbmserv"
+    monkeypatch.setenv("PBMSERV_DATABASE_URL", url)
+    status, err = shell("status")
+    assert status == TEMPFAIL and "cannot be reached" in one_line(err)
+    assert "is its server running?" in err and "secret" not in err
+
+
+@pytest.mark.skipif(
+    not os.environ.get("PBMSERV_TEST_DATABASE_URL"), reason="no PostgreSQL server for the run"
+)
+def test_a_postgresql_database_that_does_not_exist(shell, monkeypatch):
+    url = make_url(os.environ["PBMSERV_TEST_DATABASE_URL"])
+    missing = url.set(database="pbmserv_test_ops_never_created")
+    monkeypatch.setenv("PBMSERV_DATABASE_URL", missing.render_as_string(hide_password=False))
+    status, err = shell("status")
+    assert status == CONFIG
+    assert 'database "pbmserv_test_ops_never_created" does not exist' in one_line(err)
+    assert "create it (deploy/README.md), then run `pbmserv db upgrade`" in err
+
+
+def test_inject_defers_whatever_is_not_the_mails_fault(shell, tmp_path, monkeypatch):
+    """Postfix bounces a mail on any status but 75 (EX_TEMPFAIL), to a sender that may be
+    forged; a store that is down, a broken config or a bug must keep the mail in its queue."""
+    from pbmserv.mail import inbox
+
+    mail = tmp_path / "mail.eml"
+    mail.write_bytes(SIGNUP)
+    url = f"postgresql+psycopg://pbmserv@127.0.0.1:{closed_port()}/pbmserv"
+    monkeypatch.setenv("PBMSERV_DATABASE_URL", url)
+    status, err = shell("mail", "inject", str(mail))
+    assert status == TEMPFAIL and "cannot be reached" in one_line(err)
+    monkeypatch.delenv("PBMSERV_DATABASE_URL")
+    monkeypatch.setenv("PBMSERV_LISTEN_PORT", "many")
+    assert shell("mail", "inject", str(mail))[0] == TEMPFAIL
+    assert shell("status")[0] == CONFIG
+    monkeypatch.delenv("PBMSERV_LISTEN_PORT")
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(inbox, "store", broken)
+    status, err = shell("mail", "inject", str(mail))
+    assert status == TEMPFAIL
+    assert err.rstrip().endswith("Error: internal error (a bug in pbmserv): disk on fire")
+    assert "Traceback" in err  # a bug says where it is
+    too_big = tmp_path / "big.eml"
+    too_big.write_bytes(SIGNUP + b"x" * 1_000_001)
+    assert shell("mail", "inject", str(too_big))[0] == 1  # the mail's own fault: bounced
+
+
+def test_a_bug_elsewhere_exits_70_with_its_traceback(shell, monkeypatch):
+    from pbmserv.cli import operator
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(operator.out, "list_lines", broken)
+    assert shell("db", "upgrade")[0] == 0
+    status, err = shell("mail", "outbox", "list")
+    assert status == SOFTWARE and "Traceback" in err
+    assert err.rstrip().endswith("Error: internal error (a bug in pbmserv): a bug")
+
+
+def test_commands_that_only_look_never_create_a_store(shell, tmp_path):
+    """Run from the wrong directory (a relative data_dir), ``status`` made a new empty store
+    and reported zeros.  The commands that look at or act on what is there refuse."""
+    data = tmp_path / "data"
+    looks = [
+        ["status"],
+        ["tick"],
+        ["mail", "list"],
+        ["mail", "show", "1"],
+        ["mail", "retry", "1"],
+        ["mail", "outbox", "list"],
+        ["mail", "outbox", "show", "1"],
+        ["mail", "outbox", "retry", "1"],
+        ["robot", "list"],
+        ["robot", "run", "--until-idle"],
+        ["db", "current"],
+        ["db", "downgrade", "base", "--yes"],
+    ]
+    for command in looks:
+        status, err = shell(*command)
+        assert status == CONFIG, command
+        assert one_line(err) == (
+            f"Error: no store at {data.resolve()}/pbmserv.sqlite3 (is the data directory "
+            "right? `pbmserv db upgrade` creates one)"
+        )
+    assert not data.exists()
+    status, err = shell("db", "upgrade")
+    assert status == 0 and f"created the data directory {data.resolve()}" in err
+    assert shell("status") == (0, "")
