@@ -96,17 +96,23 @@ def test_forged_mails_cannot_silence_an_authenticated_player(gateway, shell):
 # ----------------------------------------------------------------------------- 2. spam relay
 
 
-def test_signup_mails_strangers_one_confirmation_and_nothing_else(gateway):
+def test_signup_mails_strangers_a_confirmation_per_account_and_nothing_else(gateway):
     victims = [f"v{i:02}@victims.example" for i in range(1, 41)]
     spammer = "spammer@evil.example"
     gateway.send(spammer, "hi", "signup sock1 Pw-sock1 " + " ".join(victims))
     gateway.settle()
     assert "at most 3 addresses" in body_of(gateway.mails(spammer)[-1])
     assert count(gateway.sessions, User) == 0 and victims_mail(gateway, victims) == {}
+    gateway.settings.max_mails_per_recipient_per_day = 3
     gateway.send(spammer, "signup sock1 Pw-sock1 v01@victims.example v02@victims.example")
-    gateway.send(spammer, "signup sock2 Pw-sock2 v01@victims.example")  # v01 again
+    for i in (2, 3, 4):  # v01 again: a code per account that names it, within its daily cap
+        gateway.send(f"s{i}@evil.example", f"signup sock{i} Pw-sock{i} v01@victims.example")
     gateway.send(spammer, "signup spammer Pw-spam1")
     gateway.settle()
+    refused = body_of(gateway.mails("s4@evil.example")[-1])
+    assert "No mail could be sent to v01@victims.example today" in refused
+    assert count(gateway.sessions, User, User.userid == "sock4") == 0  # not made
+    gateway.settings.max_mails_per_recipient_per_day = Settings().max_mails_per_recipient_per_day
     reply_to_last(gateway, spammer)
     gateway.settle()
     gateway.send(spammer, "polis challenge spammer sock1", "BUY PILLS at pills.example")
@@ -121,9 +127,10 @@ def test_signup_mails_strangers_one_confirmation_and_nothing_else(gateway):
     assert count(gateway.sessions, MoveRecord) == 1
     got = victims_mail(gateway, victims)
     assert set(got) == {"v01@victims.example", "v02@victims.example"}
-    for victim, subjects in got.items():
-        assert len(subjects) == 1 and subjects[0].startswith("confirm "), (victim, subjects)
-        assert "PILLS" not in body_of(gateway.mails(victim)[0])
+    for victim, subjects in got.items():  # a code per account that named it, within its cap
+        assert len(subjects) == (3 if victim.startswith("v01") else 1), (victim, subjects)
+        assert all(subject.startswith("confirm ") for subject in subjects), (victim, subjects)
+        assert all("PILLS" not in body_of(mail) for mail in gateway.mails(victim))
 
 
 def test_challenge_lines_mail_nobody_but_the_challenger(gateway, shell):

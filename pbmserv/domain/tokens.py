@@ -87,6 +87,13 @@ def pending(
     return session.scalars(query.limit(1)).first()
 
 
+def withdraw(session: Session, codes: list[str]) -> None:
+    """Delete the codes whose mail is not sent after all (an answer over the caps): a code
+    nobody got must not stand for one that waits."""
+    if codes:
+        session.execute(delete(Token).where(Token.token_hash.in_([digest(c) for c in codes])))
+
+
 def purge(session: Session, now: datetime) -> int:
     """Delete used and expired codes."""
     result = session.execute(
