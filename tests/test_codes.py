@@ -1,14 +1,17 @@
-"""One-use codes by mail: a code exists only once its mail is queued, and another account's
-code for the same address blocks nobody."""
+"""One-use codes by mail: a code exists only once its mail is queued, another account's code
+for the same address blocks nobody, and a sent mail leaves no code in the outbox (the store's
+side of tests/test_abuse.py's at-rest test: the retention and the migration)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from email.utils import make_msgid
 
 from sqlalchemy import func, select
 
+from pbmserv.domain.housekeeping import housekeeping
 from pbmserv.mail import inbox, worker
-from pbmserv.store.models import Address, Outbox, Token, TokenKind, User
+from pbmserv.store.models import Address, Outbox, OutboxStatus, Token, TokenKind, User
 
 
 def mail(shell, sender: str, subject: str) -> None:
@@ -96,3 +99,39 @@ def test_a_code_only_an_unsent_answer_would_carry_is_not_made(shell):
         mail(shell, "alice@example.org", "help")  # forged, up to alice's cap
     mail(shell, "alice@example.org", "polis challenge alice bob")  # answered by a code
     assert codes(shell, TokenKind.challenge) == 0  # withdrawn with its answer
+
+
+def test_sent_mails_are_dropped_and_their_records_kept_as_long_as_processed_mails(shell):
+    from pbmserv.mail.deliver import MaildirSink
+    from pbmserv.mail.sender import deliver_pending
+
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    sink = MaildirSink(shell.settings.maildir_path)
+    assert deliver_pending(shell.sessions, shell.settings, sink, shell.clock.now) == 2
+    shell.clock.advance(days=1)
+    shell("password reset bob", channel="mail", sender="mallory@evil.example")  # not sent yet
+    days = shell.settings.inbox_retention_days
+    lines = housekeeping(shell.sessions, shell.settings, shell.clock.now + timedelta(days=days))
+    assert f"Sent mails' records deleted (older than {days} days): 2" in lines
+    [waiting] = shell.outbox()
+    assert waiting.status is OutboxStatus.pending and "password new bob " in waiting.body
+
+
+def test_migration_0009_drops_the_texts_of_mails_sent_before(shell):
+    from pbmserv.store import migrate
+
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    engine = shell.sessions.kw["bind"]
+    migrate.downgrade(engine, "0008")
+    with engine.begin() as conn:
+        conn.exec_driver_sql(
+            "UPDATE outbox SET status = 'sent', subject = 'confirm SECRETCODE1234567', "
+            "body = 'confirm SECRETCODE1234567 ü' WHERE id = 1"
+        )
+    migrate.upgrade(engine)
+    first, second = shell.outbox()
+    assert (first.subject, first.body, first.dropped_bytes) == ("confirm ********", "", 28)
+    assert second.status is OutboxStatus.pending and second.dropped_bytes is None
+    assert second.body and second.subject == "New Polis Board 101 alice"

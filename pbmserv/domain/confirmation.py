@@ -72,6 +72,15 @@ def code_in_subject(subject: str) -> str | None:
     return code if subject.startswith(SUBJECT) and code else None
 
 
+def subject_at_rest(subject: str) -> str:
+    """The subject kept of a sent mail: its code masked (the text is dropped whole).
+
+    >>> subject_at_rest("confirm ABCD"), subject_at_rest("pbmserv help")
+    ('confirm ********', 'pbmserv help')
+    """
+    return SUBJECT + "********" if code_in_subject(subject) else subject
+
+
 def _text(lines: list[str]) -> str:
     return render("mail/text.txt.j2", lines=lines)
 

@@ -3,7 +3,9 @@ reset.  One mechanism for all three, so that every code is hashed at rest, expir
 once.
 
 Only the SHA-256 of a code is stored: a copy of the database does not let anyone confirm or
-reset anything.  Codes are 16 characters of base32 (80 bits), easy to copy from a mail.
+reset anything (nor does the outbox: a mail that carried a code keeps no text once it is sent,
+see :mod:`pbmserv.mail.sender`).  Codes are 16 characters of base32 (80 bits), easy to copy
+from a mail.
 
 >>> len(new_code()), new_code().isalnum()
 (16, True)
