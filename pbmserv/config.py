@@ -102,7 +102,9 @@ class Settings:
     token_hours: int = 48  # confirmation and password reset codes expire after this
     unconfirmed_account_days: int = 3  # accounts without a confirmed address are then removed
     outbox_lease_minutes: int = 10  # a mail left 'sending' this long by a dead sender is resent
-    inbox_retention_days: int = 30  # processed mails (kept with passwords masked) are deleted
+    # processed mails (kept with passwords masked) and the records of sent mails (their texts
+    # dropped) are deleted after this
+    inbox_retention_days: int = 30
     # outbound delivery: "maildir" (default) or "smtp"
     outbox: str = "maildir"
     maildir: Path = Path("")  # empty: <data_dir>/Maildir

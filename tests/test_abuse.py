@@ -1,7 +1,7 @@
 """The attacks of issue 16, played over SMTP against a running server (127.0.0.1), and what
 must hold: forged senders cannot make us mail anyone else, limits never stop an authenticated
-player, nobody can lock the owner out, no outgoing mail is lost, no password at rest, one
-addr-spec per address, no backscatter."""
+player, nobody can lock the owner out, no outgoing mail is lost, no password or code at rest,
+one addr-spec per address, no backscatter."""
 
 from __future__ import annotations
 
@@ -96,17 +96,23 @@ def test_forged_mails_cannot_silence_an_authenticated_player(gateway, shell):
 # ----------------------------------------------------------------------------- 2. spam relay
 
 
-def test_signup_mails_strangers_one_confirmation_and_nothing_else(gateway):
+def test_signup_mails_strangers_a_confirmation_per_account_and_nothing_else(gateway):
     victims = [f"v{i:02}@victims.example" for i in range(1, 41)]
     spammer = "spammer@evil.example"
     gateway.send(spammer, "hi", "signup sock1 Pw-sock1 " + " ".join(victims))
     gateway.settle()
     assert "at most 3 addresses" in body_of(gateway.mails(spammer)[-1])
     assert count(gateway.sessions, User) == 0 and victims_mail(gateway, victims) == {}
+    gateway.settings.max_mails_per_recipient_per_day = 3
     gateway.send(spammer, "signup sock1 Pw-sock1 v01@victims.example v02@victims.example")
-    gateway.send(spammer, "signup sock2 Pw-sock2 v01@victims.example")  # v01 again
+    for i in (2, 3, 4):  # v01 again: a code per account that names it, within its daily cap
+        gateway.send(f"s{i}@evil.example", f"signup sock{i} Pw-sock{i} v01@victims.example")
     gateway.send(spammer, "signup spammer Pw-spam1")
     gateway.settle()
+    refused = body_of(gateway.mails("s4@evil.example")[-1])
+    assert "No mail could be sent to v01@victims.example today" in refused
+    assert count(gateway.sessions, User, User.userid == "sock4") == 0  # not made
+    gateway.settings.max_mails_per_recipient_per_day = Settings().max_mails_per_recipient_per_day
     reply_to_last(gateway, spammer)
     gateway.settle()
     gateway.send(spammer, "polis challenge spammer sock1", "BUY PILLS at pills.example")
@@ -121,9 +127,10 @@ def test_signup_mails_strangers_one_confirmation_and_nothing_else(gateway):
     assert count(gateway.sessions, MoveRecord) == 1
     got = victims_mail(gateway, victims)
     assert set(got) == {"v01@victims.example", "v02@victims.example"}
-    for victim, subjects in got.items():
-        assert len(subjects) == 1 and subjects[0].startswith("confirm "), (victim, subjects)
-        assert "PILLS" not in body_of(gateway.mails(victim)[0])
+    for victim, subjects in got.items():  # a code per account that named it, within its cap
+        assert len(subjects) == (3 if victim.startswith("v01") else 1), (victim, subjects)
+        assert all(subject.startswith("confirm ") for subject in subjects), (victim, subjects)
+        assert all("PILLS" not in body_of(mail) for mail in gateway.mails(victim))
 
 
 def test_challenge_lines_mail_nobody_but_the_challenger(gateway, shell):
@@ -422,6 +429,21 @@ def test_a_mail_left_sending_by_a_dead_sender_is_sent_again(
 # ----------------------------------------------------------------------------- 6. at rest
 
 
+def stored_bytes(gateway: Gateway) -> list[bytes]:
+    """All the store holds, after the clock tick's clean-up has emptied SQLite's WAL: the
+    database files byte for byte, or (PostgreSQL) every row of every table as text."""
+    housekeeping(gateway.sessions, gateway.settings, gateway.settings.clock())
+    if gateway.settings.url.startswith("sqlite"):
+        data = Path(gateway.settings.url.removeprefix("sqlite:///"))
+        return [p.read_bytes() for p in data.parent.glob(data.name + "*") if p.is_file()]
+    with gateway.sessions() as s:
+        tables = s.scalars(text("SELECT tablename FROM pg_tables WHERE schemaname = 'public'"))
+        return [
+            "\n".join(s.scalars(text(f'SELECT t::text FROM "{name}" t')).all()).encode()
+            for name in tables.all()
+        ]
+
+
 def test_no_password_at_rest(gateway, shell, caplog):
     caplog.set_level(logging.INFO)  # as `pbmserv serve` logs, and all of pbmserv's own
     caplog.set_level(logging.DEBUG, logger="pbmserv")
@@ -456,19 +478,7 @@ def test_no_password_at_rest(gateway, shell, caplog):
     assert shell.ok("change password bob Zq8-echo Zq8-echo2", channel="shell")
     with gateway.sessions() as s:
         assert all(b"X-Pbmserv-Masked" in r for r in s.scalars(select(Inbox.raw)))
-    housekeeping(gateway.sessions, gateway.settings, gateway.settings.clock())  # (the WAL)
-    if gateway.settings.url.startswith("sqlite"):  # the database files, byte for byte
-        data = Path(gateway.settings.url.removeprefix("sqlite:///"))
-        stored = [p.read_bytes() for p in data.parent.glob(data.name + "*") if p.is_file()]
-    else:  # PostgreSQL: every row of every table, as text
-        with gateway.sessions() as s:
-            tables = s.scalars(
-                text("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
-            ).all()
-            stored = [
-                "\n".join(s.scalars(text(f'SELECT t::text FROM "{name}" t')).all()).encode()
-                for name in tables
-            ]
+    stored = stored_bytes(gateway)
     mails = [m for m in gateway.settings.maildir_path.rglob("*") if m.is_file()]
     logs = "\n".join(r.getMessage() for r in caplog.records)
     assert stored and len(mails) >= 8
@@ -477,6 +487,48 @@ def test_no_password_at_rest(gateway, shell, caplog):
             assert secret.encode() not in content, secret
             assert secret.encode().hex().encode() not in content, secret  # bytea as text
         assert secret not in logs
+
+
+def test_no_code_at_rest_once_its_mail_is_sent(gateway, shell, capsys, monkeypatch):
+    """A stranger asks for a code to someone else's account; the copy of it we mailed must
+    not be readable in the store (``select body from outbox``) once the mail is sent."""
+    shell.signup("bob")
+    gateway.send("alice@example.org", "signup alice Zq8-alpha")  # the answer is the code mail
+    gateway.send("mallory@evil.example", "signup carol Zq8-carol carol@example.org")
+    gateway.send("mallory@evil.example", "password reset bob")
+    gateway.settle()
+    alice, carol = (gateway.mails(f"{u}@example.org")[-1] for u in ("alice", "carol"))
+    reset = gateway.mails("bob@example.org")[-1]
+    codes = [str(m["Subject"]).split()[1] for m in (alice, carol)]
+    codes.append(body_of(reset).split("password new bob ")[1].split()[0])
+    assert all(code in body_of(m) for code, m in zip(codes, (alice, carol, reset), strict=True))
+    reply_to_last(gateway, "alice@example.org")  # one code used, two still good
+    gateway.settle()
+    assert count(gateway.sessions, Outbox, Outbox.status != OutboxStatus.sent) == 0
+    with gateway.sessions() as s:
+        kept = s.scalars(select(Outbox).order_by(Outbox.id)).all()
+        assert {row.body for row in kept} == {""} and all(row.dropped_bytes for row in kept)
+        assert all(row.message_id and row.sent_at and row.recipient for row in kept)
+        assert [row.subject for row in kept if row.subject.startswith("confirm")] == [
+            "confirm ********",
+            "confirm ********",
+        ]
+        reset_id = next(row.id for row in kept if row.recipient == "bob@example.org")
+    for content in stored_bytes(gateway):
+        for secret in [*codes, "Zq8-alpha", "Zq8-carol"]:
+            assert secret.encode() not in content, secret
+            assert secret.encode().hex().encode() not in content, secret  # bytea as text
+    from pbmserv.cli.main import main
+
+    monkeypatch.setenv("PBMSERV_DATABASE_URL", gateway.settings.database_url)
+    monkeypatch.setenv("PBMSERV_NOW", gateway.settings.now)
+    data = ["--data-dir", str(gateway.settings.data_dir)]
+    assert main([*data, "mail", "outbox", "show", str(reset_id)]) == 0
+    shown = capsys.readouterr().out
+    assert "To: bob@example.org" in shown and "Message-ID: <" in shown
+    assert "dropped once the mail was sent" in shown
+    assert main([*data, "mail", "outbox", "retry", str(reset_id)]) == 1  # nothing to resend
+    assert "dropped" in capsys.readouterr().err
 
 
 # ----------------------------------------------------------------------------- 7. addresses

@@ -182,6 +182,8 @@ def outbox_retry(ctx: click.Context, mail_id: int) -> None:
         row = session.get(Outbox, mail_id)
         if row is None:
             raise Refused(f"there is no mail {mail_id} in the outbox")
+        if row.dropped_bytes is not None:
+            raise Refused(f"mail {mail_id} was sent and its text dropped: it cannot go again")
         row.status, row.next_attempt, row.attempts = OutboxStatus.pending, now, 0
         row.claimed_at = row.claimed_by = None
     answer(ctx, "pbmserv mail outbox retry", f"Mail {mail_id} is queued to be sent again.\n")

@@ -51,30 +51,43 @@ def _given(req: Request, addresses: list[str]) -> None:
     req.mail.addresses.update(addresses)
 
 
+def _capped(addresses: list[str]) -> str:
+    return (
+        f"No mail could be sent to {', '.join(addresses)} today: an address gets only so many "
+        "mails from us a day (UTC)"
+    )
+
+
 def _confirmation_answer(
-    req: Request,
-    ctx: click.Context,
-    own: confirmation.Confirmation | None,
-    lines: list[str],
-    waiting: list[str],
+    req: Request, ctx: click.Context, done: confirmation.Confirmations, lines: list[str]
 ) -> None:
     """Answer a mail that gave new addresses: the sender's own confirmation mail when the
-    sender is one of them (so it gets one mail, not two), else a note."""
-    if waiting:
+    sender is one of them (so it gets one mail, not two), else a note.
+
+    Only a code of the same account holds a new one back, so "still waiting" tells the
+    account's holder (who gave its password to change the addresses; a new account has no
+    earlier code) about his own earlier request, never that someone else signed up with the
+    address.  A capped address is said to be one: the truth, and no news about accounts."""
+    if done.waiting:
         lines += [
             "",
             "A confirmation mail sent earlier to "
-            + ", ".join(waiting)
+            + ", ".join(done.waiting)
             + " is still waiting; nothing new was sent there.",
         ]
-    if own is not None:
-        answer(ctx, own.subject, own.body + "\n" + render("mail/text.txt.j2", lines=lines))
+    if done.capped:
+        lines += ["", _capped(done.capped) + "; try again tomorrow with 'change address'."]
+    if done.own is not None:
+        body = done.own.body + "\n" + render("mail/text.txt.j2", lines=lines)
+        answer(ctx, done.own.subject, body)
     else:
         answer(ctx, "pbmserv confirmation", render("mail/text.txt.j2", lines=lines))
 
 
 def signup(call: Call) -> None:
-    """Register a new player; by mail the sender's address when no address is given."""
+    """Register a new player; by mail the sender's address when no address is given.  By mail,
+    an account none of whose addresses can be mailed a code today is not made: it would hold
+    the userid for days with no way to confirm it."""
     req, ctx = call.req, call.ctx
     userid = accounts.normalise_userid(call.args["userid"])
     password = call.args["password"]
@@ -90,9 +103,11 @@ def signup(call: Call) -> None:
             session, req.settings, userid, password, addresses, req.now, confirmed=req.trusted
         )
         if not req.trusted:
-            own, waiting = confirmation.mail_confirmations(
+            done = confirmation.mail_confirmations(
                 session, req.settings, user, addresses, req.now, sender=req.sender
             )
+            if len(done.capped) == len(addresses):  # rolls the account back
+                raise Refused(_capped(done.capped) + "; sign up again tomorrow")
     _given(req, addresses)
     if not req.trusted:
         lines = [
@@ -102,7 +117,7 @@ def signup(call: Call) -> None:
             "",
             "Addresses: " + ", ".join(addresses),
         ]
-        _confirmation_answer(req, ctx, own, lines, waiting)
+        _confirmation_answer(req, ctx, done, lines)
         return
     lines = [f"Welcome, {userid}: you are signed up."]
     lines += [f"Mail goes to {a}." for a in addresses] or ["No mail address is registered."]
@@ -131,8 +146,7 @@ def change_address(call: Call) -> None:
     userid = call.args["userid"]
     addresses = _addresses(req, call.args["addresses"])
     user_id = call_login(call)
-    own: confirmation.Confirmation | None = None
-    waiting: list[str] = []
+    done = confirmation.Confirmations()
     with req.sessions() as session, session.begin():
         user = session.get(User, user_id)
         assert user is not None
@@ -148,7 +162,7 @@ def change_address(call: Call) -> None:
         )
         session.flush()
         if new:
-            own, waiting = confirmation.mail_confirmations(
+            done = confirmation.mail_confirmations(
                 session, req.settings, user, new, req.now, sender=req.sender, replace=addresses
             )
     _given(req, addresses)
@@ -163,7 +177,7 @@ def change_address(call: Call) -> None:
     ]
     if kept:
         lines.append("Until one is confirmed, mail still goes to: " + ", ".join(kept))
-    _confirmation_answer(req, ctx, own, lines, waiting)
+    _confirmation_answer(req, ctx, done, lines)
 
 
 def signoff(call: Call) -> None:

@@ -50,18 +50,29 @@ def confirm(call: Call) -> None:
 
 
 def password_reset(call: Call) -> None:
-    """Mail a code for a new password to the account's confirmed addresses."""
+    """Mail a code for a new password to the account's confirmed addresses.
+
+    The answer is the same whether the account exists, has a confirmed address, got a new code
+    or has one waiting (it goes to whoever asks); only a cap that stopped every mail is said,
+    since saying "mailed" then would be false and the owner would wait for nothing."""
     req = call.req
     userid = accounts.normalise_userid(call.args["userid"])
+    done = confirmation.Reset.nowhere
     with req.sessions() as session, session.begin():
         user = accounts.find_user(session, userid)
         if user is not None and not user.password_hash.startswith("!"):
-            confirmation.reset_mails(session, req.settings, user, req.now)
+            done = confirmation.reset_mails(session, req.settings, user, req.now)
+    if done is confirmation.Reset.capped:
+        raise Refused(
+            f"no mail could be sent to the addresses of {userid} today: an address gets only "
+            "so many mails from us a day (UTC); ask again tomorrow"
+        )
     answer(
         call.ctx,
         "pbmserv password reset",
         f"If {userid} has a confirmed address, a code has been mailed there (one code at a "
-        f"time; it works once, for {req.settings.token_hours} hours). Then send\n"
+        "time: while a code mailed earlier works, no new one is sent; a code works once, "
+        f"for {req.settings.token_hours} hours). Then send\n"
         f"  password new {userid} CODE NEWPASSWORD\n",
     )
 

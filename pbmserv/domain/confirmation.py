@@ -1,16 +1,23 @@
 """Confirmation of addresses and challenges, and password reset codes, by mail.
 
 An address given by mail (signup, change address) gets one confirmation mail carrying a
-code and nothing else from us until the code comes back (a reply to that mail, or the
-command ``confirm CODE``).  A challenge asked for by mail waits, mailing only the
-challenger's confirmed address, until the challenger confirms it the same way.  A password
-reset mails a code to the account's confirmed addresses.  The codes are
+code, per account that gives it, and nothing else from us until the code comes back (a reply
+to that mail, or the command ``confirm CODE``).  A challenge asked for by mail waits, mailing
+only the challenger's confirmed address, until the challenger confirms it the same way.  A
+password reset mails a code to the account's confirmed addresses.  The codes are
 :mod:`pbmserv.domain.tokens`: hashed at rest, expiring, one use.
+
+A code exists only once its mail is queued: a mail over the recipient's daily caps
+(:mod:`pbmserv.domain.limits`) creates no code, and the worker withdraws the codes of an
+answer it does not send after all.  So a waiting code is one that was mailed, and only a
+waiting code of the same account, for the same purpose, holds a new one back: a code that
+another account (a forger's) got for the same address blocks nothing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import enum
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from sqlalchemy import exists, select
@@ -40,6 +47,40 @@ class Confirmation:
     body: str
 
 
+@dataclass
+class Confirmations:
+    """What :func:`mail_confirmations` did: the sender's own mail (it becomes the answer), the
+    addresses for which this account's earlier code still works (nothing new was sent), and
+    those that got no mail because their daily cap is reached (no code was made)."""
+
+    own: Confirmation | None = None
+    waiting: list[str] = field(default_factory=list)
+    capped: list[str] = field(default_factory=list)
+
+
+SUBJECT = "confirm "
+"""A code mail's subject is ``confirm CODE``, so that a reply to it (the subject kept) confirms."""
+
+
+def code_in_subject(subject: str) -> str | None:
+    """The code a code mail's subject carries; None for any other subject.
+
+    >>> code_in_subject("confirm ABCD"), code_in_subject("Polis Board 101 bob")
+    ('ABCD', None)
+    """
+    code = subject.removeprefix(SUBJECT).strip()
+    return code if subject.startswith(SUBJECT) and code else None
+
+
+def subject_at_rest(subject: str) -> str:
+    """The subject kept of a sent mail: its code masked (the text is dropped whole).
+
+    >>> subject_at_rest("confirm ABCD"), subject_at_rest("pbmserv help")
+    ('confirm ********', 'pbmserv help')
+    """
+    return SUBJECT + "********" if code_in_subject(subject) else subject
+
+
 def _text(lines: list[str]) -> str:
     return render("mail/text.txt.j2", lines=lines)
 
@@ -51,19 +92,9 @@ def address_mail(
     address: str,
     now: datetime,
     replace: list[str] | None = None,
-) -> Confirmation | None:
-    """A new code for ``address`` of ``user``, as a mail; None when a code sent to that address
-    is still waiting (an address gets one confirmation mail per code lifetime)."""
-    waiting = session.scalar(
-        select(Token.id).where(
-            Token.kind == TokenKind.address,
-            Token.address == address,
-            Token.used_at.is_(None),
-            Token.expires > now,
-        )
-    )
-    if waiting is not None:
-        return None
+) -> Confirmation:
+    """A new code for ``address`` of ``user``, as a mail (the caller queues it, or answers
+    with it)."""
     code = tokens.issue(
         session,
         TokenKind.address,
@@ -83,7 +114,7 @@ def address_mail(
         "",
         "If it was not you, ignore this mail: you will get nothing more from us.",
     ]
-    return Confirmation(address, f"confirm {code}", _text(lines))
+    return Confirmation(address, SUBJECT + code, _text(lines))
 
 
 def mail_confirmations(
@@ -95,23 +126,28 @@ def mail_confirmations(
     *,
     sender: str | None,
     replace: list[str] | None = None,
-) -> tuple[Confirmation | None, list[str]]:
-    """Queue a confirmation mail for each address except the sender's, whose mail is returned
-    (it becomes the answer).  Also returns the addresses that got no new mail.  ``replace``:
-    the account's addresses once one of these is confirmed (the others are then dropped)."""
-    own: Confirmation | None = None
-    skipped: list[str] = []
+) -> Confirmations:
+    """Queue a confirmation mail for each address but the sender's, whose mail is returned (it
+    becomes the answer, within the worker's caps).  An address for which this account has a
+    code waiting gets nothing new; one whose daily cap is reached gets no mail and no code.
+    ``replace``: the account's addresses once one of these is confirmed (the others are then
+    dropped)."""
+    done = Confirmations()
+    own = sender.lower() if sender else None
     for address in addresses:
-        mail = address_mail(session, settings, user, address, now, replace)
-        if mail is None:
-            skipped.append(address)
-        elif sender and address == sender.lower():
-            own = mail
+        if tokens.pending(session, TokenKind.address, now, user_id=user.id, address=address):
+            done.waiting.append(address)
+        elif address == own:  # the answer carries it: made only if the answer will go out
+            if limits.answer_expected(session, settings, address, now):
+                done.own = address_mail(session, settings, user, address, now, replace)
+            else:
+                done.capped.append(address)
         elif limits.recipient_allowed(session, settings, address, now):
+            mail = address_mail(session, settings, user, address, now, replace)
             queue_mail(session, address, mail.subject, mail.body, now)
         else:
-            skipped.append(address)
-    return own, skipped
+            done.capped.append(address)
+    return done
 
 
 def confirm_address(session: Session, token: Token) -> Address | None:
@@ -157,14 +193,30 @@ def challenge_mail(
         f"or send the line 'confirm {code}' within {settings.token_hours} hours.",
         "Without a confirmation nothing happens.",
     ]
-    return Confirmation("", f"confirm {code}", _text(lines))
+    return Confirmation("", SUBJECT + code, _text(lines))
 
 
-def reset_mails(session: Session, settings: Settings, user: User, now: datetime) -> list[str]:
-    """Queue a password reset code to each confirmed address of ``user``; return them."""
+class Reset(enum.Enum):
+    """What a password reset did."""
+
+    mailed = "mailed"  # a new code went to one confirmed address or more
+    waiting = "waiting"  # a code mailed earlier still works: nothing new was sent
+    capped = "capped"  # every confirmed address has had its mails for today: no code
+    nowhere = "nowhere"  # no confirmed address
+
+
+def reset_mails(session: Session, settings: Settings, user: User, now: datetime) -> Reset:
+    """Queue a password reset code to each confirmed address of ``user`` that may get one more
+    mail today.  The cap is checked first: a code that no mail carries would stand for a
+    waiting one and hold back the next request."""
     targets = [a.address for a in user.addresses if a.confirmed]
-    if not targets or tokens.pending(session, TokenKind.reset, now, user_id=user.id):
-        return []
+    if not targets:
+        return Reset.nowhere
+    if tokens.pending(session, TokenKind.reset, now, user_id=user.id):
+        return Reset.waiting
+    allowed = [a for a in targets if limits.recipient_allowed(session, settings, a, now)]
+    if not allowed:
+        return Reset.capped
     code = tokens.issue(
         session, TokenKind.reset, user_id=user.id, now=now, hours=settings.token_hours
     )
@@ -176,14 +228,9 @@ def reset_mails(session: Session, settings: Settings, user: User, now: datetime)
         f"to {settings.server_address} within {settings.token_hours} hours (the code works once).",
         "If it was not you, ignore this mail: your password stays as it is.",
     ]
-    sent = []
-    for address in targets:
-        if limits.recipient_allowed(session, settings, address, now):
-            queue_mail(
-                session, address, f"{settings.server_name} password reset", _text(lines), now
-            )
-            sent.append(address)
-    return sent
+    for address in allowed:
+        queue_mail(session, address, f"{settings.server_name} password reset", _text(lines), now)
+    return Reset.mailed
 
 
 def expire_unconfirmed(session: Session, settings: Settings, now: datetime) -> list[str]:

@@ -1,6 +1,7 @@
 """Periodic clean-up run with the clock tick: unconfirmed accounts, old codes and counters,
-processed mails past their retention, and (SQLite) the write-ahead log, which still holds the
-raw bytes of mails that have since been replaced by their masked copies."""
+processed mails and the records of sent mails past their retention, and (SQLite) the
+write-ahead log, which still holds the raw bytes of mails that have since been replaced by
+their masked copies, and the texts of sent mails that have since been dropped."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbmserv.config import Settings
 from pbmserv.domain import limits, tokens
 from pbmserv.domain.confirmation import expire_unconfirmed
-from pbmserv.store.models import Inbox, InboxStatus
+from pbmserv.store.models import Inbox, InboxStatus, Outbox, OutboxStatus
 
 log = logging.getLogger("pbmserv.domain.housekeeping")
 
@@ -32,6 +33,10 @@ def housekeeping(sessions: sessionmaker[Session], settings: Settings, now: datet
             )
         )
         purged = int(result.rowcount or 0)  # type: ignore[attr-defined]
+        result = session.execute(
+            delete(Outbox).where(Outbox.status == OutboxStatus.sent, Outbox.sent_at < cutoff)
+        )
+        sent = int(result.rowcount or 0)  # type: ignore[attr-defined]
     checkpoint(sessions)
     for userid in expired:
         log.info("unconfirmed account removed: %s", userid)
@@ -43,6 +48,10 @@ def housekeeping(sessions: sessionmaker[Session], settings: Settings, now: datet
     if purged:
         lines.append(
             f"Processed mails deleted (older than {settings.inbox_retention_days} days): {purged}"
+        )
+    if sent:
+        lines.append(
+            f"Sent mails' records deleted (older than {settings.inbox_retention_days} days): {sent}"
         )
     return lines
 

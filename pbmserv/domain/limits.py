@@ -50,17 +50,28 @@ def is_confirmed(session: Session, address: str) -> bool:
     )
 
 
+def _answer_cap(session: Session, settings: Settings, sender: str) -> tuple[int, str]:
+    if is_confirmed(session, sender):
+        return settings.max_answers_per_day, f"answers:{sender}"
+    return settings.max_stranger_answers_per_day, f"stranger:{sender}"
+
+
 def answer_allowance(session: Session, settings: Settings, sender: str, now: datetime) -> int:
     """For an unauthenticated mail from ``sender`` (counted here): 2 answer it, 1 send the one
     notice that the cap is reached, 0 stay silent."""
-    if is_confirmed(session, sender):
-        cap, key = settings.max_answers_per_day, f"answers:{sender}"
-    else:
-        cap, key = settings.max_stranger_answers_per_day, f"stranger:{sender}"
+    cap, key = _answer_cap(session, settings, sender)
     count = bump(session, key, now)
     if count > cap + 1 or not recipient_allowed(session, settings, sender, now):
         return 0
     return 2 if count <= cap else 1
+
+
+def answer_expected(session: Session, settings: Settings, sender: str, now: datetime) -> bool:
+    """Will the answer to an unauthenticated mail from ``sender`` go out today (counting
+    nothing)?  A code that only that answer would carry is made only then."""
+    cap, key = _answer_cap(session, settings, sender)
+    rcpt = today(session, f"rcpt:{sender}", now)
+    return today(session, key, now) < cap and rcpt < settings.max_mails_per_recipient_per_day
 
 
 def recipient_allowed(session: Session, settings: Settings, address: str, now: datetime) -> bool:

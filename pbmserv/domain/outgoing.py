@@ -1,7 +1,9 @@
 """The outgoing mails, as the shell shows them (``pbmserv mail outbox list|show``).
 
 From a shell with no server running, the board mails to the other players wait in the outbox;
-these views let the player (the operator of a local store) see them.
+these views let the player (the operator of a local store) see them.  A sent mail's text is
+dropped once it is sent (it may carry a code or a password): what is left is its delivery
+record.
 """
 
 from __future__ import annotations
@@ -50,6 +52,15 @@ def show_lines(session: Session, mail_id: int) -> list[str] | None:
         lines.append(f"Sent: {row.sent_at:%Y-%m-%d %H:%M:%S} UTC")
     if row.last_error:
         lines.append(f"Last error: {row.last_error.strip()}")
+    if row.message_id:
+        lines.append(f"Message-ID: {row.message_id}")
+    if row.dropped_bytes is not None:
+        return [
+            *lines,
+            "",
+            f"(The text, {row.dropped_bytes} bytes, was dropped once the mail was sent: the",
+            "store keeps no copy of the codes and passwords a mail may carry.)",
+        ]
     return [*lines, "", row.body.rstrip("\n")]
 
 

@@ -3,7 +3,9 @@ reset.  One mechanism for all three, so that every code is hashed at rest, expir
 once.
 
 Only the SHA-256 of a code is stored: a copy of the database does not let anyone confirm or
-reset anything.  Codes are 16 characters of base32 (80 bits), easy to copy from a mail.
+reset anything (nor does the outbox: a mail that carried a code keeps no text once it is sent,
+see :mod:`pbmserv.mail.sender`).  Codes are 16 characters of base32 (80 bits), easy to copy
+from a mail.
 
 >>> len(new_code()), new_code().isalnum()
 (16, True)
@@ -85,6 +87,13 @@ def pending(
     if address is not None:
         query = query.where(Token.address == address)
     return session.scalars(query.limit(1)).first()
+
+
+def withdraw(session: Session, codes: list[str]) -> None:
+    """Delete the codes whose mail is not sent after all (an answer over the caps): a code
+    nobody got must not stand for one that waits."""
+    if codes:
+        session.execute(delete(Token).where(Token.token_hash.in_([digest(c) for c in codes])))
 
 
 def purge(session: Session, now: datetime) -> int:

@@ -6,6 +6,10 @@ A mail is first marked ``sending`` in its own transaction (a lease: ``claimed_at
 the lease (``outbox_lease_minutes``) is over: a crash may send a mail twice, never lose it.
 Temporary failures are retried with backoff; permanent ones are recorded.  The operator lists,
 shows and retries outgoing mail with ``pbmserv mail outbox``.
+
+The statement that marks a mail sent also drops its text and masks the code in a code mail's
+subject: a sent mail may carry a code or a password, and the store keeps no copy of either.
+What the operator needs stays: recipient, status, times, size and Message-ID.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from sqlalchemy import Select, Update, bindparam, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
+from pbmserv.domain.confirmation import subject_at_rest
 from pbmserv.domain.record import attachments_for
 from pbmserv.mail.compose import OutgoingMail, message_id_of, prepare_message
 from pbmserv.mail.deliver import (
@@ -137,6 +142,8 @@ handing over and recording resends at most this many mails."""
 class _Result:
     mail_id: int
     message_id: str
+    subject: str  # as kept once sent
+    size: int  # bytes of the text, dropped once sent
     error: str | None = None
     permanent: bool = False
 
@@ -210,15 +217,24 @@ def _sent_update() -> Update:
             claimed_by=None,
             status=OutboxStatus.sent,
             sent_at=bindparam("now", type_=Outbox.sent_at.type),
+            subject=bindparam("kept_subject"),
+            body="",
+            dropped_bytes=bindparam("size"),
         )
     )
 
 
 def _record_results(session: Session, results: list[_Result], now: datetime) -> None:
-    """The mails handed over are sent: one statement for them all.  The others (rare) are
-    read back for their attempts, to retry them later or give up."""
+    """The mails handed over are sent, their texts dropped: one statement for them all.  The
+    others (rare) are read back for their attempts, to retry them later or give up."""
     sent = [
-        {"mail_id": result.mail_id, "given_id": result.message_id, "now": now}
+        {
+            "mail_id": result.mail_id,
+            "given_id": result.message_id,
+            "now": now,
+            "kept_subject": result.subject,
+            "size": result.size,
+        }
         for result in results
         if result.error is None
     ]
@@ -247,7 +263,12 @@ def _hand_over(
         message_id=message_id,
         fold=sink.folds_headers,
     )
-    result = _Result(mail_id, message_id_of(message))
+    result = _Result(
+        mail_id,
+        message_id_of(message),
+        subject_at_rest(outgoing.subject),
+        len(outgoing.body.encode("utf-8", "replace")),
+    )
     try:
         sink.send(message)
     except TemporaryFailure as exc:

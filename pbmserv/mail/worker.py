@@ -27,7 +27,7 @@ from pbmserv.commands import Answer, Channel, Mail, Request, commands, grammar, 
 from pbmserv.commands.dispatch import REFUSED, USAGE
 from pbmserv.commands.runner import error_subject
 from pbmserv.config import Settings
-from pbmserv.domain import accounts, limits, notify
+from pbmserv.domain import accounts, confirmation, limits, notify, tokens
 from pbmserv.games import get_game
 from pbmserv.mail import inbox
 from pbmserv.mail.parse import ParsedMail, board_subject, without_reply_prefixes
@@ -301,9 +301,11 @@ def _process(
             "not answered: " + (parsed.automatic_reason or parsed.no_sender or "no usable sender"),
         )
     parsed.sender = sender
-    answers, verified = _run_commands(session, settings, parsed, message_id, now, mask)
+    answers, verified, codes = _run_commands(session, settings, parsed, message_id, now, mask)
     if not verified:
         allowance = limits.answer_allowance(session, settings, sender, now)
+        if allowance < 2:  # the answer is not sent: the codes it carried were never mailed
+            tokens.withdraw(session, codes)
         if allowance == 0:
             return InboxStatus.done, 0, "not answered: daily answer limit reached"
         if allowance == 1:
@@ -327,13 +329,14 @@ def _run_commands(
     message_id: int,
     now: datetime,
     mask: grammar.PasswordMask,
-) -> tuple[list[Answer], bool]:
-    """Run every command line of the mail: one answer for the sender (see mail.reply), and
-    whether a password was right from that account's confirmed address.  Words a command
-    found out to be secret (an unknown userid: maybe the password of a line whose userid was
-    forgotten) are added to ``mask``, for the answer and the mail's kept copy."""
+) -> tuple[list[Answer], bool, list[str]]:
+    """Run every command line of the mail: one answer for the sender (see mail.reply), whether
+    a password was right from that account's confirmed address, and the codes the answer
+    carries (confirmation of the sender's address, of a challenge).  Words a command found out
+    to be secret (an unknown userid: maybe the password of a line whose userid was forgotten)
+    are added to ``mask``, for the answer and the mail's kept copy."""
     if not parsed.commands:
-        return [_no_command(parsed, mask)], False
+        return [_no_command(parsed, mask)], False, []
     results: list[tuple[str, list[Answer]]] = []
     verified = False
     source = f"mail:{parsed.message_id or message_id}"
@@ -364,12 +367,15 @@ def _run_commands(
         notes=parsed.ignored,
         mask=mask,
     )
-    confirming = [
-        a.subject for _, items in results for a in items if a.subject.startswith("confirm ")
+    codes = [
+        code
+        for _, items in results
+        for a in items
+        if (code := confirmation.code_in_subject(a.subject))
     ]
-    if confirming:  # the answer carries the code in its subject, so that a reply confirms
-        answer.subject = confirming[0]
-    return [answer], verified
+    if codes:  # the answer carries a code in its subject, so that a reply confirms
+        answer.subject = confirmation.SUBJECT + codes[0]
+    return [answer], verified, codes
 
 
 def _run_line(

@@ -351,6 +351,10 @@ class AuthFailure(Base):
 
 
 class Outbox(Base):
+    """A mail to send.  Once it is sent its text is dropped (``dropped_bytes`` says how much
+    there was) and a code in its subject masked: a sent mail may carry a code or a password,
+    and the store keeps no copy of those."""
+
     __tablename__ = "outbox"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -369,6 +373,8 @@ class Outbox(Base):
     inbox_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
     claimed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)  # lease
     claimed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # bytes of the text dropped once the mail was sent (None: the text is still here)
+    dropped_bytes: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class Inbox(Base):
