@@ -155,7 +155,7 @@ def test_four_workers_lose_and_double_nothing(shell, settings, sessions, tmp_pat
         assert all(len(answers.get(r.id, [])) == 1 for r in rows), "exactly one answer per mail"
         refused = [answers[i][0] for i in resent]
         # a re-sent copy and its original race for one turn: one plays, the other is refused
-        errors = [a for a in answers.values() if a[0].subject.endswith(" error")]
+        errors = [a for a in answers.values() if a[0].subject.endswith(" Error")]
         assert len(errors) == len(resent)
         assert all("would be move" in a[0].body or "not your turn" in a[0].body for a in errors)
         del refused

@@ -6,12 +6,12 @@ import click
 from sqlalchemy import select
 
 from pbmserv.commands.common import call_login, login
+from pbmserv.commands.common import text as _text
 from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.games import games_table
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
 from pbmserv.domain import accounts, confirmation
 from pbmserv.games import all_games, get_game
-from pbmserv.render.templates import render
 from pbmserv.store.models import Board, BoardStatus, Seat, User
 
 
@@ -48,9 +48,9 @@ def _confirmation_answer(
             + " is still waiting; nothing new was sent there.",
         ]
     if own is not None:
-        answer(ctx, own.subject, own.body + "\n" + render("mail/text.txt.j2", lines=lines))
+        answer(ctx, own.subject, own.body + "\n" + _text(lines))
     else:
-        answer(ctx, "pbmserv confirmation", render("mail/text.txt.j2", lines=lines))
+        answer(ctx, "pbmserv confirmation", _text(lines))
 
 
 def signup(call: Call) -> None:
@@ -75,8 +75,8 @@ def signup(call: Call) -> None:
             )
     if not req.trusted:
         lines = [
-            f"The player {userid} is signed up.  Each address given gets one mail with a code",
-            "and nothing else until it is confirmed; an account without a confirmed address",
+            f"The player {userid} is signed up. Each address given gets one mail with a code "
+            "and nothing else until it is confirmed; an account without a confirmed address "
             f"is removed after {req.settings.unconfirmed_account_days} days.",
             "",
             "Addresses: " + ", ".join(addresses),
@@ -86,7 +86,7 @@ def signup(call: Call) -> None:
     lines = [f"Welcome, {userid}: you are signed up."]
     lines += [f"Mail goes to {a}." for a in addresses] or ["No mail address is registered."]
     lines += ["", "Send 'help' for the list of commands and games."]
-    answer(ctx, "pbmserv signup", render("mail/text.txt.j2", lines=lines))
+    answer(ctx, "pbmserv signup", _text(lines))
 
 
 def change_password(call: Call) -> None:
@@ -133,7 +133,7 @@ def change_address(call: Call) -> None:
     name = accounts.normalise_userid(userid)
     if not new:
         lines = [f"The addresses of {name} are now:", *[f"  {a}" for a in addresses]]
-        answer(ctx, "pbmserv change address", render("mail/text.txt.j2", lines=lines))
+        answer(ctx, "pbmserv change address", _text(lines))
         return
     lines = [
         f"The addresses of {name} will be: " + ", ".join(addresses),
@@ -179,9 +179,10 @@ def list_games(call: Call) -> None:
         players = "-".join(map(str, (game.min_players, game.max_players)))
         if game.min_players == game.max_players:
             players = str(game.min_players)
-        lines.append(f"  {game.name:<8} {players:>4} players  {game.summary}")
+        lines.append(f"  {game.name:<8} {players:>4} players")
+        lines.append(f"      {game.summary}")  # (wrapped, indented alike)
     lines += ["", "Send '<game> help' for the rules and commands of one game."]
-    answer(ctx, "List of games", render("mail/text.txt.j2", lines=lines))
+    answer(ctx, "List of games", _text(lines))
 
 
 USERID = Arg("userid", Kind.USERID)

@@ -1,7 +1,7 @@
 """The classic server's commands that players relied on: ``message``, ``broadcast``,
 ``all show``, ``GAME showas``, and the helpers behind ``GAME preview new`` and
-``GAME subscribe all`` (the misspelling aliases ``mvoe``, ``qboard``, ``boardq``, ``moveq``
-are declared with the commands they stand for)."""
+``GAME subscribe all`` (the misspellings ``mvoe``, ``qboard``, ``boardq``, ``moveq`` are
+declared as the ``typos`` of the commands they stand for: they work, the help lists none)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,21 @@ import click
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from pbmserv.commands.common import admin, board_arg, call_login, load_board
+from pbmserv.commands.common import (
+    admin,
+    board_arg,
+    call_login,
+    load_board,
+    move_error,
+    preview_body,
+)
 from pbmserv.commands.common import text as _text
 from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import accounts, boards, notify
 from pbmserv.games.base import MoveError, ParamError
 from pbmserv.render.board_mail import board_key, board_mail_body, board_subject, reply_line
-from pbmserv.render.templates import render_board
+from pbmserv.render.templates import render
 from pbmserv.store.models import Board, BoardStatus, Seat, Subscription, SubscriptionKind, User
 
 MAX_MESSAGE_RECIPIENTS = 10
@@ -67,9 +74,14 @@ def message(call: Call) -> None:
         lines = [f"{sender.userid} writes:", "", text, ""]
         lines.append(f"Answer: message USERID PASSWORD {sender.userid}")
         subject = f"pbmserv message from {sender.userid}"
-        notify.mail_users(session, users, subject, _text(lines), req.now, skip=sender)
+        notify.mail_users(session, users, subject, _verbatim(lines), req.now, skip=sender)
         names = ", ".join(u.userid for u in users)
-    answer(call.ctx, "pbmserv message", _text([f"Your message went to {names}:", "", text]))
+    answer(call.ctx, "pbmserv message", _verbatim([f"Your message went to {names}:", "", text]))
+
+
+def _verbatim(lines: list[str]) -> str:
+    """Lines with a player's message among them: nothing is wrapped."""
+    return render("mail/text.txt.j2", lines=lines)
 
 
 def _admin(call: Call) -> str:
@@ -87,7 +99,7 @@ def broadcast(call: Call) -> None:
         query = select(User).options(selectinload(User.addresses))
         users = [u for u in session.scalars(query) if not u.password_hash.startswith("!")]
         lines = [f"A message to every player of this server (from {admin}):", "", text]
-        count = notify.mail_users(session, users, "pbmserv broadcast", _text(lines), req.now)
+        count = notify.mail_users(session, users, "pbmserv broadcast", _verbatim(lines), req.now)
     answer(call.ctx, "pbmserv broadcast", f"The message went to {count} addresses.\n")
 
 
@@ -175,16 +187,11 @@ def preview_new(call: Call) -> None:
         try:
             value = position.parse_move(text)
         except MoveError as exc:
-            raise Refused(f"preview stops at '{text}': {exc}") from None
+            raise Refused(move_error(exc, text, "preview stops at")) from None
         played.append(position.format_move(value))
         position.play(value)
-    lines = [
-        f"Preview of a new {game.display_name} game ({game.min_players} players): "
-        + (" ".join(played) or "no moves"),
-        "Nothing is stored.",
-    ]
-    body = _text(lines) + "\n" + render_board(position)
-    answer(call.ctx, f"{game.display_name} Preview", body)
+    what = f"a new {game.display_name} game ({game.min_players} players)"
+    answer(call.ctx, f"{game.display_name} Preview", preview_body(what, 0, played, position))
 
 
 def subscribe_all(call: Call) -> None:
@@ -206,8 +213,8 @@ def subscribe_all(call: Call) -> None:
                 continue
             added.append(str(board.number))
     what = ", ".join(added) if added else "none (no other active boards)"
-    text = f"{userid} now gets every mail of these {game.display_name} boards: {what}.\n"
-    answer(call.ctx, f"{game.display_name} subscribe all", text)
+    text = f"{userid} now gets every mail of these {game.display_name} boards: {what}."
+    answer(call.ctx, f"{game.display_name} subscribe all", _text([text]))
 
 
 TOP_COMMANDS: tuple[Command, ...] = (

@@ -15,12 +15,14 @@ from pbmserv.commands.common import (
     board_error,
     call_login,
     load_board,
+    move_error,
     parse_board_number,
+    preview_body,
     reader_tail,
     text,
     user,
 )
-from pbmserv.commands.dispatch import Refused, Request, answer
+from pbmserv.commands.dispatch import Refused, Request, answer, error_subject
 from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import accounts, boards, confirmation, limits, moves, notify
 from pbmserv.games.base import Game, MoveError, ParamError, PlayersError
@@ -31,7 +33,7 @@ from pbmserv.render.board_mail import (
     reply_tail,
     turn_line,
 )
-from pbmserv.render.templates import render, render_board
+from pbmserv.render.templates import render
 from pbmserv.store.models import Board, BoardStatus, Seat
 
 OPTIONS = {
@@ -136,10 +138,15 @@ def create_challenge(
         if problems:
             raise Refused(
                 "Invalid challenge: " + "; ".join(problems),
-                subject=f"{game.display_name} error",
-                body=f"Usage: {game.name} challenge USERID1 USERID2 ... [-param[=value]] [--option=value]\n"
-                + "Parameters: "
-                + (", ".join(p.describe() for p in game.params) or "none"),
+                subject=error_subject(game.display_name),
+                body=text(
+                    [
+                        f"Usage: {game.name} challenge USERID1 USERID2 ... [-param[=value]] "
+                        "[--option=value]",
+                        "Parameters:" + ("" if game.params else " none"),
+                        *(f"  {p.describe()}" for p in game.params),
+                    ]
+                ),
             )
         if challenger is not None:
             if not limits.challenge_allowed(session, req.settings, challenger.userid, req.now):
@@ -215,7 +222,7 @@ def play(call: Call, number: int, user_id: int, text: str, expected: int | None)
             )
         except MoveError as exc:
             tail = reader_tail(req, board, position, mover)
-            raise board_error(board, position, f"illegal move '{text}': {exc}", tail) from None
+            raise board_error(board, position, move_error(exc, text), tail) from None
         except boards.BoardError as exc:
             tail = reader_tail(req, board, position, mover)
             raise board_error(board, position, str(exc), tail) from None
@@ -265,7 +272,7 @@ def resign(call: Call, number: int, user_id: int) -> None:
             boards.queue_resign(board, player)
             body = (
                 f"Your resignation on {game.display_name} board {number} is queued: it takes "
-                "effect when your turn comes.\n"
+                "effect on your turn.\n"
             )
             answer(
                 call.ctx,
@@ -388,16 +395,17 @@ def games_table(call: Call, game: Game, words: list[str], *, finished: bool = Fa
     with call.req.sessions() as session:
         rows = []
         for board in _select_boards(session, game, userids, which, finished):
-            position = boards.position_of(board)
+            moves = len(board.moves)  # a game on: the move due (its #N); a game over: its moves
             if board.status is BoardStatus.active:
-                mover = boards.user_to_move(board, position)
+                mover = boards.user_to_move(board, boards.position_of(board))
                 status = f"{mover.userid} to move" if mover else "waiting"
+                moves += 1
             else:
                 status = _short_result(board)
             rows.append(
                 (
                     board.number,
-                    len(board.moves) + 1,
+                    moves,
                     " ".join(s.user.userid for s in board.seats),
                     status,
                 )
@@ -440,19 +448,12 @@ def preview(call: Call) -> None:
             try:
                 move_value = position.parse_move(word)
             except MoveError as exc:
-                raise board_error(board, position, f"preview stops at '{word}': {exc}") from None
+                why = move_error(exc, word, "preview stops at")
+                raise board_error(board, position, why) from None
             played.append(position.format_move(move_value))
             position.play(move_value)
         start = len(board.moves) if at is None else at
-        lines = [
-            f"Preview of {game.display_name} board {number} after move {start}: "
-            + (" ".join(played) or "no moves")
-        ]
-        lines.append("Nothing is stored.")
-        body = text(lines) + "\n" + render_board(position)
-        outcome = position.outcome()
-        if outcome is not None:
-            body += f"\nThe game would end: {outcome.reason}.\n"
+        body = preview_body(f"{game.display_name} board {number}", start, played, position)
     answer(call.ctx, f"{game.display_name} Board {number} Preview", body)
 
 
@@ -480,7 +481,8 @@ COMMANDS: tuple[Command, ...] = (
         "Make a move (or pass, swap, resign, propose, undo, accept, reject); #N refuses it "
         "unless it is move N.",
         (*PLAYER, Arg("move", Kind.MOVE, optional=True, metavar="[MOVE[#N]]")),
-        aliases=("board", "mvoe"),
+        aliases=("board",),
+        typos=("mvoe",),
     ),
     Command(
         "swap",

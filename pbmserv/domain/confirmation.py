@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from pbmserv.config import Settings
 from pbmserv.domain import limits, tokens
 from pbmserv.domain.notify import queue_mail
-from pbmserv.render.templates import render
+from pbmserv.render.templates import fill, render
 from pbmserv.store.models import (
     Address,
     Comment,
@@ -41,7 +41,7 @@ class Confirmation:
 
 
 def _text(lines: list[str]) -> str:
-    return render("mail/text.txt.j2", lines=lines)
+    return render("mail/text.txt.j2", lines=[fill(line) for line in lines])
 
 
 def address_mail(
@@ -153,8 +153,8 @@ def challenge_mail(
         "Your challenge waits for your confirmation:",
         f"  {line}",
         "",
-        "Nobody else has been told.  To start the game, reply to this mail (keep the subject),",
-        f"or send the line 'confirm {code}' within {settings.token_hours} hours.",
+        "Nobody else has been told. To start the game, reply to this mail (keep the",
+        f"subject), or send the line 'confirm {code}' within {settings.token_hours} hours.",
         "Without a confirmation nothing happens.",
     ]
     return Confirmation("", f"confirm {code}", _text(lines))

@@ -23,7 +23,7 @@ from sqlalchemy import Update, bindparam, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.commands import Answer, Channel, Request, commands, grammar, run, split
-from pbmserv.commands.dispatch import USAGE
+from pbmserv.commands.dispatch import USAGE, error_subject
 from pbmserv.config import Settings
 from pbmserv.domain import accounts, limits, notify
 from pbmserv.games import get_game
@@ -31,7 +31,7 @@ from pbmserv.mail import inbox
 from pbmserv.mail.parse import ParsedMail, board_subject, without_reply_prefixes
 from pbmserv.mail.prepare import Claims, Prepared, check_passwords, prepare
 from pbmserv.mail.reply import assemble, tail_sections
-from pbmserv.render.templates import render
+from pbmserv.render.templates import fill, render
 from pbmserv.store.db import readonly_sessions
 from pbmserv.store.models import Inbox, InboxStatus
 
@@ -305,9 +305,12 @@ def _process(
             answers = [
                 Answer(
                     "pbmserv: answer limit reached",
-                    f"This server has answered the mails from {sender} as often as it does in "
-                    "one day. Further mails are not answered until tomorrow (UTC), except "
-                    "commands with the right password from a confirmed address.\n",
+                    fill(
+                        f"This server has answered the mails from {sender} as often as it does "
+                        "in one day. Further mails are not answered until tomorrow (UTC), "
+                        "except commands with the right password from a confirmed address."
+                    )
+                    + "\n",
                 )
             ]
     for item in answers:
@@ -382,7 +385,7 @@ def _no_command(parsed: ParsedMail) -> Answer:
         notes=[],
     )
     body += tail_sections(parsed.not_understood, parsed.ignored)
-    return Answer("pbmserv error", body, USAGE)
+    return Answer(error_subject("pbmserv"), body, USAGE)
 
 
 def _board_named(subject: str) -> dict[str, str] | None:
