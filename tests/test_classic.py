@@ -127,7 +127,7 @@ def test_all_show_lists_a_players_boards_in_every_game(shell):
 def test_preview_new_and_subscribe_all(shell):
     shell.signup("alice", "bob", "carol")
     new = shell.ok("polis preview new d7-e6 b2-c3")
-    assert "Preview of a new Polis game (2 players): d7-e6 b2-c3" in new.body
+    assert "Preview of a new Polis game (2 players): 1. d7-e6 2. b2-c3" in new.body
     assert "Nothing is stored." in new.body
     assert shell("polis preview new zz9").status == 1
     shell.ok("polis challenge alice bob")

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from pbmserv.games import all_games, get_game
 from pbmserv.games.base import (
+    FORFEIT,
     RESIGN,
     SWAP,
     AmbiguousMove,
@@ -174,6 +175,46 @@ def test_resignations_end_consistently(name, players, params, seed):
     record = play_random_game(position, rng, resign_chance=0.05)
     check_end(position, players)
     assert game.replay(players, params, record).serialize() == position.serialize()
+
+
+@pytest.mark.parametrize("name,players,params", VARIANTS)
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1))
+def test_a_forfeit_decides_as_a_resignation_and_says_so(name, players, params, seed):
+    """The clock's ``Forfeit`` is a resignation for the rules: the game goes on (or ends) the
+    same way, move for move; only its words say "forfeited on time" where a resignation's
+    say "resigned" (the result, the seat's note), also after a copy or a saved position."""
+    rng = random.Random(seed)
+    forfeit = get_game(name).new(players, params)
+    for _ in range(rng.randrange(0, 40)):
+        if forfeit.to_move is None:
+            return
+        forfeit.play(rng.choice([m for m in forfeit.legal_moves() if m != RESIGN]))
+    if forfeit.to_move is None:
+        return
+    resign = forfeit.copy()
+    forfeit.play(FORFEIT)
+    resign.play(RESIGN)
+    assert forfeit.forfeited and forfeit.resigned == resign.resigned
+    for saved in (forfeit.copy(), type(forfeit).deserialize(forfeit.serialize())):
+        assert saved.forfeited == forfeit.forfeited and saved.outcome() == forfeit.outcome()
+    told, said = resign.outcome(), forfeit.outcome()
+    if told is not None and "resigned" in told.reason:
+        assert said is not None and "forfeited on time" in said.reason
+    for before, after in zip(resign.seats(), forfeit.seats(), strict=True):
+        if "resigned" in before.note:
+            assert "forfeited on time" in after.note, (before.note, after.note)
+    for _ in range(60):  # the same game from here on
+        assert forfeit.to_move == resign.to_move
+        assert (said is None) == (told is None) and (said is None or said.winners == told.winners)
+        moves = sorted(map(forfeit.format_move, forfeit.legal_moves()))
+        assert moves == sorted(map(resign.format_move, resign.legal_moves()))
+        if not moves:
+            break
+        move = rng.choice(moves)
+        forfeit.push_text(move)
+        resign.push_text(move)
+        told, said = resign.outcome(), forfeit.outcome()
 
 
 @pytest.mark.parametrize("name,players,params", VARIANTS)

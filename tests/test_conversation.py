@@ -147,7 +147,7 @@ def test_a_reply_with_the_command_below_the_quote(shell, settings, sessions, clo
 def test_only_mistyped_lines_are_reported(shell, settings, sessions, clock):
     shell.signup("alice")
     out = _mail(shell, settings, sessions, clock, "alice@example.org", "hello", "plois shwo 102\n")
-    assert len(out) == 1 and out[0].subject == "pbmserv error"
+    assert len(out) == 1 and out[0].subject == "pbmserv Error"
     assert "no command found" in out[0].body and "  plois shwo 102\n" in out[0].body
 
 
@@ -163,7 +163,7 @@ def test_a_reply_with_the_move_alone_gets_the_line_to_send(shell, settings, sess
         "Re: Polis Board 101 alice",
         "a7-a6\n",
     )
-    assert len(out) == 1 and out[0].subject == "pbmserv error"
+    assert len(out) == 1 and out[0].subject == "pbmserv Error"
     assert "no command found" in out[0].body
     assert "Your subject names Polis board 101. To move there" in out[0].body
     assert "\n  polis move 101 alice PASSWORD <move>\n" in out[0].body

@@ -1,15 +1,20 @@
 """The small things users see (issue 17, point 8): board headers, turn lines, the record after a
-swap, finished boards, usage paths, vacation days, error subjects, the end of a Pylon game.
-Board mails that change are pinned by the golden file ``mail_cosmetics.txt``."""
+swap, finished boards, usage paths, vacation days, error subjects, the end of a Pylon game, and
+lines that fit a mail (78 columns) in every kind of mail.  Board mails that change are pinned
+by the golden file ``mail_cosmetics.txt``."""
 
 from __future__ import annotations
 
 import random
 
 from golden import assert_golden
+from mail_lines import overlong
 
 from pbmserv.cli.main import main
-from pbmserv.games import get_game
+from pbmserv.domain import boards
+from pbmserv.domain.clocks import tick
+from pbmserv.games import all_games, get_game
+from pbmserv.store.models import Board
 
 
 def test_board_headers_swap_and_finished_board_golden(shell):
@@ -62,10 +67,10 @@ def test_error_subjects_follow_one_scheme(shell):
     usage = shell("polis move 101")
     missing = shell("polis show 999")
     other = shell("polis challenge alice")
-    assert illegal.status == 1 and illegal.subject == "Polis Board 101 error"
-    assert usage.status == 2 and usage.subject == "Polis Board 101 error"
-    assert missing.subject == "Polis Board 999 error"
-    assert other.subject == "Polis error"
+    assert illegal.status == 1 and illegal.subject == "Polis Board 101 Error"
+    assert usage.status == 2 and usage.subject == "Polis Board 101 Error"
+    assert missing.subject == "Polis Board 999 Error"
+    assert other.subject == "Polis Error"
 
 
 def test_usage_shows_the_command_as_typed(shell, capsys):
@@ -111,7 +116,7 @@ def test_vacation_off_gives_back_whole_days(shell, clock):
     shell.ok("vacation alice pw-alice 3")
     clock.advance(seconds=1.3)
     back = shell.ok("vacation alice pw-alice off")
-    assert "; 0 of 42 vacation days used" in back.body
+    assert "; 0 of 42 vacation days used" in " ".join(back.body.split())
     assert "e-0" not in back.body
 
 
@@ -125,3 +130,107 @@ def test_pylon_says_why_it_ends_with_empty_points():
     outcome = position.outcome()
     assert outcome is not None
     assert outcome.reason.startswith("nobody can place: every empty point would be suicide;")
+
+
+# ----------------------------------------------------------------------------- 78 columns
+
+REAL_GAMES = [g.name for g in all_games() if g.name != "nim"]
+ILLEGAL = {"ploy": "e7-e6", "polis": "a2-a3", "pylon": "b2", "plotto": "a9"}  # legal text
+
+
+def _next_moves(shell, game: str, count: int, number: int = 101) -> list[tuple[str, str]]:
+    """(userid, move) for the next ``count`` moves of a board (the first legal ones)."""
+    from sqlalchemy import select
+
+    with shell.sessions() as session:
+        board = session.scalar(select(Board).where(Board.game == game, Board.number == number))
+        position = boards.position_of(board)
+        out = []
+        for _ in range(count):
+            user = board.seats[position.controller(position.to_move)].user.userid
+            move = next(m for m in position.legal_moves() if str(m) not in ("swap", "resign"))
+            out.append((user, position.format_move(move)))
+            position.play(move)
+        return out
+
+
+def _mail(shell, sender: str, subject: str, body: str) -> None:
+    """A mail through the inbox and the worker (its one answer lands in the outbox)."""
+    from pbmserv.mail import inbox
+    from pbmserv.mail.worker import process_next
+
+    raw = (
+        f"From: {sender}\nTo: pbmserv@example.org\nSubject: {subject}\n"
+        f"Message-ID: <{abs(hash(body))}@example.org>\n\n{body}"
+    )
+    clock, to = shell.clock, ["pbmserv@example.org"]
+    inbox.store(shell.sessions, raw.replace("\n", "\r\n").encode(), sender, to, clock.now)
+    while process_next(shell.sessions, shell.settings, lambda: clock.now) is not None:
+        pass
+
+
+def test_every_kind_of_mail_keeps_to_78_columns(shell, clock):
+    """Errors, confirmations, reminders and forfeits, queue answers, previews, the board mails
+    of every game from the challenge to the end, help, lists and account answers: no line is
+    longer than a mail's 78 columns, except one that a single long token fills."""
+    answers = []
+
+    def say(line: str, **how: str) -> None:
+        got = shell(line, **how)
+        answers.extend(got if isinstance(got, list) else [got])
+
+    by_mail = {"channel": "mail", "sender": "alice@example.org"}
+    say("signup dave pw-dave dave@example.org", channel="mail", sender="dave@example.org")
+    shell.signup("alice", "bob", "carol")
+    for game in REAL_GAMES:
+        say(f"{game} challenge alice bob", **by_mail)  # a confirmation waits
+        say(f"{game} challenge alice bob -nosuch --bogus")  # every parameter listed
+        say(f"{game} challenge alice bob --nagtime=3 --forfeittime=9 --totaltime=30")
+        say(f"{game} challenge carol bob")  # board 102: its clock runs out below
+        say(f"{game} help")
+        say(f"{game} shwo 101", **by_mail)
+        say(f"{game} move 101", **by_mail)
+        say(f"{game} move 101 alice pw-alice zz")
+        say(f"{game} move 101 alice pw-alice {ILLEGAL[game]}")
+        (_, first), (_, second), (_, third) = _next_moves(shell, game, 3)
+        say(f"{game} move 101 bob pw-bob {second}")  # not his turn
+        say(f"{game} move 101 alice pw-alice {first}#7")  # ahead of the board
+        say(f"{game} queue 101 bob pw-bob {second}")
+        say(f"{game} queue 101 bob pw-bob cancel")
+        say(f"{game} preview 101 {first} {second} {third}")
+        say(f"{game} preview new {first} {second}")
+        say(f"{game} submit 101 alice pw-alice {first}")
+        say(f"{game} move 101 alice pw-alice {first}#1")
+        say(f"{game} move 101 alice pw-alice {third}#1")  # behind the board
+        say(f"{game} resign 101 bob pw-bob")  # his first move: he declines...
+        say(f"{game} challenge alice bob")  # ...so a new board 103
+        say(f"{game} move 103 alice pw-alice {first}")
+        [(_, move)] = _next_moves(shell, game, 1, number=103)
+        say(f"{game} move 103 bob pw-bob {move}")
+        say(f"{game} resign 103 alice pw-alice")  # a finished board
+        say(f"{game} show 103")
+        say(f"{game} games")
+        say(f"{game} history")
+        say(f"{game} export 103 text")
+        say(f"{game} standings")
+    clock.advance(days=8)
+    tick(shell.sessions, shell.settings, clock.now)  # reminders
+    clock.advance(days=14)
+    tick(shell.sessions, shell.settings, clock.now)  # forfeits
+    for line in ("help", "help polls", "list", "shwo", "sigunp x y", "vacation alice pw-alice 3"):
+        say(line, **by_mail)
+    for line in (
+        "vacation alice pw-alice off",
+        "notifications alice pw-alice once",
+        "seek alice pw-alice 2",
+        "password reset alice",
+        "polis notifications 102 carol pw-carol digest",
+    ):
+        say(line, **by_mail)
+    _mail(shell, "bob@example.org", "moves", "ploy show 102\nploy resign 102 bob pw-bob\n")
+    _mail(shell, "nobody@example.org", "Re: Pylon Board 102 bob", "a1\n")
+    texts = [f"{a.subject}\n{a.body}" for a in answers]
+    texts += [f"{m.subject}\n{m.body}" for m in shell.outbox()]
+    assert any("Nag:" in t for t in texts) and any("forfeits: out of time" in t for t in texts)
+    for text in texts:
+        assert overlong(text) == [], text

@@ -227,7 +227,7 @@ def test_errors_quote_the_mail_with_passwords_masked(gateway):
     gateway.settle()
     error = gateway.mails("alice@example.org")[-1]
     text = body_of(error)
-    assert error["Subject"] == "Plotto Board 101 error"
+    assert error["Subject"] == "Plotto Board 101 Error"
     assert "secret1" not in text and "********" in text
     assert "no Plotto board 101" in text
 
@@ -288,7 +288,7 @@ def test_malformed_mail_gets_an_answer_and_the_worker_goes_on(gateway):
     gateway.send("alice@example.org", "", raw=raw)
     gateway.send("bob@example.org", "help")
     gateway.settle()
-    assert gateway.subjects("alice@example.org") == ["pbmserv error"]
+    assert gateway.subjects("alice@example.org") == ["pbmserv Error"]
     assert gateway.subjects("bob@example.org") == ["pbmserv help"]
 
 

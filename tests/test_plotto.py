@@ -345,12 +345,15 @@ def test_wide_board_is_split_into_strips_within_76_columns():
     assert labels <= drawn
 
 
-def test_finished_board_says_so():
+def test_finished_board_invites_no_move():
+    """The board mail says how the game ended (above the board); the drawing of a finished
+    game shows no cell letters and no word on how to move."""
     position = example()
     position.push_text("e1")
     text = render_board(position)
-    assert "Game over: line of four for player 1." in text
-    assert "Valid moves" not in text
+    assert "Game over" not in text and "line of four" not in text
+    assert "Valid moves" not in text and "letter + number" not in text
+    assert not {w for line in text.splitlines() if line.startswith("  |") for w in LETTERS(line)}
 
 
 # ----- properties over random games
@@ -441,7 +444,7 @@ def test_board_always_fits_and_shows_every_label(seed):
     text = render_board(position)
     assert all(len(line) <= 76 and line.isascii() for line in text.splitlines())
     drawn = {w for line in text.splitlines() if line.startswith("  |") for w in LETTERS(line)}
-    assert set(position.labels()) <= drawn
+    assert set(position.labels()) <= drawn if position.outcome() is None else not drawn
     assert text.count("\\__/") >= len(position.board)  # every piece has a bottom
 
 
@@ -482,7 +485,7 @@ def test_long_games_keep_consistent_state_and_fit_the_mail(seed, players):
     text = render_board(position)
     assert all(len(line) <= 76 and line.isascii() for line in text.splitlines())
     drawn = {w for line in text.splitlines() if line.startswith("  |") for w in LETTERS(line)}
-    assert set(position.labels()) <= drawn
+    assert set(position.labels()) <= drawn if position.outcome() is None else not drawn
 
 
 def test_midgame_board_golden():

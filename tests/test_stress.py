@@ -167,7 +167,7 @@ def test_four_workers_lose_and_double_nothing(shell, settings, sessions, tmp_pat
         assert all(len(answers.get(r.id, [])) == 1 for r in rows), "exactly one answer per mail"
         refused = [answers[i][0] for i in resent]
         # a re-sent copy and its original race for one turn: one plays, the other is refused
-        errors = [a[0] for a in answers.values() if a[0].subject.endswith(" error")]
+        errors = [a[0] for a in answers.values() if a[0].subject.endswith(" Error")]
         assert len(errors) == len(resent)
         sent = texts_sent(settings)  # the outbox keeps no text once a mail is sent
         texts = [sent[a.message_id] if a.dropped_bytes is not None else a.body for a in errors]

@@ -319,7 +319,7 @@ def test_join_and_standings_by_mail_through_the_worker(shell, settings, sessions
     mail("tournament join cup ann pw-ann", 1)
     mail("tournament join cup ann pw-ann", 2)  # twice: refused, password masked in the quote
     answers = [m for m in shell.outbox() if m.recipient == "ann@example.org"]
-    assert [m.subject for m in answers[-2:]] == ["Tournament cup joined", "Tournament cup error"]
+    assert [m.subject for m in answers[-2:]] == ["Tournament cup joined", "Tournament cup Error"]
     assert "already joined" in answers[-1].body and "pw-ann" not in answers[-1].body
     with shell.sessions() as s:
         assert [p.user.userid for p in tournaments.find(s, "cup").players] == ["ann"]

@@ -6,12 +6,12 @@ import click
 from sqlalchemy import select
 
 from pbmserv.commands.common import call_login, login
+from pbmserv.commands.common import text as _text
 from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.games import games_table
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
 from pbmserv.domain import accounts, confirmation
 from pbmserv.games import all_games, get_game
-from pbmserv.render.templates import render
 from pbmserv.store.models import Board, BoardStatus, Seat, User
 
 
@@ -78,10 +78,9 @@ def _confirmation_answer(
     if done.capped:
         lines += ["", _capped(done.capped) + "; try again tomorrow with 'change address'."]
     if done.own is not None:
-        body = done.own.body + "\n" + render("mail/text.txt.j2", lines=lines)
-        answer(ctx, done.own.subject, body)
+        answer(ctx, done.own.subject, done.own.body + "\n" + _text(lines))
     else:
-        answer(ctx, "pbmserv confirmation", render("mail/text.txt.j2", lines=lines))
+        answer(ctx, "pbmserv confirmation", _text(lines))
 
 
 def signup(call: Call) -> None:
@@ -111,8 +110,8 @@ def signup(call: Call) -> None:
     _given(req, addresses)
     if not req.trusted:
         lines = [
-            f"The player {userid} is signed up.  Each address given gets one mail with a code",
-            "and nothing else until it is confirmed; an account without a confirmed address",
+            f"The player {userid} is signed up. Each address given gets one mail with a code "
+            "and nothing else until it is confirmed; an account without a confirmed address "
             f"is removed after {req.settings.unconfirmed_account_days} days.",
             "",
             "Addresses: " + ", ".join(addresses),
@@ -122,7 +121,7 @@ def signup(call: Call) -> None:
     lines = [f"Welcome, {userid}: you are signed up."]
     lines += [f"Mail goes to {a}." for a in addresses] or ["No mail address is registered."]
     lines += ["", "Send 'help' for the list of commands and games."]
-    answer(ctx, "pbmserv signup", render("mail/text.txt.j2", lines=lines))
+    answer(ctx, "pbmserv signup", _text(lines))
 
 
 def change_password(call: Call) -> None:
@@ -169,7 +168,7 @@ def change_address(call: Call) -> None:
     name = accounts.normalise_userid(userid)
     if not new:
         lines = [f"The addresses of {name} are now:", *[f"  {a}" for a in addresses]]
-        answer(ctx, "pbmserv change address", render("mail/text.txt.j2", lines=lines))
+        answer(ctx, "pbmserv change address", _text(lines))
         return
     lines = [
         f"The addresses of {name} will be: " + ", ".join(addresses),
@@ -215,9 +214,10 @@ def list_games(call: Call) -> None:
         players = "-".join(map(str, (game.min_players, game.max_players)))
         if game.min_players == game.max_players:
             players = str(game.min_players)
-        lines.append(f"  {game.name:<8} {players:>4} players  {game.summary}")
+        lines.append(f"  {game.name:<8} {players:>4} players")
+        lines.append(f"      {game.summary}")  # (wrapped, indented alike)
     lines += ["", "Send '<game> help' for the rules and commands of one game."]
-    answer(ctx, "List of games", render("mail/text.txt.j2", lines=lines))
+    answer(ctx, "List of games", _text(lines))
 
 
 USERID = Arg("userid", Kind.USERID)

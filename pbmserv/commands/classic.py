@@ -1,7 +1,7 @@
 """The classic server's commands that players relied on: ``message``, ``broadcast``,
 ``all show``, ``GAME showas``, and the helpers behind ``GAME preview new`` and
-``GAME subscribe all`` (the misspelling aliases ``mvoe``, ``qboard``, ``boardq``, ``moveq``
-are declared with the commands they stand for)."""
+``GAME subscribe all`` (the misspellings ``mvoe``, ``qboard``, ``boardq``, ``moveq`` are
+declared as the ``typos`` of the commands they stand for: they work, the help lists none)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pbmserv.commands.common import (
     call_login,
     load_board,
     not_sent,
+    preview_body,
     preview_stop,
 )
 from pbmserv.commands.common import text as _text
@@ -23,7 +24,7 @@ from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import accounts, boards, notify
 from pbmserv.games.base import MoveError, ParamError
 from pbmserv.render.board_mail import board_key, board_mail_body, board_subject, reply_line
-from pbmserv.render.templates import render_board
+from pbmserv.render.templates import render
 from pbmserv.store.models import Board, BoardStatus, Seat, Subscription, SubscriptionKind, User
 
 MAX_MESSAGE_RECIPIENTS = 10
@@ -96,7 +97,7 @@ def message(call: Call) -> None:
             sender,
             users,
             subject,
-            _text(lines),
+            _verbatim(lines),
             req.now,
             capped=not req.trusted,
         )
@@ -107,7 +108,12 @@ def message(call: Call) -> None:
     head = [f"Your message went to {', '.join(reached)}:", "", text]
     if refused:
         head += ["", not_sent("It", refused)]
-    answer(call.ctx, "pbmserv message", _text(head))
+    answer(call.ctx, "pbmserv message", _verbatim(head))
+
+
+def _verbatim(lines: list[str]) -> str:
+    """Lines with a player's message among them: nothing is wrapped."""
+    return render("mail/text.txt.j2", lines=lines)
 
 
 def _admin(call: Call) -> str:
@@ -125,7 +131,7 @@ def broadcast(call: Call) -> None:
         query = select(User).options(selectinload(User.addresses))
         users = [u for u in session.scalars(query) if not u.password_hash.startswith("!")]
         lines = [f"A message to every player of this server (from {admin}):", "", text]
-        count = notify.mail_users(session, users, "pbmserv broadcast", _text(lines), req.now)
+        count = notify.mail_users(session, users, "pbmserv broadcast", _verbatim(lines), req.now)
     answer(call.ctx, "pbmserv broadcast", f"The message went to {count} addresses.\n")
 
 
@@ -216,13 +222,8 @@ def preview_new(call: Call) -> None:
             raise Refused(preview_stop(text, exc, position)) from None
         played.append(position.format_move(value))
         position.play(value)
-    lines = [
-        f"Preview of a new {game.display_name} game ({game.min_players} players): "
-        + (" ".join(played) or "no moves"),
-        "Nothing is stored.",
-    ]
-    body = _text(lines) + "\n" + render_board(position)
-    answer(call.ctx, f"{game.display_name} Preview", body)
+    what = f"a new {game.display_name} game ({game.min_players} players)"
+    answer(call.ctx, f"{game.display_name} Preview", preview_body(what, 0, played, position))
 
 
 def subscribe_all(call: Call) -> None:
@@ -244,8 +245,8 @@ def subscribe_all(call: Call) -> None:
                 continue
             added.append(str(board.number))
     what = ", ".join(added) if added else "none (no other active boards)"
-    text = f"{userid} now gets every mail of these {game.display_name} boards: {what}.\n"
-    answer(call.ctx, f"{game.display_name} subscribe all", text)
+    text = f"{userid} now gets every mail of these {game.display_name} boards: {what}."
+    answer(call.ctx, f"{game.display_name} subscribe all", _text([text]))
 
 
 TEXT_OPTION = ("text",)

@@ -8,7 +8,7 @@ from contextlib import nullcontext
 import click
 from sqlalchemy.orm import Session
 
-from pbmserv.commands.dispatch import Refused, Request, answer
+from pbmserv.commands.dispatch import Refused, Request, answer, error_subject
 from pbmserv.commands.spec import Call
 from pbmserv.domain import boards, notify
 from pbmserv.domain.accounts import AuthError, UnknownUserid, authenticate, normalise_userid
@@ -17,11 +17,12 @@ from pbmserv.render.board_mail import (
     OpenVote,
     board_key,
     board_mail_body,
+    ending_told,
     game_name,
     reply_line,
     turn_line,
 )
-from pbmserv.render.templates import render
+from pbmserv.render.templates import fill, render, render_board
 from pbmserv.store import records
 from pbmserv.store.models import Board, User
 
@@ -85,7 +86,29 @@ def board_arg(call: Call) -> int:
 
 
 def text(lines: Iterable[str]) -> str:
-    return render("mail/text.txt.j2", lines=list(lines))
+    """Lines of our own words, each wrapped to the mail's width (:func:`fill`; a player's
+    text, such as a message, is rendered as it is written)."""
+    return render("mail/text.txt.j2", lines=[fill(line) for line in lines])
+
+
+def preview_body(
+    what: str, start: int, played: list[str], position: Position, *, note: str = ""
+) -> str:
+    """The answer to a preview of ``what`` (``Plotto board 101``) from move ``start``: the
+    moves tried, numbered as they would be, ``note`` (whose move it was), the board after them
+    and how the game would end."""
+    if played:
+        head = f"Preview of {what}: " + " ".join(
+            f"{start + i}. {m}" for i, m in enumerate(played, 1)
+        )
+    else:
+        head = f"Preview of {what} after move {start}: no moves"
+    lines = [head, *([fill(note)] if note else []), "Nothing is stored."]
+    body = text(lines) + "\n" + render_board(position)
+    outcome = position.outcome()
+    if outcome is not None:
+        body += "\n" + fill(f"The game would end: {outcome.reason}.") + "\n"
+    return body
 
 
 def user(session: Session, user_id: int) -> User:
@@ -98,14 +121,41 @@ def load_board(session: Session, game: Game, number: int, *, lock: bool = False)
     try:
         return boards.find_board(session, game, number, for_update=lock)
     except boards.BoardError as exc:
-        raise Refused(str(exc), subject=f"{game.display_name} Board {number} error") from None
+        subject = error_subject(f"{game.display_name} Board {number}")
+        raise Refused(str(exc), subject=subject) from None
+
+
+def move_error(exc: MoveError, text: str, lead: str = "illegal move") -> str:
+    """Why the move ``text`` is refused, naming it once: ``illegal move 'b2': <why>``.
+
+    An engine's message names the move it was given (``b2: ...``, ``'zz' is not a Ploy
+    move``, ``d5-d4 is illegal: ...``): that name is left out after the lead, and a message
+    that starts with the move in another way (``e9 is full``) is the whole answer.
+
+    >>> move_error(MoveError("'zz' is not a Ploy move: write e4-d5"), "zz")
+    "illegal move 'zz': not a Ploy move: write e4-d5"
+    """
+    message = str(exc)
+    low, move = message.lower(), "".join(text.split()).lower()
+    if not move:
+        return f"{lead}: {message}"
+    reasons = (f"{move}: ", f"'{move}': ", f"{move} is illegal: ")  # the reason follows
+    negations = (f"'{move}' is ", f"{move} is ")  # "is not a Ploy move": "not ..." follows
+    said = next((n for n in reasons if low.startswith(n)), None) or next(
+        (n for n in negations if low.startswith(n + "not ")), None
+    )
+    if said is not None:
+        return f"{lead} '{text}': {message[len(said) :]}"
+    if lead == "illegal move" and low.startswith((f"{move} ", f"'{move}' ")):
+        return message
+    return f"{lead} '{text}': {message}"
 
 
 def board_error(board: Board, position: Position, message: str, tail: str = "") -> Refused:
     """An error about a board: the message, then the board as it stands (and ``tail``: the
     line to send back, when the sender is the player to move)."""
     body = "The board is unchanged:\n\n" + board_mail_body(board, position) + tail
-    subject = f"{game_name(board)} Board {board.number} error"
+    subject = error_subject(f"{game_name(board)} Board {board.number}")
     return Refused(message, subject=subject, body=body, board=board_key(board))
 
 
@@ -126,7 +176,7 @@ def reader_tail(
             return ""
         if mover.robot is not None:  # nobody sends its move: it is played for it
             return (
-                f"\n{mover.userid} is a robot: its moves are played for it (by a running "
+                f"\n{mover.userid} is a robot: its moves are played for it (by a running\n"
                 "server, or by `pbmserv robot run`).\n"
             )
         return reply_line(board, position, mover, vote)
@@ -188,7 +238,8 @@ def summary(
     if newest is None:
         newest = records.newest_move(board)
     last = f"Last move: {newest.ply}. {newest.text}." if newest else ""
-    return " ".join(x for x in [*notes, last, turn_line(board, position)] if x)
+    turn = turn_line(board, position, told=ending_told(board, notes, newest))
+    return " ".join(x for x in [*notes, last, turn] if x)
 
 
 def announce(

@@ -10,7 +10,14 @@ from __future__ import annotations
 import click
 
 from pbmserv.commands import classic, games
-from pbmserv.commands.common import board_arg, board_error, call_login, load_board, not_sent
+from pbmserv.commands.common import (
+    board_arg,
+    board_error,
+    call_login,
+    load_board,
+    move_error,
+    not_sent,
+)
 from pbmserv.commands.common import text as _text
 from pbmserv.commands.common import user as _user
 from pbmserv.commands.dispatch import Refused, answer
@@ -142,27 +149,25 @@ def queue(call: Call) -> None:
         if text.lower() == "cancel":
             for seat in seats:
                 seat.queued_move = None
-            lines.append(f"The queued move of {user.userid} on board {number} is cancelled.")
+            lines.append(f"Your queued move on {game.display_name} board {number} is cancelled.")
         elif not play_now:
             copy = game.position_class.deserialize(position.serialize())
             try:
                 copy.parse_move(text)
             except UnreadableMove as exc:
-                raise Refused(f"cannot queue '{text}': {exc}") from None
+                raise Refused(move_error(exc, text, "cannot queue")) from None
             except MoveError:
                 # judged for the player to move now, not for this one ("no piece of yours"):
                 # its legality is known when his turn comes, and reported then if it is not
                 pass
+            where = f"on {game.display_name} board {number}"
             if text.lower() == "resign":
                 boards.queue_resign(board, user)
+                lines.append(f"Your resignation {where} is queued: it takes effect on your turn.")
             else:
                 for seat in seats:
                     seat.queued_move = text
-            lines.insert(
-                0,
-                f"The move {text} of {user.userid} on {game.display_name} board {number} "
-                "is queued: it is played when your turn comes.",
-            )
+                lines.append(f"Your move {text} {where} is queued: it is played on your turn.")
     if play_now and text.lower() != "cancel":
         if text.lower() == "resign":
             games.resign(call, number, user_id)
@@ -190,7 +195,7 @@ def submit(call: Call) -> None:
         try:
             move = copy.parse_move(text)
         except MoveError as exc:
-            raise board_error(board, position, f"illegal move '{text}': {exc}") from None
+            raise board_error(board, position, move_error(exc, text)) from None
         shown = copy.format_move(move)
         copy.play(move)
         ply = len(board.moves) + 1
@@ -273,7 +278,8 @@ COMMANDS: tuple[Command, ...] = (
         queue,
         "A move played automatically when your turn comes.",
         (*PLAYER, Arg("move", Kind.MOVE, metavar="MOVE|cancel")),
-        aliases=("qmove", "qboard", "boardq", "moveq"),
+        aliases=("qmove",),
+        typos=("qboard", "boardq", "moveq"),
     ),
     Command(
         "submit",

@@ -86,6 +86,12 @@ class Request:
         return self.channel is Channel.shell
 
 
+def error_subject(about: str) -> str:
+    """The subject of every error answer: ``Polis Board 101 Error``, ``Polis Error``,
+    ``pbmserv Error`` (the classic servers' ``<Game> Board <n> Error``, one spelling for all)."""
+    return f"{about} Error"
+
+
 class Refused(click.ClickException):
     """A command the rules, the board's state or authentication refuse (exit status 1)."""
 
@@ -98,6 +104,15 @@ class Refused(click.ClickException):
         self.subject = subject
         self.body = body
         self.board = board
+
+
+class NoSuchCommand(click.UsageError):
+    """A word that names no command (exit status 2); ``usage``: that of the command it is
+    closest to, as typed, when one is close."""
+
+    def __init__(self, message: str, ctx: click.Context, usage: str = "") -> None:
+        super().__init__(message, ctx)
+        self.usage = usage
 
 
 def answer(

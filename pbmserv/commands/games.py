@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import textwrap
 from typing import Any
 
 import click
@@ -16,7 +15,9 @@ from pbmserv.commands.common import (
     board_error,
     call_login,
     load_board,
+    move_error,
     parse_board_number,
+    preview_body,
     preview_stop,
     reader_tail,
     sender_player,
@@ -24,21 +25,20 @@ from pbmserv.commands.common import (
     user,
     whole_number,
 )
-from pbmserv.commands.dispatch import Refused, Request, answer
+from pbmserv.commands.dispatch import Refused, Request, answer, error_subject
 from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import accounts, boards, confirmation, limits, moves, notify
 from pbmserv.domain.clocks import MAX_CLOCK_DAYS, clock_days
 from pbmserv.games import get_game
 from pbmserv.games.base import Game, MoveError, ParamError, PlayersError
 from pbmserv.render.board_mail import (
-    MAIL_WIDTH,
     board_key,
     board_mail_body,
     board_subject,
     reply_tail,
     turn_line,
 )
-from pbmserv.render.templates import render, render_board
+from pbmserv.render.templates import render
 from pbmserv.store.models import Board, BoardStatus, Seat
 
 OPTIONS = {
@@ -144,10 +144,15 @@ def create_challenge(
         if problems:
             raise Refused(
                 "Invalid challenge: " + "; ".join(problems),
-                subject=f"{game.display_name} error",
-                body=f"Usage: {game.name} challenge USERID1 USERID2 ... [-param[=value]] [--option=value]\n"
-                + "Parameters: "
-                + (", ".join(p.describe() for p in game.params) or "none"),
+                subject=error_subject(game.display_name),
+                body=text(
+                    [
+                        f"Usage: {game.name} challenge USERID1 USERID2 ... [-param[=value]] "
+                        "[--option=value]",
+                        "Parameters:" + ("" if game.params else " none"),
+                        *(f"  {p.describe()}" for p in game.params),
+                    ]
+                ),
             )
         if challenger is not None:
             if not limits.challenge_allowed(session, req.settings, challenger.userid, req.now):
@@ -222,7 +227,7 @@ def play(call: Call, number: int, user_id: int, text: str, expected: int | None)
             )
         except MoveError as exc:
             tail = reader_tail(req, board, position, mover)
-            raise board_error(board, position, f"illegal move '{text}': {exc}", tail) from None
+            raise board_error(board, position, move_error(exc, text), tail) from None
         except boards.BoardError as exc:
             tail = reader_tail(req, board, position, mover)
             raise board_error(board, position, str(exc), tail) from None
@@ -276,7 +281,7 @@ def resign(call: Call, number: int, user_id: int) -> None:
             boards.queue_resign(board, player)
             body = (
                 f"Your resignation on {game.display_name} board {number} is queued: it takes "
-                "effect when your turn comes.\n"
+                "effect on your turn.\n"
             )
             answer(
                 call.ctx,
@@ -404,15 +409,17 @@ def games_table(call: Call, game: Game, words: list[str], *, finished: bool = Fa
     with call.req.sessions() as session:
         rows = []
         for board in _select_boards(session, game, userids, which, finished):
+            moves = len(board.moves)  # a game on: the move due (its #N); a game over: its moves
             if board.status is BoardStatus.active:  # (a removed board cannot be replayed)
                 mover = boards.user_to_move(board, boards.position_of(board))
                 status = f"{mover.userid} to move" if mover else "waiting"
+                moves += 1
             else:
                 status = _short_result(board)
             rows.append(
                 (
                     board.number,
-                    len(board.moves) + 1,
+                    moves,
                     " ".join(s.user.userid for s in board.seats),
                     status,
                 )
@@ -467,21 +474,14 @@ def preview(call: Call) -> None:
             played.append(position.format_move(move_value))
             position.play(move_value)
         start = len(board.moves) if at is None else at
-        lines = [
-            f"Preview of {game.display_name} board {number} after move {start}: "
-            + (" ".join(played) or "no moves")
-        ]
+        note = ""
         if played and sender is not None and first is not None and sender.id != first.id:
             note = (  # (a placement game takes any move as the mover's: say whose it is)
                 f"It is {label}'s ({first.userid}'s) move in this position: the first move "
                 f"is played for {label}, the others in turn."
             )
-            lines.append(textwrap.fill(note, MAIL_WIDTH))
-        lines.append("Nothing is stored.")
-        body = text(lines) + "\n" + render_board(position)
-        outcome = position.outcome()
-        if outcome is not None:
-            body += f"\nThe game would end: {outcome.reason}.\n"
+        what = f"{game.display_name} board {number}"
+        body = preview_body(what, start, played, position, note=note)
     answer(call.ctx, f"{game.display_name} Board {number} Preview", body)
 
 
@@ -509,7 +509,8 @@ COMMANDS: tuple[Command, ...] = (
         "Make a move (or pass, swap, resign, propose, undo, accept, reject); #N refuses it "
         "unless it is move N.",
         (*PLAYER, Arg("move", Kind.MOVE, optional=True, metavar="[MOVE[#N]]")),
-        aliases=("board", "mvoe"),
+        aliases=("board",),
+        typos=("mvoe",),
     ),
     Command(
         "swap",

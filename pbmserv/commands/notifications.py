@@ -9,6 +9,7 @@ from pbmserv.commands.common import board_arg, call_login, load_board
 from pbmserv.commands.dispatch import Refused, answer
 from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain.mailmodes import MODES
+from pbmserv.render.templates import fill
 from pbmserv.store.models import User
 
 CHOICES = " | ".join(MODES)
@@ -36,7 +37,7 @@ def user_notifications(call: Call) -> None:
         if call.args.get("mode"):
             user.notify = _mode(call.args["mode"], call.usage) or "every"
         text = f"{user.userid} gets {_describe(user.notify)}, on every board without its own mode."
-    answer(call.ctx, "pbmserv notifications", text + "\n")
+    answer(call.ctx, "pbmserv notifications", fill(text) + "\n")
 
 
 def board_notifications(call: Call) -> None:
@@ -60,7 +61,7 @@ def board_notifications(call: Call) -> None:
             f"On {game.display_name} board {number} {user.userid} gets "
             f"{_describe(own or user.notify)} ({source})."
         )
-    answer(call.ctx, f"{game.display_name} Board {number} notifications", text + "\n")
+    answer(call.ctx, f"{game.display_name} Board {number} notifications", fill(text) + "\n")
 
 
 TOP_COMMANDS: tuple[Command, ...] = (

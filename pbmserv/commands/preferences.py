@@ -12,6 +12,7 @@ from pbmserv.commands.common import user as _user
 from pbmserv.commands.dispatch import Refused, answer
 from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import accounts, clocks
+from pbmserv.render.templates import fill
 from pbmserv.store.models import User
 
 
@@ -74,7 +75,7 @@ def seek_command(call: Call) -> None:
         if count
         else f"{userid} seeks no games."
     )
-    answer(call.ctx, "pbmserv seek", text + "\n")
+    answer(call.ctx, "pbmserv seek", fill(text) + "\n")
 
 
 def vacation_command(call: Call) -> None:

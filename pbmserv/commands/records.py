@@ -27,8 +27,8 @@ def export(call: Call) -> None:
         parts.append(text)
     if kind in ("json", "both"):
         parts.append(
-            f"JSON record ({record.FORMAT}, version {record.VERSION}; the format is described "
-            "in docs/record-format.md):\n\n" + data
+            f"JSON record ({record.FORMAT}, version {record.VERSION}; the format is\n"
+            "described in docs/record-format.md):\n\n" + data
         )
     answer(call.ctx, f"{game.display_name} Board {number} record", "\n".join(parts))
 

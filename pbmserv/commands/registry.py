@@ -7,6 +7,7 @@ their text lists the tree: the usage and help line of every command, from its de
 
 from __future__ import annotations
 
+import difflib
 import textwrap
 from collections.abc import Iterable
 
@@ -21,16 +22,16 @@ from pbmserv.commands import (
     security,
     tournament,
 )
-from pbmserv.commands.dispatch import answer
+from pbmserv.commands.dispatch import Refused, answer
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
 from pbmserv.games import all_games, get_game
-from pbmserv.render.templates import render
+from pbmserv.render.templates import fill, render
 
 WIDTH = 74  # help lines are indented by two blanks in a mail of 76 columns
 
 
 def help_lines(commands: Iterable[Command], prefix: str = "") -> list[str]:
-    """Usage (with aliases) and the help line of each command, wrapped for a mail."""
+    """Usage (with aliases, not typos) and the help line of each command, wrapped for a mail."""
     lines: list[str] = []
     for command in commands:
         usage = command.usage(prefix)
@@ -54,10 +55,9 @@ def help_command(call: Call) -> None:
         try:
             game = get_game(name)
         except KeyError:
-            pass
-        else:
-            answer(call.ctx, f"{game.display_name} help", game_help(game.name))
-            return
+            raise unknown_topic(name) from None
+        answer(call.ctx, f"{game.display_name} help", game_help(game.name))
+        return
     text = render(
         "help/pbmserv.txt",
         games=", ".join(g.name for g in all_games()),
@@ -68,6 +68,20 @@ def help_command(call: Call) -> None:
         tournament=help_lines(GROUPS["tournament"].commands, "tournament"),
     )
     answer(call.ctx, "pbmserv help", text)
+
+
+def unknown_topic(name: str) -> Refused:
+    """``help NAME`` where NAME is no game: say so, and name the closest game (difflib)."""
+    games = [g.name for g in all_games()]
+    close = difflib.get_close_matches(name.lower(), games, n=1, cutoff=0.6)
+    hint = f" Did you mean 'help {close[0]}'?" if close else ""
+    return Refused(
+        f"there is no help on '{name}'.{hint}",
+        body=fill(
+            f"Send 'help GAME' for the rules of a game ({', '.join(games)}), or 'help' "
+            "alone for the commands of this server."
+        ),
+    )
 
 
 def game_help_command(call: Call) -> None:
@@ -109,9 +123,9 @@ PREFIX = "pbmserv"  # a line may start with it: ``pbmserv signup ...``
 
 _TOP_BY_WORD: dict[str, Command | Group] = {
     **GROUPS,
-    **{w: c for c in reversed(TOP) for w in (*c.aliases, c.name)},  # the first command wins
+    **{w: c for c in reversed(TOP) for w in reversed(c.names)},  # the first command wins
 }  # a dict, not a scan: every word of every line of a mail is looked up when passwords are masked
-_TOP_WORDS = (PREFIX, *(w for c in TOP for w in (c.name, *c.aliases)), *GROUPS)
+_TOP_WORDS = (PREFIX, *(w for c in TOP for w in c.names), *GROUPS)
 
 
 def top(word: str) -> Command | Group | None:
@@ -127,11 +141,11 @@ def top_words() -> list[str]:
 def _check_unique() -> None:
     """A name declared twice is an error (as Mailman's command registry has it)."""
     for commands in (TOP, *(g.commands for g in GROUPS.values()), GAME.commands):
-        words = [w for c in commands for w in (c.name, *c.aliases)]
+        words = [w for c in commands for w in c.names]
         twice = {w for w in words if words.count(w) > 1}
         if twice:
             raise ValueError(f"commands declared twice: {', '.join(sorted(twice))}")
-    clash = set(GROUPS) & {w for c in TOP for w in (c.name, *c.aliases)}
+    clash = set(GROUPS) & {w for c in TOP for w in c.names}
     if clash:
         raise ValueError(f"commands declared twice: {', '.join(sorted(clash))}")
 

@@ -11,15 +11,24 @@ from __future__ import annotations
 import io
 import re
 import shlex
+import textwrap
 from collections.abc import Sequence
 from contextlib import redirect_stdout
 
 import click
 
 from pbmserv.commands import grammar, registry
-from pbmserv.commands.dispatch import REFUSED, USAGE, Answer, Refused, Request
+from pbmserv.commands.dispatch import (
+    REFUSED,
+    USAGE,
+    Answer,
+    NoSuchCommand,
+    Refused,
+    Request,
+    error_subject,
+)
 from pbmserv.games import get_game
-from pbmserv.render.templates import render
+from pbmserv.render.templates import WIDTH, render
 
 
 def split(line: str) -> list[str]:
@@ -31,23 +40,29 @@ def split(line: str) -> list[str]:
     return [w for w in words if w != "**"]
 
 
-def error_subject(words: Sequence[str]) -> str:
-    """One scheme for every error: ``Polis Board 101 error`` when the line names a board,
-    ``Polis error`` for other game commands, ``pbmserv error`` for the rest."""
+def about(words: Sequence[str]) -> str:
+    """What a command line is about, for the subject of its error or help answer: ``Polis
+    Board 101`` when the line names a board, ``Polis`` for other game commands, ``pbmserv``
+    for the rest."""
     if words:
         try:
             name = get_game(words[0]).display_name
         except KeyError:
-            return "pbmserv error"
+            return "pbmserv"
         number = words[2].partition("#")[0] if len(words) > 2 else ""
         if (
             number.isascii()
             and number.isdigit()
             and words[1].lower() not in ("challenge", "chall", "games")
         ):
-            return f"{name} Board {int(number)} error"
-        return f"{name} error"
-    return "pbmserv error"
+            return f"{name} Board {int(number)}"
+        return name
+    return "pbmserv"
+
+
+def failed(words: Sequence[str]) -> str:
+    """The subject of an error about the line ``words`` (:func:`about`, then ``Error``)."""
+    return error_subject(about(words))
 
 
 def as_typed(path: str, channel: str) -> str:
@@ -59,11 +74,55 @@ def as_typed(path: str, channel: str) -> str:
     return path
 
 
-def usage_hint(ctx: click.Context, channel: str) -> str:
-    """The usage of a command as the player types it (:func:`as_typed`)."""
+def usage_error(exc: click.UsageError, channel: str) -> tuple[str, str]:
+    """The message of a usage error and what follows it: the usage of the command (of the one
+    meant, for a misspelt word) as the player types it (:func:`as_typed`), on a line of its
+    own (a usage the message quotes moves there), and where to read more: ``--help`` in a
+    shell; by mail the help a mail can ask for (:func:`mail_help`), and none of click's words
+    for a shell (``Usage: ploy [OPTIONS] COMMAND [ARGS]...``, ``See 'ploy --help'``)."""
+    message, ctx = exc.format_message(), exc.ctx
+    message, said, quoted = message.partition("usage: ")  # "not enough arguments; usage: ..."
+    message = message.rstrip("; ") or ("wrong arguments" if said else "")
+    if ctx is None:
+        return message, f"Usage: {quoted}" if said else ""
     path = ctx.command_path
     shown = as_typed(path, channel)
-    return ctx.get_usage().replace(path, shown, 1) + f"\nSee '{shown} --help'."
+    usage = ctx.get_usage().replace(path, shown, 1)
+    mail = channel == "mail"
+    if said and mail:  # the declared usage, as typed by mail
+        usage = f"Usage: {quoted}"
+    elif isinstance(exc, NoSuchCommand) and exc.usage:
+        usage = f"Usage: {exc.usage}"
+    elif mail and isinstance(ctx.command, click.Group):  # its help lists its commands
+        usage = ""
+        if isinstance(exc, _NO_ARGS):  # click's text is the group's --help
+            message = f"a command word is missing after '{shown}'"
+    elif mail:
+        usage = usage.replace(" [OPTIONS]", "", 1)  # --help, a shell's option
+    more = mail_help(ctx) if mail else f"See '{shown} --help'."
+    wrapped = textwrap.fill(usage, WIDTH, subsequent_indent="    ", break_on_hyphens=False)
+    return message, "\n".join(x for x in (wrapped, more) if x)
+
+
+# click >= 8.2 raises it for a group given no command (8.1 printed the group's help)
+_NO_ARGS: tuple[type[click.UsageError], ...] = tuple(
+    getattr(click.exceptions, name)
+    for name in ("NoArgsIsHelpError",)
+    if hasattr(click.exceptions, name)
+)
+
+
+def mail_help(ctx: click.Context) -> str:
+    """How to get help by mail about the command of ``ctx``: its game's help, or the server's."""
+    here: click.Context | None = ctx
+    while here is not None:
+        try:
+            game = get_game(here.info_name or "")
+        except KeyError:
+            here = here.parent
+            continue
+        return f"Send '{game.name} help' for the rules and commands of {game.display_name}."
+    return "Send 'help' for the commands of this server."
 
 
 def help_as_typed(printed: str, channel: str) -> str:
@@ -104,7 +163,7 @@ def run(
     except Refused as exc:
         req.answers.append(
             Answer(
-                exc.subject or error_subject(words),
+                exc.subject or failed(words),
                 _error_body(exc.message, exc.body),
                 REFUSED,
                 board=exc.board,
@@ -113,27 +172,23 @@ def run(
         )
     except NO_COMMAND as exc:  # a group alone (`polis`, `pbmserv`): its help, as click does
         help_text = help_as_typed(exc.format_message() + "\n", req.channel)
-        subject = f"{error_subject(words).replace(' error', '')} help"
+        subject = f"{about(words)} help"
         req.answers.append(Answer(subject, help_text, USAGE))
     except click.UsageError as exc:
-        hint = ""
-        if exc.ctx is not None:
-            hint = usage_hint(exc.ctx, req.channel)
-        req.answers.append(
-            Answer(error_subject(words), _error_body(exc.format_message(), hint), USAGE)
-        )
+        message, hint = usage_error(exc, req.channel)
+        req.answers.append(Answer(failed(words), _error_body(message, hint), USAGE))
     except click.ClickException as exc:
-        req.answers.append(Answer(error_subject(words), _error_body(exc.format_message()), USAGE))
+        req.answers.append(Answer(failed(words), _error_body(exc.format_message()), USAGE))
     except click.exceptions.Exit:
         pass
     except click.Abort:
-        req.answers.append(Answer(error_subject(words), "Aborted.\n", USAGE))
+        req.answers.append(Answer(failed(words), "Aborted.\n", USAGE))
     printed = out.getvalue()
     if printed:  # --help output
-        subject = f"{error_subject(words).replace(' error', '')} help"
+        subject = f"{about(words)} help"
         req.answers.append(Answer(subject, help_as_typed(printed, req.channel)))
     if not req.answers:
-        req.answers.append(Answer(error_subject(words), "Nothing to do.\n", USAGE))
+        req.answers.append(Answer(failed(words), "Nothing to do.\n", USAGE))
     _hide_passwords(req.answers, words)
     return req.answers
 

@@ -15,6 +15,7 @@ from pbmserv.commands.games import create_challenge
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
 from pbmserv.domain import accounts, confirmation, tokens
 from pbmserv.games import get_game
+from pbmserv.render.templates import fill
 from pbmserv.store.models import AuthFailure, TokenKind, User
 
 
@@ -70,10 +71,12 @@ def password_reset(call: Call) -> None:
     answer(
         call.ctx,
         "pbmserv password reset",
-        f"If {userid} has a confirmed address, a code has been mailed there (one code at a "
-        "time: while a code mailed earlier works, no new one is sent; a code works once, "
-        f"for {req.settings.token_hours} hours). Then send\n"
-        f"  password new {userid} CODE NEWPASSWORD\n",
+        fill(
+            f"If {userid} has a confirmed address, a code has been mailed there (one code at "
+            "a time: while a code mailed earlier works, no new one is sent; a code works once, "
+            f"for {req.settings.token_hours} hours). Then send"
+        )
+        + f"\n  password new {userid} CODE NEWPASSWORD\n",
     )
 
 

@@ -75,8 +75,14 @@ class Command:
     handler: Callable[[Call], None]
     help: str
     args: tuple[Arg, ...] = ()
-    aliases: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()  # other names, listed in the help
     plain_word: bool = False  # also an everyday word: a command only at a line's start
+    typos: tuple[str, ...] = ()  # misspellings that work as the command, never advertised
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every word that names the command: its name, aliases and typos."""
+        return (self.name, *self.aliases, *self.typos)
 
     def usage(self, prefix: str = "") -> str:
         words = [w for w in (prefix, self.name, *(a.usage() for a in self.args)) if w]
@@ -103,12 +109,12 @@ class Group:
         """The command named (or aliased) ``word``, case-insensitively."""
         word = self.aliases.get(word.lower(), word.lower())
         for command in self.commands:
-            if word == command.name or word in command.aliases:
+            if word in command.names:
                 return command
         return None
 
     def words(self) -> list[str]:
-        return [w for c in self.commands for w in (c.name, *c.aliases)] + list(self.aliases)
+        return [w for c in self.commands for w in c.names] + list(self.aliases)
 
 
 @dataclass

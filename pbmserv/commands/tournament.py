@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from pbmserv.commands.common import admin, call_login, whole_number
-from pbmserv.commands.dispatch import Refused, answer
+from pbmserv.commands.dispatch import Refused, answer, error_subject
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
 from pbmserv.domain import tournaments
 from pbmserv.games import get_game
@@ -26,7 +26,7 @@ SUBJECT = "Tournament"
 
 
 def _refused(message: str, name: str = "") -> Refused:
-    return Refused(message, subject=f"{SUBJECT} {name} error".replace("  ", " "))
+    return Refused(message, subject=error_subject(f"{SUBJECT} {name}".rstrip()))
 
 
 def _admin(call: Call) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from pbmserv.commands import grammar, registry
-from pbmserv.commands.dispatch import Refused, request
+from pbmserv.commands.dispatch import NoSuchCommand, Refused, request
 from pbmserv.commands.spec import Call, Command, Group, Kind, bind
 from pbmserv.domain import tournaments
 from pbmserv.games import game_names, get_game
@@ -39,15 +39,15 @@ class AliasGroup(click.Group):
     ) -> tuple[str | None, click.Command | None, list[str]]:
         if args and self.get_command(ctx, args[0]) is None and not args[0].startswith("-"):
             close = grammar.suggest(args[0], [*self.list_commands(ctx), *self.aliases])
-            hint = ""
+            hint = usage = ""
             if close:
                 meant_name = self.aliases.get(close, close)
                 hint = f" Did you mean '{meant_name}'?"
                 meant = self.get_command(ctx, meant_name)
                 if meant is not None and not isinstance(meant, click.Group):
                     path = " ".join(ctx.command_path.split()[1:] + [meant_name])
-                    hint += f" Usage: {path} {meant.params[0].metavar or ''}".rstrip()
-            raise click.UsageError(f"No such command '{args[0]}'.{hint}", ctx)
+                    usage = f"{path} {meant.params[0].metavar or ''}".rstrip()
+            raise NoSuchCommand(f"No such command '{args[0]}'.{hint}", ctx, usage)
         name, cmd, rest = super().resolve_command(ctx, args)
         return (cmd.name if cmd else name), cmd, rest
 
@@ -111,7 +111,7 @@ def click_command(spec: Command, prefix: str, game: Game | None = None) -> click
 def _group(
     group: Group, cls: type[AliasGroup], prefix: str, game: Game | None = None
 ) -> click.Group:
-    aliases = {a: c.name for c in group.commands for a in c.aliases} | group.aliases
+    aliases = {a: c.name for c in group.commands for a in c.names[1:]} | group.aliases
     built = cls(group.name, help=group.help, aliases=aliases)
     for spec in group.commands:
         built.add_command(click_command(spec, prefix, game))

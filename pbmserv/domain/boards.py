@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session, joinedload, object_session
 
 from pbmserv.domain.ratings import rate_board
 from pbmserv.games import get_game
+from pbmserv.games.base import FORFEIT as FORFEIT_MOVE
 from pbmserv.games.base import PASS, RESIGN, Game, MoveError, Position, SpecialMove
 from pbmserv.render.board_mail import OpenVote
 from pbmserv.render.effects import move_notes
@@ -36,7 +37,7 @@ from pbmserv.store.models import (
 )
 
 FIRST_BOARD_NUMBER = 101
-FORFEIT = "Forfeit"  # the automatic entry of a seat that ran out of time (plays RESIGN)
+FORFEIT = FORFEIT_MOVE.word  # the automatic entry of a seat that ran out of time
 
 
 class BoardError(Exception):
@@ -94,7 +95,7 @@ def replay(board: Board, upto: int | None = None) -> Position:
     moves = board.moves if upto is None else board.moves[:upto]
     position = game.new(len(board.seats), board.params)
     for record in moves:
-        position.play(RESIGN if record.text == FORFEIT else position.parse_move(record.text))
+        position.play(FORFEIT_MOVE if record.text == FORFEIT else position.parse_move(record.text))
     return position
 
 
@@ -245,10 +246,7 @@ def play_move(
     if board.status is not BoardStatus.active:
         raise BoardError(f"{game_of(board).display_name} board {board.number} is over")
     if expected_ply is not None and expected_ply != position.ply + 1:
-        raise BoardError(
-            f"this would be move {position.ply + 1}, not move {expected_ply}: "
-            "the board has changed since your mail was written"
-        )
+        raise BoardError(_wrong_number(expected_ply, position.ply + 1))
     mover = user_to_move(board, position)
     if mover is None or mover.id != user.id:
         if not seats_of(board, user):
@@ -276,6 +274,20 @@ def play_move(
     return Played(board, position, entries, notes)
 
 
+def _wrong_number(expected: int, due: int) -> str:
+    """Why a move's ``#N`` is refused: a number below the move due was written before the
+    board moved on; one above it cannot come from any board mail (a typo, or an undo)."""
+    if expected > due:
+        return (
+            f"#{expected} is ahead of the board: the move due is move {due} (a typo? then "
+            f"send your move with #{due})"
+        )
+    return (
+        f"this would be move {due}, not move {expected}: the board has changed since your "
+        "mail was written"
+    )
+
+
 def _after_move(
     session: Session, board: Board, position: Position, now: datetime, notes: list[str]
 ) -> list[MoveRecord]:
@@ -292,10 +304,11 @@ def _after_move(
 def forfeit(
     session: Session, board: Board, position: Position, user: User, now: datetime, elapsed: float
 ) -> Played:
-    """The player to move ran out of time: an automatic ``Forfeit`` entry (it plays RESIGN)."""
+    """The player to move ran out of time: an automatic ``Forfeit`` entry (a resignation that
+    the engines word as a forfeit on time)."""
     seat = board.seats[position.to_move]  # type: ignore[index]
     seat.time_used = (seat.time_used or 0.0) + elapsed
-    entry = _record(board, position, RESIGN, user, auto=True, now=now, source="clock", text=FORFEIT)
+    entry = _record(board, position, FORFEIT_MOVE, user, auto=True, now=now, source="clock")
     notes: list[str] = []
     entries = [entry, *_after_move(session, board, position, now, notes)]
     return Played(board, position, entries, notes)

@@ -279,8 +279,8 @@ def _nag(
 ) -> None:
     deadline = board.last_move_at + timedelta(days=forfeit_days)
     note = (
-        f"Reminder: it has been your turn for {format_days(elapsed)}. Without a move the "
-        f"board is forfeited on {deadline:%Y-%m-%d %H:%M} UTC."
+        f"Reminder: it has been your turn for {format_days(elapsed)}.\n"
+        f"Without a move the board is forfeited on {deadline:%Y-%m-%d %H:%M} UTC."
     )
     notify.nag_mail(session, board, position, mover, note, now)
 

@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 from pbmserv.config import Settings
 from pbmserv.domain import limits, tokens
 from pbmserv.domain.notify import queue_mail
-from pbmserv.render.templates import render
+from pbmserv.render.templates import fill, render
 from pbmserv.store.models import (
     Address,
     Comment,
@@ -82,7 +82,7 @@ def subject_at_rest(subject: str) -> str:
 
 
 def _text(lines: list[str]) -> str:
-    return render("mail/text.txt.j2", lines=lines)
+    return render("mail/text.txt.j2", lines=[fill(line) for line in lines])
 
 
 def address_mail(
@@ -189,8 +189,8 @@ def challenge_mail(
         "Your challenge waits for your confirmation:",
         f"  {line}",
         "",
-        "Nobody else has been told.  To start the game, reply to this mail (keep the subject),",
-        f"or send the line 'confirm {code}' within {settings.token_hours} hours.",
+        "Nobody else has been told. To start the game, reply to this mail (keep the",
+        f"subject), or send the line 'confirm {code}' within {settings.token_hours} hours.",
         "Without a confirmation nothing happens.",
     ]
     return Confirmation("", SUBJECT + code, _text(lines))

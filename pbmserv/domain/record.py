@@ -17,7 +17,8 @@ from sqlalchemy.orm import Session
 
 from pbmserv.domain.boards import FORFEIT, position_of
 from pbmserv.games import get_game
-from pbmserv.games.base import RESIGN, Position
+from pbmserv.games.base import FORFEIT as FORFEIT_MOVE
+from pbmserv.games.base import Position
 from pbmserv.store.models import Board, BoardStatus
 
 FORMAT = "pbmserv-record"
@@ -94,7 +95,7 @@ def replay(record: dict[str, Any]) -> Position:
     position = game.new(len(record["players"]), record["params"])
     for entry in record["moves"]:
         text = str(entry["move"])
-        position.play(RESIGN if text == FORFEIT else position.parse_move(text))
+        position.play(FORFEIT_MOVE if text == FORFEIT else position.parse_move(text))
     return position
 
 

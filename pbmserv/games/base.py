@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self, TypeAlias
 
@@ -69,6 +69,9 @@ class SpecialMove:
 PASS = SpecialMove("pass")
 SWAP = SpecialMove("swap")
 RESIGN = SpecialMove("resign")
+FORFEIT = SpecialMove("Forfeit")
+"""The server's entry for a player out of time: a resignation in all but its wording (no player
+can write it: it is not among the :data:`SPECIAL_WORDS`)."""
 SPECIAL_WORDS: dict[str, SpecialMove] = {m.word: m for m in (PASS, SWAP, RESIGN)}
 
 
@@ -273,7 +276,8 @@ class Position(ABC):
     """One state of a game.  Subclasses implement the ``_hooks``; the public API is shared.
 
     The base class keeps: ``ply`` (moves played, swaps and resignations included),
-    ``swapped`` (the pie rule was used) and ``resigned`` (seats that resigned).
+    ``swapped`` (the pie rule was used), ``resigned`` (seats that resigned) and ``forfeited``
+    (those of them that ran out of time: :data:`FORFEIT`, worded apart by :meth:`left`).
     """
 
     game: ClassVar[Game]
@@ -284,6 +288,7 @@ class Position(ABC):
         self.ply = 0
         self.swapped = False
         self.resigned: frozenset[int] = frozenset()
+        self.forfeited: frozenset[int] = frozenset()
 
     # ----- hooks for engines
 
@@ -419,10 +424,12 @@ class Position(ABC):
         """Play a move known to be legal (from :meth:`legal_moves` or :meth:`parse_move`)."""
         if move == SWAP:
             self.swapped = True  # seats are exchanged by the server; the board is unchanged
-        elif move == RESIGN:
+        elif move in (RESIGN, FORFEIT):
             seat = self.to_move
             if seat is None:
                 raise IllegalMove("the game is over")
+            if move == FORFEIT:
+                self.forfeited = self.forfeited | {seat}
             self.resigned = self.resigned | {seat}
             self._resign(seat)
         else:
@@ -437,19 +444,18 @@ class Position(ABC):
 
     def serialize(self) -> str:
         """A compact JSON text of the whole position (parameters included)."""
-        return json.dumps(
-            {
-                "g": self.game.name,
-                "n": self.num_seats,
-                "p": self.params,
-                "ply": self.ply,
-                "sw": self.swapped,
-                "rs": sorted(self.resigned),
-                "s": self._state(),
-            },
-            separators=(",", ":"),
-            sort_keys=True,
-        )
+        data = {
+            "g": self.game.name,
+            "n": self.num_seats,
+            "p": self.params,
+            "ply": self.ply,
+            "sw": self.swapped,
+            "rs": sorted(self.resigned),
+            "s": self._state(),
+        }
+        if self.forfeited:  # (absent in positions saved before forfeits were told apart)
+            data["ff"] = sorted(self.forfeited)
+        return json.dumps(data, separators=(",", ":"), sort_keys=True)
 
     @classmethod
     def deserialize(cls, text: str) -> Self:
@@ -459,10 +465,22 @@ class Position(ABC):
         position.ply = data["ply"]
         position.swapped = data["sw"]
         position.resigned = frozenset(data["rs"])
+        position.forfeited = frozenset(data.get("ff", ()))
         position._load_state(data["s"])
         return position
 
     # ----- helpers for engines
+
+    def left(self, seats: Iterable[int]) -> str:
+        """How ``seats`` left the game, in words: "resigned", "forfeited on time" (out of
+        time: :data:`FORFEIT`) or "resigned or forfeited on time" (some of each)."""
+        gone = self.resigned.intersection(seats)
+        words = []
+        if gone - self.forfeited:
+            words.append("resigned")
+        if gone & self.forfeited:
+            words.append("forfeited on time")
+        return " or ".join(words) or "resigned"
 
     def live_seats(self) -> list[int]:
         """Seats still in play according to :meth:`seats`."""
@@ -478,9 +496,9 @@ class Position(ABC):
         if len(teams) > 1:
             return None
         resigned = any(i in self.resigned for i in range(self.num_seats))
-        return Outcome(
-            tuple(live), "the others resigned" if resigned else "all opponents eliminated"
-        )
+        others = [i for i in range(self.num_seats) if i not in live]
+        why = f"the others {self.left(others)}" if resigned else "all opponents eliminated"
+        return Outcome(tuple(live), why)
 
 
 # --------------------------------------------------------------------------- endless games

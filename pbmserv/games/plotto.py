@@ -208,7 +208,7 @@ class PlottoPosition(Position):
     def seats(self) -> tuple[SeatInfo, ...]:
         out = []
         for seat in range(self.num_seats):
-            note = "resigned" if seat in self.resigned else f"wins with {self._ends(seat)}"
+            note = self.left([seat]) if seat in self.resigned else f"wins with {self._ends(seat)}"
             out.append(
                 SeatInfo(str(seat + 1), str(seat + 1), in_play=seat not in self.resigned, note=note)
             )
@@ -292,7 +292,7 @@ class PlottoPosition(Position):
         if self.resigned:
             live = [s for s in range(self.num_seats) if s not in self.resigned]
             if len(live) <= 1:
-                return Outcome(tuple(live), "the others resigned")
+                return Outcome(tuple(live), f"the others {self.left(range(self.num_seats))}")
         return None
 
     def _state(self) -> Any:
@@ -315,6 +315,7 @@ class PlottoPosition(Position):
         other = type(self).__new__(type(self))
         Position.__init__(other, self.num_seats, self.params)
         other.ply, other.swapped, other.resigned = self.ply, self.swapped, self.resigned
+        other.forfeited = self.forfeited
         other.turn, other.winner, other.tied = self.turn, self.winner, self.tied
         other.board, other.count, other.mask = dict(self.board), dict(self.count), dict(self.mask)
         other.open = set(self.open)
@@ -391,7 +392,7 @@ class PlottoPosition(Position):
         moves = [self._format(m) for m in self._generate()] if outcome is None else []
         to_move = self.to_move
         return {
-            "panels": draw_panels(self.board, order),
+            "panels": draw_panels(self.board, order if outcome is None else []),
             "moves": textwrap.wrap(", ".join(moves), BOARD_WIDTH - 4) if moves else [],
             "seats": [
                 {"label": s.label, "note": s.note, "turn": i == to_move}

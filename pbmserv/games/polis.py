@@ -268,7 +268,7 @@ class PolisPosition(Position):
             dogs = self.board.count(BLUE_DOG if seat == 0 else RED_DOG)
             goal = GOAL_RANK[seat] + 1
             note = (
-                "resigned"
+                self.left([seat])
                 if seat in self.resigned
                 else f"{dogs} dog{'' if dogs == 1 else 's'}, chariot aims at rank {goal}"
             )
@@ -456,7 +456,7 @@ class PolisPosition(Position):
                 return
 
     def _resign(self, seat: int) -> None:
-        self.result = ((1 - seat,), f"{LABELS[seat]} resigned")
+        self.result = ((1 - seat,), f"{LABELS[seat]} {self.left([seat])}")
 
     def outcome(self) -> Outcome | None:
         if self.result is not None:
@@ -495,6 +495,7 @@ class PolisPosition(Position):
         other = type(self).__new__(type(self))
         Position.__init__(other, self.num_seats, self.params)
         other.ply, other.swapped, other.resigned = self.ply, self.swapped, self.resigned
+        other.forfeited = self.forfeited
         other.board, other.chariots = self.board[:], self.chariots[:]
         other.turn, other.stunned, other.result = self.turn, self.stunned, self.result
         other.last, other.last_captured = self.last, self.last_captured[:]

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 from pbmserv.commands.dispatch import DONE, Answer
 from pbmserv.commands.grammar import mask_unread
+from pbmserv.render.templates import fill
 
 RULE = "=" * 72
 QUOTED_LINES = 60
@@ -57,7 +58,9 @@ def _section_body(items: list[Answer], index: int, drawn_in: dict[str, int]) -> 
     for item in items:
         later = drawn_in.get(item.board or "", index)
         if item.board and later != index and item.summary:
-            parts.append(f"{item.summary}\n({item.board} is drawn under command {later + 1}.)\n")
+            parts.append(
+                f"{fill(item.summary)}\n({item.board} is drawn under command {later + 1}.)\n"
+            )
         else:
             parts.append(item.body)
     return "\n".join(parts)

@@ -24,8 +24,8 @@ from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError, Pen
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.commands import Answer, Channel, Mail, Request, commands, grammar, run, split
-from pbmserv.commands.dispatch import REFUSED, USAGE
-from pbmserv.commands.runner import error_subject
+from pbmserv.commands.dispatch import REFUSED, USAGE, error_subject
+from pbmserv.commands.runner import failed
 from pbmserv.config import Settings
 from pbmserv.domain import accounts, confirmation, limits, notify, tokens
 from pbmserv.games import get_game
@@ -33,7 +33,7 @@ from pbmserv.mail import inbox
 from pbmserv.mail.parse import ParsedMail, board_subject, without_reply_prefixes
 from pbmserv.mail.prepare import Claims, Prepared, check_passwords, prepare
 from pbmserv.mail.reply import assemble, tail_sections
-from pbmserv.render.templates import render
+from pbmserv.render.templates import fill, render
 from pbmserv.store.db import readonly_sessions
 from pbmserv.store.models import Inbox, InboxStatus
 
@@ -312,9 +312,12 @@ def _process(
             answers = [
                 Answer(
                     "pbmserv: answer limit reached",
-                    f"This server has answered the mails from {sender} as often as it does in "
-                    "one day. Further mails are not answered until tomorrow (UTC), except "
-                    "commands with the right password from a confirmed address.\n",
+                    fill(
+                        f"This server has answered the mails from {sender} as often as it does "
+                        "in one day. Further mails are not answered until tomorrow (UTC), "
+                        "except commands with the right password from a confirmed address."
+                    )
+                    + "\n",
                 )
             ]
     for item in answers:
@@ -397,7 +400,7 @@ def _run_line(
         if _lock_conflict(exc):
             raise
         log.exception("command failed: %s", mask(line))
-        return [Answer(error_subject(split(line)), COMMAND_FAILED, REFUSED)]
+        return [Answer(failed(split(line)), COMMAND_FAILED, REFUSED)]
 
 
 COMMAND_FAILED = (
@@ -431,7 +434,7 @@ def _no_command(parsed: ParsedMail, mask: Callable[[str], str]) -> Answer:
         notes=[],
     )
     body += tail_sections(parsed.not_understood, parsed.ignored, mask)
-    return Answer("pbmserv error", body, USAGE)
+    return Answer(error_subject("pbmserv"), body, USAGE)
 
 
 def _board_named(subject: str) -> dict[str, str] | None:

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from pbmserv.games import get_game
-from pbmserv.games.base import SWAP, Position, SeatInfo
+from pbmserv.games.base import FORFEIT, RESIGN, SWAP, Position, SeatInfo
 from pbmserv.render.links import board_link
-from pbmserv.render.templates import render, render_board
+from pbmserv.render.templates import fill, render, render_board
 from pbmserv.store import records
 from pbmserv.store.models import Board, BoardStatus, SubscriptionKind, User
 from pbmserv.store.records import Entry
@@ -54,12 +54,14 @@ def changes_line(board: Board) -> str:
     return "\n".join(lines)
 
 
-def turn_line(board: Board, position: Position) -> str:
+def turn_line(board: Board, position: Position, *, told: bool = False) -> str:
+    """Whose turn it is, or the result and why the game ended (unless ``told``: the notes
+    above it already say, see :func:`ending_told`)."""
     if board.status is BoardStatus.removed:
         return "The game was removed."
     if board.status is BoardStatus.finished:
         winners = board.winners or []
-        why = f" ({board.result})" if board.result else ""
+        why = f" ({board.result})" if board.result and not told else ""
         if not winners:
             return textwrap.fill("Game was a tie." + why, MAIL_WIDTH)
         names = " and ".join(board.seats[w].user.userid for w in winners)
@@ -69,6 +71,18 @@ def turn_line(board: Board, position: Position) -> str:
         return ""
     label = position.seats()[position.to_move].label
     return f"To move: {user.userid} ({label})."
+
+
+def ending_told(board: Board, notes: Sequence[str], newest: Entry | None) -> bool:
+    """Whether a mail's status notes already tell how the game ended: it ended with the
+    resignation or forfeit (``newest``, the record's last entry) that every such mail reports
+    in a note ("bob resigned.", "bob forfeits: out of time ...")."""
+    return (
+        bool(notes)
+        and board.status is BoardStatus.finished
+        and newest is not None
+        and newest.text in (RESIGN.word, FORFEIT.word)
+    )
 
 
 def subject_user(board: Board, position: Position) -> str:
@@ -279,13 +293,13 @@ def board_mail_body(
     options = " ".join(f"--{k}={v}" for k, v in sorted(board.options.items()))
     return render(
         "mail/board.txt.j2",
-        game=game.display_name,
-        number=board.number,
-        heading_suffix=f" ({' '.join(x for x in (params, options) if x)})"
-        if params or options
-        else "",
-        notes=list(notes),
-        turn=turn_line(board, position) if at_ply is None else f"Position after move {at_ply}.",
+        heading=heading(game.display_name, board.number, params, options),
+        notes=[fill(note) for note in notes],
+        turn=turn_line(
+            board, position, told=ending_told(board, notes, entries[-1] if entries else None)
+        )
+        if at_ply is None
+        else f"Position after move {at_ply}.",
         moves=move_list(board, position, entries, rounds),
         board=render_board(position, over=board.status is not BoardStatus.active),
         players=[
@@ -301,6 +315,14 @@ def board_mail_body(
         clock=clock_lines(board),
         link=board_link(board),
     )
+
+
+def heading(game: str, number: int, params: str, options: str) -> str:
+    """``Summary of Ploy Board 101``, with the parameters and options in brackets (wrapped,
+    so that the first line keeps the classic heading)."""
+    suffix = " ".join(x for x in (params, options) if x)
+    text = f"Summary of {game} Board {number}" + (f" ({suffix})" if suffix else "")
+    return fill(text)
 
 
 def _newest_players_ply(board: Board, recent: Sequence[Entry]) -> int | None:

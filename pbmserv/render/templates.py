@@ -7,6 +7,7 @@ command does not parse and compile its templates again each time.
 
 from __future__ import annotations
 
+import textwrap
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -16,12 +17,40 @@ from pbmserv.resources import templates_dir
 if TYPE_CHECKING:
     import jinja2
 
+WIDTH = 76  # the width of a mail's text: 78 columns less room for a quoting "> "
+
+
+def fill(text: str, width: int = WIDTH) -> str:
+    """Each line of ``text`` wrapped to ``width``, its continuation lines indented as it is;
+    words are never broken (a token longer than the line stays whole).
+
+    >>> print(fill("  Reminder: the board is forfeited on 2026-11-28 12:33 UTC.", 40))
+      Reminder: the board is forfeited on
+      2026-11-28 12:33 UTC.
+    """
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        out.append(
+            textwrap.fill(
+                line,
+                width,
+                subsequent_indent=indent,
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+        )
+    return "\n".join(out)
+
 
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     import jinja2  # lazy: a command that renders nothing does not load Jinja
 
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
         autoescape=False,
         undefined=jinja2.StrictUndefined,
@@ -30,6 +59,8 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         bytecode_cache=jinja2.FileSystemBytecodeCache(),
     )
+    env.filters["fill"] = fill  # prose lines of a mail: {{ line | fill }}
+    return env
 
 
 def render(template: str, **context: Any) -> str:

@@ -24,7 +24,7 @@ def board_context(position: PloyPosition) -> dict[str, Any]:
         rows.append({"rank": r + 1, "lines": [" ".join(top), " ".join(mid), " ".join(bot)]})
     seats = []
     for s, info in enumerate(position.seats()):
-        parts = [] if info.in_play else ["out"]
+        parts = [] if info.in_play or info.note else ["out"]  # a note says why it is out
         if info.note:
             parts.append(info.note)
         armies = [COLOURS[a] for a, c in enumerate(position.ctrl) if c == s and a != s]

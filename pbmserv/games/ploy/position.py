@@ -487,24 +487,24 @@ class PloyPosition(Position):
         self.result = (tuple(sorted(winners)), reason)
 
     def _resign(self, seat: int) -> None:
-        name = COLOURS[seat]
+        name, left = COLOURS[seat], self.left([seat])  # "resigned" or "forfeited on time"
         if self.num_seats == 2:
             self.status[seat] = OUT
-            self.notes[seat] = "resigned"
-            self._finish((1 - seat,), f"{name} resigned")
+            self.notes[seat] = left
+            self._finish((1 - seat,), f"{name} {left}")
             return
         if self.partnership:
             actor = self.controller(seat)
             partner = (seat + 2) % 4
             if actor != seat or self.status[partner] != IN:
-                self.notes[actor] = "resigned"
-                self._team_loses(seat, f"{COLOURS[actor]} resigned for the team")
+                self.notes[actor] = left
+                self._team_loses(seat, f"{COLOURS[actor]} {left} for the team")
                 return
             self.status[seat] = ABSORBED
             self._hand_over(seat, partner)
-            self.notes[seat] = f"resigned; absorbed by {COLOURS[partner]}"
+            self.notes[seat] = f"{left}; absorbed by {COLOURS[partner]}"
             if self.params.get("classic") and self._beaten(partner):
-                self._team_loses(seat, f"{name} resigned and {COLOURS[partner]} is beaten")
+                self._team_loses(seat, f"{name} {left} and {COLOURS[partner]} is beaten")
                 return
             self._advance()
             return
@@ -514,10 +514,11 @@ class PloyPosition(Position):
             if p and ctrl[p >> 12] == seat:
                 board[sq] = 0
         self.status[seat] = OUT
-        self.notes[seat] = "resigned"
+        self.notes[seat] = left
         live = [s for s in range(4) if self.status[s] == IN]
         if len(live) == 1:
-            self._finish(tuple(live), "the others resigned or were eliminated")
+            gone = self.left(range(4)).replace(" or ", ", ")
+            self._finish(tuple(live), f"the others {gone} or were eliminated")
             return
         self._advance()
         self.draws = DrawWatch(self.position_key())

@@ -25,7 +25,7 @@ def board_context(pos: PylonPosition) -> dict[str, Any]:
             "symbol": SYMBOLS[i],
             "number": i + 1,
             "score": sc[i],
-            "note": " (resigned)" if i in pos.resigned else "",
+            "note": f" ({pos.left([i])})" if i in pos.resigned else "",
             "to_move": pos.turn == i,
         }
         for i in range(pos.num_seats)

@@ -330,7 +330,9 @@ class PylonPosition(Position):
                 SYMBOLS[i],
                 SYMBOLS[i],
                 in_play=i not in self.resigned,
-                note="resigned" if i in self.resigned else f"{sc[i]} marbles",
+                note=self.left([i])
+                if i in self.resigned
+                else f"{sc[i]} marble{'' if sc[i] == 1 else 's'}",
             )
             for i in range(self.num_seats)
         )
@@ -408,20 +410,20 @@ class PylonPosition(Position):
     def _parse(self, text: str) -> Move:
         p = self._locate(text)
         geo = self.geo
-        name, level = geo.names[p], geo.level[p]
+        level = geo.level[p]
         if p not in self.valid:
             missing = [geo.names[s] for s in geo.below[p] if self.board[s] == EMPTY]
             raise IllegalMove(
-                f"{text}: {name} (level {level}) does not rest on four marbles yet"
-                f" (level {level - 1} empty at {', '.join(missing)})"
+                f"{text}: a marble there (level {level}) does not rest on four marbles yet"
+                f" (level {level - 1} is empty at {', '.join(missing)})"
             )
         moves = self._moves()
         if not moves:
             raise IllegalMove("you have no legal placement and must pass")
         if p not in moves:
             raise IllegalMove(
-                f"{text}: suicide: a marble at {name} would leave its group without a"
-                f" freedom on level {level}, even after its captures"
+                f"{text}: suicide: the marble would leave its group without a freedom on"
+                f" level {level}, even after its captures"
             )
         return p
 
@@ -450,7 +452,7 @@ class PylonPosition(Position):
             return None
         live = [s for s in range(self.num_seats) if s not in self.resigned]
         if len(live) == 1:
-            return Outcome((live[0],), "the others resigned")
+            return Outcome((live[0],), f"the others {self.left(range(self.num_seats))}")
         sc = self.scores()
         best = max(sc[s] for s in live)
         top = tuple(s for s in live if sc[s] == best)
@@ -480,6 +482,7 @@ class PylonPosition(Position):
         new = type(self).__new__(type(self))
         Position.__init__(new, self.num_seats, self.params)
         new.ply, new.swapped, new.resigned = self.ply, self.swapped, self.resigned
+        new.forfeited = self.forfeited
         new.geo = self.geo
         new.board = self.board[:]
         new.sup = self.sup[:]

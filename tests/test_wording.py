@@ -1,0 +1,289 @@
+"""A player's review of the mail conversation: one table of what an answer must say and must not
+say (each line once, in the mail's own terms, within 78 columns), then the behaviour behind
+some of it: forfeits on time in every game, the move count of a finished game, help topics."""
+
+from __future__ import annotations
+
+import pytest
+from mail_lines import overlong
+from sqlalchemy import select
+
+from pbmserv.domain.clocks import tick
+from pbmserv.games import all_games, get_game
+from pbmserv.store.models import Board
+
+REAL_GAMES = [g.name for g in all_games() if g.name != "nim"]
+PLOTTO_TO_MOVE_7 = ["a1", "a4", "a2", "b2", "b1", "c3"]  # c2, move 7, makes a line for player 2
+
+
+def _plotto_moves(upto: int) -> list[str]:
+    players = ("alice", "bob")
+    return [
+        f"plotto move 101 {players[i % 2]} pw-{players[i % 2]} {m}"
+        for i, m in enumerate(PLOTTO_TO_MOVE_7[:upto])
+    ]
+
+
+PLOY = ["ploy challenge alice bob"]
+PLOY_2 = [*PLOY, "ploy move 101 alice pw-alice e3-e4"]
+PLOY_3 = [*PLOY_2, "ploy move 101 bob pw-bob e7-e6"]
+PLOTTO_6 = ["plotto challenge alice bob", *_plotto_moves(6)]
+BY_MAIL = {"channel": "mail", "sender": "alice@example.org"}
+
+# id, set-up lines, the line, how it is sent, what the answer must say, what it must not say
+CASES = [
+    # 1. no shell words by mail, the hint kept
+    (
+        "no-such-game-command-by-mail",
+        PLOY,
+        "ploy shwo 101",
+        BY_MAIL,
+        [
+            "Error: No such command 'shwo'. Did you mean 'show'?\n",
+            "\nUsage: ploy show BOARD[#K]... | USERID... [active|inactive|next]\n",
+            "Send 'ploy help' for the rules and commands of Ploy.",
+        ],
+        ["--help", "[OPTIONS]", "COMMAND [ARGS]"],
+    ),
+    (
+        "no-such-command-by-mail",
+        [],
+        "shwo 101",
+        BY_MAIL,
+        ["No such command 'shwo'.", "Send 'help' for the commands of this server."],
+        ["--help", "[OPTIONS]", "COMMAND [ARGS]"],
+    ),
+    (
+        "a-game-alone-by-mail",
+        [],
+        "ploy",
+        BY_MAIL,
+        ["a command word is missing after 'ploy'", "Send 'ploy help'"],
+        ["--help", "[OPTIONS]", "Usage:"],
+    ),
+    (
+        "missing-arguments-by-mail",
+        PLOY,
+        "ploy move 101",
+        BY_MAIL,
+        ["Error: not enough arguments\n", "\nUsage: ploy move BOARD USERID PASSWORD [MOVE[#N]]\n"],
+        ["--help", "[OPTIONS]", "; usage:"],
+    ),
+    # 2. the move named once, in lines of 78 columns
+    (
+        "challenge-confirmation",
+        [],
+        "ploy challenge alice bob",
+        BY_MAIL,
+        ["Nobody else has been told. To start the game, reply to this mail (keep the\n"],
+        [],
+    ),
+    (
+        "illegal-move-named-once",
+        ["pylon challenge alice bob"],
+        "pylon move 101 alice pw-alice b2",
+        {},
+        ["Error: illegal move 'b2': a marble there (level 1) does not rest on four"],
+        ["b2: b2", "'b2': b2", "at b2"],
+    ),
+    (
+        "unreadable-move-named-once",
+        PLOY,
+        "ploy move 101 alice pw-alice b2",
+        {},
+        ["Error: illegal move 'b2': say where the piece goes (b2-...)"],
+        ["'b2': 'b2'"],
+    ),
+    (
+        "no-move-named-once",
+        PLOY,
+        "ploy move 101 alice pw-alice zz",
+        {},
+        ["Error: illegal move 'zz': not a Ploy move: write e4-d5"],
+        ["'zz': 'zz'"],
+    ),
+    # 3. the queue answer speaks to the player
+    (
+        "queue-answer",
+        PLOY,
+        "ploy queue 101 bob pw-bob e7-e6",
+        {},
+        ["Your move e7-e6 on Ploy board 101 is queued: it is played on your turn."],
+        ["of bob", "The move"],
+    ),
+    (
+        "queue-cancel",
+        [*PLOY, "ploy queue 101 bob pw-bob e7-e6"],
+        "ploy queue 101 bob pw-bob cancel",
+        {},
+        ["Your queued move on Ploy board 101 is cancelled."],
+        ["of bob"],
+    ),
+    # 4. one marble
+    (
+        "pylon-one-marble",
+        ["pylon challenge alice bob"],
+        "pylon move 101 alice pw-alice a1",
+        {},
+        ["alice  (1 marble)\n", "bob  (0 marbles)\n", "player 1: 1 marble\n"],
+        ["1 marbles"],
+    ),
+    # 5. an ending said once
+    (
+        "ploy-resignation-once",
+        PLOY_3,
+        "ploy resign 101 alice pw-alice",
+        {},
+        ["\nalice resigned.\nGame won by bob.\n", "  G (green)    alice  (resigned)\n"],
+        ["Game over", "(green resigned)", "out; resigned"],
+    ),
+    (
+        "plotto-preview-numbers-the-move",
+        PLOTTO_6,
+        "plotto preview 101 c2",
+        {},
+        [
+            "Preview of Plotto board 101: 7. c2\n",
+            "The game would end: line of four for player 2.\n",
+        ],
+        ["after move 6: c2", "Game over", "letter + number"],
+    ),
+    (
+        "plotto-finished-board-invites-no-move",
+        PLOTTO_6,
+        "plotto move 101 alice pw-alice c2",
+        {},
+        [
+            "Game won by bob. (line of four for player 2)\n",
+            "Legend: a number is a piece. Figures above and below the frame number the\n",
+        ],
+        ["Game over", "letter + number", "Valid moves", "Your move"],
+    ),
+    # 7. the moves of a finished game
+    (
+        "games-of-a-finished-game",
+        [*PLOTTO_6, "plotto move 101 alice pw-alice c2"],
+        "plotto games",
+        {},
+        ["\n101     7      alice bob                                won by bob\n"],
+        [],
+    ),
+    (
+        "games-of-a-game-on",
+        PLOY_2,
+        "ploy games",
+        {},
+        ["\n101     2      alice bob                                bob to move\n"],
+        [],
+    ),
+    # 8. an unknown help topic
+    (
+        "unknown-help-topic",
+        [],
+        "help polls",
+        BY_MAIL,
+        ["Error: there is no help on 'polls'. Did you mean 'help polis'?\n"],
+        ["Accounts\n"],
+    ),
+    # 9. typos work, unlisted
+    (
+        "help-lists-no-typos",
+        [],
+        "help",
+        BY_MAIL,
+        ["Also: board.\n", "Also: qmove.\n"],
+        ["mvoe", "qboard", "boardq", "moveq"],
+    ),
+    (
+        "a-typo-still-works",
+        PLOY,
+        "ploy mvoe 101 alice pw-alice e3-e4",
+        {},
+        ["To move: bob (red)."],
+        ["Error"],
+    ),
+    # 10. #N ahead of the board, or behind it
+    (
+        "move-number-ahead",
+        PLOY_2,
+        "ploy move 101 bob pw-bob e7-e6#3",
+        {},
+        ["Error: #3 is ahead of the board: the move due is move 2 (a typo? then send\n"],
+        ["has changed"],
+    ),
+    (
+        "move-number-behind",
+        PLOY_3,
+        "ploy move 101 alice pw-alice d3-d4#2",
+        {},
+        ["Error: this would be move 3, not move 2: the board has changed since your\n"],
+        ["ahead"],
+    ),
+]
+
+# 11. one spelling of error subjects (the classic "<Game> Board <n> Error")
+SUBJECTS = {
+    "illegal-move-named-once": "Pylon Board 101 Error",
+    "no-such-game-command-by-mail": "Ploy Board 101 Error",
+    "a-game-alone-by-mail": "Ploy Error",
+    "no-such-command-by-mail": "pbmserv Error",
+    "unknown-help-topic": "pbmserv Error",
+    "a-typo-still-works": "Ploy Board 101 bob",
+}
+
+
+@pytest.mark.parametrize(
+    ("setup", "line", "how", "must", "must_not"),
+    [pytest.param(*case[1:], id=case[0]) for case in CASES],
+)
+def test_what_an_answer_says(shell, request, setup, line, how, must, must_not):
+    shell.signup("alice", "bob")
+    for command in setup:
+        shell.ok(command)
+    answer = shell(line, **how)
+    for text in must:
+        assert text in answer.body, (text, answer.body)
+    for text in must_not:
+        assert text not in answer.body, (text, answer.body)
+    assert overlong(answer.body) == [], answer.body
+    case = request.node.callspec.id
+    if case in SUBJECTS:
+        assert answer.subject == SUBJECTS[case]
+
+
+# ----------------------------------------------------------------------------- behaviour
+
+
+def _board(shell, game: str, number: int = 101) -> Board:
+    with shell.sessions() as session:
+        board = session.scalar(select(Board).where(Board.game == game, Board.number == number))
+        assert board is not None
+        session.expunge(board)
+        return board
+
+
+@pytest.mark.parametrize("game", REAL_GAMES)
+def test_a_forfeit_on_time_is_told_as_one_in_every_game(shell, clock, game):
+    """The clock's forfeit is a resignation for the rules (same winner), but every text says
+    it was a forfeit on time: the result, the players' notes, ``show`` later."""
+    shell.signup("alice", "bob")
+    shell.ok(f"{game} challenge alice bob")
+    clock.advance(days=22)
+    before = len(shell.outbox())
+    forfeits = tick(shell.sessions, shell.settings, clock.now).forfeits
+    assert forfeits == [f"{get_game(game).display_name} 101 alice"]
+    board = _board(shell, game)
+    assert board.status.value == "finished" and board.winners == [1]
+    assert "forfeited on time" in (board.result or "") and "resign" not in (board.result or "")
+    mail = shell.outbox()[before].body
+    assert "alice forfeits: out of time after 22d 00h without a move." in mail
+    assert "resign" not in mail
+    shown = shell.ok(f"{game} show 101").body
+    assert "Game won by bob. (" in shown and "forfeited on time" in shown
+    assert "resign" not in shown
+
+
+def test_help_on_a_topic_that_is_no_game_suggests_the_nearest(shell):
+    assert shell("help polls").status == 1
+    assert "Did you mean" not in shell("help xyzzy").body  # nothing near: no guess
+    assert shell.ok("help polis").subject == "Polis help"
