@@ -38,7 +38,7 @@ from pbmserv.render.board_mail import (
     reply_tail,
     turn_line,
 )
-from pbmserv.render.templates import render
+from pbmserv.render.templates import fill, render
 from pbmserv.store.models import Board, BoardStatus, Seat
 
 OPTIONS = {
@@ -268,7 +268,7 @@ def resign(call: Call, number: int, user_id: int) -> None:
                 said = req.comment.strip()
                 stars = "*" * 72  # the comment's frame in a board mail
                 written = ["", stars, f"{player.userid} writes:", "", said, stars]
-                lines = [note, *(written if said else [])]
+                lines = [fill(note), *(written if said else [])]
                 body = notify.text_mail(
                     session, others, subject, lines, req.now, actor=player, sender=req.sender
                 )

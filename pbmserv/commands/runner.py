@@ -171,9 +171,12 @@ def run(
             )
         )
     except NO_COMMAND as exc:  # a group alone (`polis`, `pbmserv`): its help, as click does
-        help_text = help_as_typed(exc.format_message() + "\n", req.channel)
-        subject = f"{about(words)} help"
-        req.answers.append(Answer(subject, help_text, USAGE))
+        if req.channel == "mail":  # (no shell usage by mail: what is missing, and help)
+            message, hint = usage_error(exc, req.channel)
+            req.answers.append(Answer(failed(words), _error_body(message, hint), USAGE))
+        else:
+            help_text = help_as_typed(exc.format_message() + "\n", req.channel)
+            req.answers.append(Answer(f"{about(words)} help", help_text, USAGE))
     except click.UsageError as exc:
         message, hint = usage_error(exc, req.channel)
         req.answers.append(Answer(failed(words), _error_body(message, hint), USAGE))

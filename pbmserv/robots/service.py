@@ -31,6 +31,7 @@ from pbmserv.config import Settings
 from pbmserv.domain import accounts, boards, moves, notify
 from pbmserv.games import get_game
 from pbmserv.games.base import MoveError
+from pbmserv.render.templates import fill
 from pbmserv.robots import budget_of, choose_move
 from pbmserv.store import records
 from pbmserv.store.db import readonly_sessions
@@ -165,7 +166,7 @@ def _decline(session: Session, now: datetime, board: Board, user: User) -> None:
     others = [s.user for s in board.seats]
     if position is None:
         subject = f"{boards.game_of(board).display_name} Board {board.number}"
-        notify.text_mail(session, others, subject, [note], now, actor=user)
+        notify.text_mail(session, others, subject, [fill(note)], now, actor=user)
         return
     notify.board_mail(
         session, board, position, [note], now, actor=user, new=True, with_comment=True
