@@ -13,6 +13,7 @@ from pbmserv.commands.spec import Call
 from pbmserv.domain import boards, notify
 from pbmserv.domain.accounts import AuthError, UnknownUserid, authenticate, normalise_userid
 from pbmserv.games.base import Game, MoveError, Position, UnreadableMove
+from pbmserv.numbers import whole_number
 from pbmserv.render.board_mail import (
     OpenVote,
     board_key,
@@ -55,20 +56,6 @@ def login(req: Request, userid: str, password: str) -> int:
 def call_login(call: Call) -> int:
     """Log in with the command's ``userid`` and ``password`` arguments."""
     return login(call.req, call.args["userid"], call.args["password"])
-
-
-MAX_NUMBER = 10**9
-"""The largest board, move or round number a command takes: far beyond any real one, and
-within every database's integers (a bigger one overflowed in the store)."""
-
-
-def whole_number(text: str) -> int | None:
-    """``text`` as a number of ASCII digits up to :data:`MAX_NUMBER`, or None (``int()``
-    also takes '²', '١٠١', '1_000' and ' +5 ')."""
-    if not (text.isascii() and text.isdigit()) or len(text) > len(str(MAX_NUMBER)):
-        return None
-    number = int(text)
-    return number if number <= MAX_NUMBER else None
 
 
 def parse_board_number(text: str) -> tuple[int, int | None]:

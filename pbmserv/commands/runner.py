@@ -28,6 +28,7 @@ from pbmserv.commands.dispatch import (
     error_subject,
 )
 from pbmserv.games import get_game
+from pbmserv.numbers import whole_number
 from pbmserv.render.templates import WIDTH, render
 
 
@@ -50,12 +51,9 @@ def about(words: Sequence[str]) -> str:
         except KeyError:
             return "pbmserv"
         number = words[2].partition("#")[0] if len(words) > 2 else ""
-        if (
-            number.isascii()
-            and number.isdigit()
-            and words[1].lower() not in ("challenge", "chall", "games")
-        ):
-            return f"{name} Board {int(number)}"
+        board = whole_number(number)
+        if board is not None and words[1].lower() not in ("challenge", "chall", "games"):
+            return f"{name} Board {board}"
         return name
     return "pbmserv"
 

@@ -28,6 +28,7 @@ from pbmserv.commands import grammar, registry
 from pbmserv.mail.decode import collect_text, decode_bytes, unsurrogate
 from pbmserv.mail.lines import clean_command, read_body
 from pbmserv.mail.policy import POLICY
+from pbmserv.numbers import whole_number
 
 MAX_COMMANDS = 10
 MAX_COMMENT_LINES = 200
@@ -207,9 +208,10 @@ def board_subject(line: str) -> tuple[str, int, str | None] | None:
     words = line.split()
     if len(words) not in (3, 4) or words[1].lower() != "board":
         return None
-    if not (words[2].isascii() and words[2].isdigit()):  # ('²'.isdigit() is True)
+    number = whole_number(words[2])
+    if number is None:
         return None
-    return words[0], int(words[2]), words[3] if len(words) == 4 else None
+    return words[0], number, words[3] if len(words) == 4 else None
 
 
 # ----------------------------------------------------------------------------- automatic mail

@@ -24,6 +24,7 @@ from pbmserv.domain.pairing import standings
 from pbmserv.domain.tournaments import BOARD_NAME, board_name, describe
 from pbmserv.games import get_game
 from pbmserv.games.base import Game, Position
+from pbmserv.numbers import whole_number
 from pbmserv.render.board_mail import SWAP_TEXT, format_days, is_swap, record_rows, swap_cell
 from pbmserv.store import records
 from pbmserv.store.models import (
@@ -346,9 +347,9 @@ def tournament_list(session: Session) -> list[tuple[Tournament, str]]:
 
 def tournament_page(session: Session, name: str) -> TournamentPage:
     tournament = session.scalar(select(Tournament).where(Tournament.name == name.lower()))
-    number = name[1:]
-    if tournament is None and name[:1] in "tT" and number.isascii() and number.isdigit():
-        tournament = session.get(Tournament, int(number)) if len(number) <= 9 else None
+    number = whole_number(name[1:])
+    if tournament is None and name[:1] in "tT" and number is not None:
+        tournament = session.get(Tournament, number)
     if tournament is None:
         raise NotFound(f"no tournament {name!r}")
     names = {p.user_id: p.user.userid for p in tournament.players}

@@ -15,6 +15,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from pbmserv.games import all_games
+from pbmserv.numbers import whole_number
 from pbmserv.render.templates import render_board
 from pbmserv.web import queries
 from pbmserv.web.db import reading
@@ -46,9 +47,10 @@ def routes(web: Web) -> list[Route]:
 
 
 def _number(text: str) -> int:
-    if not (text.isascii() and text.isdigit()) or len(text) > 9:  # ('²'.isdigit() is True)
+    number = whole_number(text)
+    if number is None:
         raise queries.NotFound(f"{text!r} is not a number")
-    return int(text)
+    return number
 
 
 def home(web: Web, request: Request) -> Response:
