@@ -422,6 +422,62 @@ def test_a_command_that_fails_on_our_fault_is_answered_and_the_mail_goes_on(
     assert failed.status is not InboxStatus.done  # tried again later, not answered as a bug
 
 
+@pytest.mark.parametrize("batched", [False, True])
+def test_a_mail_set_aside_after_its_last_attempt_tells_its_sender(
+    shell, sessions, clock, monkeypatch, batched
+):
+    """A mail of one line that fails on a fault of ours every time is set aside for the operator
+    after its last attempt, and only then its sender is told (once, quoting nothing of it: its
+    passwords were never found out); automatic mail stays unanswered.  Both ways a failure is
+    recorded: in a batch's savepoint, and in a transaction of its own."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+
+    def process(*args):
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(worker, "_process", process)
+    if not batched:  # the batch's commit fails: the mails are processed one by one
+        real = worker._mark_processed
+
+        def mark(session, outcomes, committing):
+            if len(outcomes) > 1:
+                raise RuntimeError("the batch's commit failed")
+            real(session, outcomes, committing)
+
+        monkeypatch.setattr(worker, "_mark_processed", mark)
+    sent = [
+        b"From: alice@example.org\nMessage-ID: <m1@x>\nSubject: polis move 101 alice pw-alice a7-a6\n\n",
+        b"From: alice@example.org\nMessage-ID: <m2@x>\nAuto-Submitted: auto-replied\n"
+        b"Subject: polis show 101\n\n",
+        b"From: carol@example.org\nMessage-ID: <m3@x>\nSubject: help\n\n",
+    ]
+    for raw in sent:
+        inbox.store(sessions, raw, "alice@example.org", [], clock.now)
+
+    def notices():
+        with sessions() as s:
+            return s.scalars(select(Outbox).order_by(Outbox.id)).all()
+
+    before = len(notices())
+    for _ in range(3 * inbox.MAX_ATTEMPTS):  # (in a batch, the mails behind a failure wait)
+        worker.process_batch(sessions, shell.settings, lambda: clock.now)
+        with sessions() as s:
+            aside = set(s.scalars(select(Inbox.id).where(Inbox.status == InboxStatus.shunted)))
+        assert {n.inbox_id for n in notices()[before:]} == aside - {2}  # 2 is automatic
+    told = notices()[before:]
+    assert [(n.recipient, n.in_reply_to) for n in told] == [
+        ("alice@example.org", "<m1@x>"),
+        ("carol@example.org", "<m3@x>"),
+    ]
+    assert "nothing your mail asked for was\ndone" in told[0].body
+    assert all("pw-alice" not in n.body + n.subject for n in told)
+    with sessions() as s:
+        assert s.scalar(select(func.count()).select_from(MoveRecord)) == 0
+        statuses = s.scalars(select(Inbox.status)).all()
+    assert statuses == [InboxStatus.shunted] * 3
+
+
 def test_numbers_too_big_for_the_store_are_refused_as_usage(shell):
     """'99999999999999999999' overflowed the database's integers (a traceback in the shell;
     by mail the whole mail was set aside), and int() takes digits such as '²' or '١٠١'."""

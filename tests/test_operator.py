@@ -108,7 +108,8 @@ def test_mail_show_keeps_the_head_and_the_end_of_a_long_traceback(operator, sess
     assert operator("mail", "inject", "--no-process", str(mail))[0] == 0
     frames = "".join(f'  File "/opt/pbmserv/module{i}.py", line {i}, in f\n' for i in range(300))
     error = f"Traceback (most recent call last):\n{frames}ValueError: the last line\n"
-    inbox.record_failure(sessions, 1, error)
+    with sessions() as session, session.begin():
+        inbox.mark_failed(session, 1, error)
     status, out, err = operator("mail", "show", "1")
     assert status == 0, err
     shown = out.split("Last error:\n", 1)[1].split("\n\n", 1)[0].splitlines()

@@ -367,12 +367,6 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def record_failure(sessions: sessionmaker[Session], message_id: int, error: str) -> None:
-    """After a failed attempt (its transaction rolled back): back to the queue, or set aside."""
-    with sessions() as session, session.begin():
-        mark_failed(session, message_id, error)
-
-
 def mark_failed(session: Session, message_id: int, error: str) -> InboxStatus:
     """A failed attempt of the mail: back to the queue, or set aside after ``MAX_ATTEMPTS``
     (the status it has now; ``new`` if the mail is gone, as the operator may purge it)."""

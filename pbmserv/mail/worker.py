@@ -209,8 +209,9 @@ def process_claimed(
         except Exception:  # noqa: BLE001 - one bad mail must never stop the worker
             error = traceback.format_exc()
             log.error("mail %s failed: %s", item.message_id, error.splitlines()[-1])
-            inbox.record_failure(sessions, item.message_id, error)
-            outcomes.append(Outcome(item.message_id, InboxStatus.new, 0))
+            with sessions() as session, session.begin():
+                status = _failed_attempt(session, settings, item, error, now)
+            outcomes.append(Outcome(item.message_id, status, 0))
     return outcomes
 
 
@@ -264,7 +265,48 @@ def _process_in_savepoint(
             error = traceback.format_exc()
     assert error is not None
     log.error("mail %s failed: %s", item.message_id, error.splitlines()[-1])
-    return Outcome(item.message_id, inbox.mark_failed(session, item.message_id, error), 0)
+    return Outcome(item.message_id, _failed_attempt(session, settings, item, error, now), 0)
+
+
+def _failed_attempt(
+    session: Session,
+    settings: Settings,
+    item: Prepared,
+    error: str,
+    now: Callable[[], datetime],
+) -> InboxStatus:
+    """A failed attempt (its savepoint or transaction rolled back): back to the queue, or set
+    aside after the last attempt, and then the sender is told, so that no mail of a person goes
+    unanswered for good (it used to wait silently for the operator)."""
+    status = inbox.mark_failed(session, item.message_id, error)
+    if status is InboxStatus.shunted:
+        _tell_set_aside(session, settings, item, now())
+    return status
+
+
+def _tell_set_aside(session: Session, settings: Settings, item: Prepared, now: datetime) -> None:
+    """Answer a mail set aside: nothing it asked for was done, the operator may run it again.
+
+    Silence for automatic mail and for a mail that could not even be parsed (nothing says whom
+    it came from); within the caps of any unauthenticated answer, since it may be forged; no
+    word of the mail quoted (it was never read through, so its passwords are not known).  A
+    mail set aside when claimed (workers died on it) is not parsed again here: parsing it may
+    be what killed them."""
+    parsed = item.parsed
+    sender = accounts.parse_address(parsed.sender or "") if parsed is not None else None
+    if parsed is None or parsed.is_automatic or not sender:
+        return
+    try:
+        with session.begin_nested():
+            if limits.answer_allowance(session, settings, sender, now) == 0:
+                return
+            parsed.sender = sender
+            body = render("mail/setaside.txt.j2", attempts=inbox.MAX_ATTEMPTS)
+            _queue_answer(
+                session, parsed, item.message_id, Answer(error_subject("pbmserv"), body), now
+            )
+    except Exception:  # noqa: BLE001 - the mail stays set aside, unanswered, as before
+        log.exception("mail %s: the notice that it was set aside failed", item.message_id)
 
 
 _LOCK_CONFLICTS = {"40P01", "40001", "55P03"}  # deadlock, serialization, lock not available
@@ -389,8 +431,9 @@ def _run_line(
     still run: the mail used to fail as a whole, tried again in vain and set aside unanswered (a
     board number too big for the database lost the valid move on the line before it).  The
     database's own trouble (a lost connection, a lock, a race) still fails the mail, to be
-    tried again.  A mail of one line needs no savepoint more: when it fails, it is set aside for
-    the operator (``pbmserv mail list``), as before."""
+    tried again.  A mail of one line needs no savepoint more: when it fails, it is tried again,
+    and after its last attempt set aside for the operator (``pbmserv mail list``) and its
+    sender told (:func:`_tell_set_aside`)."""
     try:
         with session.begin_nested():
             return run(commands, split(line), req)
