@@ -476,6 +476,35 @@ def _nowhere(shell, mails: list[Outbox], *secrets: str) -> None:
         assert secret not in keys, (secret, keys)
 
 
+@pytest.mark.parametrize(
+    ("subject", "body", "shown"),
+    [  # (bob's password is pw-bob: mistakes that put it where no reading of the line expects)
+        ("plois mvoe 101 pw-bob b2-b3", "", "Your subject was: plois mvoe 101 ******** *****"),
+        ("Re: move 101 bob pw-bob b2-b3", "", "Your subject was: Re: move 101 bob ******** ***"),
+        ("hello", "move 101 bob pw-bob b2-b3", "  move 101 bob ******** *****\n"),
+        ("polis show 101", "move 101 bob pw-bob b2-b3", "  move 101 bob ******** *****\n"),
+        ("Re: polis move bob pw-bob b2-b3", "", "  polis move bob ******** *****\n"),
+        ("polis 101 bob pw-bob b2-b3", "", "  polis 101 bob ******** *****\n"),
+        ("polis move pw-bob 101 bob b2-b3", "", "  polis move ******** 101 ******** *****\n"),
+        ("polis resign bob pw-bob", "", "  polis resign bob ********\n"),
+        ("polis queue bob pw-bob b2-b3", "", "  polis queue bob ******** *****\n"),
+        ("Re: Polis Board 101 bob", "polis move bob pw-bob b2-b3", "  polis move bob ********"),
+    ],
+)
+def test_a_line_not_read_as_its_command_shows_no_word_that_may_be_its_password(
+    shell, subject, body, shown
+):
+    """A line refused as usage (the board forgotten, words out of place), a subject that only
+    looks like a command, a game command without its game word: where the password stands is
+    not known, so the line is masked as a line not understood in the answer (its error
+    message too) and in the kept copy.  Each of these showed pw-bob."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    [answer] = _mail(shell, subject, body)
+    assert shown.replace("*", "") in answer.body.replace("*", ""), answer.body
+    _nowhere(shell, [answer], "pw-bob")
+
+
 @pytest.mark.parametrize("subject", ["hello", "polis show 101"])
 def test_lines_not_understood_are_shown_without_their_passwords(shell, subject):
     """The answer lists them as the mail's kept copy masks them, by one rule; a line never

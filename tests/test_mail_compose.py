@@ -20,7 +20,6 @@ from pbmserv.mail.compose import (
     OutgoingMail,
     build_message,
     prepare_message,
-    quote_original,
 )
 from pbmserv.mail.parse import parse_message
 
@@ -124,44 +123,6 @@ def test_own_mail_is_recognised_as_automatic() -> None:
     msg = build(OutgoingMail("bob@example.org", "Ploy Board 101 bob", "b"))
     parsed = parse_message(msg.as_bytes(), "pbmserv@example.org")
     assert parsed.is_automatic
-
-
-def test_quote_original_masks_passwords() -> None:
-    raw = (
-        b"From: Alice <alice@example.org>\n"
-        b"Subject: ploy move 101 alice hunter22 e4-e5\n"
-        b"Date: Sat, 21 Nov 2026 10:00:00 +0000\n"
-        b"\n"
-        b"ploy move 102 alice hunter22 b2-b3\n"
-        b"\n"
-        b"my password hunter22 again\n"
-    )
-    parsed = parse_message(raw)
-    quoted = quote_original(parsed)
-    assert "hunter22" not in quoted
-    assert quoted == (
-        "> From: Alice <alice@example.org>\n"
-        "> Date: Sat, 21 Nov 2026 10:00:00 +0000\n"
-        "> Subject: ploy move 101 alice ******** e4-e5\n"
-        ">\n"
-        "> ploy move 102 alice ******** b2-b3\n"
-        ">\n"
-        "> my password ******** again\n"
-    )
-
-
-def test_quote_original_is_capped() -> None:
-    parsed = parse_message(b"From: a@example.org\n\n" + b"line\n" * 100)
-    quoted = quote_original(parsed, max_lines=10)
-    assert quoted.count("> line") == 10
-    assert quoted.endswith("> [... 90 more lines not shown]\n")
-
-
-def test_quote_original_explicit_text() -> None:
-    parsed = parse_message(b"From: a@example.org\n\nbody\n")
-    assert quote_original(parsed, "signup bob secret1 b@x\n").endswith(
-        "> signup bob ******** b@x\n"
-    )
 
 
 # The sender's fast path (prepare_message) against the email package (build_message), byte for

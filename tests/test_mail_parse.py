@@ -332,6 +332,35 @@ def test_body(body: str, commands: list[str], comment: str) -> None:
     assert (p.commands, p.comment) == (commands, comment)
 
 
+@pytest.mark.parametrize(
+    ("subject", "body", "not_understood", "comment"),
+    [
+        ("hi", "move 101 bob pw e2\nok", ["move 101 bob pw e2"], "ok"),  # game word forgotten
+        (
+            "hi",
+            "Move 12 was a blunder\nshow 3 of them",
+            [],
+            "Move 12 was a blunder\nshow 3 of them",
+        ),
+        ("Re: plois mvoe 101 bob pw e2", "hi", ["plois mvoe 101 bob pw e2"], "hi"),
+        ("Re: move 101 bob pw e2", "ploy show 1", ["move 101 bob pw e2"], ""),
+        ("Re: Ploy Board 101 bob", "hi", [], "hi"),
+        ("my move 101 was good", "hi", [], "hi"),
+    ],
+)
+def test_lines_that_only_look_like_commands(
+    subject: str, body: str, not_understood: list[str], comment: str
+) -> None:
+    """A game's command with a board number (101 on) but no game word, and a Subject that only
+    looks like a command, are lines not understood: never a comment, and masked as such
+    (``unread_texts`` has the Subject as written, for its quotes)."""
+    raw = f"From: a@example.org\nSubject: {subject}\n\n{body}\n".encode()
+    p = parse_message(raw)
+    assert (p.not_understood, p.comment) == (not_understood, comment)
+    if p.subject_not_understood:
+        assert p.unread_texts == [*not_understood, subject]
+
+
 def test_html_to_text() -> None:
     html = (
         "<html><head><style>p{}</style><script>var x = '<p>';</script></head><body>"

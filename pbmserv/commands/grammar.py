@@ -346,12 +346,18 @@ def _read_slots(tokens: list[str], games: Collection[str], guess: bool) -> _Slot
     return _Slots(frozenset(hide), frozenset(logins))
 
 
+_REPLY_PREFIX = re.compile(r"[A-Za-z]{1,4}:")
+
+
 def _unread_slots(tokens: list[str], games: frozenset[str]) -> set[int]:
     """The words to mask in a line that looks like a command but was not run (see
     :func:`mask_unread`)."""
     hide = set(_line_slots(tokens, games, True).hide)  # the rule of every other line
     bare = [_bare(t) for t in tokens]
-    first = next((k for k, word in enumerate(bare) if word), None)
+    # the first word, past a subject's reply prefixes (``Re:``, ``Fwd:``, ``AW:``)
+    first = next(
+        (k for k, w in enumerate(bare) if w and not _REPLY_PREFIX.fullmatch(tokens[k])), None
+    )
     if first is None:
         return hide
     found = resolve(bare, first, games, guess=True, line_start=True)
@@ -363,8 +369,11 @@ def _unread_slots(tokens: list[str], games: frozenset[str]) -> set[int]:
         keep = {first}  # and a game's command word after it (``plois shwo 102``)
         if first + 1 < len(bare) and _in_group(registry.GAME, bare[first + 1], True):
             keep.add(first + 1)
+    elif _in_group(registry.GAME, bare[first], False):
+        keep = {first}  # a game's command word, its game word forgotten (``move 101 ...``)
     else:
         keep = set()
+    keep |= set(range(first))  # (the reply prefixes)
     keep |= {k for k, token in enumerate(tokens) if len(_unquote(token)) < MIN_PASSWORD}
     return hide | (set(range(len(tokens))) - keep)
 
@@ -429,6 +438,15 @@ def mask_unread(line: str, command_words: Collection[str] | None = None) -> str:
     return password_mask(command_words, unread=[line])(line)
 
 
+def usage_secrets(words: Sequence[str], command_words: Collection[str] | None = None) -> set[str]:
+    """The words of a command line (split) that its usage error must not show: those
+    :func:`mask_unread` masks, since a line refused as usage was not read as its command, but
+    its first word, which the run took for a command word (``No such command 'shwo'``)."""
+    tokens = [shlex.quote(word) if word else "''" for word in words]
+    hidden = _unread_slots(tokens, _games(command_words)) - {0}  # (run as the command's word)
+    return {words[k] for k in hidden}
+
+
 def _line_key(line: str) -> str:
     """A line as the mail parser gives its commands and lines not understood: its words,
     single spaces, no ``**`` markers."""
@@ -456,6 +474,13 @@ class PasswordMask:
 
     def __call__(self, text: str) -> str:
         return _masked(text, self._games, self._extra, self._guess, self._unread)
+
+    def misread(self, line: str) -> None:
+        """A command line refused as usage never ran as it was read, so where its password
+        stands is not known (``polis move alice PASSWORD e2``, the board forgotten): it is
+        masked from now on as a line not understood (the answers themselves are masked so by
+        the runner, :func:`usage_secrets`)."""
+        self._unread = self._unread | {_line_key(line)}
 
 
 def password_mask(

@@ -190,18 +190,23 @@ def run(
         req.answers.append(Answer(subject, help_as_typed(printed, req.channel)))
     if not req.answers:
         req.answers.append(Answer(failed(words), "Nothing to do.\n", USAGE))
-    _hide_passwords(req.answers, words)
+    _hide_passwords(req.answers, words, by_mail=req.channel == "mail")
     return req.answers
 
 
-def _hide_passwords(answers: list[Answer], words: Sequence[str]) -> None:
-    """Usage errors never show a password of the line, whatever the error quotes of it.
+def _hide_passwords(answers: list[Answer], words: Sequence[str], *, by_mail: bool) -> None:
+    """Usage errors never show a password of the line, whatever the error quotes of it.  By
+    mail, where answers are mailed and kept, no word that may be one: the line was not read as
+    its command, so its password may stand anywhere (``polis move pw-bob 101 bob e2``:
+    "'pw-bob' is not a board number"); the shell's user sees his own line, with the
+    operator's commands that no mail can run.
 
     (Refusals are not touched: they quote moves and userids, and a password may be an everyday
     word such as "wrong" that the refusal "wrong password" must keep.)"""
     if not any(item.status == USAGE for item in answers):
         return  # (and the grammar, which loads every engine, is not needed)
-    secrets = sorted({p for p in grammar.passwords(words) if p}, key=len, reverse=True)
+    read = grammar.usage_secrets(words) if by_mail else grammar.passwords(words)
+    secrets = sorted({p for p in read if p}, key=len, reverse=True)
     if not secrets:
         return
     pattern = re.compile("|".join(rf"(?<!\w){re.escape(p)}(?!\w)" for p in secrets))

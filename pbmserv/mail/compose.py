@@ -23,12 +23,9 @@ from functools import lru_cache
 from html import escape
 
 from pbmserv.clock import system_clock
-from pbmserv.commands.grammar import password_mask
-from pbmserv.mail.parse import ParsedMail
 from pbmserv.mail.policy import POLICY
 
 MAX_REFERENCES = 20
-MAX_QUOTED_LINES = 60
 
 
 @dataclass
@@ -262,27 +259,3 @@ def html_body(text: str) -> str:
     """The HTML alternative of a plain-text body: the text, escaped, in one ``<pre>`` block
     (2.6vw keeps a 61-column board on a phone's screen; longer lines of text wrap)."""
     return HTML.format(text=escape(text.rstrip("\n"), quote=False))
-
-
-def quote_original(
-    parsed: ParsedMail,
-    raw_text: str | None = None,
-    *,
-    max_lines: int = MAX_QUOTED_LINES,
-) -> str:
-    """The original mail quoted for an error answer (headers, then ``> `` lines), passwords
-    masked.  ``raw_text`` defaults to the decoded body ``parsed.text``.
-    """
-    text = parsed.text if raw_text is None else raw_text
-    mask = password_mask(commands=parsed.commands)
-    lines = [
-        f"{name}: {mask(value)}"
-        for name, value in parsed.headers
-        if name in ("From", "Date", "Subject")
-    ]
-    body = mask(text.replace("\r\n", "\n")).rstrip("\n").split("\n")
-    quoted = ["> " + line if line else ">" for line in body[:max_lines]]
-    if len(body) > max_lines:
-        quoted.append(f"> [... {len(body) - max_lines} more lines not shown]")
-    head = "\n".join("> " + line for line in lines)
-    return (head + "\n>\n" if head else "") + "\n".join(quoted) + "\n"

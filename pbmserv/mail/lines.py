@@ -5,8 +5,8 @@ mail (a reply that quotes first).  At the top of the text, and at the top of eac
 follows a quote, any line starting with a command word is a command (the classic servers'
 rule).  Further down, inside the player's prose, a line must look unmistakably like one: a
 command word followed by a known verb or by a board number.  A line that nearly is a command
-(``plois shwo 102``) is neither run nor shown to anyone as a comment: it is reported to the
-sender.
+(``plois shwo 102``, or ``move 101 bob pw e2`` without its game word) is neither run nor shown
+to anyone as a comment: it is reported to the sender.
 
 >>> b = read_body("Hi!\\n\\npolis move 101 bob pw e2\\nplois shwo 102\\n", {"polis"}, {"move"})
 >>> b.commands, b.not_understood, b.comment
@@ -21,6 +21,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from pbmserv.commands.grammar import split_words
+from pbmserv.numbers import whole_number
 
 DEFAULT_VERBS: frozenset[str] = frozenset(
     {"move", "board", "challenge", "show", "games", "history", "preview", "help", "swap"}
@@ -33,6 +34,7 @@ DEFAULT_VERBS: frozenset[str] = frozenset(
 MAX_WORDS_OF_A_COMMAND = 16
 NEEDS_VERB = frozenset({"all"})  # command words that are common words: only with a verb
 CLOSE = 0.75  # difflib ratio from which a first word counts as a mistyped command word
+FIRST_BOARD = 101  # boards are numbered from 101: ``Move 12 was a blunder`` is prose
 
 _SIGNATURE = re.compile(r"^(?:--|-- |__+)\s*$")
 _ORIGINAL = re.compile(
@@ -110,7 +112,14 @@ def _kind(
         return "text"
     if len(words) > 1 and numbered and difflib.get_close_matches(first, command_words, 1, CLOSE):
         return "unclear"
+    if first in verbs and len(words) > 2 and (whole_number(words[1]) or 0) >= FIRST_BOARD:
+        return "unclear"  # the game word forgotten: ``move 101 alice PASSWORD a7-a6``
     return "text"
+
+
+def line_kind(line: str, command_words: Collection[str], verbs: Collection[str]) -> str:
+    """'command', 'unclear' or 'text' for a line read alone (a Subject), as the top of a body."""
+    return _kind(_words(line), True, {w.lower() for w in command_words}, {v.lower() for v in verbs})
 
 
 def read_body(

@@ -26,7 +26,7 @@ from email.message import Message
 
 from pbmserv.commands import grammar, registry
 from pbmserv.mail.decode import collect_text, decode_bytes, unsurrogate
-from pbmserv.mail.lines import clean_command, read_body
+from pbmserv.mail.lines import clean_command, line_kind, read_body
 from pbmserv.mail.policy import POLICY
 from pbmserv.numbers import whole_number
 
@@ -69,9 +69,16 @@ class ParsedMail:
     references: list[str] = field(default_factory=list)
     in_reply_to: str | None = None
     subject_is_command: bool = False
+    subject_not_understood: bool = False  # then it is ``not_understood[0]`` (prefixes dropped)
     not_understood: list[str] = field(default_factory=list)
     text: str = ""
     headers: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def unread_texts(self) -> list[str]:
+        """The texts to mask as lines not understood: those lines, and the Subject as it
+        stands (with its ``Re:``) when it is one of them."""
+        return [*self.not_understood, *([self.subject] if self.subject_not_understood else [])]
 
     @property
     def raw_headers(self) -> list[tuple[str, str]]:
@@ -440,13 +447,19 @@ def _read_commands(
 ) -> None:
     commands: list[str] = []
     line = subject_command(result.subject, words) if result.subject else None
+    unclear: list[str] = []
     if line:
         commands.append(line)
         result.subject_is_command = True
+    elif result.subject:
+        line = without_reply_prefixes(result.subject)
+        if line_kind(line, words, verbs) == "unclear":  # ``plois mvoe 101 alice PASSWORD e2``
+            unclear.append(line)
+            result.subject_not_understood = True
     body = read_body(text, words, verbs)
     commands += body.commands
     comment = body.comment
-    result.not_understood = body.not_understood
+    result.not_understood = unclear + body.not_understood
     if len(commands) > max_commands:
         over = len(commands) - max_commands
         noun = "command line" if over == 1 else "command lines"

@@ -249,7 +249,7 @@ def _process_in_savepoint(
         try:
             with session.begin_nested():
                 mask = grammar.password_mask(
-                    words, commands=item.parsed.commands, unread=item.parsed.not_understood
+                    words, commands=item.parsed.commands, unread=item.parsed.unread_texts
                 )
                 status, count, note = _process(
                     session, settings, item.message_id, item.parsed, now(), mask
@@ -399,10 +399,13 @@ def _run_commands(
             mail=mail,
         )
         if len(parsed.commands) == 1:  # (its mail's savepoint is its own)
-            results.append((line, run(commands, split(line), req)))
+            items = run(commands, split(line), req)
         else:
-            results.append((line, _run_line(session, line, req, mask)))
+            items = _run_line(session, line, req, mask)
         mask.hide(req.secret_words)
+        if any(item.status == USAGE for item in items):
+            _misread(mask, parsed, line)
+        results.append((line, items))
         verified = verified or req.owner_verified
     answer = assemble(
         results,
@@ -421,6 +424,15 @@ def _run_commands(
     if codes:  # the answer carries a code in its subject, so that a reply confirms
         answer.subject = confirmation.SUBJECT + codes[0]
     return [answer], verified, codes
+
+
+def _misread(mask: grammar.PasswordMask, parsed: ParsedMail, line: str) -> None:
+    """A line refused as usage was not read as its command, so its password may stand
+    anywhere: the line is masked as a line not understood wherever it is quoted (the answer,
+    the mail's kept copy, the Subject it came from)."""
+    mask.misread(line)
+    if parsed.subject_is_command and line == parsed.commands[0]:
+        mask.misread(parsed.subject)
 
 
 def _run_line(
@@ -476,7 +488,8 @@ def _no_command(parsed: ParsedMail, mask: Callable[[str], str]) -> Answer:
         board=_board_named(subject),
         notes=[],
     )
-    body += tail_sections(parsed.not_understood, parsed.ignored, mask)
+    unread = parsed.not_understood[1:] if parsed.subject_not_understood else parsed.not_understood
+    body += tail_sections(unread, parsed.ignored, mask)  # (the subject is named above)
     return Answer(error_subject("pbmserv"), body, USAGE)
 
 
