@@ -93,6 +93,30 @@ def test_forged_mails_cannot_silence_an_authenticated_player(gateway, shell):
     assert gateway.subjects(me)[-1].startswith("Polis Board 101")  # ...and answered
 
 
+def test_a_players_own_address_has_its_answer_cap_and_its_notice(gateway, shell):
+    """A player's confirmed address gets ``max_answers_per_day`` answers to mails without a
+    password, then one notice: the cap on mails to one recipient (for addresses that never
+    asked for our mail) silenced him before, without the notice."""
+    gateway.settings.max_answers_per_day = 5
+    gateway.settings.max_mails_per_recipient_per_day = 3
+    try:
+        shell.signup("alice")
+        for _ in range(8):
+            gateway.send("alice@example.org", "help")
+        gateway.settle()
+        subjects = gateway.subjects("alice@example.org")
+        assert subjects.count("pbmserv help") == 5
+        assert subjects.count("pbmserv: answer limit reached") == 1 and len(subjects) == 6
+        for _ in range(5):  # a stranger's mailbox keeps the recipient cap
+            gateway.send("zed@elsewhere.example", "help")
+        gateway.settle()
+        assert gateway.subjects("zed@elsewhere.example") == ["pbmserv help"] * 3
+    finally:
+        defaults = Settings()
+        gateway.settings.max_answers_per_day = defaults.max_answers_per_day
+        gateway.settings.max_mails_per_recipient_per_day = defaults.max_mails_per_recipient_per_day
+
+
 # ----------------------------------------------------------------------------- 2. spam relay
 
 

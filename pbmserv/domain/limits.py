@@ -50,18 +50,25 @@ def is_confirmed(session: Session, address: str) -> bool:
     )
 
 
-def _answer_cap(session: Session, settings: Settings, sender: str) -> tuple[int, str]:
+def _answer_cap(session: Session, settings: Settings, sender: str) -> tuple[int, str, bool]:
+    """The day's cap of answers to ``sender``, its counter's key, and whether the address is
+    a player's confirmed one."""
     if is_confirmed(session, sender):
-        return settings.max_answers_per_day, f"answers:{sender}"
-    return settings.max_stranger_answers_per_day, f"stranger:{sender}"
+        return settings.max_answers_per_day, f"answers:{sender}", True
+    return settings.max_stranger_answers_per_day, f"stranger:{sender}", False
 
 
 def answer_allowance(session: Session, settings: Settings, sender: str, now: datetime) -> int:
     """For an unauthenticated mail from ``sender`` (counted here): 2 answer it, 1 send the one
-    notice that the cap is reached, 0 stay silent."""
-    cap, key = _answer_cap(session, settings, sender)
+    notice that the cap is reached, 0 stay silent.
+
+    A player's confirmed address has ``max_answers_per_day`` answers: the cap on mails to one
+    recipient (codes and answers together) is for addresses that never asked for our mail,
+    and applied to a player it silenced him, without the notice, after 20 answers a day
+    (previews, help, challenges waiting for his confirmation)."""
+    cap, key, confirmed = _answer_cap(session, settings, sender)
     count = bump(session, key, now)
-    if count > cap + 1 or not recipient_allowed(session, settings, sender, now):
+    if count > cap + 1 or (not confirmed and not recipient_allowed(session, settings, sender, now)):
         return 0
     return 2 if count <= cap else 1
 
@@ -69,9 +76,13 @@ def answer_allowance(session: Session, settings: Settings, sender: str, now: dat
 def answer_expected(session: Session, settings: Settings, sender: str, now: datetime) -> bool:
     """Will the answer to an unauthenticated mail from ``sender`` go out today (counting
     nothing)?  A code that only that answer would carry is made only then."""
-    cap, key = _answer_cap(session, settings, sender)
-    rcpt = today(session, f"rcpt:{sender}", now)
-    return today(session, key, now) < cap and rcpt < settings.max_mails_per_recipient_per_day
+    cap, key, confirmed = _answer_cap(session, settings, sender)
+    if today(session, key, now) >= cap:
+        return False
+    return (
+        confirmed
+        or today(session, f"rcpt:{sender}", now) < settings.max_mails_per_recipient_per_day
+    )
 
 
 def recipient_allowed(session: Session, settings: Settings, address: str, now: datetime) -> bool:
