@@ -111,6 +111,16 @@ def test_a_players_own_address_has_its_answer_cap_and_its_notice(gateway, shell)
             gateway.send("zed@elsewhere.example", "help")
         gateway.settle()
         assert gateway.subjects("zed@elsewhere.example") == ["pbmserv help"] * 3
+        with gateway.sessions() as s:  # what the operator reads: the setting to raise
+            notes = list(s.scalars(select(Inbox.last_error).where(Inbox.last_error.is_not(None))))
+        assert notes == [
+            *["not answered: daily answer limit reached (max_answers_per_day = 5)"] * 2,
+            *[
+                "not answered: daily limit of mails to this address reached"
+                " (max_mails_per_recipient_per_day = 3)"
+            ]
+            * 2,
+        ]
     finally:
         defaults = Settings()
         gateway.settings.max_answers_per_day = defaults.max_answers_per_day

@@ -158,3 +158,35 @@ def test_every_migration_keeps_the_games_stored(database_url):
     assert counts == {"users": 2, "boards": 1, "seats": 2, "moves": 2, "comments": 1}
     assert to_move == 1  # 0008 replayed the two moves: alice (blue) is to move again
     engine.dispose()
+
+
+def test_workers_bumping_one_counter_at_once_each_count(sessions):
+    """The caps' daily counters are bumped by every worker process: read, add one and write
+    back lost counts on PostgreSQL (18-19 of 20 answers counted with 3 workers), and two first
+    INSERTs of a key collided on its primary key.  Four threads, each its own transactions."""
+    import threading
+
+    from pbmserv.domain import limits
+
+    now = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+    start = threading.Barrier(4)
+    errors: list[BaseException] = []
+
+    def bump_many() -> None:
+        start.wait()
+        try:
+            for _ in range(25):
+                with sessions() as session, session.begin():
+                    limits.bump(session, "answers:Alice@Example.org", now)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=bump_many) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    with sessions() as session:
+        assert limits.today(session, "answers:alice@example.org", now) == 100
+        assert limits.today(session, "answers:bob@example.org", now) == 0

@@ -18,25 +18,18 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from pbmserv.config import Settings
+from pbmserv.store import counters
 from pbmserv.store.models import Address, AnswerCount
 
 
 def bump(session: Session, key: str, now: datetime) -> int:
-    """Count one more for ``key`` today; return today's count."""
-    day = now.strftime("%Y-%m-%d")
-    key = key.lower()[:320]
-    counter = session.get(AnswerCount, (key, day))
-    if counter is None:
-        counter = AnswerCount(sender=key, day=day, count=0)
-        session.add(counter)
-    counter.count += 1
-    session.flush()
-    return counter.count
+    """Count one more for ``key`` today; return today's count (one statement: workers that
+    bump the same key at once each count)."""
+    return counters.count_up(session, key.lower()[:320], now.strftime("%Y-%m-%d"))
 
 
 def today(session: Session, key: str, now: datetime) -> int:
-    counter = session.get(AnswerCount, (key.lower()[:320], now.strftime("%Y-%m-%d")))
-    return counter.count if counter else 0
+    return counters.count_of(session, key.lower()[:320], now.strftime("%Y-%m-%d"))
 
 
 def is_confirmed(session: Session, address: str) -> bool:
@@ -71,6 +64,17 @@ def answer_allowance(session: Session, settings: Settings, sender: str, now: dat
     if count > cap + 1 or (not confirmed and not recipient_allowed(session, settings, sender, now)):
         return 0
     return 2 if count <= cap else 1
+
+
+def silence_reason(session: Session, settings: Settings, sender: str, now: datetime) -> str:
+    """Which cap kept the answer to ``sender`` back (after :func:`answer_allowance` said 0),
+    named by its setting: the operator raises that one."""
+    cap, key, confirmed = _answer_cap(session, settings, sender)
+    if today(session, key, now) > cap:
+        name = "max_answers_per_day" if confirmed else "max_stranger_answers_per_day"
+        return f"daily answer limit reached ({name} = {cap})"
+    recipient = settings.max_mails_per_recipient_per_day
+    return f"daily limit of mails to this address reached (max_mails_per_recipient_per_day = {recipient})"
 
 
 def answer_expected(session: Session, settings: Settings, sender: str, now: datetime) -> bool:

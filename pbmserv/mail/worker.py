@@ -349,7 +349,11 @@ def _process(
         if allowance < 2:  # the answer is not sent: the codes it carried were never mailed
             tokens.withdraw(session, codes)
         if allowance == 0:
-            return InboxStatus.done, 0, "not answered: daily answer limit reached"
+            return (
+                InboxStatus.done,
+                0,
+                "not answered: " + limits.silence_reason(session, settings, sender, now),
+            )
         if allowance == 1:
             answers = [
                 Answer(
