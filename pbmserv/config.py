@@ -38,6 +38,8 @@ RANGES: dict[str, tuple[float | None, float | None]] = {
     "listen_port": PORT,
     "relay_port": PORT,
     "web_port": (0, 65535),
+    "web_request_timeout": (1, 3600),
+    "web_max_connections": (1, 100_000),
     "max_message_bytes": (1, None),
     "max_recipients": (1, None),
     "smtp_timeout": (1, None),
@@ -129,6 +131,11 @@ class Settings:
     web_enabled: bool = True
     web_port: int = 8080  # 0: any free port
     web_base_url: str = ""  # empty: http://<listen_host>:<web_port>; used for board mail links
+    # seconds a connection has to send a request's head, after it opened or after the last
+    # answer (else it is closed), and how many may be open at once (more are closed at once):
+    # the pages share the process, and its file descriptors, with the mail gateway
+    web_request_timeout: int = 10
+    web_max_connections: int = 100
     # test hook: an ISO-8601 instant the clock starts at (empty: the system clock)
     now: str = ""
 

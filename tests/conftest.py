@@ -1,5 +1,6 @@
 """Fixtures: a real store (SQLite file, or PostgreSQL when PBMSERV_TEST_DATABASE_URL is set),
-cheap password hashing, a clock the tests move, and the dispatcher as a function."""
+cheap password hashing, a clock the tests move, the dispatcher as a function and the operator's
+commands (`pbmserv ARGS`)."""
 
 from __future__ import annotations
 
@@ -194,6 +195,27 @@ class Shell:
 @pytest.fixture
 def shell(settings, sessions, clock) -> Shell:
     return Shell(settings, sessions, clock)
+
+
+@pytest.fixture
+def operator(settings, monkeypatch, capsys):
+    """``pbmserv ARGS`` run through the shell's entry point on the test's store and calendar;
+    returns (exit status, stdout, stderr)."""
+    from pbmserv.cli.main import main
+
+    for name in ("database_url", "now", "server_address", "mail_domain"):
+        monkeypatch.setenv(f"PBMSERV_{name.upper()}", str(getattr(settings, name)))
+    monkeypatch.setenv("PBMSERV_ACCEPT_RECIPIENTS", ",".join(settings.accept_recipients))
+    monkeypatch.setenv("PBMSERV_ARGON2_TIME_COST", "1")
+    monkeypatch.setenv("PBMSERV_ARGON2_MEMORY_KIB", "8")
+
+    def run(*args: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        status = main(["--data-dir", str(settings.data_dir), *args])
+        out = capsys.readouterr()
+        return status, out.out, out.err
+
+    return run
 
 
 def pytest_configure(config: pytest.Config) -> None:

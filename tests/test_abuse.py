@@ -635,6 +635,43 @@ def test_unknown_recipients_are_refused_at_rcpt_and_never_bounced(gateway):
         assert needed in postfix
 
 
+# ----------------------------------------------------------------------------- 10. repeats
+
+
+def test_a_message_id_sent_first_by_someone_else_drops_no_mail(gateway, shell, operator, caplog):
+    """A Message-ID was a mail's key for every sender: mallory sent alice's next (guessable,
+    or leaked) Message-ID first, and alice's mail was taken for a repeat of his, unanswered
+    and not even listed.  A repeat is now the same Message-ID from the same senders, and the
+    operator sees each one (logged, counted on the row it repeats)."""
+    caplog.set_level(logging.WARNING, logger="pbmserv.inbox")
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    mid = "<predictable-1@alice.example.org>"
+    gateway.send("mallory@evil.example", "hello", message_id=mid)
+    gateway.send("alice@example.org", "help", message_id=mid, envelope_from="mallory@evil.example")
+    gateway.settle()
+    gateway.send("alice@example.org", "polis show 101", message_id=mid)
+    gateway.settle()
+    answers = gateway.subjects("alice@example.org")
+    assert answers[-1] == "Polis Board 101 alice"
+    assert count(gateway.sessions, Inbox) == 3  # three senders: three mails
+    assert not caplog.records
+    gateway.send("alice@example.org", "polis show 101", message_id=mid)  # a real re-delivery
+    gateway.settle()
+    with gateway.sessions() as s:
+        rows = s.scalars(select(Inbox).order_by(Inbox.id)).all()
+    assert [row.repeats for row in rows] == [0, 0, 1]
+    assert len(rows) == 3 and gateway.subjects("alice@example.org") == answers
+    assert [r.getMessage() for r in caplog.records] == [
+        f"repeated delivery of mail {rows[2].id} (envelope from 'alice@example.org') "
+        "acknowledged and not stored again"
+    ]
+    assert "repeated deliveries dropped: 1" in operator("status")[1]
+    listed = operator("mail", "list", "--all")[1].splitlines()
+    assert [line.split()[0] for line in listed if "(+1 repeated)" in line] == [str(rows[2].id)]
+    assert "Delivered again 1 times" in operator("mail", "show", str(rows[2].id))[1]
+
+
 def test_caps_are_settings_listed_in_the_readme():
     readme = (ROOT / "README.md").read_text()
     assert "## Security" in readme

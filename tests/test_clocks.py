@@ -5,7 +5,8 @@ from __future__ import annotations
 from sqlalchemy import select
 from waiting import wait_until
 
-from pbmserv.domain import boards, clocks
+from pbmserv.domain import boards, clocks, tournaments
+from pbmserv.numbers import clock_days
 from pbmserv.store.models import Board
 
 
@@ -240,6 +241,8 @@ def test_one_broken_board_does_not_stop_the_clock(shell, clock):
         s.scalar(select(Board).where(Board.number == 101)).position_cache = "{broken"
     clock.advance(days=7)
     assert tick(shell).nags == ["Nim 102 bob"]
+    for days in (tournaments.NAG_DAYS, tournaments.FORFEIT_DAYS):  # what tournaments set
+        assert clock_days(days) == days
 
 
 def test_clock_options_are_days_within_a_year(shell, clock):
@@ -250,7 +253,7 @@ def test_clock_options_are_days_within_a_year(shell, clock):
         refused = shell(f"nim challenge alice bob --nagtime={value}")
         assert refused.status == 1, value
         said = " ".join(refused.body.split())  # (wrapped to the mail's width)
-        assert "--nagtime needs a number of days up to 365, as in --nagtime=7" in said
+        assert "--nagtime needs a number of days from 1 to 365, as in --nagtime=7" in said
     shell.ok("nim challenge alice bob --nagtime=365")
     # a board stored before that check is clocked by the defaults, and the others go on
     shell.ok("nim challenge bob alice")
@@ -259,3 +262,38 @@ def test_clock_options_are_days_within_a_year(shell, clock):
         b.options = {**b.options, "nagtime": 1e300, "forfeittime": 1e300}  # (inf: no JSON)
     clock.advance(days=7)
     assert tick(shell).nags == ["Nim 101 alice", "Nim 102 bob"]
+
+
+def test_a_challenge_gives_every_player_at_least_a_day(shell, clock):
+    """``--totaltime=0.00001`` started a board whose player to move had 0.86 seconds: the next
+    clock check forfeited him, and the result was rated (``--forfeittime`` alike; a tiny
+    ``--nagtime`` nagged him at every check).  The three options take 1 to 365 days, by mail
+    and from the shell; a board stored with less runs on the defaults."""
+    shell.signup("alice", "bob")
+    for option in ("totaltime", "forfeittime", "nagtime"):
+        for value in ("0.00001", "0.99"):
+            line = f"nim challenge alice bob --{option}={value}"
+            for channel in ("shell", "mail"):
+                refused = shell(line, channel=channel, sender="alice@example.org")
+                assert refused.status == 1, (line, channel)
+                said = " ".join(refused.body.split())
+                assert f"--{option} needs a number of days from 1 to 365" in said, said
+    assert shell.outbox() == []
+    shell.ok("nim challenge alice bob --totaltime=2 --forfeittime=1.5 --nagtime=1")
+    clock.advance(hours=23)
+    assert tick(shell).forfeits == [] and tick(shell).nags == []
+    clock.advance(hours=1)
+    assert tick(shell).nags == ["Nim 101 alice"]
+    clock.advance(hours=12)
+    assert tick(shell).forfeits == ["Nim 101 alice"]
+    shell.ok("nim challenge bob alice")
+    with shell.sessions() as s, s.begin():  # as stored before the check
+        b = s.scalar(select(Board).where(Board.number == 102))
+        b.options = {"totaltime": 0.00001, "forfeittime": 0.00001, "nagtime": 0.00001}
+    clock.advance(minutes=5)
+    assert tick(shell).forfeits == [] and tick(shell).nags == []
+    assert "Time used" not in shell.ok("nim show 102").body  # no total time: none shown
+    clock.advance(days=7)
+    assert tick(shell).nags == ["Nim 102 bob"]
+    for days in (tournaments.NAG_DAYS, tournaments.FORFEIT_DAYS):  # what tournaments set
+        assert clock_days(days) == days

@@ -6,7 +6,6 @@ from __future__ import annotations
 import socket
 from datetime import timedelta
 
-import pytest
 from sqlalchemy import func, select
 
 from pbmserv.mail.sender import deliver_pending, make_sink
@@ -16,27 +15,6 @@ SIGNUP = (
     b"From: alice@example.org\r\nTo: pbmserv@example.org\r\nMessage-ID: <m1@example.org>\r\n"
     b"Subject: signup alice secret1\r\n\r\nhello\r\n"
 )
-
-
-@pytest.fixture
-def operator(settings, monkeypatch, capsys):
-    """``pbmserv ARGS`` run through the shell's entry point on the test's store and calendar;
-    returns (exit status, stdout, stderr)."""
-    from pbmserv.cli.main import main
-
-    for name in ("database_url", "now", "server_address", "mail_domain"):
-        monkeypatch.setenv(f"PBMSERV_{name.upper()}", str(getattr(settings, name)))
-    monkeypatch.setenv("PBMSERV_ACCEPT_RECIPIENTS", ",".join(settings.accept_recipients))
-    monkeypatch.setenv("PBMSERV_ARGON2_TIME_COST", "1")
-    monkeypatch.setenv("PBMSERV_ARGON2_MEMORY_KIB", "8")
-
-    def run(*args: str) -> tuple[int, str, str]:
-        capsys.readouterr()
-        status = main(["--data-dir", str(settings.data_dir), *args])
-        out = capsys.readouterr()
-        return status, out.out, out.err
-
-    return run
 
 
 def test_retry_queues_only_a_mail_set_aside(operator, sessions, tmp_path):

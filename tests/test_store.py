@@ -103,6 +103,47 @@ def test_closed_value_sets_are_constraints_in_the_database(database_url):
     engine.dispose()
 
 
+def test_a_mail_stored_before_0010_still_catches_its_repeats_from_its_sender(database_url):
+    """Before 0010 a mail's key was its Message-ID alone.  Such a row stays a repeat of a later
+    mail with its Message-ID from the same envelope sender (Postfix re-delivering a mail whose
+    250 it lost over the upgrade), and of nobody else's; the downgrade writes the old keys
+    back where no older row holds them."""
+    from sqlalchemy import text
+    from sqlalchemy.orm import sessionmaker
+
+    from pbmserv.mail import inbox
+
+    engine = db.make_engine(database_url)
+    upgrade(engine, "0009")
+    at = datetime(2026, 11, 1, tzinfo=UTC)
+    mail = b"From: alice@example.org\r\nMessage-ID: <m1@alice.example>\r\nSubject: help\r\n\r\n"
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO inbox (dedup_key, raw, mail_from, rcpt_to, received, status,"
+                " attempts) VALUES ('mid:<m1@alice.example>', :raw, 'alice@example.org', '',"
+                " :at, 'done', 1)"
+            ),
+            {"raw": mail, "at": at},
+        )
+    upgrade(engine)
+    sessions = sessionmaker(engine)
+    again = inbox.store(sessions, mail, "alice@example.org", [], at)
+    forged = inbox.store(sessions, mail, "mallory@evil.example", [], at)
+    other = mail.replace(b"<m1@", b"<m2@")
+    new = inbox.store(sessions, other, "alice@example.org", [], at)
+    assert (again.id, again.new, forged.new, new.new) == (1, False, True, True)
+    with engine.connect() as conn:
+        rows = conn.execute(text("SELECT id, dedup_key, repeats FROM inbox ORDER BY id")).all()
+    assert [(r.id, r.repeats) for r in rows] == [(1, 1), (forged.id, 0), (new.id, 0)]
+    assert rows[1].dedup_key == inbox.dedup_key(mail, "mallory@evil.example")
+    downgrade(engine, "0009")
+    with engine.connect() as conn:
+        keys = conn.execute(text("SELECT dedup_key FROM inbox ORDER BY id")).scalars().all()
+    assert keys == ["mid:<m1@alice.example>", rows[1].dedup_key, "mid:<m2@alice.example>"]
+    engine.dispose()
+
+
 def test_every_migration_keeps_the_games_stored(database_url):
     """A store made by the first release keeps every user, board, seat, move and comment
     through all the migrations (SQLite's batch mode recreates tables: with foreign keys on,

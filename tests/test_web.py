@@ -414,6 +414,69 @@ def test_serve_runs_the_pages_in_the_same_process(shell, settings, clock):
         httpx2.get(f"{base}/", timeout=2)
 
 
+def test_no_connection_is_held_for_ever(shell, settings, clock):
+    """The pages share the process and its file descriptors with the mail gateway, and uvicorn
+    closed no connection that sent nothing, or a header line every 2 s: five were open after
+    203 s, 300 at once.  A request's head has ``web_request_timeout`` seconds, and beyond
+    ``web_max_connections`` a connection is closed at once; answers go on meanwhile."""
+    import socket
+    import time
+
+    from pbmserv.web.serve import WebServer
+
+    build(shell)
+    settings.web_request_timeout, settings.web_max_connections = 1, 4
+    web = WebServer(settings, lambda: clock.now)
+    web.start()
+
+    def closed_after(sock: socket.socket, drip: bytes = b"") -> float:
+        """Seconds until the server closes ``sock`` (sending ``drip`` every 0.2 s)."""
+        start = time.monotonic()
+        sock.settimeout(0.2)
+        while time.monotonic() - start < 10:
+            try:
+                if sock.recv(4096) == b"":
+                    return time.monotonic() - start
+            except TimeoutError:
+                if drip:
+                    sock.sendall(drip)
+            except ConnectionResetError:
+                return time.monotonic() - start
+        return float("inf")
+
+    def get(sock: socket.socket) -> bytes:
+        sock.sendall(b"GET /players/alice HTTP/1.1\r\nHost: x\r\n\r\n")
+        sock.settimeout(10)
+        head = sock.recv(65536)
+        assert head.startswith(b"HTTP/1.1 200"), head[:100]
+        return head
+
+    try:
+        address = ("127.0.0.1", web.port)
+        with socket.create_connection(address) as silent:
+            assert closed_after(silent) < 3
+        with socket.create_connection(address) as slow:
+            slow.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
+            assert closed_after(slow, drip=b"X-a: b\r\n") < 3
+        with socket.create_connection(address) as reader:  # kept alive between requests...
+            get(reader)
+            time.sleep(0.5)
+            get(reader)
+            assert closed_after(reader) < 3  # ...as long as a head may take
+        held = [socket.create_connection(address) for _ in range(4)]
+        try:
+            with socket.create_connection(address) as over:
+                assert closed_after(over) < 0.5  # at once: four are open
+        finally:
+            for sock in held:
+                sock.close()
+        time.sleep(0.2)
+        with socket.create_connection(address) as later:
+            get(later)
+    finally:
+        web.stop()
+
+
 def test_a_taken_web_port_is_an_os_error(settings, clock):
     import socket
 

@@ -62,9 +62,10 @@ def mail_list(ctx: click.Context, show_all: bool) -> None:
         lines = [f"{'id':>6}  {'status':<10} {'tries':>5}  {'received':<16}  from / last error"]
         for row in rows:
             error = (row.last_error or "").strip().splitlines()[-1:] or [""]
+            again = f"(+{row.repeats} repeated)  " if row.repeats else ""
             lines.append(
                 f"{row.id:>6}  {row.status.value:<10} {row.attempts:>5}  "
-                f"{row.received:%Y-%m-%d %H:%M}  {row.mail_from or '<>'}  {error[0][:60]}"
+                f"{row.received:%Y-%m-%d %H:%M}  {row.mail_from or '<>'}  {again}{error[0][:60]}"
             )
     if len(lines) == 1:
         lines = ["The inbox has no mails waiting or set aside."]
@@ -85,6 +86,8 @@ def mail_show(ctx: click.Context, message_id: int) -> None:
             f"Envelope from: {row.mail_from or '<>'}; to: {row.rcpt_to}",
             f"Received: {row.received:%Y-%m-%d %H:%M:%S} UTC",
         ]
+        if row.repeats:  # a re-delivery, or a forger who sent its Message-ID as its sender
+            lines.append(f"Delivered again {row.repeats} times: not stored, not answered")
         if row.last_error:
             lines += ["Last error:", row.last_error.strip()]
         from pbmserv.commands.grammar import mask_passwords  # lazy: loads every engine
@@ -212,6 +215,7 @@ def status(ctx: click.Context) -> None:
         outbox_counts = dict(
             session.execute(select(Outbox.status, func.count()).group_by(Outbox.status)).all()
         )
+        repeats = session.scalar(select(func.coalesce(func.sum(Inbox.repeats), 0)))
         oldest = session.scalar(
             select(func.min(Inbox.received)).where(
                 Inbox.status.in_([InboxStatus.new, InboxStatus.processing])
@@ -230,6 +234,7 @@ def status(ctx: click.Context) -> None:
         if oldest
         else "  oldest unprocessed: none"
     )
+    lines.append(f"  repeated deliveries dropped: {repeats} (pbmserv mail list --all)")
     lines.append("Outbox:")
     lines += [f"  {s.value:<10} {outbox_counts.get(s, 0)}" for s in OutboxStatus]
     lines += delivery

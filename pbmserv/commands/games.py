@@ -28,9 +28,9 @@ from pbmserv.commands.common import (
 from pbmserv.commands.dispatch import Refused, Request, answer, error_subject
 from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import accounts, boards, confirmation, limits, moves, notify
-from pbmserv.domain.clocks import MAX_CLOCK_DAYS, clock_days
 from pbmserv.games import get_game
 from pbmserv.games.base import Game, MoveError, ParamError, PlayersError
+from pbmserv.numbers import MAX_CLOCK_DAYS, MIN_CLOCK_DAYS, clock_days
 from pbmserv.render.board_mail import (
     board_key,
     board_mail_body,
@@ -70,8 +70,8 @@ def _parse_options(tokens: list[str]) -> tuple[dict[str, Any], list[str]]:
             continue
         days = clock_days(value)
         if days is None:
-            limit = f"{MAX_CLOCK_DAYS:g}"
-            problems.append(f"--{name} needs a number of days up to {limit}, as in --{name}=7")
+            span = f"from {MIN_CLOCK_DAYS:g} to {MAX_CLOCK_DAYS:g}"
+            problems.append(f"--{name} needs a number of days {span}, as in --{name}=7")
             continue
         options[name] = days
     return options, problems

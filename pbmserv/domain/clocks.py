@@ -14,7 +14,9 @@ does for every board when the settings' periods change.
   open draw proposal is accepted instead: the game ends drawn.
 - Defaults come from the settings (``nag_days`` 7, ``forfeit_days`` 21); ``--nagtime`` and
   ``--forfeittime`` set them per board; a board whose options hold ``"tournament": true`` uses
-  1 and 7 days unless those options are given.
+  1 and 7 days unless those options are given.  The three options take 1 to 365 days
+  (:func:`pbmserv.numbers.clock_days`); a board stored with another value (before that check,
+  or by hand) runs on the defaults, and without a total time.
 - A user on vacation (``vacation`` command) is neither nagged nor forfeited; after the vacation
   he has ``GRACE_DAYS`` before the clock can forfeit him.  The allowance is
   ``VACATION_DAYS_PER_YEAR`` per calendar year (counted in the year the vacation starts).
@@ -23,7 +25,6 @@ does for every board when the settings' periods change.
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -35,6 +36,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbmserv.config import Settings
 from pbmserv.domain import boards, moves, notify
 from pbmserv.games.base import Position
+from pbmserv.numbers import clock_days
 from pbmserv.render.board_mail import format_days
 from pbmserv.store.models import Board, BoardStatus, ClockBasis, ProposalKind, User
 
@@ -69,21 +71,6 @@ class TickReport:
 def periods(board: Board, settings: Settings) -> tuple[float, float]:
     """The board's nag and forfeit periods in days."""
     return _periods(board.options, settings)
-
-
-MAX_CLOCK_DAYS = 365.0
-"""The longest period a board's clock option may set: a year is beyond any real game, and
-dates far beyond it overflow (``--nagtime=1e300`` stopped every clock of the server)."""
-
-
-def clock_days(value: Any) -> float | None:
-    """A board's clock option as a number of days, or None when it is not one that the
-    clocks can use (not a number, not finite, not in (0, MAX_CLOCK_DAYS])."""
-    try:
-        days = float(value)
-    except (TypeError, ValueError):
-        return None
-    return days if math.isfinite(days) and 0 < days <= MAX_CLOCK_DAYS else None
 
 
 def _periods(options: dict[str, Any], settings: Settings) -> tuple[float, float]:

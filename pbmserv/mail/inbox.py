@@ -1,19 +1,22 @@
 """The durable inbox: every accepted mail is a row before the listener answers 250.
 
-A repeated delivery (same Message-ID, or the same bytes when there is none) is acknowledged and
-not stored twice.  Workers claim batches of messages (``FOR UPDATE SKIP LOCKED`` on
-PostgreSQL; on SQLite the immediate write transaction serialises claims).  A claim is a lease:
-a message whose worker died is claimed again once the lease is over, or at once when the dead
-worker was on this host.  A message that keeps failing is set aside ("shunted") for the
-operator after ``MAX_ATTEMPTS`` tries.
+A repeated delivery (the same Message-ID from the same senders, or the same bytes when there is
+no Message-ID: :func:`dedup_key`) is acknowledged and not stored twice; it is logged and counted
+on the row it repeats (``Inbox.repeats``).  Workers claim batches of messages (``FOR UPDATE
+SKIP LOCKED`` on PostgreSQL; on SQLite the immediate write transaction serialises claims).  A
+claim is a lease: a message whose worker died is claimed again once the lease is over, or at
+once when the dead worker was on this host.  A message that keeps failing is set aside
+("shunted") for the operator after ``MAX_ATTEMPTS`` tries.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import socket
 import threading
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.parser import BytesHeaderParser
@@ -39,6 +42,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.store.models import Inbox, InboxStatus
 
+log = logging.getLogger("pbmserv.inbox")
 MAX_ATTEMPTS = 3
 LEASE = timedelta(minutes=5)
 
@@ -76,16 +80,49 @@ def clip_error(text: str, limit: int) -> str:
     return "\n".join([head, *note, *tail])
 
 
-def dedup_key(raw: bytes) -> str:
-    """The Message-ID when there is one, else a hash of the bytes."""
+def dedup_key(raw: bytes, mail_from: str) -> str:
+    """The key that makes a later mail a repeated delivery of this one (``mail_from``: the
+    envelope sender).  With a Message-ID, that Message-ID from the same envelope sender and the
+    same From header: a Message-ID alone was global, so anyone who sent a guessed or leaked one
+    first had its owner's mail dropped.  A re-delivery (Postfix after a lost 250, a relay's
+    duplicate) keeps both senders; a forger must now forge both, which SPF and DMARC can check.
+    Without a Message-ID, a hash of the bytes (they hold the senders already).
+
+    >>> mail = b"From: a@x.example\\nMessage-ID: <1@x.example>\\n\\nhi\\n"
+    >>> dedup_key(mail, "a@x.example") == dedup_key(mail, "a@x.example")
+    True
+    >>> dedup_key(mail, "a@x.example") == dedup_key(mail, "mallory@evil.example")
+    False
+    """
+    return _keys(raw, mail_from)[0]
+
+
+def _keys(raw: bytes, mail_from: str) -> tuple[str, str | None]:
+    """:func:`dedup_key`, and the key the same mail had before migration 0010 (Message-ID
+    alone; None without one), under which mails stored before it are found."""
+    message_id, senders = "", ""
     try:
         headers = BytesHeaderParser(policy=compat32).parsebytes(raw[:65536], headersonly=True)
         message_id = (headers.get("Message-ID") or "").strip()
+        senders = " ".join(
+            " ".join(str(value).split())
+            for name, value in headers.raw_items()
+            if name.lower() == "from"
+        )
     except Exception:  # noqa: BLE001 - a header we cannot read is no Message-ID
         message_id = ""
-    if message_id:
-        return "mid:" + message_id[:900]
-    return "sha256:" + hashlib.sha256(raw).hexdigest()
+    if not message_id:
+        return "sha256:" + hashlib.sha256(raw).hexdigest(), None
+    who = f"{(mail_from or '').strip()}\n{senders}".encode("utf-8", "surrogateescape")
+    digest = hashlib.sha256(who).hexdigest()[:32]
+    return f"from:{digest} mid:{message_id[:900]}", LEGACY_PREFIX + message_id[:900]
+
+
+LEGACY_PREFIX = "mid:"
+"""The keys stored before migration 0010: the Message-ID alone.  Such a row still stands for a
+repeat of a later mail with its Message-ID, but only from the envelope sender the row has (its
+From header was not kept in full, so it cannot be compared).  Rows go after
+``inbox_retention_days``; the downgrade of 0010 writes these keys back."""
 
 
 @dataclass
@@ -98,20 +135,11 @@ def store(
     sessions: sessionmaker[Session], raw: bytes, mail_from: str, rcpt_tos: list[str], now: datetime
 ) -> Stored:
     """Write the message durably; return its id and whether it was new."""
-    key = dedup_key(raw)
-    with sessions() as session:
-        try:
-            with session.begin():
-                row = Inbox(**_new_values(key, Delivery(raw, mail_from, rcpt_tos, now)))
-                session.add(row)
-                session.flush()
-                return Stored(row.id, True)
-        except IntegrityError:
-            pass
-    with sessions() as session:
-        existing = session.scalar(select(Inbox.id).where(Inbox.dedup_key == key))
-        assert existing is not None
-        return Stored(existing, False)
+    delivery = Delivery(raw, mail_from, rcpt_tos, now)
+    try:
+        return _store_group(sessions, [delivery])[0]
+    except IntegrityError:  # the same mail, stored by another process since we looked
+        return _store_group(sessions, [delivery])[0]
 
 
 @dataclass
@@ -133,6 +161,7 @@ def _new_values(key: str, delivery: Delivery) -> dict[str, object]:
         "received": delivery.received,
         "status": InboxStatus.new,
         "attempts": 0,
+        "repeats": 0,
     }
 
 
@@ -140,34 +169,67 @@ def store_many(sessions: sessionmaker[Session], deliveries: list[Delivery]) -> l
     """Write several mails durably in one transaction (one fsync); repeated ones are not stored
     twice, within the group or with what is stored already.  Raises when the group could not
     be written: then nothing of it was."""
-    keys = [dedup_key(d.raw) for d in deliveries]
+    return _store_group(sessions, deliveries)
+
+
+def _store_group(sessions: sessionmaker[Session], deliveries: list[Delivery]) -> list[Stored]:
+    """The one write of :func:`store_many` and :func:`store` (the fallback of a group that
+    failed: one mail at a time, so that one bad mail stays one 451)."""
+    keys = [_keys(d.raw, d.mail_from) for d in deliveries]
+    wanted = {key for pair in keys for key in pair if key is not None}
     with sessions() as session, session.begin():
         connection = session.connection()
-        known = dict(connection.execute(_known_query(), {"keys": sorted(set(keys))}).all())
+        known = {
+            row.dedup_key: (row.id, row.mail_from)
+            for row in connection.execute(_known_query(), {"keys": sorted(wanted)})
+        }
         new_rows: dict[str, dict[str, object]] = {}
-        for key, delivery in zip(keys, deliveries, strict=True):
-            if key not in known and key not in new_rows:
+        repeats: dict[str, int] = {}  # key -> the id of the row it repeats (known ones)
+        for (key, legacy), delivery in zip(keys, deliveries, strict=True):
+            if key in known:
+                repeats[key] = known[key][0]
+            elif legacy in known and _same_envelope(known[legacy][1], delivery.mail_from):
+                repeats[key] = known[legacy][0]
+            elif key not in new_rows:
                 new_rows[key] = _new_values(key, delivery)
         made: dict[str, int] = {}
         if new_rows:  # one bulk INSERT ... RETURNING: no unit of work for rows nobody reads
             inserted = connection.execute(_insert_mails(), list(new_rows.values()))
             made = {key: row_id for row_id, key in inserted}
-    stored: list[Stored] = []
-    firsts: set[str] = set()
-    for key in keys:
-        if key in known:
-            stored.append(Stored(known[key], False))
-        else:
-            stored.append(Stored(made[key], key not in firsts))
-            firsts.add(key)
+        stored: list[Stored] = []
+        firsts: set[str] = set()
+        for (key, _legacy), delivery in zip(keys, deliveries, strict=True):
+            if key in repeats or key in firsts:
+                stored.append(Stored(repeats[key] if key in repeats else made[key], False))
+                _log_repeat(stored[-1].id, delivery)
+            else:
+                stored.append(Stored(made[key], True))
+                firsts.add(key)
+        counted = Counter(s.id for s in stored if not s.new)
+        if counted:  # rare: what the operator sees of the repeats (`pbmserv status`)
+            connection.execute(
+                _count_repeats(), [{"row": i, "more": n} for i, n in counted.items()]
+            )
     return stored
 
 
+def _same_envelope(stored: str | None, mail_from: str) -> bool:
+    return (stored or "").strip() == (mail_from or "").strip()
+
+
+def _log_repeat(row_id: int, delivery: Delivery) -> None:
+    log.warning(
+        "repeated delivery of mail %d (envelope from %r) acknowledged and not stored again",
+        row_id,
+        delivery.mail_from or "<>",
+    )
+
+
 @lru_cache(maxsize=1)
-def _known_query() -> Select[str, int]:
+def _known_query() -> Select[str, int, str]:
     """Built once, as the other statements of this module: the listener runs it for every
     group of mails, and building a statement costs about as much as running it."""
-    return select(Inbox.dedup_key, Inbox.id).where(
+    return select(Inbox.dedup_key, Inbox.id, Inbox.mail_from).where(
         Inbox.dedup_key.in_(bindparam("keys", expanding=True))
     )
 
@@ -175,6 +237,15 @@ def _known_query() -> Select[str, int]:
 @lru_cache(maxsize=1)
 def _insert_mails() -> Insert:
     return insert(Inbox).returning(Inbox.id, Inbox.dedup_key)
+
+
+@lru_cache(maxsize=1)
+def _count_repeats() -> Update:
+    return (
+        update(Inbox)
+        .where(Inbox.id == bindparam("row"))
+        .values(repeats=Inbox.repeats + bindparam("more"))
+    )
 
 
 class GroupStore:

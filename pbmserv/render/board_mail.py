@@ -13,6 +13,7 @@ from datetime import datetime
 
 from pbmserv.games import get_game
 from pbmserv.games.base import FORFEIT, RESIGN, SWAP, Position, SeatInfo
+from pbmserv.numbers import clock_days
 from pbmserv.render.links import board_link
 from pbmserv.render.templates import fill, render, render_board
 from pbmserv.store import records
@@ -256,9 +257,9 @@ def clock_lines(board: Board) -> list[str]:
     lines = [f"Started:   {fmt(board.created)}", f"Last move: {fmt(board.last_move_at)}"]
     if board.finished_at:
         lines.append(f"Finished:  {fmt(board.finished_at)}")
-    if board.options.get("totaltime"):
+    if total := clock_days(board.options.get("totaltime")):  # (one the clocks can use)
         used = ", ".join(f"{s.user.userid} {format_days(s.time_used or 0.0)}" for s in board.seats)
-        lines.append(f"Time used: {used} (of {format_days(board.options['totaltime'] * 86400)})")
+        lines.append(f"Time used: {used} (of {format_days(total * 86400)})")
     return lines
 
 

@@ -383,7 +383,8 @@ class Inbox(Base):
     __tablename__ = "inbox"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    dedup_key: Mapped[str] = mapped_column(String(998), unique=True)  # Message-ID or sha256
+    # the Message-ID with a hash of its senders, or a sha256 of the bytes (mail.inbox.dedup_key)
+    dedup_key: Mapped[str] = mapped_column(String(998), unique=True)
     raw: Mapped[bytes] = mapped_column(LargeBinary)
     mail_from: Mapped[str] = mapped_column(String(320))
     rcpt_to: Mapped[str] = mapped_column(Text)
@@ -395,6 +396,8 @@ class Inbox(Base):
     # when its effects and answers were committed (a batch's mails share their commit's time)
     processed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # repeated deliveries of this mail, acknowledged and not stored (the operator sees them)
+    repeats: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class TokenKind(enum.Enum):

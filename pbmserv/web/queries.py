@@ -19,12 +19,12 @@ from sqlalchemy.orm import Session, selectinload
 
 from pbmserv.config import Settings
 from pbmserv.domain.boards import replay
-from pbmserv.domain.clocks import clock_days, periods
+from pbmserv.domain.clocks import periods
 from pbmserv.domain.pairing import standings
 from pbmserv.domain.tournaments import BOARD_NAME, board_name, describe
 from pbmserv.games import get_game
 from pbmserv.games.base import Game, Position
-from pbmserv.numbers import whole_number
+from pbmserv.numbers import clock_days, whole_number
 from pbmserv.render.board_mail import SWAP_TEXT, format_days, is_swap, record_rows, swap_cell
 from pbmserv.store import records
 from pbmserv.store.models import (

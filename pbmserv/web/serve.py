@@ -1,21 +1,98 @@
 """The pages under uvicorn in a thread of ``pbmserv serve`` (its own event loop), so one
-process holds listener, worker, sender, clocks, robots and the web view."""
+process holds listener, worker, sender, clocks, robots and the web view.
+
+Because the web view shares the process (and its file descriptors) with the mail gateway, a
+client must not hold its connections for ever.  uvicorn has no timeout for a request's head:
+``timeout_keep_alive`` runs only after a response, and every byte received stops it, so a
+socket that sent nothing, or a header line now and then, stayed open for good (300 at once
+in a test).  :class:`GuardedH11Protocol` adds that timeout (``web_request_timeout``) and a cap
+on open connections (``web_max_connections``: more are closed at once; uvicorn's own
+``limit_concurrency`` only answers 503 to a request, and so never frees a silent socket).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import socket
 import threading
+import time
 from collections.abc import Callable
 from datetime import datetime
 
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from pbmserv.config import Settings
 from pbmserv.web.app import create_app
 
 log = logging.getLogger("pbmserv.web")
 START_SECONDS = 10.0
+CAP_LOG_SECONDS = 60.0  # connections closed at the cap are logged at most this often
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a deadline for each request: a connection that has not
+    sent a whole request head ``request_timeout`` seconds after it opened (or after its last
+    response) is closed; and with more than ``max_connections`` open, a new one is closed at
+    once.  A request the application is answering is never cut."""
+
+    request_timeout = 10.0
+    max_connections = 100
+    _deadline: asyncio.TimerHandle | None = None
+    _refused = 0  # connections closed at the cap since the last log line
+    _logged_at = 0.0
+
+    @classmethod
+    def with_limits(cls, request_timeout: float, max_connections: int) -> type[H11Protocol]:
+        """The protocol class for one server's settings (uvicorn makes one instance a
+        connection, from the class alone)."""
+        limits = {"request_timeout": request_timeout, "max_connections": max_connections}
+        return type(cls.__name__, (cls,), limits)
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if len(self.connections) > self.max_connections:
+            self._note_refused()
+            transport.close()
+            return
+        self._arm()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm()  # the next request's head has the same time
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._deadline = self.loop.call_later(self.request_timeout, self._expire)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _expire(self) -> None:
+        self._deadline = None
+        answering = self.cycle is not None and not self.cycle.response_complete
+        if not answering and not self.transport.is_closing():
+            self.transport.close()
+
+    def _note_refused(self) -> None:
+        cls = type(self)
+        cls._refused += 1
+        now = time.monotonic()
+        if now - cls._logged_at >= CAP_LOG_SECONDS:
+            log.warning(
+                "%d web connections closed at once: %d are open (web_max_connections)",
+                cls._refused,
+                self.max_connections,
+            )
+            cls._refused, cls._logged_at = 0, now
 
 
 class WebServer:
@@ -26,6 +103,10 @@ class WebServer:
             create_app(settings, clock),
             host=settings.listen_host,
             port=settings.web_port,
+            http=GuardedH11Protocol.with_limits(
+                settings.web_request_timeout, settings.web_max_connections
+            ),
+            ws="none",  # the pages use no WebSocket: an upgrade is no way around the limits
             log_level="warning",
             access_log=False,
             lifespan="off",
