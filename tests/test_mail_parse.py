@@ -56,7 +56,10 @@ CASES: dict[str, tuple[list[str], str, list[str]]] = {
     "dsn": (
         [],
         "I'm sorry to have to inform you that your message could not be delivered.",
-        ["attachment text/rfc822-headers ignored"],
+        [
+            "attached message (message/delivery-status) ignored",
+            "attachment text/rfc822-headers ignored",
+        ],
     ),
     "mailing_list": ([MOVE], "A list post.", []),
     "no_message_id": (["pylon show 7"], "", []),
@@ -73,6 +76,17 @@ CASES: dict[str, tuple[list[str], str, list[str]]] = {
         ["a damaged base64 part was read as far as possible"],
     ),
     "own_mail": ([], "Summary of Ploy Board 101", []),
+    "forwarded": (
+        ["polis move 101 alice s3cret a7-a6#1"],
+        "my move",
+        ["attached message (message/rfc822) ignored"] * 2,  # attached, then inline
+    ),
+    "mixed_html": (
+        [MOVE],
+        "plain is read",
+        ["an HTML part ignored (the mail has a plain text part)"],
+    ),
+    "mixed_html_blank_plain": ([MOVE], "html is read", ["HTML part converted to text"]),
 }
 
 AUTOMATIC = {
@@ -98,6 +112,14 @@ def test_fixture(name: str) -> None:
     assert parsed.ignored == ignored
     assert parsed.automatic_reason == AUTOMATIC.get(name)
     assert parsed.is_automatic is (name in AUTOMATIC)
+
+
+def test_a_forwarded_mail_is_never_read() -> None:
+    """An attached or inline ``message/rfc822`` is a mail of someone else: none of its lines
+    runs, none is listed as not understood, and its text is neither comment nor kept."""
+    p = parse("forwarded")
+    assert p.not_understood == [] and "polis subscribe" not in p.text
+    assert "SECRET" not in p.text and "ploy resign" not in p.text and p.text == "my move"
 
 
 def test_senders_and_ids() -> None:
