@@ -332,19 +332,42 @@ def test_subject_command(subject: str, command: str | None) -> None:
         ("> a\nmy answer\n> b\nsecond answer", [], "my answer\nsecond answer"),
         ("ploy\u00a0show 1\n", ["ploy show 1"], ""),
         ("** ploy show 1 **\n", ["ploy show 1"], ""),
-        (  # the original pasted below the reply unquoted: its unfilled reply line is no command
-            "ploy move 101 bob pw e2#3\n\nOn Mon, pbmserv wrote:\n\nYour move. Send back:\n"
+        (  # the original pasted below the reply, unquoted: its unfilled reply line is no command
+            "ploy move 101 bob pw e2#3\n\nYour move. Send back:\n"
             "  ploy move 101 bob PASSWORD <move>#3\n",
             ["ploy move 101 bob pw e2#3"],
             "Your move. Send back:\n  ploy move 101 bob ******** <move>#3",  # (masked)
         ),
-        (  # and so are the lines that answer a proposal, or swap
-            "ploy move 101 bob pw accept\n\nOn Mon, pbmserv wrote:\n\n"
+        (  # and so are the lines that answer a proposal, or swap, or set a reset password
+            "ploy move 101 bob pw accept\n\n"
             "  ploy move 101 bob PASSWORD accept\n  ploy move 101 bob PASSWORD reject\n"
-            "  pylon move 101 bob PASSWORD swap#2\n",
+            "  pylon move 101 bob PASSWORD swap#2\n  password new bob CODE NEWPASSWORD\n",
             ["ploy move 101 bob pw accept"],
             "  ploy move 101 bob ******** accept\n  ploy move 101 bob ******** reject\n"
-            "  pylon move 101 bob ******** swap#2",
+            "  pylon move 101 bob ******** swap#2\n  password new bob ******** ********",
+        ),
+        (  # below "On ... wrote:" with no quote under it, the mail replied to: nothing is read
+            "I never signed up, STOP\n\nOn Mon, pbmserv <pbmserv@example.net> wrote:\n\n"
+            "To confirm, send the line\n  confirm ABCDEFGH23456723\n",
+            [],
+            "I never signed up, STOP",
+        ),
+        (  # nor under Outlook's header block
+            "no!\n\nFrom: pbmserv <pbmserv@example.net>\nSent: Monday\nTo: v@example.org\n"
+            "Subject: confirm ABCDEFGH23456723\n\n  confirm ABCDEFGH23456723\n",
+            [],
+            "no!",
+        ),
+        ("From: me\nploy show 1\nok", ["ploy show 1"], "From: me\nok"),  # (no block)
+        (  # a phone's signature is neither command nor comment; the quote below it is skipped
+            "ploy show 1\n\nSent from my iPhone\n\nOn Mon, Bob wrote:\n> x\n\nploy show 2\n",
+            ["ploy show 1", "ploy show 2"],
+            "",
+        ),
+        (
+            "Sent from my phone, sorry for the typos\n",
+            [],
+            "Sent from my phone, sorry for the typos",
         ),
     ],
 )
