@@ -1,7 +1,7 @@
 """More attacks over SMTP against a running server (127.0.0.1), found after issue 16's: mails
 whose From names several addresses, many signup lines in one mail mailing strangers, an
-authenticated player mailing his own text to others without end, and a forwarded mail read as
-the sender's own."""
+authenticated player mailing his own text to others without end, a forwarded mail read as
+the sender's own, and a complaint to a code mail taken for its confirmation."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from test_abuse import count, first_move
 from test_gateway import SERVER, Gateway, body_of, free_port
 
 from pbmserv.cli.server import Server
-from pbmserv.store.models import Comment, Inbox, InboxStatus, Subscription, User
+from pbmserv.store.models import Address, Comment, Inbox, InboxStatus, Subscription, User
 
 
 @pytest.fixture
@@ -167,3 +167,36 @@ def test_a_forwarded_mail_is_neither_run_nor_shown(gateway, shell):
     assert "my move" in board_mail and "SECRET" not in board_mail
     with gateway.sessions() as s:
         assert [c.text for c in s.scalars(select(Comment))] == ["my move"]
+
+
+# ----------------------------------------------------------------------------- complaints
+
+
+def test_a_complaint_to_a_code_mail_confirms_nothing_and_refuse_ends_it(gateway):
+    """mallory signs up with victim2's address; victim2 answers the code mail "I never signed
+    up, STOP" and was answered "victim2@... is confirmed: mail for mallory2 goes there now".
+    Now nothing is confirmed, the answer gives 'refuse CODE', and after it mallory2 never
+    mails victim2 again."""
+    victim = "victim2@elsewhere.example"
+    gateway.send("mallory@evil.example", "signup mallory2 pw-mallory-12 " + victim)
+    gateway.settle()
+    [code_mail] = gateway.mails(victim)
+    code = str(code_mail["Subject"]).removeprefix("confirm ")
+    assert f"or send 'refuse {code}'; nothing more is sent." in " ".join(body_of(code_mail).split())
+    gateway.send(
+        victim,
+        f"Re: {code_mail['Subject']}",
+        "I never signed up, STOP\n\n> Somebody (you, we hope) asked ...\n",
+        headers={"In-Reply-To": code_mail["Message-ID"]},
+    )
+    gateway.settle()
+    answer = gateway.mails(victim)[-1]
+    assert answer["Subject"] == "pbmserv: nothing confirmed"
+    assert f"\n  refuse {code}\n" in body_of(answer) and "is confirmed" not in body_of(answer)
+    with gateway.sessions() as s:
+        assert s.scalars(select(Address.confirmed)).all() == [False]
+    gateway.send(victim, f"refuse {code}")
+    gateway.send("mallory@evil.example", f"change address mallory2 pw-mallory-12 {victim}")
+    gateway.settle()
+    assert [str(m["Subject"]) for m in gateway.mails(victim)][2:] == ["pbmserv refuse"]
+    assert "refused the mail of mallory2" in body_of(gateway.mails("mallory@evil.example")[-1])

@@ -378,6 +378,27 @@ def test_body(body: str, commands: list[str], comment: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("body", "says_more"),
+    [
+        ("", False),
+        ("> Somebody asked ...\n\n-- \nVictor", False),  # quoted text and a signature only
+        ("On Mon, pbmserv wrote:\n> Somebody asked\n", False),
+        ("\nSent from my iPhone\n\n> Somebody asked\n", False),
+        ("Sent from Yahoo Mail on Android\n\n> Somebody asked\n", False),
+        ("I never signed up, STOP", True),
+        ("STOP\n\nOn Mon, pbmserv wrote:\n\n  confirm ABCDEFGH23456723\n", True),
+        ("help", True),  # a command line of its own
+        ("sigunp 101 x", True),  # a line not understood
+    ],
+)
+def test_what_a_reply_says_besides_its_subject(body: str, says_more: bool) -> None:
+    """A code in the Subject is a yes only from a mail that says nothing more."""
+    raw = b"From: v@example.org\nSubject: Re: confirm ABCDEFGH23456723\n\n" + body.encode()
+    p = parse_message(raw)
+    assert p.commands[0] == "confirm ABCDEFGH23456723" and p.says_more is says_more
+
+
+@pytest.mark.parametrize(
     ("subject", "body", "not_understood", "comment"),
     [
         ("hi", "move 101 bob pw e2\nok", ["move 101 bob pw e2"], "ok"),  # game word forgotten
