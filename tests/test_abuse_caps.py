@@ -1,6 +1,7 @@
 """More attacks over SMTP against a running server (127.0.0.1), found after issue 16's: mails
-whose From names several addresses, many signup lines in one mail mailing strangers, and an
-authenticated player mailing his own text to others without end."""
+whose From names several addresses, many signup lines in one mail mailing strangers, an
+authenticated player mailing his own text to others without end, a forwarded mail read as
+the sender's own, and a complaint to a code mail taken for its confirmation."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ from email.utils import make_msgid
 
 import pytest
 from sqlalchemy import select
-from test_abuse import count
+from test_abuse import count, first_move
 from test_gateway import SERVER, Gateway, body_of, free_port
 
 from pbmserv.cli.server import Server
-from pbmserv.store.models import Inbox, InboxStatus, User
+from pbmserv.store.models import Address, Comment, Inbox, InboxStatus, Subscription, User
 
 
 @pytest.fixture
@@ -131,3 +132,71 @@ def test_a_players_own_text_reaches_another_address_only_so_often_a_day(gateway,
     assert "your chat line was not sent to bob" in " ".join(
         body_of(gateway.mails("mallory@example.org")[-1]).split()
     )
+
+
+# ----------------------------------------------------------------------------- forwarded mail
+
+
+def test_a_forwarded_mail_is_neither_run_nor_shown(gateway, shell):
+    """alice attaches a mail carol sent her to her move: its command line once ran too ("2
+    command lines") and its private text went to bob as alice's comment and onto the web
+    page.  Now her own line alone runs, and the answer says the attached mail was ignored."""
+    shell.signup("alice", "bob", "carol")
+    shell.ok("polis challenge alice bob")
+    mover, move = first_move(gateway.sessions)
+    other = {"alice": "bob", "bob": "alice"}[mover]
+    body = (
+        "--X\r\nContent-Type: text/plain\r\n\r\nmy move\r\n"
+        "--X\r\nContent-Type: message/rfc822\r\n"
+        'Content-Disposition: attachment; filename="fwd.eml"\r\n\r\n'
+        "From: carol@example.org\r\nSubject: private\r\n\r\n"
+        "SECRET: my bank pin is 1234, don't tell bob\r\npolis subscribe 101 carol\r\n--X--\r\n"
+    )
+    raw = (
+        f"From: {mover}@example.org\r\nTo: {SERVER}\r\n"
+        f"Subject: polis move 101 {mover} pw-{mover} {move}#1\r\n"
+        f"Message-ID: {make_msgid(domain='client.example')}\r\nMIME-Version: 1.0\r\n"
+        'Content-Type: multipart/mixed; boundary="X"\r\n\r\n' + body
+    ).encode()
+    gateway.send(f"{mover}@example.org", "", raw=raw)
+    gateway.settle()
+    answer = " ".join(body_of(gateway.mails(f"{mover}@example.org")[-1]).split())
+    assert "command lines" not in answer and "attached message (message/rfc822) ignored" in answer
+    assert count(gateway.sessions, Subscription) == 0
+    board_mail = body_of(gateway.mails(f"{other}@example.org")[-1])
+    assert "my move" in board_mail and "SECRET" not in board_mail
+    with gateway.sessions() as s:
+        assert [c.text for c in s.scalars(select(Comment))] == ["my move"]
+
+
+# ----------------------------------------------------------------------------- complaints
+
+
+def test_a_complaint_to_a_code_mail_confirms_nothing_and_refuse_ends_it(gateway):
+    """mallory signs up with victim2's address; victim2 answers the code mail "I never signed
+    up, STOP" and was answered "victim2@... is confirmed: mail for mallory2 goes there now".
+    Now nothing is confirmed, the answer gives 'refuse CODE', and after it mallory2 never
+    mails victim2 again."""
+    victim = "victim2@elsewhere.example"
+    gateway.send("mallory@evil.example", "signup mallory2 pw-mallory-12 " + victim)
+    gateway.settle()
+    [code_mail] = gateway.mails(victim)
+    code = str(code_mail["Subject"]).removeprefix("confirm ")
+    assert f"or send 'refuse {code}'; nothing more is sent." in " ".join(body_of(code_mail).split())
+    gateway.send(
+        victim,
+        f"Re: {code_mail['Subject']}",
+        "I never signed up, STOP\n\n> Somebody (you, we hope) asked ...\n",
+        headers={"In-Reply-To": code_mail["Message-ID"]},
+    )
+    gateway.settle()
+    answer = gateway.mails(victim)[-1]
+    assert answer["Subject"] == "pbmserv: nothing confirmed"
+    assert f"\n  refuse {code}\n" in body_of(answer) and "is confirmed" not in body_of(answer)
+    with gateway.sessions() as s:
+        assert s.scalars(select(Address.confirmed)).all() == [False]
+    gateway.send(victim, f"refuse {code}")
+    gateway.send("mallory@evil.example", f"change address mallory2 pw-mallory-12 {victim}")
+    gateway.settle()
+    assert [str(m["Subject"]) for m in gateway.mails(victim)][2:] == ["pbmserv refuse"]
+    assert "refused the mail of mallory2" in body_of(gateway.mails("mallory@evil.example")[-1])

@@ -15,12 +15,12 @@ from pbmserv.mail import inbox, worker
 from pbmserv.store.models import Address, Outbox, OutboxStatus, Token, TokenKind, User
 
 
-def mail(shell, sender: str, subject: str) -> None:
-    """``sender`` (or someone forging it) mails ``subject``; the worker processes it at once,
-    on the test's clock, caps and all."""
+def mail(shell, sender: str, subject: str, body: str = "") -> None:
+    """``sender`` (or someone forging it) mails ``subject`` and ``body``; the worker processes
+    it at once, on the test's clock, caps and all."""
     raw = (
         f"From: {sender}\nTo: {shell.settings.server_address}\nSubject: {subject}\n"
-        f"Message-ID: {make_msgid(domain='client.example')}\n\nhi\n"
+        f"Message-ID: {make_msgid(domain='client.example')}\n\n{body}\n"
     ).encode()
     inbox.store(shell.sessions, raw, sender, [shell.settings.server_address], shell.clock.now)
     worker.process_batch(shell.sessions, shell.settings, lambda: shell.clock.now)
@@ -139,3 +139,132 @@ def test_migration_0009_drops_the_texts_of_mails_sent_before(shell):
     assert (first.subject, first.body, first.dropped_bytes) == ("confirm ********", "", 28)
     assert second.status is OutboxStatus.pending and second.dropped_bytes is None
     assert second.body and second.subject == "New Polis Board 101 alice"
+
+
+# ----------------------------------------------------------------------------- replies to codes
+
+
+def code_of(row: Outbox) -> str:
+    return row.subject.removeprefix("confirm ")
+
+
+def confirmed(shell, userid: str) -> list[tuple[str, bool]]:
+    with shell.sessions() as s:
+        query = select(Address.address, Address.confirmed).join(User).where(User.userid == userid)
+        return sorted(s.execute(query).all())
+
+
+def flat(row: Outbox) -> str:
+    return " ".join(row.body.split())
+
+
+COMPLAINTS = [  # replies that say something of their own: none is a yes
+    "I never signed up, STOP",
+    "I never signed up\n\nOn Mon, pbmserv <pbmserv@example.net> wrote:\n> Somebody asked",
+    # the code mail pasted back unquoted, its confirm line and all
+    "who is this?\n\nOn Mon, pbmserv wrote:\n\nTo confirm, send the line\n  confirm {code}\n",
+    "no!\n\nFrom: pbmserv <pbmserv@example.net>\nSent: Monday\n\n  confirm {code}\n",
+    "help",  # a command line of its own
+    "sigunp 101 x",  # a line not understood
+]
+
+
+def test_a_reply_with_words_of_its_own_confirms_nothing(shell):
+    """mallory signs up with victim's address; victim answers the code mail: "I never signed
+    up, STOP" once confirmed it.  Now no reply that says anything of its own is a yes; each
+    is answered with the lines that refuse and confirm, and the code still works."""
+    shell.settings.max_stranger_answers_per_day = 10  # (each complaint is answered)
+    victim = "victim2@elsewhere.example"
+    mail(shell, "mallory@evil.example", f"signup mallory2 pw-mallory-12 {victim}")
+    [code_mail] = mails_to(shell, victim)
+    code = code_of(code_mail)
+    assert "If you did not ask for this, ignore this mail or send\n'refuse " in code_mail.body
+    for body in COMPLAINTS:
+        mail(shell, victim, f"Re: {code_mail.subject}", body.format(code=code))
+        answer = mails_to(shell, victim)[-1]
+        assert "nothing was confirmed: your mail says something of its own" in flat(answer)
+        assert f"\n  refuse {code}\n" in answer.body and f"\n  confirm {code}\n" in answer.body
+        assert confirmed(shell, "mallory2") == [(victim, False)], body
+    assert "pbmserv: nothing confirmed" in {row.subject for row in mails_to(shell, victim)}
+    assert codes(shell, TokenKind.address) == 1  # (still to be used, or refused)
+    mail(shell, victim, f"Re: {code_mail.subject}", "> Somebody asked\n\n-- \nVictor")
+    assert confirmed(shell, "mallory2") == [(victim, True)]  # quoted text and signature only
+
+
+def test_a_line_of_its_own_or_a_bare_reply_confirms(shell):
+    """The yes: ``confirm CODE`` as a line of the body (whatever else the mail says), or a
+    reply with nothing of its own but a phone's signature."""
+    mail(shell, "dave@example.org", "signup dave pw3456")
+    mail(shell, "erin@example.org", "signup erin pw3456")
+    dave, erin = mails_to(shell, "dave@example.org")[0], mails_to(shell, "erin@example.org")[0]
+    mail(shell, "dave@example.org", "Re: hello", f"Yes, that was me.\n\nconfirm {code_of(dave)}")
+    mail(shell, "erin@example.org", f"Re: {erin.subject}", "\nSent from my iPhone\n\n> Somebody")
+    assert confirmed(shell, "dave") == [("dave@example.org", True)]
+    assert confirmed(shell, "erin") == [("erin@example.org", True)]
+
+
+def test_refuse_withdraws_the_code_and_the_account_never_mails_the_address_again(shell):
+    victim = "victim2@elsewhere.example"
+    mail(shell, "mallory@evil.example", f"signup mallory2 pw-mallory-12 {victim}")
+    code = code_of(mails_to(shell, victim)[0])
+    mail(shell, victim, "hi", f"refuse {code}")
+    answer = mails_to(shell, victim)[-1]
+    assert answer.subject == "pbmserv refuse"
+    assert f"The code is withdrawn: {victim} is not confirmed for mallory2, and mallory2" in (
+        flat(answer)
+    )
+    mail(shell, victim, f"confirm {code}")
+    assert "cannot confirm: this code has been used already" in mails_to(shell, victim)[-1].body
+    assert confirmed(shell, "mallory2") == [(victim, False)]
+    sent = len(mails_to(shell, victim))
+    for _ in range(2):  # the forger asks again, for the same account
+        mail(shell, "mallory@evil.example", f"change address mallory2 pw-mallory-12 {victim}")
+    assert len(mails_to(shell, victim)) == sent  # nothing more
+    refused = flat(mails_to(shell, "mallory@evil.example")[-1])
+    assert f"{victim} refused the mail of mallory2" in refused
+    assert confirmed(shell, "mallory2") == [(victim, False)]  # the change rolled back
+    # another account is another sender: one code mail each, as for any address
+    mail(shell, "mallory@evil.example", f"signup mallory3 pw-mallory-12 {victim}")
+    assert len(mails_to(shell, victim)) == sent + 1
+    # an account that never confirmed an address is still removed in time
+    shell.clock.advance(days=shell.settings.unconfirmed_account_days + 1)
+    housekeeping(shell.sessions, shell.settings, shell.clock.now)
+    with shell.sessions() as s:
+        assert list(s.scalars(select(User.userid))) == []
+
+
+def test_a_forged_challenge_is_not_confirmed_by_its_victims_complaint(shell):
+    """mallory forges alice's From: "polis challenge alice bob".  alice's answer to the code
+    mail once started the game; now it starts nothing, and 'refuse' withdraws the challenge."""
+    shell.signup("alice", "bob")
+    mail(shell, "alice@example.org", "polis challenge alice bob")  # forged
+    code_mail = mails_to(shell, "alice@example.org")[-1]
+    mail(shell, "alice@example.org", f"Re: {code_mail.subject}", "I challenged nobody!")
+    assert "nothing was confirmed" in mails_to(shell, "alice@example.org")[-1].body
+    assert codes(shell, TokenKind.challenge) == 1
+    mail(shell, "alice@example.org", f"refuse {code_of(code_mail)}")
+    answer = flat(mails_to(shell, "alice@example.org")[-1])
+    assert "The code is withdrawn: the challenge 'polis challenge alice bob' will not start." in (
+        answer
+    )
+    mail(shell, "alice@example.org", f"Re: {code_mail.subject}")
+    assert "this code has been used already" in mails_to(shell, "alice@example.org")[-1].body
+    assert mails_to(shell, "bob@example.org") == []
+
+
+def test_a_reply_to_a_reset_mail_changes_nothing_and_its_code_can_be_refused(shell):
+    """A reset code works only in 'password new' with a new password.  A reply to its mail
+    that pastes it back unquoted holds that line with NEWPASSWORD unset: no command (it once
+    set the password "NEWPASSWORD").  'refuse' withdraws the code."""
+    shell.signup("carol")
+    mail(shell, "mallory@evil.example", "password reset carol")
+    reset = mails_to(shell, "carol@example.org")[-1]
+    code = reset.body.split("password new carol ")[1].split()[0]
+    assert f"If it was not you, ignore this mail or send\n'refuse {code}'" in reset.body
+    pasted = "I did not ask!\n\n" + reset.body  # no attribution, nothing quoted
+    mail(shell, "carol@example.org", f"Re: {reset.subject}", pasted)
+    shell.ok("change password carol pw-carol pw-carol-2")  # the old password still holds
+    mail(shell, "carol@example.org", "hi", f"refuse {code}")
+    assert "the password of carol stays as it is" in flat(mails_to(shell, "carol@example.org")[-1])
+    mail(shell, "carol@example.org", f"password new carol {code} Pw-new-123")
+    assert "this code has been used already" in mails_to(shell, "carol@example.org")[-1].body

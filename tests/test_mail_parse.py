@@ -56,7 +56,10 @@ CASES: dict[str, tuple[list[str], str, list[str]]] = {
     "dsn": (
         [],
         "I'm sorry to have to inform you that your message could not be delivered.",
-        ["attachment text/rfc822-headers ignored"],
+        [
+            "attached message (message/delivery-status) ignored",
+            "attachment text/rfc822-headers ignored",
+        ],
     ),
     "mailing_list": ([MOVE], "A list post.", []),
     "no_message_id": (["pylon show 7"], "", []),
@@ -73,6 +76,17 @@ CASES: dict[str, tuple[list[str], str, list[str]]] = {
         ["a damaged base64 part was read as far as possible"],
     ),
     "own_mail": ([], "Summary of Ploy Board 101", []),
+    "forwarded": (
+        ["polis move 101 alice s3cret a7-a6#1"],
+        "my move",
+        ["attached message (message/rfc822) ignored"] * 2,  # attached, then inline
+    ),
+    "mixed_html": (
+        [MOVE],
+        "plain is read",
+        ["an HTML part ignored (the mail has a plain text part)"],
+    ),
+    "mixed_html_blank_plain": ([MOVE], "html is read", ["HTML part converted to text"]),
 }
 
 AUTOMATIC = {
@@ -98,6 +112,14 @@ def test_fixture(name: str) -> None:
     assert parsed.ignored == ignored
     assert parsed.automatic_reason == AUTOMATIC.get(name)
     assert parsed.is_automatic is (name in AUTOMATIC)
+
+
+def test_a_forwarded_mail_is_never_read() -> None:
+    """An attached or inline ``message/rfc822`` is a mail of someone else: none of its lines
+    runs, none is listed as not understood, and its text is neither comment nor kept."""
+    p = parse("forwarded")
+    assert p.not_understood == [] and "polis subscribe" not in p.text
+    assert "SECRET" not in p.text and "ploy resign" not in p.text and p.text == "my move"
 
 
 def test_senders_and_ids() -> None:
@@ -310,19 +332,42 @@ def test_subject_command(subject: str, command: str | None) -> None:
         ("> a\nmy answer\n> b\nsecond answer", [], "my answer\nsecond answer"),
         ("ploy\u00a0show 1\n", ["ploy show 1"], ""),
         ("** ploy show 1 **\n", ["ploy show 1"], ""),
-        (  # the original pasted below the reply unquoted: its unfilled reply line is no command
-            "ploy move 101 bob pw e2#3\n\nOn Mon, pbmserv wrote:\n\nYour move. Send back:\n"
+        (  # the original pasted below the reply, unquoted: its unfilled reply line is no command
+            "ploy move 101 bob pw e2#3\n\nYour move. Send back:\n"
             "  ploy move 101 bob PASSWORD <move>#3\n",
             ["ploy move 101 bob pw e2#3"],
             "Your move. Send back:\n  ploy move 101 bob ******** <move>#3",  # (masked)
         ),
-        (  # and so are the lines that answer a proposal, or swap
-            "ploy move 101 bob pw accept\n\nOn Mon, pbmserv wrote:\n\n"
+        (  # and so are the lines that answer a proposal, or swap, or set a reset password
+            "ploy move 101 bob pw accept\n\n"
             "  ploy move 101 bob PASSWORD accept\n  ploy move 101 bob PASSWORD reject\n"
-            "  pylon move 101 bob PASSWORD swap#2\n",
+            "  pylon move 101 bob PASSWORD swap#2\n  password new bob CODE NEWPASSWORD\n",
             ["ploy move 101 bob pw accept"],
             "  ploy move 101 bob ******** accept\n  ploy move 101 bob ******** reject\n"
-            "  pylon move 101 bob ******** swap#2",
+            "  pylon move 101 bob ******** swap#2\n  password new bob ******** ********",
+        ),
+        (  # below "On ... wrote:" with no quote under it, the mail replied to: nothing is read
+            "I never signed up, STOP\n\nOn Mon, pbmserv <pbmserv@example.net> wrote:\n\n"
+            "To confirm, send the line\n  confirm ABCDEFGH23456723\n",
+            [],
+            "I never signed up, STOP",
+        ),
+        (  # nor under Outlook's header block
+            "no!\n\nFrom: pbmserv <pbmserv@example.net>\nSent: Monday\nTo: v@example.org\n"
+            "Subject: confirm ABCDEFGH23456723\n\n  confirm ABCDEFGH23456723\n",
+            [],
+            "no!",
+        ),
+        ("From: me\nploy show 1\nok", ["ploy show 1"], "From: me\nok"),  # (no block)
+        (  # a phone's signature is neither command nor comment; the quote below it is skipped
+            "ploy show 1\n\nSent from my iPhone\n\nOn Mon, Bob wrote:\n> x\n\nploy show 2\n",
+            ["ploy show 1", "ploy show 2"],
+            "",
+        ),
+        (
+            "Sent from my phone, sorry for the typos\n",
+            [],
+            "Sent from my phone, sorry for the typos",
         ),
     ],
 )
@@ -330,6 +375,27 @@ def test_body(body: str, commands: list[str], comment: str) -> None:
     raw = b"From: a@example.org\nSubject: x\nContent-Type: text/plain; charset=utf-8\n\n"
     p = parse_message(raw + body.encode())
     assert (p.commands, p.comment) == (commands, comment)
+
+
+@pytest.mark.parametrize(
+    ("body", "says_more"),
+    [
+        ("", False),
+        ("> Somebody asked ...\n\n-- \nVictor", False),  # quoted text and a signature only
+        ("On Mon, pbmserv wrote:\n> Somebody asked\n", False),
+        ("\nSent from my iPhone\n\n> Somebody asked\n", False),
+        ("Sent from Yahoo Mail on Android\n\n> Somebody asked\n", False),
+        ("I never signed up, STOP", True),
+        ("STOP\n\nOn Mon, pbmserv wrote:\n\n  confirm ABCDEFGH23456723\n", True),
+        ("help", True),  # a command line of its own
+        ("sigunp 101 x", True),  # a line not understood
+    ],
+)
+def test_what_a_reply_says_besides_its_subject(body: str, says_more: bool) -> None:
+    """A code in the Subject is a yes only from a mail that says nothing more."""
+    raw = b"From: v@example.org\nSubject: Re: confirm ABCDEFGH23456723\n\n" + body.encode()
+    p = parse_message(raw)
+    assert p.commands[0] == "confirm ABCDEFGH23456723" and p.says_more is says_more
 
 
 @pytest.mark.parametrize(

@@ -164,6 +164,11 @@ def change_address(call: Call) -> None:
             done = confirmation.mail_confirmations(
                 session, req.settings, user, new, req.now, sender=req.sender, replace=addresses
             )
+            if done.refused:  # rolls the change back
+                raise Refused(
+                    f"{', '.join(done.refused)} refused the mail of {user.userid} (with "
+                    "'refuse CODE'): nothing is sent there for this account; give another address"
+                )
     _given(req, addresses)
     name = accounts.normalise_userid(userid)
     if not new:

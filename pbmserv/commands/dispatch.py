@@ -48,6 +48,9 @@ class Mail:
     each line gets a :class:`Request` of its own."""
 
     addresses: set[str] = field(default_factory=set)  # given by its signup / change address
+    # its body says something of its own besides the Subject's line (text, other lines;
+    # quotes and signature are not its own): a code in its Subject is then no yes
+    says_more: bool = False
 
 
 @dataclass
@@ -72,6 +75,8 @@ class Request:
     in_transaction: bool = False
     # the mail this line is one of (a line of its own, from the shell)
     mail: Mail = field(default_factory=Mail)
+    # the line is the mail's Subject (a reply keeps our subject, ``confirm CODE``, there)
+    from_subject: bool = False
     # words of the line found out to be secret while it ran: a userid that names no account
     # may be the password of a line whose userid was forgotten (the mail worker masks them in
     # the answer and in the mail's kept copy)

@@ -1,33 +1,73 @@
-"""The commands behind the mailed codes: ``confirm CODE``, ``password reset`` and
-``password new``.
+"""The commands behind the mailed codes: ``confirm CODE``, ``refuse CODE``, ``password reset``
+and ``password new``.
 
 Codes come from :mod:`pbmserv.domain.confirmation` (address and challenge confirmation,
 password reset) and are checked by :mod:`pbmserv.domain.tokens` (hashed, expiring, one use).
 A code is declared as a password argument, so it is masked wherever a line is quoted.
+
+A reply to a code mail keeps ``confirm CODE`` in its Subject; it is a yes only when it says
+nothing of its own.  Whoever got a code he never asked for answers it too, and "I never
+signed up, STOP" once confirmed a forged sign-up.  Such a reply confirms nothing and is told
+the two lines to send: ``refuse CODE`` and ``confirm CODE`` (a line of the body is a yes).
 """
 
 from __future__ import annotations
 
 from sqlalchemy import delete
+from sqlalchemy.orm import Session
 
-from pbmserv.commands.dispatch import Refused, answer
+from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.games import create_challenge
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
 from pbmserv.domain import accounts, confirmation, tokens
 from pbmserv.games import get_game
 from pbmserv.render.templates import fill
-from pbmserv.store.models import AuthFailure, TokenKind, User
+from pbmserv.store.models import AuthFailure, Token, TokenKind, User
+
+RESET_CODE = "this code resets a password: send 'password new USERID CODE NEWPASSWORD'"
+
+
+def _usable(session: Session, code: str, req: Request, doing: str) -> Token:
+    """The code's token, not yet used; refused as the code cannot be used."""
+    try:
+        return tokens.check(session, code, req.now)
+    except tokens.TokenError as exc:
+        raise Refused(f"cannot {doing}: {exc}") from None
+
+
+def _no_yes(req: Request, code: str) -> Refused:
+    """The answer to a reply whose Subject carries the code and whose body says more: nothing
+    is confirmed, and the lines to send are given (the refusal first: a copy of this answer
+    pasted back unquoted refuses before it could confirm)."""
+    hours = req.settings.token_hours
+    return Refused(
+        "nothing was confirmed: your mail says something of its own besides the code in its "
+        "subject, and such a reply is not taken for a yes.",
+        subject="pbmserv: nothing confirmed",
+        body=fill(
+            "If you did not ask for the mail with this code, send the line below (the code "
+            "is withdrawn, and an account that gave your address never mails it again), or "
+            f"do nothing: the code expires in {hours} hours and nothing more is sent."
+        )
+        + f"\n  refuse {code}\n\n"
+        + "If you did ask for it, send the line\n"
+        + f"  confirm {code}\n",
+    )
 
 
 def confirm(call: Call) -> None:
-    """Confirm an address or a challenge with the code mailed for it."""
+    """Confirm an address or a challenge with the code mailed for it: a line of its own, or
+    a reply that says nothing but its Subject (see the module's docstring)."""
     req, ctx = call.req, call.ctx
+    code = call.args["code"]
     challenge: tuple[str, list[str], list[str], int] | None = None
     with req.sessions() as session, session.begin():
-        try:
-            token = tokens.redeem(session, call.args["code"], req.now)
-        except tokens.TokenError as exc:
-            raise Refused(f"cannot confirm: {exc}") from None
+        token = _usable(session, code, req, "confirm")
+        if token.kind is TokenKind.reset:
+            raise Refused(RESET_CODE)
+        if req.from_subject and req.mail.says_more:
+            raise _no_yes(req, code)
+        token.used_at = req.now
         user = session.get(User, token.user_id)
         assert user is not None
         if token.kind is TokenKind.address:
@@ -39,15 +79,36 @@ def confirm(call: Call) -> None:
                 raise Refused(f"a challenge is confirmed from a confirmed address of {user.userid}")
             payload = token.payload
             challenge = (payload["game"], payload["players"], payload["options"], user.id)
-        else:
-            raise Refused(
-                "this code resets a password: send 'password new USERID CODE NEWPASSWORD'"
-            )
     if challenge is None:
         answer(ctx, "pbmserv confirm", message)
         return
     game, players, options, user_id = challenge
     create_challenge(get_game(game), req, ctx, players, options, confirmed_by=user_id)
+
+
+def refuse(call: Call) -> None:
+    """Withdraw a code that was mailed to you unasked.  For an address, the account that gave
+    it never mails it again.  Anyone who holds the code may: it was mailed only to the
+    address it is for (a challenge's, to the challenger's), never to whoever asked for it."""
+    req = call.req
+    with req.sessions() as session, session.begin():
+        token = _usable(session, call.args["code"], req, "refuse")
+        token.used_at = req.now
+        confirmation.refuse(session, token, req.now)
+        user = session.get(User, token.user_id)
+        assert user is not None
+        if token.kind is TokenKind.address:
+            done = (
+                f"{token.address} is not confirmed for {user.userid}, and {user.userid} "
+                "will never have mail sent there again."
+            )
+        elif token.kind is TokenKind.challenge:
+            payload = token.payload
+            line = " ".join([payload["game"], "challenge", *payload["players"]])
+            done = f"the challenge '{line}' will not start."
+        else:
+            done = f"the password of {user.userid} stays as it is."
+    answer(call.ctx, "pbmserv refuse", fill(f"The code is withdrawn: {done}") + "\n")
 
 
 def password_reset(call: Call) -> None:
@@ -110,6 +171,14 @@ COMMANDS: tuple[Command, ...] = (
         confirm,
         "Confirm an address or a challenge with the code mailed for it (or reply to that mail).",
         (CODE,),
+    ),
+    Command(
+        "refuse",
+        refuse,
+        "Withdraw a code mailed to you that you did not ask for; an account that gave your "
+        "address never mails it again.",
+        (CODE,),
+        plain_word=True,
     ),
 )
 

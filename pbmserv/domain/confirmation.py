@@ -7,6 +7,12 @@ only the challenger's confirmed address, until the challenger confirms it the sa
 password reset mails a code to the account's confirmed addresses.  The codes are
 :mod:`pbmserv.domain.tokens`: hashed at rest, expiring, one use.
 
+A reply is a yes only when it says nothing of its own (the commands check that): whoever got a
+code he did not ask for may answer it, and "I never signed up, STOP" must not confirm.  He
+may also send ``refuse CODE``: the code is used up, and for an address the account that gave
+it never mails it again (:func:`refuse`).  Only the code's holder can refuse: the code went
+to the address it is for (a challenge's, to the challenger's), never to whoever asked.
+
 A code exists only once its mail is queued: a mail over the recipient's daily caps
 (:mod:`pbmserv.domain.limits`) creates no code, and the worker withdraws the codes of an
 answer it does not send after all.  So a waiting code is one that was mailed, and only a
@@ -30,6 +36,7 @@ from pbmserv.render.templates import fill, render
 from pbmserv.store.models import (
     Address,
     Comment,
+    Refusal,
     Seat,
     Token,
     TokenKind,
@@ -50,12 +57,14 @@ class Confirmation:
 @dataclass
 class Confirmations:
     """What :func:`mail_confirmations` did: the sender's own mail (it becomes the answer), the
-    addresses for which this account's earlier code still works (nothing new was sent), and
-    those that got no mail because their daily cap is reached (no code was made)."""
+    addresses for which this account's earlier code still works (nothing new was sent), those
+    that got no mail because their daily cap is reached (no code was made), and those whose
+    owner refused this account's mail (nothing is sent there, ever)."""
 
     own: Confirmation | None = None
     waiting: list[str] = field(default_factory=list)
     capped: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
 
 
 SUBJECT = "confirm "
@@ -108,13 +117,42 @@ def address_mail(
         f"Somebody (you, we hope) asked {settings.server_name} to send game mail for the player",
         f"'{user.userid}' to {address}.",
         "",
-        "To confirm, reply to this mail (keep the subject), or send the line",
+        "To confirm, reply to this mail (keep the subject and write nothing of your",
+        "own), or send the line",
         f"  confirm {code}",
         f"to {settings.server_address} within {settings.token_hours} hours.",
         "",
-        "If it was not you, ignore this mail: you will get nothing more from us.",
+        *_refuse_lines(code),
     ]
     return Confirmation(address, SUBJECT + code, _text(lines))
+
+
+def _refuse_lines(code: str) -> list[str]:
+    """How to say no, in every code mail.  The command stands inside a sentence, so that a
+    copy of the mail pasted back is never read as one: a refusal is for good."""
+    return [
+        "If you did not ask for this, ignore this mail or send",
+        f"'refuse {code}'; nothing more is sent.",
+    ]
+
+
+def is_refused(session: Session, user_id: int, address: str) -> bool:
+    """Whether the owner of ``address`` refused the mail of this account."""
+    return (
+        session.scalar(
+            select(Refusal.id).where(Refusal.user_id == user_id, Refusal.address == address.lower())
+        )
+        is not None
+    )
+
+
+def refuse(session: Session, token: Token, now: datetime) -> None:
+    """The holder of a code (already used up) refused it: for an address, the account that
+    gave it never mails it again; the address stays unconfirmed (it gets nothing), so an
+    account that never confirmed one is still removed in time (:func:`expire_unconfirmed`)."""
+    address = token.address if token.kind is TokenKind.address else None
+    if address and not is_refused(session, token.user_id, address):
+        session.add(Refusal(user_id=token.user_id, address=address.lower(), created=now))
 
 
 def mail_confirmations(
@@ -131,11 +169,13 @@ def mail_confirmations(
     becomes the answer, within the worker's caps).  An address for which this account has a
     code waiting gets nothing new; one whose daily cap is reached gets no mail and no code.
     ``replace``: the account's addresses once one of these is confirmed (the others are then
-    dropped)."""
+    dropped).  An address whose owner refused this account gets nothing."""
     done = Confirmations()
     own = sender.lower() if sender else None
     for address in addresses:
-        if tokens.pending(session, TokenKind.address, now, user_id=user.id, address=address):
+        if is_refused(session, user.id, address):
+            done.refused.append(address)
+        elif tokens.pending(session, TokenKind.address, now, user_id=user.id, address=address):
             done.waiting.append(address)
         elif address == own:  # the answer carries it: made only if the answer will go out
             if limits.answer_expected(session, settings, address, now):
@@ -190,8 +230,11 @@ def challenge_mail(
         f"  {line}",
         "",
         "Nobody else has been told. To start the game, reply to this mail (keep the",
-        f"subject), or send the line 'confirm {code}' within {settings.token_hours} hours.",
-        "Without a confirmation nothing happens.",
+        "subject and write nothing of your own), or send the line",
+        f"  confirm {code}",
+        f"within {settings.token_hours} hours. Without a confirmation nothing happens.",
+        "",
+        *_refuse_lines(code),
     ]
     return Confirmation("", SUBJECT + code, _text(lines))
 
@@ -226,7 +269,8 @@ def reset_mails(session: Session, settings: Settings, user: User, now: datetime)
         "To set one, send the line",
         f"  password new {user.userid} {code} NEWPASSWORD",
         f"to {settings.server_address} within {settings.token_hours} hours (the code works once).",
-        "If it was not you, ignore this mail: your password stays as it is.",
+        "If it was not you, ignore this mail or send",
+        f"'refuse {code}': your password stays as it is.",
     ]
     for address in allowed:
         queue_mail(session, address, f"{settings.server_name} password reset", _text(lines), now)

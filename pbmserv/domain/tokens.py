@@ -1,6 +1,6 @@
 """One-use codes mailed to an address: address confirmation, challenge confirmation, password
 reset.  One mechanism for all three, so that every code is hashed at rest, expires and works
-once.
+once (to confirm, or to be refused: ``refuse CODE`` uses it up too).
 
 Only the SHA-256 of a code is stored: a copy of the database does not let anyone confirm or
 reset anything (nor does the outbox: a mail that carried a code keeps no text once it is sent,
@@ -64,8 +64,9 @@ def issue(
     return code
 
 
-def redeem(session: Session, code: str, now: datetime, kind: TokenKind | None = None) -> Token:
-    """Mark the code used and return it; TokenError if it cannot be used (now or ever)."""
+def check(session: Session, code: str, now: datetime, kind: TokenKind | None = None) -> Token:
+    """The code's token, left unused (a reply that is no yes says what it could do);
+    TokenError if it cannot be used (now or ever)."""
     token = session.scalar(select(Token).where(Token.token_hash == digest(code)))
     if token is None or (kind is not None and token.kind is not kind):
         raise TokenError("this code is unknown")
@@ -73,6 +74,12 @@ def redeem(session: Session, code: str, now: datetime, kind: TokenKind | None = 
         raise TokenError("this code has been used already")
     if now >= token.expires:
         raise TokenError("this code has expired; ask for a new one")
+    return token
+
+
+def redeem(session: Session, code: str, now: datetime, kind: TokenKind | None = None) -> Token:
+    """Mark the code used and return it; TokenError if it cannot be used (now or ever)."""
+    token = check(session, code, now, kind)
     token.used_at = now
     return token
 

@@ -203,36 +203,54 @@ def _is_attachment(part: Message) -> bool:
 
 
 def collect_text(part: Message, texts: list[str], notes: list[str], depth: int = 0) -> None:
-    """Append the readable text parts of ``part`` to ``texts``; note what is left out."""
+    """Append the readable text parts of ``part`` to ``texts``; note what is left out.
+
+    A mail inside the mail (``message/rfc822``: a forwarded mail, attached or inline; any
+    ``message/*``) is never read: its command lines would run as the sender's and its text
+    would go to the other players as his comment.  An HTML part is read only when the mail has
+    no plain text part with text in it: mail programs that write HTML put the same text in a
+    plain part, and reading both would run every command twice.
+    """
+    found: list[tuple[str, str]] = []
+    _readable_parts(part, found, notes, depth)
+    plain = any(kind == "text/plain" and text.strip() for kind, text in found)
+    for kind, text in found:
+        if kind == "text/html":
+            if plain:
+                notes.append("an HTML part ignored (the mail has a plain text part)")
+                continue
+            text = html_to_text(text)
+            notes.append("HTML part converted to text")
+        texts.append(text)
+
+
+def _readable_parts(
+    part: Message, found: list[tuple[str, str]], notes: list[str], depth: int
+) -> None:
+    """The text parts a reader sees, in order, as (``text/plain`` or ``text/html``, text)."""
     ctype = part.get_content_type()
     if depth > 20:
         notes.append("MIME parts nested too deep ignored")
         return
+    if ctype.startswith("message/"):  # before multipart: its parsed mail is its one child
+        notes.append(f"attached message ({ctype}) ignored")
+        return
     if part.is_multipart():
         children = [c for c in (part.get_payload() or []) if isinstance(c, Message)]
         if ctype == "multipart/alternative" and children:
-            chosen = _choose_alternative(children)
-            collect_text(chosen, texts, notes, depth + 1)
-            return
+            children = [_choose_alternative(children)]
         for child in children:
-            collect_text(child, texts, notes, depth + 1)
+            _readable_parts(child, found, notes, depth + 1)
         return
     if ctype.startswith("multipart/"):  # no boundary, or none found: its text is all we have
         notes.append("a broken multipart mail is read as plain text")
-        texts.append(_part_text(part, notes))
-        return
-    if ctype.startswith("message/"):
-        notes.append(f"attached message ({ctype}) ignored")
+        found.append(("text/plain", _part_text(part, notes)))
         return
     if _is_attachment(part) or ctype not in ("text/plain", "text/html"):
         name = _filename(part) or ctype
         notes.append(f"attachment {name} ignored")
         return
-    text = _part_text(part, notes)
-    if ctype == "text/html":
-        text = html_to_text(text)
-        notes.append("HTML part converted to text")
-    texts.append(text)
+    found.append((ctype, _part_text(part, notes)))
 
 
 def _choose_alternative(children: list[Message]) -> Message:

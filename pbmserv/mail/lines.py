@@ -8,6 +8,12 @@ command word followed by a known verb or by a board number.  A line that nearly 
 (``plois shwo 102``, or ``move 101 bob pw e2`` without its game word) is neither run nor shown
 to anyone as a comment: it is reported to the sender.
 
+The mail replied to is never read when a mail program pastes it unquoted below the reply
+(after "On ... wrote:" with no ``>`` below it, or under Outlook's "From: ... Sent: ..."
+block): it is our own mail, and its lines (a code mail's ``confirm CODE``, a reset mail's
+``password new``) are no answer of the sender's.  A phone's signature ("Sent from my
+iPhone") is neither command nor comment.
+
 >>> b = read_body("Hi!\\n\\npolis move 101 bob pw e2\\nplois shwo 102\\n", {"polis"}, {"move"})
 >>> b.commands, b.not_understood, b.comment
 (['polis move 101 bob pw e2'], ['plois shwo 102'], 'Hi!')
@@ -50,8 +56,21 @@ _ATTRIBUTION_END = re.compile(r"(?:\bwrote|\bschrieb\b.*|a écrit)\s*:\s*$", re.
 # a move, a swap, an answer to a proposal), still unfilled: a mail client that pastes the
 # original below a reply without quoting it would otherwise have them run, and count a
 # wrong password against the player
-_REPLY_TEMPLATE = re.compile(r"\sPASSWORD\s+(?:<move>(?:#\d+)?|swap#\d+|accept|reject)\s*$")
+_REPLY_TEMPLATE = re.compile(
+    r"\sPASSWORD\s+(?:<move>(?:#\d+)?|swap#\d+|accept|reject)\s*$"
+    r"|^\s*password\s+new\s.*\sNEWPASSWORD\s*$"  # a reset mail's line, its new password unset
+)
 MAX_ATTRIBUTION = 300
+# the header block above an unquoted original (Outlook's): "From: ..." then "Sent: ..."
+_HEADER_FROM = re.compile(r"^\s*(?:from|von|de)\s*:\s*\S", re.I)
+_HEADER_NEXT = re.compile(r"^\s*(?:sent|date|gesendet|datum|envoyé)\s*:\s*\S", re.I)
+HEADER_BLOCK = 3  # lines after "From:" in which "Sent:" or "Date:" is looked for
+# a phone's signature, without "-- " above it
+_PHONE_SIGNATURE = re.compile(
+    r"^\s*(?:sent from (?:my )?[\w .-]{1,30}|get outlook for [\w .-]{1,30}"
+    r"|von meinem [\w .-]{1,30} gesendet|envoyé de mon [\w .-]{1,30})\s*$",
+    re.I,
+)
 
 
 @dataclass
@@ -138,6 +157,11 @@ def read_body(
         if _SIGNATURE.match(line) or (len(line) <= MAX_ATTRIBUTION and _ORIGINAL.match(line)):
             break
         span = attribution_span(lines, i)
+        if (span and not _quoted_below(lines, i + span)) or _header_block(lines, i):
+            break  # the mail replied to, pasted unquoted
+        if len(line) <= MAX_ATTRIBUTION and _PHONE_SIGNATURE.match(line):
+            i += 1
+            continue
         if span or line.lstrip().startswith(">"):
             top = True  # the block below a quote starts afresh
             i += span or 1
@@ -153,6 +177,26 @@ def read_body(
         i += 1
     out.comment = _tidy(comment)
     return out
+
+
+def _quoted_below(lines: list[str], i: int) -> bool:
+    """Whether the first line with text from ``lines[i]`` on is quoted (``>``), or there is
+    none: an attribution above it introduces a quote, not a pasted copy."""
+    for line in lines[i:]:
+        if line.strip():
+            return line.lstrip().startswith(">")
+    return True
+
+
+def _header_block(lines: list[str], i: int) -> bool:
+    """Whether ``lines[i]`` starts the header block a mail program puts above the mail
+    replied to: "From: ..." and, within the next lines, "Sent: ..." or "Date: ..."."""
+    if len(lines[i]) > MAX_ATTRIBUTION or not _HEADER_FROM.match(lines[i]):
+        return False
+    return any(
+        len(line) <= MAX_ATTRIBUTION and _HEADER_NEXT.match(line)
+        for line in lines[i + 1 : i + 1 + HEADER_BLOCK]
+    )
 
 
 def _tidy(lines: list[str]) -> str:

@@ -81,6 +81,15 @@ class ParsedMail:
         return [*self.not_understood, *([self.subject] if self.subject_not_understood else [])]
 
     @property
+    def says_more(self) -> bool:
+        """Whether the body says anything of its own besides the Subject's command line: text,
+        a command line or a line not understood (quoted text and a signature are not its own).
+        A reply that does is no yes to the code its Subject carries."""
+        body_commands = len(self.commands) - self.subject_is_command
+        body_unread = len(self.not_understood) - self.subject_not_understood
+        return bool(self.comment.strip()) or body_commands > 0 or body_unread > 0
+
+    @property
     def raw_headers(self) -> list[tuple[str, str]]:
         """Alias of ``headers`` (the headers shown when the mail is quoted)."""
         return self.headers

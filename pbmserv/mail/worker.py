@@ -389,8 +389,8 @@ def _run_commands(
     results: list[tuple[str, list[Answer]]] = []
     verified = False
     source = f"mail:{parsed.message_id or message_id}"
-    mail = Mail()  # what the lines share: a cap per mail counts them all
-    for line in parsed.commands:
+    mail = Mail(says_more=parsed.says_more)  # what the lines share: a cap per mail counts them
+    for index, line in enumerate(parsed.commands):
         req = Request(
             settings=settings,
             sessions=inbox.SharedSession(session),  # type: ignore[arg-type]
@@ -401,6 +401,7 @@ def _run_commands(
             source=source[:255],
             in_transaction=True,
             mail=mail,
+            from_subject=index == 0 and parsed.subject_is_command,
         )
         if len(parsed.commands) == 1:  # (its mail's savepoint is its own)
             items = run(commands, split(line), req)

@@ -425,6 +425,19 @@ class Token(Base):
     used_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
 
+class Refusal(Base):
+    """An address's owner refused a code (``refuse CODE``): the account that gave the address
+    never has mail sent there again, not even a new code (:mod:`pbmserv.domain.confirmation`)."""
+
+    __tablename__ = "refusals"
+    __table_args__ = (UniqueConstraint("user_id", "address", name="uq_refusals_user_address"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    address: Mapped[str] = mapped_column(String(320))
+    created: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
 class AnswerCount(Base):
     """Daily counters behind the caps of :mod:`pbmserv.domain.limits`: the key names what is counted
     ("answers:ADDRESS", "stranger:ADDRESS", "rcpt:ADDRESS", "challenges:USERID",
