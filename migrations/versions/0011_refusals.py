@@ -1,8 +1,8 @@
 """refusals: an address's owner refused a code, and the account that gave the address never
 mails it again
 
-Revision ID: 0010
-Revises: 0009
+Revision ID: 0011
+Revises: 0010
 Create Date: 2026-11-25 09:00:00
 
 A reply with words of its own ("I never signed up, STOP") confirmed a forged sign-up; now it
@@ -14,8 +14,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0010"
-down_revision = "0009"
+revision = "0011"
+down_revision = "0010"
 branch_labels = None
 depends_on = None
 
