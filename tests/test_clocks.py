@@ -216,6 +216,26 @@ def test_pbmserv_tick_from_the_shell(shell, clock):
     assert nags(shell) == [("alice@example.org", "Nag: Nim Board 101 alice")]
 
 
+def test_tick_says_where_its_links_point_without_web_base_url(shell, clock):
+    """cron ran `tick` without the server's config: its mails linked to 127.0.0.1:8080 while
+    the server served on 8612."""
+    from dataclasses import replace
+
+    from pbmserv.cli.main import build_cli
+    from pbmserv.commands import Request, run
+
+    bare = replace(shell.settings, web_base_url="", listen_host="127.0.0.1", web_port=8080)
+    req = Request(settings=bare, sessions=shell.sessions, now=clock.now)
+    [result] = run(build_cli(), ["tick"], req)
+    said = " ".join(result.body.split())
+    assert result.status == 0
+    assert "Warning: web_base_url is empty, so board mails link to http://127.0.0.1:8080" in said
+    assert "give tick the server's config file and environment" in said
+    req = Request(settings=shell.settings, sessions=shell.sessions, now=clock.now)
+    [result] = run(build_cli(), ["tick"], req)
+    assert "Warning" not in result.body  # web_base_url set
+
+
 def test_server_checks_the_clocks(shell, clock, monkeypatch):
     from pbmserv.cli import server
 
