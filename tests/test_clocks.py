@@ -61,6 +61,8 @@ def test_a_nag_gives_the_lines_to_answer_an_open_proposal(shell, clock):
     clock.advance(days=7)
     assert tick(shell).nags == ["Nim 101 bob"]
     mail = [m for m in shell.outbox() if m.subject.startswith("Nag:")][0]
+    said = " ".join(mail.body.split())  # (wrapped)
+    assert "by 2026-11-22 12:00 UTC the open draw proposal is accepted: the game is drawn" in said
     assert mail.body.endswith(
         "  nim move 101 bob PASSWORD accept\n  nim move 101 bob PASSWORD reject\n"
         "\nYour move. Send back this line, with your password and your move:\n"

@@ -14,7 +14,8 @@ concerns him comes at once whatever it is:
 A digest or "once" player reads the comments with the moves when his mail comes: every mail
 that reaches him shows the comments of the other players since the last one he had of that
 board (``Seat.mailed_ply``, the record's length then; set when he leaves "every", who had
-every mail; before his first mail of a board, since the game began).  ``notify.send_digests`` runs with the clock checks.
+every mail; before his first mail of a board, since the game began).
+``notify.send_digests`` runs with the clock checks.
 """
 
 from __future__ import annotations
@@ -53,10 +54,10 @@ def mode_of(seat: Seat) -> str:
     return seat.notify or seat.user.notify or "every"
 
 
-def admit(board: Board, user: User, *, his: bool = False) -> Verdict:
+def admit(board: Board, user: User, *, out: bool = False) -> Verdict:
     """Whether a board mail to ``user`` goes out now (and note what it holds back).
 
-    ``his``: the mail tells him that he is out of the game (it goes on without him).
+    ``out``: the mail tells him that he is out of the game (it goes on without him).
     """
     seats = [s for s in board.seats if s.user_id == user.id]
     if not seats:
@@ -64,7 +65,7 @@ def admit(board: Board, user: User, *, his: bool = False) -> Verdict:
     mode = mode_of(seats[0])
     if mode == "every":
         return SEND
-    at_once = his or board.status is not BoardStatus.active
+    at_once = out or board.status is not BoardStatus.active
     if mode == "digest" and not at_once:
         for seat in seats:
             seat.digest_pending = True

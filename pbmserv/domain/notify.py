@@ -59,14 +59,14 @@ def mail_users(
     tail: Callable[[User], str] | None = None,
     board: Board | None = None,
     allow: Callable[[User, str], bool] | None = None,
-    his: Collection[int] = (),
+    out: Collection[int] = (),
     catch_up: Callable[[User, int], str] | None = None,
 ) -> int:
     """Queue ``body`` for every address of ``users``; return how many mails were queued.
 
     ``tail(user)`` is appended for that user only (the line the player to move sends back).
     A mail about ``board`` goes to a player only as his notification mode admits it (those in
-    ``his``, user ids, are told they are out of the game: they get it whatever their mode);
+    ``out``, user ids, are told they are out of the game: they get it whatever their mode);
     one who does not get every mail gets ``catch_up(user, ply)`` instead of ``body``: the mail
     with the comments since ``ply``.  A mail goes to an address only if ``allow(user,
     address)`` (a cap) says so.
@@ -80,7 +80,7 @@ def mail_users(
             continue
         text = body
         if board is not None:
-            verdict = admit(board, user, his=user.id in his)
+            verdict = admit(board, user, out=user.id in out)
             if not verdict.send:
                 continue
             if verdict.since is not None and catch_up is not None:
@@ -266,7 +266,7 @@ def board_mail(
         skip_address=sender,
         tail=reply_tail(board, position, vote),
         board=board,
-        his=out,
+        out=out,
         catch_up=catch_up,
     )
     return subject, body
