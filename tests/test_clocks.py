@@ -40,7 +40,7 @@ def test_nag_after_seven_days_once_per_period(shell, clock):
     assert nags(shell) == [("bob@example.org", "Nag: Nim Board 101 bob")]
     mail = [m for m in shell.outbox() if m.subject.startswith("Nag:")][0]
     assert "Reminder: it has been your turn for 7d 00h" in mail.body
-    assert "forfeited on 2026-11-22 12:00 UTC" in mail.body
+    assert "Without a move by 2026-11-22 12:00 UTC you forfeit the game." in mail.body
     assert "Pile: 14" in mail.body
     clock.advance(days=3)
     assert tick(shell).nags == []  # once per nag period
@@ -62,6 +62,8 @@ def test_a_nag_gives_the_lines_to_answer_an_open_proposal(shell, clock):
     clock.advance(days=7)
     assert tick(shell).nags == ["Nim 101 bob"]
     mail = [m for m in shell.outbox() if m.subject.startswith("Nag:")][0]
+    said = " ".join(mail.body.split())  # (wrapped)
+    assert "by 2026-11-22 12:00 UTC the open draw proposal is accepted: the game is drawn" in said
     assert mail.body.endswith(
         "  nim move 101 bob PASSWORD accept\n  nim move 101 bob PASSWORD reject\n"
         "\nYour move. Send back this line, with your password and your move:\n"
@@ -215,6 +217,65 @@ def test_pbmserv_tick_from_the_shell(shell, clock):
     assert "nags:     1 Nim 101 alice" in result.body
     assert "forfeits: 0" in result.body
     assert nags(shell) == [("alice@example.org", "Nag: Nim Board 101 alice")]
+
+
+def test_tick_says_where_its_links_point_without_web_base_url(shell, clock):
+    """cron ran `tick` without the server's config: its mails linked to 127.0.0.1:8080 while
+    the server served on 8612."""
+    from dataclasses import replace
+
+    from pbmserv.cli.main import build_cli
+    from pbmserv.commands import Request, run
+
+    bare = replace(shell.settings, web_base_url="", listen_host="127.0.0.1", web_port=8080)
+    req = Request(settings=bare, sessions=shell.sessions, now=clock.now)
+    [result] = run(build_cli(), ["tick"], req)
+    said = " ".join(result.body.split())
+    assert result.status == 0
+    assert "Warning: web_base_url is empty, so board mails link to http://127.0.0.1:8080" in said
+    assert "give tick the server's config file and environment" in said
+    req = Request(settings=shell.settings, sessions=shell.sessions, now=clock.now)
+    [result] = run(build_cli(), ["tick"], req)
+    assert "Warning" not in result.body  # web_base_url set
+
+
+def _due_lines(body):
+    return [line for line in body.splitlines() if line.startswith(("Reminder:  ", "Forfeit:   "))]
+
+
+def test_board_mails_show_when_the_clock_acts(shell, clock):
+    """M9: the web page showed the reminder and forfeit dates, the board mail did not.  The
+    dates shown are those the clock keeps: after a reminder, on vacation, with a chess clock."""
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    moved = shell.ok("nim move 101 alice pw-alice 1")
+    expected = [
+        "Reminder:  2026-11-08 12:00 UTC (if no move by then)",
+        "Forfeit:   2026-11-22 12:00 UTC (if no move by then)",
+    ]
+    assert _due_lines(moved.body) == expected
+    [mail] = [m for m in shell.outbox() if m.subject == "Nim Board 101 bob"]
+    assert _due_lines(mail.body) == expected
+    clock.advance(days=7)
+    assert tick(shell).nags == ["Nim 101 bob"]
+    nag = shell.outbox()[-1].body
+    assert _due_lines(nag)[0] == "Reminder:  2026-11-15 12:00 UTC (if no move by then)"
+    assert all(len(line) <= 78 for line in nag.splitlines())
+    shell.ok("vacation bob pw-bob 20")  # until 2026-11-28 12:00, then 2 days of grace
+    assert _due_lines(shell.ok("nim show 101").body) == [
+        "Reminder:  2026-11-28 12:00 UTC (if no move by then)",
+        "Forfeit:   2026-11-30 12:00 UTC (if no move by then)",
+    ]
+    clock.advance(days=21, hours=-1)  # 2026-11-29 11:00: the reminder is due, the forfeit not
+    report = tick(shell)
+    assert report.nags == ["Nim 101 bob"] and report.forfeits == []
+    clock.advance(hours=25)
+    assert tick(shell).forfeits == ["Nim 101 bob"]
+    assert _due_lines(shell.ok("nim show 101").body) == []  # over
+    shell.ok("nim challenge alice bob --totaltime=3")  # the chess clock comes first
+    assert _due_lines(shell.ok("nim show 102").body) == [
+        "Forfeit:   2026-12-03 12:00 UTC (if no move by then)"
+    ]
 
 
 def test_server_checks_the_clocks(shell, clock, monkeypatch):

@@ -1,5 +1,7 @@
 """Notification modes (issue 17, point 6): every move, a daily digest, one mail until the player
-acts; per user and per board; the clock reminders respect them."""
+acts; per user and per board.  What concerns the player himself comes whatever his mode: the
+clock's reminder (a mail of its own), the mail that puts him out of the game, the result; and
+a digest or "once" mail brings the comments the player has not had."""
 
 from __future__ import annotations
 
@@ -81,20 +83,122 @@ def test_digest_is_one_mail_a_day_from_the_clock(shell, settings, sessions, cloc
     assert tick(sessions, settings, clock.now).digests == 0  # nothing new
 
 
-def test_clock_reminders_respect_the_modes(shell, settings, sessions, clock):
-    shell.signup("alice", "bob")
-    shell.ok("notifications bob pw-bob once")
-    shell.ok("polis challenge alice bob --nagtime=1 --forfeittime=30")
-    shell.ok("polis move 101 alice pw-alice d7-e6")  # bob's one mail
+def test_a_once_player_gets_his_reminder_and_is_told_he_forfeits(shell, settings, sessions, clock):
+    """H6: dave (once) had his one mail, then neither the reminder nor the mail saying that he
+    forfeited; the game went on and only the others were told."""
+    shell.signup("alice", "bob", "carol", "dave")
+    shell.ok("notifications dave pw-dave once")
+    shell.ok("pylon challenge alice bob carol dave --nagtime=2 --forfeittime=5")
+    for userid, move in (("alice", "a1"), ("bob", "c1"), ("carol", "e1")):
+        shell.ok(f"pylon move 101 {userid} pw-{userid} {move}")
+    [turn] = _to(shell, "dave@example.org")  # his one mail
     n = len(shell.outbox())
     clock.advance(days=2)
+    assert tick(sessions, settings, clock.now).nags == ["Pylon 101 dave"]
+    [nag] = _to(shell, "dave@example.org", n)
+    assert nag.subject == "Nag: Pylon Board 101 dave"
+    said = " ".join(nag.body.split())
+    assert "Reminder: it has been your turn for 2d 00h." in said
+    assert (  # four players: only his seat forfeits (M5)
+        "Without a move by 2026-11-06 12:00 UTC you forfeit your seat; the game goes on "
+        "without you." in said
+    )
+    n = len(shell.outbox())
+    clock.advance(days=3)
+    assert tick(sessions, settings, clock.now).forfeits == ["Pylon 101 dave"]
+    mails = shell.outbox()[n:]
+    assert sorted(m.recipient.split("@")[0] for m in mails) == ["alice", "bob", "carol", "dave"]
+    [told] = _to(shell, "dave@example.org", n)
+    assert "dave forfeits: out of time" in told.body and "To move: alice" in told.body
+    n = len(shell.outbox())
+    shell.ok("pylon move 101 alice pw-alice g1")
+    assert _to(shell, "dave@example.org", n) == []  # out of the game: once, no turn any more
+
+
+def test_a_digest_player_gets_the_reminder_at_once_as_its_own_mail(
+    shell, settings, sessions, clock
+):
+    """M1: bob's digest said "2 boards changed" and nothing of the reminder (no 'Reminder',
+    no date), and took in a board that had not changed."""
+    shell.signup("alice", "bob")
+    shell.ok("notifications bob pw-bob digest")
+    shell.ok("polis challenge alice bob")
+    shell.ok("polis move 101 alice pw-alice d7-e6")
+    assert tick(sessions, settings, clock.now).digests == 1
+    n = len(shell.outbox())
+    clock.advance(days=7)
     report = tick(sessions, settings, clock.now)
-    assert report.nags == ["Polis 101 bob"]
-    assert _to(shell, "bob@example.org", n) == []  # once: no reminder after the one mail
-    shell.ok("notifications bob pw-bob every")
-    clock.advance(days=2)
-    tick(sessions, settings, clock.now)
-    assert [m.subject for m in _to(shell, "bob@example.org", n)] == ["Nag: Polis Board 101 bob"]
+    assert report.nags == ["Polis 101 bob"] and report.digests == 0
+    [nag] = _to(shell, "bob@example.org", n)
+    assert nag.subject == "Nag: Polis Board 101 bob"
+    said = " ".join(nag.body.split())
+    assert "Reminder: it has been your turn for 7d 00h." in said
+    assert "Without a move by 2026-11-22 12:00 UTC you forfeit the game." in said
+    assert nag.body.endswith("polis move 101 bob PASSWORD <move>#2\n")
+    clock.advance(days=1)
+    assert tick(sessions, settings, clock.now).digests == 0  # the board did not change
+
+
+def _comments(body):
+    """The comments of a board mail, as (userid, text)."""
+    parts = body.split("*" * 72 + "\n")[1::2]
+    return [tuple(p.strip().split(" writes:\n\n")) for p in parts]
+
+
+def test_digest_and_once_mails_bring_the_comments_they_cover(shell, settings, sessions, clock):
+    """M2: alice's "hello all" with her move reached only the players who get every mail."""
+    shell.signup("alice", "bob", "carol")
+    shell.ok("notifications bob pw-bob digest")
+    shell.ok("notifications carol pw-carol once")
+    shell.ok("nim challenge alice bob carol -pile=30")
+    shell.ok("nim move 101 alice pw-alice 1", comment="hello all")
+    shell.ok("nim move 101 bob pw-bob 1", comment="hi")
+    [turn] = _to(shell, "carol@example.org")  # her turn: every comment since the game began
+    assert _comments(turn.body) == [("alice", "hello all"), ("bob", "hi")]
+    assert tick(sessions, settings, clock.now).digests == 1
+    [digest] = _to(shell, "bob@example.org")
+    assert _comments(digest.body) == [("alice", "hello all")]  # not his own
+    shell.ok("nim move 101 carol pw-carol 1", comment="third")
+    shell.ok("nim move 101 alice pw-alice 1", comment="again")
+    n = len(shell.outbox())
+    clock.advance(days=1)
+    assert tick(sessions, settings, clock.now).digests == 1
+    [digest] = _to(shell, "bob@example.org", n)
+    assert _comments(digest.body) == [("carol", "third"), ("alice", "again")]
+    shell.ok("nim move 101 bob pw-bob 1")
+    [turn] = _to(shell, "carol@example.org", n)  # since her last mail, not her own
+    assert _comments(turn.body) == [("alice", "again")]
+
+
+def test_a_player_out_of_the_game_is_told_whatever_his_mode(shell):
+    """A queued resignation taken on his turn puts carol (once) out while the game goes on:
+    that mail reaches her though it is not her turn."""
+    shell.signup("alice", "bob", "carol")
+    shell.ok("notifications carol pw-carol once")
+    shell.ok("nim challenge alice bob carol -pile=30")
+    for userid in ("alice", "bob", "carol", "alice"):
+        shell.ok(f"nim move 101 {userid} pw-{userid} 1")
+    shell.ok("nim resign 101 carol pw-carol")  # bob's turn: queued
+    n = len(shell.outbox())
+    shell.ok("nim move 101 bob pw-bob 1")
+    [told] = _to(shell, "carol@example.org", n)
+    assert "carol resigned." in told.body and "To move: alice" in told.body
+
+
+def test_a_once_player_is_mailed_again_after_a_move_is_taken_back(shell):
+    """The record shrinks with an undo: the turn that comes back after it is a new one."""
+    shell.signup("alice", "bob")
+    shell.ok("notifications bob pw-bob once")
+    shell.ok("nim challenge alice bob -pile=30")
+    shell.ok("nim move 101 alice pw-alice 1")
+    shell.ok("nim move 101 bob pw-bob 1")
+    shell.ok("nim move 101 alice pw-alice 1")  # bob's turn: his mail at move 3
+    shell.ok("nim move 101 alice pw-alice undo")
+    shell.ok("nim move 101 bob pw-bob accept")  # alice's move 3 is taken back
+    n = len(shell.outbox())
+    shell.ok("nim move 101 alice pw-alice 2")  # a new move 3: bob's turn again
+    [turn] = _to(shell, "bob@example.org", n)
+    assert "Pile: 26" in turn.body
 
 
 def test_unknown_mode_and_strangers_are_refused(shell):

@@ -454,25 +454,38 @@ def test_no_connection_is_held_for_ever(shell, settings, clock):
     try:
         address = ("127.0.0.1", web.port)
         with socket.create_connection(address) as silent:
-            assert closed_after(silent) < 3
+            assert closed_after(silent) < 8  # (1 s, on a loaded machine)
         with socket.create_connection(address) as slow:
             slow.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
-            assert closed_after(slow, drip=b"X-a: b\r\n") < 3
+            assert closed_after(slow, drip=b"X-a: b\r\n") < 8  # (1 s, on a loaded machine)
         with socket.create_connection(address) as reader:  # kept alive between requests...
             get(reader)
             time.sleep(0.5)
             get(reader)
-            assert closed_after(reader) < 3  # ...as long as a head may take
+            assert closed_after(reader) < 8  # ...as long as a head may take
+    finally:
+        web.stop()
+    settings.web_request_timeout = 60  # the cap alone: a fifth connection is closed at once
+    web = WebServer(settings, lambda: clock.now)
+    web.start()
+    try:
+        address = ("127.0.0.1", web.port)
         held = [socket.create_connection(address) for _ in range(4)]
         try:
             with socket.create_connection(address) as over:
-                assert closed_after(over) < 0.5  # at once: four are open
+                assert closed_after(over) < 8  # (not the 60 s of a head)
         finally:
             for sock in held:
                 sock.close()
-        time.sleep(0.2)
-        with socket.create_connection(address) as later:
-            get(later)
+        for _ in range(50):  # once the server has seen them closed, it answers again
+            with socket.create_connection(address) as later:
+                later.sendall(b"GET /players/alice HTTP/1.1\r\nHost: x\r\n\r\n")
+                later.settimeout(10)
+                if later.recv(65536).startswith(b"HTTP/1.1 200"):
+                    break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("no answer once the held connections were closed")
     finally:
         web.stop()
 

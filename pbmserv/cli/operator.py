@@ -19,8 +19,8 @@ from pbmserv.cli.store import open_store
 from pbmserv.commands.dispatch import Refused, answer, request
 from pbmserv.config import Settings
 from pbmserv.domain import outgoing as out
-from pbmserv.render.links import attach
-from pbmserv.render.templates import render
+from pbmserv.render.links import attach, base_url
+from pbmserv.render.templates import fill, render
 from pbmserv.store.models import Board, BoardStatus, Inbox, InboxStatus, Outbox, OutboxStatus
 
 
@@ -256,13 +256,27 @@ def tick(ctx: click.Context) -> None:
     from pbmserv.domain.clocks import tick as check_clocks  # lazy: only for `tick`
     from pbmserv.domain.housekeeping import housekeeping  # lazy: only for `tick`
 
-    now, sessions = request(ctx).now, _sessions(ctx)
-    report = check_clocks(sessions, _settings(ctx), now)
-    lines = report.lines(now) + housekeeping(sessions, _settings(ctx), now)
-    sent = _deliver_now(_settings(ctx), sessions)
+    now, sessions, settings = request(ctx).now, _sessions(ctx), _settings(ctx)
+    report = check_clocks(sessions, settings, now)
+    lines = report.lines(now) + housekeeping(sessions, settings, now)
+    sent = _deliver_now(settings, sessions)
     if sent:
         lines.append(f"Mails sent: {sent}")
-    answer(ctx, "pbmserv tick", _text(lines))
+    answer(ctx, "pbmserv tick", _text(lines + _link_warning(settings)))
+
+
+def _link_warning(settings: Settings) -> list[str]:
+    """Board mails link to the pages by this process's settings: a tick from cron that does
+    not read the server's config mails links to a port nobody serves."""
+    if not settings.web_enabled or settings.web_base_url:
+        return []
+    return [
+        fill(
+            f"Warning: web_base_url is empty, so board mails link to {base_url(settings)} "
+            "(listen_host and web_port as this process reads them); give tick the server's "
+            "config file and environment, or set web_base_url."
+        )
+    ]
 
 
 # ----------------------------------------------------------------------------- serve

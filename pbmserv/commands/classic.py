@@ -21,7 +21,7 @@ from pbmserv.commands.common import (
 from pbmserv.commands.common import text as _text
 from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.spec import Arg, Call, Command, Kind
-from pbmserv.domain import accounts, boards, notify
+from pbmserv.domain import accounts, boards, deadlines, notify
 from pbmserv.games.base import MoveError, ParamError
 from pbmserv.render.board_mail import board_key, board_mail_body, board_subject, reply_line
 from pbmserv.render.templates import render
@@ -163,7 +163,7 @@ def all_show(call: Call) -> None:
             mover = board.user_to_move(position)
             if which == "next" and (mover is None or mover.id != user.id):
                 continue
-            parts.append(board_mail_body(board, position))
+            parts.append(board_mail_body(board, position, due=deadlines.due(board, position)))
         userid = user.userid
     subject = f"pbmserv boards of {userid}"
     if not parts:
@@ -196,7 +196,8 @@ def showas(call: Call) -> None:
                 private.append(f"Your resignation ({label}) is queued.")
             if seat.submitted_move:
                 private.append(f"Your submitted move ({label}): {seat.submitted_move}")
-        body = board_mail_body(board, position, all_moves=True, with_comment=True)
+        due = deadlines.due(board, position)
+        body = board_mail_body(board, position, all_moves=True, with_comment=True, due=due)
         if private:
             body += "\nOnly for you:\n" + "".join(f"  {line}\n" for line in private)
         body += reply_line(board, position, user)

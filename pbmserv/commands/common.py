@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from contextlib import nullcontext
 
 import click
@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from pbmserv.commands.dispatch import Refused, Request, answer, error_subject
 from pbmserv.commands.spec import Call
-from pbmserv.domain import boards, notify
+from pbmserv.domain import boards, deadlines, notify
 from pbmserv.domain.accounts import AuthError, UnknownUserid, authenticate, normalise_userid
 from pbmserv.games.base import Game, MoveError, Position, UnreadableMove
 from pbmserv.numbers import whole_number
@@ -141,7 +141,8 @@ def move_error(exc: MoveError, text: str, lead: str = "illegal move") -> str:
 def board_error(board: Board, position: Position, message: str, tail: str = "") -> Refused:
     """An error about a board: the message, then the board as it stands (and ``tail``: the
     line to send back, when the sender is the player to move)."""
-    body = "The board is unchanged:\n\n" + board_mail_body(board, position) + tail
+    due = deadlines.due(board, position)
+    body = "The board is unchanged:\n\n" + board_mail_body(board, position, due=due) + tail
     subject = error_subject(f"{game_name(board)} Board {board.number}")
     return Refused(message, subject=subject, body=body, board=board_key(board))
 
@@ -241,13 +242,15 @@ def announce(
     newest: records.Entry | None = None,
     said: str | None = None,
     vote: OpenVote | None = None,
+    out: Collection[int] = (),
 ) -> None:
     """The board mail to the sender, and the same mail to every other player and spectator
     (``newest``: the record's newest entry, when the caller has it at hand).
 
     ``said``: the comment of a command that is not a move (a proposal, a vote, a decline),
     shown with the board as a move's is; ``vote``: the open proposal, whose players still to
-    answer get the lines for it."""
+    answer get the lines for it; ``out``: the players the command put out of the game
+    (:attr:`pbmserv.domain.boards.Played.out`)."""
     comments = None
     if said is not None:
         comments = [(actor.userid, said.strip())] if actor and said.strip() else []
@@ -263,6 +266,7 @@ def announce(
         with_comment=True,
         said=comments,
         vote=vote,
+        out=out,
     )
     body += reader_tail(call.req, board, position, actor, vote)
     answer(

@@ -22,7 +22,7 @@ from pbmserv.commands.common import text as _text
 from pbmserv.commands.common import user as _user
 from pbmserv.commands.dispatch import Refused, answer
 from pbmserv.commands.spec import Arg, Call, Command, Kind
-from pbmserv.domain import boards, notify, ratings
+from pbmserv.domain import boards, deadlines, notify, ratings
 from pbmserv.games.base import MoveError, UnreadableMove
 from pbmserv.render.board_mail import board_mail_body
 from pbmserv.render.templates import render, render_board
@@ -50,7 +50,9 @@ def _subscribe(call: Call, kind: SubscriptionKind) -> None:
         session.flush()
         what = "every mail" if kind == SubscriptionKind.all else "the result only"
         lines = [f"{user.userid} now gets {what} of {game.display_name} board {number}."]
-        body = _text(lines) + "\n" + board_mail_body(board, boards.position_of(board))
+        position = boards.position_of(board)
+        due = deadlines.due(board, position)
+        body = _text(lines) + "\n" + board_mail_body(board, position, due=due)
     answer(call.ctx, f"{game.display_name} Board {number} {word}", body)
 
 

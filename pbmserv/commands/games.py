@@ -27,7 +27,7 @@ from pbmserv.commands.common import (
 )
 from pbmserv.commands.dispatch import Refused, Request, answer, error_subject
 from pbmserv.commands.spec import Arg, Call, Command, Kind
-from pbmserv.domain import accounts, boards, confirmation, limits, moves, notify
+from pbmserv.domain import accounts, boards, confirmation, deadlines, limits, moves, notify
 from pbmserv.games import get_game
 from pbmserv.games.base import Game, MoveError, ParamError, PlayersError
 from pbmserv.numbers import MAX_CLOCK_DAYS, MIN_CLOCK_DAYS, clock_days
@@ -169,7 +169,7 @@ def create_challenge(
         accounts.after_challenge(users)
         notes: list[str] = []
         boards.run_automatic(board, position, now=req.now, notes=notes)
-        body = board_mail_body(board, position, notes=notes)
+        body = board_mail_body(board, position, notes=notes, due=deadlines.due(board, position))
         subject = board_subject(board, position, new=True)
         tail = reply_tail(board, position)
         notify.mail_users(
@@ -232,7 +232,14 @@ def play(call: Call, number: int, user_id: int, text: str, expected: int | None)
             tail = reader_tail(req, board, position, mover)
             raise board_error(board, position, str(exc), tail) from None
         announce(
-            call, session, played.board, played.position, played.notes, mover, newest=played.newest
+            call,
+            session,
+            played.board,
+            played.position,
+            played.notes,
+            mover,
+            newest=played.newest,
+            out=played.out,
         )
 
 
@@ -300,7 +307,14 @@ def resign(call: Call, number: int, user_id: int) -> None:
             comment=req.comment,
         )
         announce(
-            call, session, played.board, played.position, played.notes, player, newest=played.newest
+            call,
+            session,
+            played.board,
+            played.position,
+            played.notes,
+            player,
+            newest=played.newest,
+            out=played.out,
         )
 
 
@@ -353,12 +367,15 @@ def _show_boards(call: Call, words: list[str]) -> None:
             if at is not None and not 0 <= at <= len(board.moves):
                 raise Refused(f"board {number} has {len(board.moves)} moves; there is no move {at}")
             position = boards.position_of(board) if at is None else boards.replay(board, at)
-            tail = ""
+            tail, due = "", None
             if at is None:  # the lines to send back: a move, or an answer to a proposal
                 vote = boards.open_vote(session, board, position)
                 tail = reader_tail(call.req, board, position, vote=vote)
+                due = deadlines.due(board, position)
             parts.append(
-                board_mail_body(board, position, all_moves=True, at_ply=at, with_comment=True)
+                board_mail_body(
+                    board, position, all_moves=True, at_ply=at, with_comment=True, due=due
+                )
                 + tail
             )
             subjects.append(board_subject(board, position))

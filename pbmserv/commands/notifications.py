@@ -8,7 +8,7 @@ import click
 from pbmserv.commands.common import board_arg, call_login, load_board
 from pbmserv.commands.dispatch import Refused, answer
 from pbmserv.commands.spec import Arg, Call, Command, Kind
-from pbmserv.domain.mailmodes import MODES
+from pbmserv.domain.mailmodes import MODES, set_board_mode, set_user_mode
 from pbmserv.render.templates import fill
 from pbmserv.store.models import User
 
@@ -35,7 +35,7 @@ def user_notifications(call: Call) -> None:
         user = session.get(User, user_id)
         assert user is not None
         if call.args.get("mode"):
-            user.notify = _mode(call.args["mode"], call.usage) or "every"
+            set_user_mode(session, user, _mode(call.args["mode"], call.usage) or "every")
         text = f"{user.userid} gets {_describe(user.notify)}, on every board without its own mode."
     answer(call.ctx, "pbmserv notifications", fill(text) + "\n")
 
@@ -52,9 +52,7 @@ def board_notifications(call: Call) -> None:
                 f"{call.args['userid']} does not play on {game.display_name} board {number}"
             )
         if call.args.get("mode"):
-            mode = _mode(call.args["mode"], call.usage, default=True)
-            for seat in seats:
-                seat.notify = mode
+            set_board_mode(session, seats, _mode(call.args["mode"], call.usage, default=True))
         own, user = seats[0].notify, seats[0].user
         source = "its own mode" if own else "your mode for all boards"
         text = (

@@ -11,7 +11,7 @@ from pbmserv.commands.common import text as _text
 from pbmserv.commands.common import user as _user
 from pbmserv.commands.dispatch import Refused, answer
 from pbmserv.commands.spec import Arg, Call, Command, Kind
-from pbmserv.domain import accounts, clocks
+from pbmserv.domain import accounts, clocks, deadlines
 from pbmserv.render.templates import fill
 from pbmserv.store.models import User
 
@@ -86,7 +86,7 @@ def vacation_command(call: Call) -> None:
     allowance = clocks.VACATION_DAYS_PER_YEAR
     with req.sessions() as session, session.begin():
         user = _user(session, user_id)
-        current = clocks.on_vacation(user, now)
+        current = deadlines.on_vacation(user, now)
         if words:
             word = words[0].lower()
             if word != "off":
@@ -98,7 +98,7 @@ def vacation_command(call: Call) -> None:
                     raise click.UsageError(f"give 1 to {allowance} days or 'off'; usage: {usage}")
             if current:  # give back what is left of the running vacation
                 assert user.vacation_until is not None
-                left = (user.vacation_until - now).total_seconds() / clocks.DAY
+                left = (user.vacation_until - now).total_seconds() / deadlines.DAY
                 user.vacation_used = max(0.0, (user.vacation_used or 0.0) - left)
                 user.vacation_until = now
             if word == "off" and not current:
@@ -121,11 +121,11 @@ def vacation_command(call: Call) -> None:
 def _vacation_status(user: User, now: datetime) -> str:
     allowance = clocks.VACATION_DAYS_PER_YEAR
     used = (user.vacation_used or 0.0) if user.vacation_year == now.year else 0.0
-    if clocks.on_vacation(user, now):
+    if deadlines.on_vacation(user, now):
         assert user.vacation_until is not None
         state = f"{user.userid} is on vacation until {user.vacation_until:%Y-%m-%d %H:%M} UTC"
-    elif clocks.protected(user, now):
-        state = f"{user.userid} is back from vacation (no forfeits for {clocks.GRACE_DAYS} days)"
+    elif deadlines.protected(user, now):
+        state = f"{user.userid} is back from vacation (no forfeits for {deadlines.GRACE_DAYS} days)"
     else:
         state = f"{user.userid} is not on vacation"
     return f"{state}; {_days(used)} of {allowance} vacation days used in {now.year}."

@@ -52,6 +52,7 @@ class Played:
     position: Position
     entries: list[MoveRecord]  # the move and every automatic entry after it
     notes: list[str]  # status notes: "bob has swapped sides.", "alice resigned."
+    out: frozenset[int] = frozenset()  # user ids whose seats left play (the game goes on)
 
     @property
     def newest(self) -> MoveRecord | None:
@@ -254,6 +255,7 @@ def play_move(
         who = mover.userid if mover else "nobody"
         raise BoardError(f"it is not your turn: {who} is to move")
     move = position.parse_move(text)  # MoveError propagates with its message for the player
+    live = position.live_seats()
     notes: list[str] = []
     entries = [
         _record(board, position, move, user, auto=False, now=now, source=source, notes=notes)
@@ -271,7 +273,14 @@ def play_move(
         note = Comment(ply=position.ply, user_id=user.id, text=comment.strip(), at=now)
         _add_to_board(board, note, "comments", _insert_comment())
     entries += _after_move(session, board, position, now, notes)
-    return Played(board, position, entries, notes)
+    return Played(board, position, entries, notes, _left(board, position, live))
+
+
+def _left(board: Board, position: Position, live: list[int]) -> frozenset[int]:
+    """The players of the seats in play before (``live``) and out now: their mails of this
+    command tell them they are out, so they get it whatever their notification mode."""
+    now_live = set(position.live_seats())
+    return frozenset(board.seats[i].user_id for i in live if i not in now_live)
 
 
 def _wrong_number(expected: int, due: int) -> str:
@@ -308,10 +317,11 @@ def forfeit(
     the engines word as a forfeit on time)."""
     seat = board.seats[position.to_move]  # type: ignore[index]
     seat.time_used = (seat.time_used or 0.0) + elapsed
+    live = position.live_seats()
     entry = _record(board, position, FORFEIT_MOVE, user, auto=True, now=now, source="clock")
     notes: list[str] = []
     entries = [entry, *_after_move(session, board, position, now, notes)]
-    return Played(board, position, entries, notes)
+    return Played(board, position, entries, notes, _left(board, position, live))
 
 
 def finish_draw(session: Session, board: Board, reason: str, now: datetime) -> None:
@@ -456,6 +466,7 @@ def decline(
         seat.index = index
         seat.queued_move = None
         seat.queued_resign = False
+        seat.mailed_ply = None  # a new game: its record starts again
     position = game.new(len(remaining), board.params)
     _store_cache(board, position)
     return f"{user.userid} declined the game; it restarts with the remaining players.", position
@@ -540,6 +551,9 @@ def take_back(board: Board) -> Position:
             _exchange_seats(board)
         if not last.auto:
             break
+    for seat in board.seats:  # what a player was mailed beyond the record now is gone
+        if seat.mailed_ply is not None and seat.mailed_ply > len(board.moves):
+            seat.mailed_ply = len(board.moves)
     position = replay(board)
     _store_cache(board, position)
     return position

@@ -18,7 +18,8 @@ does for every board when the settings' periods change.
   (:func:`pbmserv.numbers.clock_days`); a board stored with another value (before that check,
   or by hand) runs on the defaults, and without a total time.
 - A user on vacation (``vacation`` command) is neither nagged nor forfeited; after the vacation
-  he has ``GRACE_DAYS`` before the clock can forfeit him.  The allowance is
+  he has ``GRACE_DAYS`` before the clock can forfeit him (the periods and dates:
+  :mod:`pbmserv.domain.deadlines`).  The allowance is
   ``VACATION_DAYS_PER_YEAR`` per calendar year (counted in the year the vacation starts).
 """
 
@@ -35,17 +36,21 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.domain import boards, moves, notify
-from pbmserv.games.base import Position
-from pbmserv.numbers import clock_days
+from pbmserv.domain.deadlines import (
+    DAY,
+    clock_days,
+    forfeit_at,
+    on_vacation,
+    periods,
+    periods_of,
+    protected,
+)
+from pbmserv.games.base import FORFEIT, Position
 from pbmserv.render.board_mail import format_days
 from pbmserv.store.models import Board, BoardStatus, ClockBasis, ProposalKind, User
 
 log = logging.getLogger("pbmserv.domain.clocks")
-TOURNAMENT_NAG_DAYS = 1.0
-TOURNAMENT_FORFEIT_DAYS = 7.0
 VACATION_DAYS_PER_YEAR = 42
-GRACE_DAYS = 2
-DAY = 86400.0
 NEVER = datetime(9999, 1, 1, tzinfo=UTC)  # the due time of a board where nobody is to move
 EARLY = timedelta(milliseconds=1)  # due times err early: a board checked too soon is harmless
 
@@ -68,33 +73,6 @@ class TickReport:
         ]
 
 
-def periods(board: Board, settings: Settings) -> tuple[float, float]:
-    """The board's nag and forfeit periods in days."""
-    return _periods(board.options, settings)
-
-
-def _periods(options: dict[str, Any], settings: Settings) -> tuple[float, float]:
-    tournament = bool(options.get("tournament"))
-    nag = clock_days(options.get("nagtime")) or (
-        TOURNAMENT_NAG_DAYS if tournament else settings.nag_days
-    )
-    forfeit = clock_days(options.get("forfeittime")) or (
-        TOURNAMENT_FORFEIT_DAYS if tournament else settings.forfeit_days
-    )
-    return float(nag), float(forfeit)
-
-
-def on_vacation(user: User, now: datetime) -> bool:
-    return user.vacation_until is not None and now < user.vacation_until
-
-
-def protected(user: User, now: datetime) -> bool:
-    """On vacation, or within the grace period after it: the clock cannot forfeit him."""
-    return user.vacation_until is not None and now < user.vacation_until + timedelta(
-        days=GRACE_DAYS
-    )
-
-
 def due_time(board: Board, settings: Settings, time_used: float | None) -> datetime:
     """The earliest moment :func:`check_board` may nag, forfeit or draw on ``board`` (vacations
     aside: a board whose player is protected is looked at and left alone).  ``time_used`` is
@@ -114,7 +92,7 @@ def _due(
     """:func:`check_board`'s conditions turned round: forfeit (or draw) when the last move is
     ``forfeit`` days old or the total time is used up; nag ``nag`` days after the last move or
     after the last nag since that move."""
-    nag_days, forfeit_days = _periods(options, settings)
+    nag_days, forfeit_days = periods_of(options, settings.nag_days, settings.forfeit_days)
     due = last + timedelta(days=forfeit_days)
     total = clock_days(options.get("totaltime"))
     if total is not None and time_used is not None:
@@ -251,7 +229,8 @@ def check_board(
     if last is not None and last >= board.last_move_at and now - last < timedelta(days=nag_days):
         return
     board.nagged_at = now
-    _nag(session, board, position, mover, now, elapsed, forfeit_days)
+    deadline = forfeit_at(board, mover, seat.time_used or 0.0, forfeit_days)
+    _nag(session, board, position, mover, now, elapsed, deadline)
     report.nags.append(name)
 
 
@@ -262,14 +241,25 @@ def _nag(
     mover: User,
     now: datetime,
     elapsed: float,
-    forfeit_days: float,
+    deadline: datetime,
 ) -> None:
-    deadline = board.last_move_at + timedelta(days=forfeit_days)
-    note = (
-        f"Reminder: it has been your turn for {format_days(elapsed)}.\n"
-        f"Without a move the board is forfeited on {deadline:%Y-%m-%d %H:%M} UTC."
-    )
-    notify.nag_mail(session, board, position, mover, note, now)
+    """The reminder, which says what happens at ``deadline`` without a move."""
+    when = f"{deadline:%Y-%m-%d %H:%M} UTC"
+    note = f"Reminder: it has been your turn for {format_days(elapsed)}."
+    if any(p.kind == ProposalKind.draw for p in boards.open_proposals(session, board)):
+        then = f"Without a move by {when} the open draw proposal is accepted: the game is drawn."
+    elif _goes_on_without(position):
+        then = f"Without a move by {when} you forfeit your seat; the game goes on without you."
+    else:
+        then = f"Without a move by {when} you forfeit the game."
+    notify.nag_mail(session, board, position, mover, f"{note}\n{then}", now)
+
+
+def _goes_on_without(position: Position) -> bool:
+    """Whether the game goes on when the seat to move forfeits (three or four players)."""
+    after = position.copy()
+    after.play(FORFEIT)
+    return after.outcome() is None
 
 
 def _draw(session: Session, board: Board, position: Position, mover: User, now: datetime) -> None:
@@ -288,4 +278,4 @@ def _forfeit(
 ) -> None:
     played = moves.forfeit(session, board, position, mover, now, elapsed)
     notes = [f"{mover.userid} forfeits: out of time after {format_days(elapsed)} without a move."]
-    notify.board_mail(session, board, played.position, notes + played.notes, now)
+    notify.board_mail(session, board, played.position, notes + played.notes, now, out=played.out)

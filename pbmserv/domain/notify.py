@@ -12,7 +12,7 @@ of :func:`pbmserv.domain.limits.message_refusal`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import datetime
 from functools import lru_cache
 from typing import NamedTuple
@@ -21,7 +21,7 @@ from sqlalchemy import Insert, insert, inspect, select
 from sqlalchemy.orm import Session
 
 from pbmserv.config import Settings
-from pbmserv.domain import limits, mailmodes
+from pbmserv.domain import deadlines, limits, mailmodes
 from pbmserv.domain.boards import open_vote, position_of
 from pbmserv.domain.mailmodes import admit
 from pbmserv.games.base import Position
@@ -34,6 +34,7 @@ from pbmserv.render.board_mail import (
     reply_tail,
 )
 from pbmserv.render.templates import render
+from pbmserv.store import records
 from pbmserv.store.models import (
     Board,
     BoardStatus,
@@ -58,27 +59,39 @@ def mail_users(
     tail: Callable[[User], str] | None = None,
     board: Board | None = None,
     allow: Callable[[User, str], bool] | None = None,
+    out: Collection[int] = (),
+    catch_up: Callable[[User, int], str] | None = None,
 ) -> int:
     """Queue ``body`` for every address of ``users``; return how many mails were queued.
 
     ``tail(user)`` is appended for that user only (the line the player to move sends back).
-    A mail about ``board`` goes to a player only as his notification mode admits it; a mail
-    goes to an address only if ``allow(user, address)`` (a cap) says so.
+    A mail about ``board`` goes to a player only as his notification mode admits it (those in
+    ``out``, user ids, are told they are out of the game: they get it whatever their mode);
+    one who does not get every mail gets ``catch_up(user, ply)`` instead of ``body``: the mail
+    with the comments since ``ply``.  A mail goes to an address only if ``allow(user,
+    address)`` (a cap) says so.
     """
     targets = [u for u in users if skip is None or u.id != skip.id]
     robots = _robot_ids(session, targets)
     seen: set[str] = set()
     mails: list[dict[str, object]] = []
     for user in targets:
-        if user.id in robots or (board is not None and not admit(board, user)):
+        if user.id in robots:
             continue
+        text = body
+        if board is not None:
+            verdict = admit(board, user, out=user.id in out)
+            if not verdict.send:
+                continue
+            if verdict.since is not None and catch_up is not None:
+                text = catch_up(user, verdict.since)
         for address in (a.address for a in user.addresses if a.confirmed):
             if address in seen or (skip_address and address.lower() == skip_address.lower()):
                 continue
             if allow is not None and not allow(user, address):
                 continue
             seen.add(address)
-            mails.append(_outgoing(address, subject, body + (tail(user) if tail else ""), now))
+            mails.append(_outgoing(address, subject, text + (tail(user) if tail else ""), now))
     _queue(session, mails)
     return len(seen)
 
@@ -221,16 +234,28 @@ def board_mail(
     with_comment: bool = False,
     said: Sequence[tuple[str, str]] | None = None,
     vote: OpenVote | None = None,
+    out: Collection[int] = (),
 ) -> tuple[str, str]:
     """Mail the board to its audience except ``actor`` and the address ``sender``; return
     (subject, body) for the answer to the one who acted.
 
     ``with_comment`` shows the comment written with the newest move (a player's own move),
     ``said`` what was written with a command that was not a move (a vote, a decline);
-    ``vote``: the open proposal, whose players still to answer get the lines for it.
+    ``vote``: the open proposal, whose players still to answer get the lines for it;
+    ``out``: the user ids of the players this mail tells they are out of the game.
     """
-    body = board_mail_body(board, position, notes=list(notes), with_comment=with_comment, said=said)
+    due = deadlines.due(board, position)
+    body = board_mail_body(
+        board, position, notes=list(notes), with_comment=with_comment, said=said, due=due
+    )
     subject = board_subject(board, position, new=new)
+
+    def catch_up(reader: User, since: int) -> str:
+        """The mail for a reader who has not had every mail: every comment he missed."""
+        missed = [c for c in records.comments_after(board, since) if c[0] != reader.userid]
+        missed += [c for c in said or () if c[0] != reader.userid]  # (not stored)
+        return board_mail_body(board, position, notes=list(notes), said=missed, due=due)
+
     mail_users(
         session,
         audience(board),
@@ -241,6 +266,8 @@ def board_mail(
         skip_address=sender,
         tail=reply_tail(board, position, vote),
         board=board,
+        out=out,
+        catch_up=catch_up,
     )
     return subject, body
 
@@ -248,11 +275,12 @@ def board_mail(
 def nag_mail(
     session: Session, board: Board, position: Position, mover: User, note: str, now: datetime
 ) -> None:
-    """The reminder to the player to move: the board with the note on top."""
-    body = board_mail_body(board, position, notes=[note])
+    """The reminder to the player to move: the board with the note on top.  It goes out at
+    once whatever his notification mode (see :mod:`pbmserv.domain.mailmodes`)."""
+    body = board_mail_body(board, position, notes=[note], due=deadlines.due(board, position))
     subject = f"Nag: {game_name(board)} Board {board.number} {mover.userid}"
     tail = reply_tail(board, position, open_vote(session, board, position))
-    mail_users(session, [mover], subject, body, now, tail=tail, board=board)
+    mail_users(session, [mover], subject, body, now, tail=tail)
 
 
 def text_mail(
@@ -272,7 +300,8 @@ def text_mail(
 
 
 def send_digests(session: Session, now: datetime) -> int:
-    """One mail per player whose digest is due, with every board held back for it."""
+    """One mail per player whose digest is due, with every board held back for it and the
+    comments the other players wrote there since his last mail of it."""
     seats = session.scalars(select(Seat).where(Seat.digest_pending.is_(True))).all()
     by_user: dict[int, list[Seat]] = {}
     for seat in seats:
@@ -283,10 +312,14 @@ def send_digests(session: Session, now: datetime) -> int:
         if user.digest_at is not None and now - user.digest_at < mailmodes.DIGEST_EVERY:
             continue
         parts = []
-        for board in {s.board_id: s.board for s in user_seats}.values():
+        for seat in {s.board_id: s for s in user_seats}.values():
+            board = seat.board
             position = position_of(board)
             vote = open_vote(session, board, position)
-            parts.append(board_mail_body(board, position) + reply_line(board, position, user, vote))
+            since = mailmodes.unread_since(seat)
+            said = [c for c in records.comments_after(board, since) if c[0] != user.userid]
+            body = board_mail_body(board, position, said=said, due=deadlines.due(board, position))
+            parts.append(body + reply_line(board, position, user, vote))
         count = len(parts)
         head = f"Your daily digest: {count} board{'s' if count != 1 else ''} changed.\n\n"
         body = head + ("\n" + "=" * 72 + "\n\n").join(parts)
@@ -294,6 +327,7 @@ def send_digests(session: Session, now: datetime) -> int:
         mail_users(session, [user], subject, body, now)
         for seat in user_seats:
             seat.digest_pending = False
+            seat.mailed_ply = records.recorded_plies(seat.board)
         user.digest_at = now
         sent += 1
     return sent

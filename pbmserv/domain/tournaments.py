@@ -190,7 +190,7 @@ def withdraw(session: Session, tournament: Tournament, user: User, now: datetime
                 session, board, position, user, "resign", now=now, source="withdraw"
             )
             board_finished(session, board, now)
-            notify.board_mail(session, board, played.position, played.notes, now)
+            notify.board_mail(session, board, played.position, played.notes, now, out=played.out)
         else:
             boards.queue_resign(board, user)
             notes.append(f"His resignation on {name} is queued for his turn.")

@@ -250,7 +250,19 @@ def _player_line(info: SeatInfo, userid: str) -> str:
     return line
 
 
-def clock_lines(board: Board) -> list[str]:
+@dataclass(frozen=True)
+class Due:
+    """What the clock does next on a board unless the player to move moves: a reminder
+    (None when the forfeit comes first) and the forfeit (:mod:`pbmserv.domain.deadlines`)."""
+
+    reminder: datetime | None
+    forfeit: datetime
+
+
+def clock_lines(board: Board, due: Due | None = None) -> list[str]:
+    """The clock block; with ``due``, when the player to move is reminded and forfeits (the
+    dates the web page shows, so that a player by mail knows them too)."""
+
     def fmt(t: datetime) -> str:
         return t.strftime("%Y-%m-%d %H:%M UTC")
 
@@ -260,6 +272,10 @@ def clock_lines(board: Board) -> list[str]:
     if total := clock_days(board.options.get("totaltime")):  # (one the clocks can use)
         used = ", ".join(f"{s.user.userid} {format_days(s.time_used or 0.0)}" for s in board.seats)
         lines.append(f"Time used: {used} (of {format_days(total * 86400)})")
+    if due is not None:
+        if due.reminder is not None:
+            lines.append(f"Reminder:  {fmt(due.reminder)} (if no move by then)")
+        lines.append(f"Forfeit:   {fmt(due.forfeit)} (if no move by then)")
     return lines
 
 
@@ -272,13 +288,15 @@ def board_mail_body(
     with_comment: bool = False,
     at_ply: int | None = None,
     said: Sequence[tuple[str, str]] | None = None,
+    due: Due | None = None,
 ) -> str:
     """The full board mail of the pbmserv layout; ``with_comment`` shows what was written with
     the newest move a player made (the forced passes or queued moves after it keep it).
 
-    ``said``: what was written with the command this mail answers when it was not a move (a
-    proposal, a vote, a decline: (userid, text) pairs), shown instead of the newest move's
-    comments, which the players have already read."""
+    ``said``: (userid, text) pairs shown instead of the newest move's comments: what was
+    written with the command this mail answers when it was not a move (a proposal, a vote, a
+    decline), or every comment a digest or "once" reader has not had yet.  ``due``: the
+    clock's next reminder and forfeit, shown in the clock block."""
     game = get_game(board.game)
     rounds = None if all_moves else MOVE_MAIL_ROUNDS
     entries: Sequence[Entry]
@@ -313,7 +331,7 @@ def board_mail_body(
             s.user.userid + (" (result only)" if s.kind == SubscriptionKind.result else "")
             for s in board.subscriptions
         ],
-        clock=clock_lines(board),
+        clock=clock_lines(board, due),
         link=board_link(board),
     )
 

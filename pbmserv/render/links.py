@@ -3,7 +3,8 @@
 The base URL is deployment data like the From address: it comes from the settings, which the
 channels hold.  Board mails are composed deep inside the domain layer (a tournament's next round
 starts when a move ends the last game of a round), so the base URL travels with the session
-factory (``Session.info``) instead of through every function on the way.
+factory (``Session.info``) instead of through every function on the way; so do the clocks'
+default periods, for the reminder and forfeit dates a board mail shows.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from sqlalchemy.orm import Session, object_session, sessionmaker
 from pbmserv.config import Settings
 
 INFO_KEY = "pbmserv.web_base_url"
+CLOCK_KEY = "pbmserv.clock_days"  # (nag_days, forfeit_days) of the settings
 
 
 def base_url(settings: Settings) -> str:
@@ -36,9 +38,11 @@ def board_path(game: str, number: int) -> str:
 
 
 def attach(sessions: Any, settings: Settings) -> None:
-    """Let every session of ``sessions`` (a sessionmaker) know the base URL."""
+    """Let every session of ``sessions`` (a sessionmaker) know the base URL and the clocks'
+    default periods."""
     if isinstance(sessions, sessionmaker):
-        sessions.configure(info={INFO_KEY: base_url(settings)})
+        clock = (float(settings.nag_days), float(settings.forfeit_days))
+        sessions.configure(info={INFO_KEY: base_url(settings), CLOCK_KEY: clock})
 
 
 def board_link(board: Any) -> str:

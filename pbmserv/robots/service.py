@@ -154,7 +154,14 @@ def _play(session: Session, now: datetime, board: Board, user: User, text: str, 
         session, board, position, user, text, now=now, source="robot", expected_ply=ply
     )
     notify.board_mail(
-        session, board, played.position, played.notes, now, actor=user, with_comment=True
+        session,
+        board,
+        played.position,
+        played.notes,
+        now,
+        actor=user,
+        with_comment=True,
+        out=played.out,
     )
 
 

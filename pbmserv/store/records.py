@@ -91,6 +91,15 @@ def comments_at(board: Board, ply: int) -> list[tuple[str, str]]:
     return [(userid, text) for userid, text in rows]
 
 
+def comments_after(board: Board, ply: int) -> list[tuple[str, str]]:
+    """The comments written with the moves after ``ply``, oldest first: (userid, text)."""
+    if _loaded(board, "comments"):
+        found = sorted((c for c in board.comments if c.ply > ply), key=lambda c: (c.ply, c.id or 0))
+        return [(c.user.userid, c.text) for c in found]
+    rows = _read(board, _comments_after_query(), board_id=board.id, ply=ply)
+    return [(userid, text) for userid, text in rows]
+
+
 def _loaded(board: Board, name: str) -> bool:
     """Whether the collection is in memory (a board not yet stored has all of them)."""
     state = inspect(board)
@@ -129,4 +138,15 @@ def _comments_query() -> Select[str, str]:
         .join_from(Comment.__table__, User.__table__, comments.user_id == users.id)
         .where(comments.board_id == bindparam("board_id"), comments.ply == bindparam("ply"))
         .order_by(comments.id)
+    )
+
+
+@lru_cache(maxsize=1)
+def _comments_after_query() -> Select[str, str]:
+    comments, users = Comment.__table__.c, User.__table__.c
+    return (
+        select(users.userid, comments.text)
+        .join_from(Comment.__table__, User.__table__, comments.user_id == users.id)
+        .where(comments.board_id == bindparam("board_id"), comments.ply > bindparam("ply"))
+        .order_by(comments.ply, comments.id)
     )

@@ -1,7 +1,7 @@
 """Read-only queries behind the pages: plain data for the templates, nothing written.
 
 Everything the pages take from the domain layer is imported here, in one place: the replay of a
-record, the clock periods, the tournament standings.  A page never uses ``boards.position_of``
+record, the clock's dates, the tournament standings.  A page never uses ``boards.position_of``
 (it would store the position cache); it replays the record instead.  A list of boards replays
 nothing and loads no record: who is to move comes from the board's index column
 (``Board.to_move_id``, kept with the cache), the number of moves from one counting query.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from pbmserv.config import Settings
 from pbmserv.domain.boards import replay
-from pbmserv.domain.clocks import periods
+from pbmserv.domain.deadlines import due
 from pbmserv.domain.pairing import standings
 from pbmserv.domain.tournaments import BOARD_NAME, board_name, describe
 from pbmserv.games import get_game
@@ -147,7 +147,11 @@ def move_rows(board: Board, position: Position) -> list[list[MoveCell | None]]:
     ]
 
 
-def clock_rows(board: Board, settings: Settings, now: datetime) -> list[tuple[str, str]]:
+def clock_rows(
+    board: Board, settings: Settings, now: datetime, current: Position
+) -> list[tuple[str, str]]:
+    """The clock's rows; ``current``: the position now (the page may show an older one)."""
+
     def fmt(t: datetime) -> str:
         return t.strftime("%Y-%m-%d %H:%M UTC")
 
@@ -157,9 +161,12 @@ def clock_rows(board: Board, settings: Settings, now: datetime) -> list[tuple[st
     elif board.status is BoardStatus.active:
         waited = max(0.0, (now - board.last_move_at).total_seconds())
         rows.append(("Waiting for", format_days(waited)))
-        nag, forfeit = periods(board, settings)
-        rows.append(("Reminder after", fmt(board.last_move_at + timedelta(days=nag))))
-        rows.append(("Forfeit after", fmt(board.last_move_at + timedelta(days=forfeit))))
+        defaults = (settings.nag_days, settings.forfeit_days)
+        found = due(board, current, defaults)  # the dates the clock keeps, as a mail shows
+        if found is not None and found.reminder is not None:
+            rows.append(("Reminder after", fmt(found.reminder)))
+        if found is not None:
+            rows.append(("Forfeit after", fmt(found.forfeit)))
     if total_days := clock_days(board.options.get("totaltime")):
         total = format_days(total_days * 86400)
         for s in board.seats:
@@ -198,6 +205,8 @@ def board_page(
         for s in board.seats
     ]
     name = str(board.options.get("tournament") or "")
+    live = shown == plies or board.status is not BoardStatus.active
+    current = position if live else replay(board)  # the clock's dates are of the board now
     return BoardPage(
         board=board,
         game=game,
@@ -210,7 +219,7 @@ def board_page(
         columns=[f"{p.userid} ({p.label})" for p in players],
         move_rows=move_rows(board, position),
         comments=[(c.ply, c.user.userid, c.text, c.at) for c in board.comments],
-        clock=clock_rows(board, settings, now),
+        clock=clock_rows(board, settings, now, current),
         tournament=name or None,
         tournament_page=f"t{found.group(1)}" if (found := BOARD_NAME.fullmatch(name)) else None,
     )
