@@ -191,6 +191,26 @@ class Shell:
         for u in userids:
             self.ok(f"signup {u} pw-{u} {u}@example.org")
 
+    def mover(self, game: str, number: int = 101) -> str | None:
+        """The userid of who must act now on a board (None once it is over)."""
+        from sqlalchemy import select
+
+        from pbmserv.domain import boards
+        from pbmserv.store.models import Board
+
+        with self.sessions() as s:
+            board = s.scalar(select(Board).where(Board.game == game, Board.number == number))
+            user = boards.user_to_move(board, boards.position_of(board))
+            return None if user is None else user.userid
+
+    def play(self, game: str, texts: list[str], number: int = 101):
+        """Play the moves ``texts``, each by whoever must act: the answer to the last one."""
+        last = None
+        for text in texts:
+            mover = self.mover(game, number)
+            last = self.ok(f"{game} move {number} {mover} pw-{mover} {text}")
+        return last
+
 
 @pytest.fixture
 def shell(settings, sessions, clock) -> Shell:

@@ -152,6 +152,10 @@ def check_end(position: Position, players: int) -> None:
             infos[o].in_play and infos[o].team is not None and infos[o].team == infos[w].team
             for o in outcome.winners
         ), f"winner {w} is not in play"
+    # a draw is among the seats still in: never one that resigned, always every one in play
+    still_in = set(position.still_in())
+    assert not still_in & position.resigned
+    assert {i for i, s in enumerate(infos) if s.in_play} - position.resigned <= still_in
     with pytest.raises(IllegalMove):
         position.parse_move("pass")
 

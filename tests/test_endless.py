@@ -119,7 +119,9 @@ def test_a_capture_starts_the_count_again():
 
 
 def test_four_players_with_two_out_share_the_draw():
-    """A draw is among the players still in: the eliminated (here resigned) keep their loss."""
+    """A draw is among the players still in: the eliminated (here resigned) keep their loss.
+    The outcome is a draw (no winners: it was the shared win of yellow and blue before), and
+    the position says who is still in to share it."""
     position = get_game("ploy").new(4)
     position.push_text("resign")  # green
     position.push_text("resign")  # red
@@ -127,10 +129,8 @@ def test_four_players_with_two_out_share_the_draw():
     _play(position, shuffle * 2)
     outcome = position.outcome()
     assert outcome is not None
-    assert outcome.winners == (2, 3)
-    assert (
-        outcome.reason == f"{REPETITION_REASON} (shared by yellow and blue, the players still in)"
-    )
+    assert outcome.draw and outcome.reason == REPETITION_REASON
+    assert position.still_in() == (2, 3)
 
 
 def test_partnership_draw_is_a_draw_between_the_teams():
@@ -149,27 +149,6 @@ def test_partnership_draw_is_a_draw_between_the_teams():
 # ----------------------------------------------------------------------------- dispatcher
 
 
-def _mover(shell, game: str) -> str | None:
-    from sqlalchemy import select
-
-    from pbmserv.domain import boards
-    from pbmserv.store.models import Board
-
-    with shell.sessions() as s:
-        board = s.scalar(select(Board).where(Board.game == game))
-        position = boards.position_of(board)
-        user = boards.user_to_move(board, position)
-        return None if user is None else user.userid
-
-
-def _play_shell(shell, game: str, texts: list[str]):
-    last = None
-    for text in texts:
-        mover = _mover(shell, game)
-        last = shell.ok(f"{game} move 101 {mover} pw-{mover} {text}")
-    return last
-
-
 @pytest.mark.parametrize(
     ("game", "users", "shuffle"),
     [
@@ -181,9 +160,9 @@ def _play_shell(shell, game: str, texts: list[str]):
 def test_repetition_draw_through_the_dispatcher(shell, game, users, shuffle):
     shell.signup(*users)
     shell.ok(f"{game} challenge {' '.join(users)}")
-    mail = _play_shell(shell, game, shuffle)
+    mail = shell.play(game, shuffle)
     assert "Draw near: A position has occurred twice" in mail.body
-    mail = _play_shell(shell, game, shuffle)
+    mail = shell.play(game, shuffle)
     assert "Game was a tie. (drawn by repetition" in mail.body
     assert mail.body.count("drawn by repetition") == 1  # said once: no 'Game over' under the board
     shown = shell.ok(f"{game} show 101").body
@@ -199,11 +178,11 @@ def test_quiet_draw_through_the_dispatcher(shell, game, users):
     line = _quiet_line(get_game(game).new(len(users)), 99, seed=len(users))
     shell.signup(*users)
     shell.ok(f"{game} challenge {' '.join(users)}")
-    mail = _play_shell(shell, game, line[:89])
+    mail = shell.play(game, line[:89])
     assert "Draw near" not in mail.body
-    mail = _play_shell(shell, game, line[89:90])
+    mail = shell.play(game, line[89:90])
     assert "Draw near: 90 moves without a capture" in mail.body
-    mail = _play_shell(shell, game, line[90:])
+    mail = shell.play(game, line[90:])
     from sqlalchemy import select
 
     from pbmserv.domain import boards
@@ -211,7 +190,7 @@ def test_quiet_draw_through_the_dispatcher(shell, game, users):
 
     with shell.sessions() as s:
         position = boards.position_of(s.scalar(select(Board).where(Board.game == game)))
-    mail = _play_shell(shell, game, [_quiet_draw(position)])
+    mail = shell.play(game, [_quiet_draw(position)])
     assert f"Game was a tie. ({QUIET_REASON})" in mail.body
     assert f"Game was a tie. ({QUIET_REASON})" in shell.ok(f"{game} show 101").body
 

@@ -38,6 +38,7 @@ from pbmserv.render.board_mail import (
     reply_tail,
     turn_line,
 )
+from pbmserv.render.results import short_result
 from pbmserv.render.templates import fill, render
 from pbmserv.store.models import Board, BoardStatus, Seat
 
@@ -445,9 +446,9 @@ def games_table(call: Call, game: Game, words: list[str], *, finished: bool = Fa
 
 
 def _short_result(board: Board) -> str:
-    if board.winners:
-        return "won by " + ", ".join(board.seats[w].user.userid for w in board.winners)
-    return "tie" if board.status is BoardStatus.finished else board.status.value
+    if board.status is BoardStatus.finished:
+        return short_result(board, joiner=", ")
+    return board.status.value
 
 
 def games(call: Call) -> None:

@@ -324,12 +324,16 @@ def forfeit(
     return Played(board, position, entries, notes, _left(board, position, live))
 
 
-def finish_draw(session: Session, board: Board, reason: str, now: datetime) -> None:
-    """End the game drawn (agreement, or an open draw accepted at the time limit)."""
+def finish_draw(
+    session: Session, board: Board, position: Position, reason: str, now: datetime
+) -> None:
+    """End the game drawn (agreement, or an open draw accepted at the time limit), among the
+    players still in it: those who resigned, forfeited or were eliminated keep their loss."""
     _close_proposals(session, board)
     board.status = BoardStatus.finished
     board.finished_at = now
     board.winners = []
+    board.drawn = list(position.still_in())
     board.result = reason
     board.last_move_at = now
     board.to_move_id = None
@@ -396,6 +400,7 @@ def _close_if_over(board: Board, position: Position, now: datetime) -> None:
     board.status = BoardStatus.finished
     board.finished_at = now
     board.winners = list(outcome.winners)
+    board.drawn = None if outcome.winners else list(position.still_in())
     board.result = outcome.reason
     _rate(board, now)
 
@@ -512,7 +517,7 @@ def vote(
     if voters <= _accepted(board, proposal):
         proposal.open = False
         if proposal.kind == ProposalKind.draw:
-            finish_draw(session, board, "draw agreed", now)
+            finish_draw(session, board, position, "draw agreed", now)
             note += " The game is drawn by agreement."
         else:
             position = take_back(board)

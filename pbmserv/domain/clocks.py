@@ -263,7 +263,7 @@ def _goes_on_without(position: Position) -> bool:
 
 
 def _draw(session: Session, board: Board, position: Position, mover: User, now: datetime) -> None:
-    moves.finish_draw(session, board, "draw proposal accepted at the time limit", now)
+    moves.finish_draw(session, board, position, "draw proposal accepted at the time limit", now)
     note = f"{mover.userid} ran out of time; the open draw proposal is accepted instead."
     notify.board_mail(session, board, position, [note], now)
 

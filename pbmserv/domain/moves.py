@@ -61,9 +61,11 @@ def forfeit(
     return played
 
 
-def finish_draw(session: Session, board: Board, reason: str, now: datetime) -> None:
+def finish_draw(
+    session: Session, board: Board, position: Position, reason: str, now: datetime
+) -> None:
     """End the game drawn (:func:`pbmserv.domain.boards.finish_draw`)."""
-    boards.finish_draw(session, board, reason, now)
+    boards.finish_draw(session, board, position, reason, now)
     settle(session, board, now)
 
 

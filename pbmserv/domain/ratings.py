@@ -6,6 +6,11 @@ against the average rating of the others: expected score ``1 / (1 + 10 ** ((avg 
 actual score 1 for a win (every winner of a team scores 1), 0.5 for a tie, 0 for a loss; the
 new rating is ``own + K * (actual - expected)``, all from the ratings before the game.  A board
 started with ``--unrated`` changes nothing.  :func:`rate_board` runs once, when a board finishes.
+
+A draw is among the players still in (DECISIONS.md, "Endless games"): each of them draws with
+the others still in and beats those already out, and scores the mean of that (0.5 when nobody
+was out, as in a tie; 1 when one player was left, as in a win); those out lost, and score 0 as
+the losers of a won game do.  They count as tied and lost games.
 """
 
 from __future__ import annotations
@@ -31,12 +36,24 @@ def expected(own: float, others: list[float]) -> float:
 
 
 def new_ratings(ratings: list[float], scores: list[float]) -> list[float]:
-    """The ratings after one game; ``scores`` are 1 (win), 0.5 (tie) or 0 (loss)."""
+    """The ratings after one game; ``scores`` are 1 (win), 0.5 (tie), 0 (loss) or the share
+    of a draw among some of the players (see the module)."""
     out = []
     for i, own in enumerate(ratings):
         others = ratings[:i] + ratings[i + 1 :]
         out.append(own + K * (scores[i] - expected(own, others)))
     return out
+
+
+def board_scores(board: Board, users: list[User]) -> tuple[list[float], bool]:
+    """Each user's score in the finished ``board``, and whether it was drawn (a draw gives
+    those still in a share by the module's rule, and those out 0)."""
+    if board.winners:
+        won = {board.seats[w].user.id for w in board.winners}
+        return [1.0 if u.id in won else 0.0 for u in users], False
+    drawn = {board.seats[s].user.id for s in board.drawn_seats()}
+    share = (0.5 * (len(drawn) - 1) + len(users) - len(drawn)) / (len(users) - 1)
+    return [share if u.id in drawn else 0.0 for u in users], True
 
 
 def rating_of(session: Session, user: User, game: str) -> Rating:
@@ -59,8 +76,7 @@ def rate_board(session: Session | None, board: Board, now: datetime) -> None:
             users.append(seat.user)
     if len(users) < 2:
         return
-    winner_ids = {board.seats[w].user.id for w in (board.winners or [])}
-    scores = [0.5 if not winner_ids else (1.0 if u.id in winner_ids else 0.0) for u in users]
+    scores, tied = board_scores(board, users)
     with session.no_autoflush:
         rows = [rating_of(session, u, board.game) for u in users]
     before = [r.rating for r in rows]
@@ -69,9 +85,9 @@ def rate_board(session: Session | None, board: Board, now: datetime) -> None:
     for user, row, score, old, new in zip(users, rows, scores, before, after, strict=True):
         row.rating = new
         row.games += 1
-        row.won += score == 1.0
+        row.won += score == 1.0 and not tied
         row.lost += score == 0.0
-        row.tied += score == 0.5
+        row.tied += tied and score > 0.0
         row.last_game_at = now
         changes.append([user.userid, round(old), round(new)])
     board.rating_changes = changes

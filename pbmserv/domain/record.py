@@ -19,14 +19,19 @@ from pbmserv.domain.boards import FORFEIT, position_of
 from pbmserv.games import get_game
 from pbmserv.games.base import FORFEIT as FORFEIT_MOVE
 from pbmserv.games.base import Position
+from pbmserv.render.results import draw_sides, names
 from pbmserv.store.models import Board, BoardStatus
 
 FORMAT = "pbmserv-record"
-VERSION = 1
+VERSION = 2  # 2: ``drawn``; an empty ``winners`` no longer means a tie of every player
 
 
 class RecordError(ValueError):
     """A JSON record that is not one this server can read."""
+
+
+def _userids(board: Board, seats: list[int]) -> list[str]:
+    return [board.seats[s].user.userid for s in seats]
 
 
 def _iso(value: Any) -> str | None:
@@ -51,7 +56,8 @@ def to_json(board: Board, position: Position) -> dict[str, Any]:
         ],
         "status": board.status.value,
         "result": board.result,
-        "winners": [board.seats[w].user.userid for w in (board.winners or [])],
+        "winners": _userids(board, board.winners or []),
+        "drawn": _userids(board, board.drawn_seats()),
         "started": _iso(board.created),
         "finished": _iso(board.finished_at),
         "moves": [
@@ -114,8 +120,12 @@ def to_text(board: Board, position: Position) -> str:
         f"Status: {data['status']}",
     ]
     if board.status is BoardStatus.finished:
-        winners = " and ".join(data["winners"]) or "none (a tie)"
-        lines += [f"Finished: {data['finished']}", f"Winners: {winners}"]
+        sides = draw_sides(board)  # a draw among the players still in: who drew, who was out
+        won = " and ".join(data["winners"]) or ("none (a tie)" if sides is None else "none")
+        lines += [f"Finished: {data['finished']}", f"Winners: {won}"]
+        if sides is not None:
+            drawn, out = sides
+            lines.append(f"Drawn: {names(drawn)} ({names(out)} lost)")
         if board.result:
             lines.append(f"Result: {board.result}")
     lines.append("")

@@ -98,7 +98,8 @@ class Capture:
 
 @dataclass(frozen=True)
 class Outcome:
-    """The end of a game: the winning seats (empty for a draw) and why it ended."""
+    """The end of a game: the winning seats and why it ended.  No winners is a draw, among
+    the seats still in the game only (:meth:`Position.still_in`): the others keep their loss."""
 
     winners: tuple[int, ...]
     reason: str
@@ -485,6 +486,19 @@ class Position(ABC):
     def live_seats(self) -> list[int]:
         """Seats still in play according to :meth:`seats`."""
         return [i for i, s in enumerate(self.seats()) if s.in_play]
+
+    def still_in(self) -> tuple[int, ...]:
+        """The seats a draw is drawn among: the others keep their loss (DECISIONS.md, "Endless
+        games").  A seat in play is in, and so is one absorbed into a team with a seat still in
+        play (it shares the team's draw as it would share its win); one that resigned or ran out
+        of time never is."""
+        infos = self.seats()
+        teams = {s.team for s in infos if s.in_play and s.team is not None}
+        return tuple(
+            i
+            for i, s in enumerate(infos)
+            if i not in self.resigned and (s.in_play or (s.team is not None and s.team in teams))
+        )
 
     def last_team_standing(self) -> Outcome | None:
         """An Outcome when all seats still in play belong to one team (or there is one seat)."""

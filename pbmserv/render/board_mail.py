@@ -15,6 +15,7 @@ from pbmserv.games import get_game
 from pbmserv.games.base import FORFEIT, RESIGN, SWAP, Position, SeatInfo
 from pbmserv.numbers import clock_days
 from pbmserv.render.links import board_link
+from pbmserv.render.results import ending
 from pbmserv.render.templates import fill, render, render_board
 from pbmserv.store import records
 from pbmserv.store.models import Board, BoardStatus, SubscriptionKind, User
@@ -61,12 +62,8 @@ def turn_line(board: Board, position: Position, *, told: bool = False) -> str:
     if board.status is BoardStatus.removed:
         return "The game was removed."
     if board.status is BoardStatus.finished:
-        winners = board.winners or []
         why = f" ({board.result})" if board.result and not told else ""
-        if not winners:
-            return textwrap.fill("Game was a tie." + why, MAIL_WIDTH)
-        names = " and ".join(board.seats[w].user.userid for w in winners)
-        return textwrap.fill(f"Game won by {names}." + why, MAIL_WIDTH)
+        return textwrap.fill(ending(board) + why, MAIL_WIDTH)
     user = board.user_to_move(position)
     if user is None or position.to_move is None:
         return ""

@@ -137,8 +137,10 @@ def terminal_score(pos: Position, adapter: Adapter[Any], team: Any, ply: int) ->
     if pos.to_move is not None:
         return None
     outcome = pos.outcome()
-    if outcome is None or outcome.draw:
+    if outcome is None:
         return 0
+    if outcome.draw:  # among the seats still in: one already out keeps its loss
+        return 0 if any(adapter.team(pos, s) == team for s in pos.still_in()) else -WIN + ply
     ours = [s for s in outcome.winners if adapter.team(pos, s) == team]
     if len(ours) == len(outcome.winners):
         return WIN - ply

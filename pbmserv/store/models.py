@@ -193,6 +193,8 @@ class Board(Base):
     last_move_at: Mapped[datetime] = mapped_column(UTCDateTime())
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     winners: Mapped[list[int] | None] = mapped_column(JSON, nullable=True)
+    # a draw: the seats it was drawn among (those still in); None: won, on, or stored before
+    drawn: Mapped[list[int] | None] = mapped_column(JSON, nullable=True)
     result: Mapped[str | None] = mapped_column(Text, nullable=True)  # "Game won by x." reason
     position_cache: Mapped[str | None] = mapped_column(Text, nullable=True)
     cache_ply: Mapped[int] = mapped_column(Integer, default=0)
@@ -217,6 +219,14 @@ class Board(Base):
         back_populates="board", cascade="all, delete-orphan", order_by="Subscription.id"
     )
     __mapper_args__ = {"version_id_col": version}
+
+    def drawn_seats(self) -> list[int]:
+        """The seats a finished game was drawn among (the players still in at the end: the
+        others lost); empty when it was won or is not over.  A draw stored before the seats
+        were kept was a tie of every seat, and stays one."""
+        if self.status is not BoardStatus.finished or self.winners:
+            return []
+        return [s.index for s in self.seats] if self.drawn is None else list(self.drawn)
 
     def user_to_move(self, position: Position) -> User | None:
         """The user who must act now (the partner, when a partnership seat was absorbed)."""

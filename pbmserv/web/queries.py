@@ -26,6 +26,7 @@ from pbmserv.games import get_game
 from pbmserv.games.base import Game, Position
 from pbmserv.numbers import clock_days, whole_number
 from pbmserv.render.board_mail import SWAP_TEXT, format_days, is_swap, record_rows, swap_cell
+from pbmserv.render.results import ending, short_result
 from pbmserv.store import records
 from pbmserv.store.models import (
     Board,
@@ -113,12 +114,8 @@ def status_line(board: Board, position: Position, ply: int) -> str:
         who = "" if seat is None else f"; {position.seats()[seat].label} to move"
         return f"Position after move {ply} of {len(board.moves)}{who}."
     if board.status is BoardStatus.finished:
-        winners = board.winners or []
         reason = f" ({board.result})" if board.result else ""
-        if not winners:
-            return f"The game was a tie.{reason}"
-        names = " and ".join(board.seats[w].user.userid for w in winners)
-        return f"Game won by {names}.{reason}"
+        return ending(board, tie="The game was a tie.") + reason
     seat = position.to_move
     if seat is None:
         return "The game is over."
@@ -235,7 +232,7 @@ class BoardRow:
     players: list[str]
     moves: int
     last_move_at: datetime
-    status: str  # "alice to move", "won by bob", "tie"
+    status: str  # "alice to move", "won by bob", "tie", "drawn by carol and dave"
 
 
 LIST_LOADS = (selectinload(Board.seats).selectinload(Seat.user),)
@@ -253,8 +250,7 @@ def _row(board: Board, plies: int) -> BoardRow:
     game = get_game(board.game)
     users = [s.user.userid for s in board.seats]
     if board.status is BoardStatus.finished:
-        winners = [users[w] for w in board.winners or [] if w < len(users)]
-        status = f"won by {' and '.join(winners)}" if winners else "tie"
+        status = short_result(board)
     else:  # who must act now, kept with the cached position (the partner of an absorbed seat)
         mover = next((s.user.userid for s in board.seats if s.user_id == board.to_move_id), None)
         status = "" if mover is None else f"{mover} to move"

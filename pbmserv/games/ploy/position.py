@@ -372,16 +372,10 @@ class PloyPosition(Position):
         return [] if self.result is not None else self.draws.warnings()
 
     def _draw(self, why: str) -> None:
-        """End the game drawn among the players still in it (DECISIONS.md, "Endless games").
-
-        Players already eliminated keep their loss: with some of the four out, the players
-        still in share the result (as Pylon's joint winners do)."""
-        live = tuple(s for s in range(self.num_seats) if self.status[s] == IN)
-        if self.partnership or len(live) == self.num_seats:
-            self._finish((), why)
-        else:
-            names = " and ".join(COLOURS[s] for s in live)
-            self._finish(live, f"{why} (shared by {names}, the players still in)")
+        """End the game drawn among the players still in it (DECISIONS.md, "Endless games"):
+        a draw has no winners, and :meth:`still_in` names who shares it (those already
+        eliminated keep their loss)."""
+        self._finish((), why)
 
     def _advance(self) -> None:
         n = self.num_seats

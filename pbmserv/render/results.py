@@ -1,0 +1,74 @@
+"""How a finished game ended, in the words every channel uses: the result line of the board
+mail and the web board page, the status of the game lists (``games``, ``history``, the web
+lists) and the text record.
+
+A draw is among the players still in (DECISIONS.md, "Endless games"): when some were out
+before it (resigned, forfeited, eliminated), the words name who drew and who was out, so that
+no list shows the draw as a tie of everybody or as a win.  A draw of every player reads as it
+always did: a tie.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pbmserv.store.models import Board, BoardStatus
+
+
+def names(userids: Sequence[str]) -> str:
+    """``alice``, ``alice and bob``, ``alice, bob and carol``."""
+    if len(userids) <= 1:
+        return "".join(userids)
+    return ", ".join(userids[:-1]) + " and " + userids[-1]
+
+
+def _userids(board: Board, seats: Sequence[int]) -> list[str]:
+    """The userids of ``seats``, each once (a user may hold more than one seat)."""
+    out: list[str] = []
+    for seat in seats:
+        userid = board.seats[seat].user.userid
+        if userid not in out:
+            out.append(userid)
+    return out
+
+
+def winners(board: Board) -> list[str]:
+    """The userids of the winners of a finished game (empty for a draw)."""
+    return _userids(board, [w for w in board.winners or [] if w < len(board.seats)])
+
+
+def draw_sides(board: Board) -> tuple[list[str], list[str]] | None:
+    """For a draw among some of the players only: who drew, and who was out before it (and
+    lost); None for a game won, not over, or drawn by every player (a tie)."""
+    if board.status is not BoardStatus.finished or board.winners:
+        return None
+    drawn = _userids(board, board.drawn_seats())
+    out = [u for u in _userids(board, range(len(board.seats))) if u not in drawn]
+    return (drawn, out) if drawn and out else None
+
+
+def drawn_words(drawn: Sequence[str], out: Sequence[str]) -> str:
+    """``drawn between carol and dave (alice and bob were out)``."""
+    among = "between" if len(drawn) == 2 else "among"
+    were = "was" if len(out) == 1 else "were"
+    return f"drawn {among} {names(drawn)} ({names(out)} {were} out)"
+
+
+def ending(board: Board, tie: str = "Game was a tie.") -> str:
+    """The sentence that says how a finished game ended: ``Game won by alice.``, ``tie``
+    for a draw of every player, ``Game drawn between carol and dave (alice was out).``"""
+    sides = draw_sides(board)
+    if sides is not None:
+        return f"Game {drawn_words(*sides)}."
+    won = winners(board)
+    return f"Game won by {names(won)}." if won else tie
+
+
+def short_result(board: Board, joiner: str = " and ") -> str:
+    """The status of a finished game in a list: ``won by alice and bob``, ``tie``, ``drawn by
+    carol and dave`` (the players still in; the others lost); ``joiner`` joins the names."""
+    sides = draw_sides(board)
+    if sides is not None:
+        return "drawn by " + joiner.join(sides[0])
+    won = winners(board)
+    return "won by " + joiner.join(won) if won else "tie"
