@@ -155,3 +155,50 @@ def test_tick_sends_the_mail_that_waits(operator, shell, settings):
     assert status == 0 and "Mails sent: 2" in out, err
     assert len(list((settings.data_dir / "Maildir" / "new").iterdir())) == 2
     assert "Mails sent" not in operator("tick")[1]
+
+
+class UniqueViolation(Exception):
+    """As psycopg names it (what SQLAlchemy wraps in an IntegrityError)."""
+
+
+def test_a_failed_mail_is_logged_and_listed_with_its_class_and_first_line(
+    operator, settings, sessions, clock, tmp_path, monkeypatch, caplog
+):
+    """The log and ``mail list`` showed the traceback's last line: for a database error only
+    "(Background on this error at: https://sqlalche.me/e/21/gkpj)"."""
+    from sqlalchemy.exc import IntegrityError
+
+    from pbmserv.mail import worker
+
+    def clash(*args, **kwargs):
+        raise IntegrityError(
+            "INSERT INTO answer_counts ...",
+            {},
+            UniqueViolation(
+                'duplicate key value violates unique constraint "pk_answer_counts"\n'
+                "DETAIL:  Key (day, address)=(2026-11-01, alice@example.org) already exists."
+            ),
+        )
+
+    mail = tmp_path / "signup.eml"
+    mail.write_bytes(SIGNUP)
+    original = worker._process
+    monkeypatch.setattr(worker, "_process", clash)
+    assert operator("mail", "inject", "--no-process", str(mail))[0] == 0
+    with caplog.at_level("ERROR", logger="pbmserv.mail.worker"):
+        (failed,) = worker.process_batch(sessions, settings, lambda: clock.now)
+    assert failed.status is InboxStatus.new  # a failed attempt: it waits for the next one
+    reason = (
+        "IntegrityError: UniqueViolation: duplicate key value violates unique constraint "
+        '"pk_answer_counts"'
+    )
+    assert [r.getMessage() for r in caplog.records] == [f"mail 1 failed: {reason}"]
+    status, out, err = operator("mail", "list")
+    assert status == 0 and out.splitlines()[1].endswith(f"alice@example.org  {reason}"), out
+    assert "Last error:\n" + reason + "\n" in operator("mail", "show", "1")[1]
+    monkeypatch.setattr(worker, "_process", original)  # the next attempt works
+    (done,) = worker.process_batch(sessions, settings, lambda: clock.now)
+    assert done.status is InboxStatus.done
+    status, out, err = operator("mail", "list", "--all")
+    assert out.splitlines()[1].endswith(f"alice@example.org  (an earlier attempt) {reason}"), out
+    assert "Last error (of an earlier attempt):\n" + reason in operator("mail", "show", "1")[1]

@@ -19,6 +19,7 @@ from pbmserv.cli.store import open_store
 from pbmserv.commands.dispatch import Refused, answer, request
 from pbmserv.config import Settings
 from pbmserv.domain import outgoing as out
+from pbmserv.errors import TRACEBACK, stored_reason
 from pbmserv.render.links import attach
 from pbmserv.render.templates import render
 from pbmserv.store.models import Board, BoardStatus, Inbox, InboxStatus, Outbox, OutboxStatus
@@ -61,14 +62,23 @@ def mail_list(ctx: click.Context, show_all: bool) -> None:
         rows = session.scalars(query).all()
         lines = [f"{'id':>6}  {'status':<10} {'tries':>5}  {'received':<16}  from / last error"]
         for row in rows:
-            error = (row.last_error or "").strip().splitlines()[-1:] or [""]
+            error = stored_reason(row.last_error)[:120]
+            if _earlier(row):
+                error = f"(an earlier attempt) {error}"
             lines.append(
                 f"{row.id:>6}  {row.status.value:<10} {row.attempts:>5}  "
-                f"{row.received:%Y-%m-%d %H:%M}  {row.mail_from or '<>'}  {error[0][:60]}"
+                f"{row.received:%Y-%m-%d %H:%M}  {row.mail_from or '<>'}  {error}"
             )
     if len(lines) == 1:
         lines = ["The inbox has no mails waiting or set aside."]
     answer(ctx, "pbmserv mail list", _text(lines))
+
+
+def _earlier(row: Inbox) -> bool:
+    """Whether the error kept with a processed mail is an earlier attempt's: it failed, then
+    worked (a note why it went unanswered is no error: it has no traceback)."""
+    done = row.status in (InboxStatus.done, InboxStatus.ignored)
+    return done and TRACEBACK in (row.last_error or "")
 
 
 @mail_group.command("show", help="The raw mail ID and its processing record.")
@@ -86,7 +96,10 @@ def mail_show(ctx: click.Context, message_id: int) -> None:
             f"Received: {row.received:%Y-%m-%d %H:%M:%S} UTC",
         ]
         if row.last_error:
-            lines += ["Last error:", row.last_error.strip()]
+            lines += [
+                "Last error (of an earlier attempt):" if _earlier(row) else "Last error:",
+                row.last_error.strip(),
+            ]
         from pbmserv.commands.grammar import mask_passwords  # lazy: loads every engine
 
         lines += ["", mask_passwords(raw)]

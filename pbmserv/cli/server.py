@@ -28,8 +28,9 @@ from pbmserv.mail.listener import InboundHandler, make_controller
 from pbmserv.mail.sender import deliver_pending, make_sink
 from pbmserv.mail.worker import run_worker
 from pbmserv.render.links import attach
-from pbmserv.robots.service import run_pending
+from pbmserv.robots.service import Unreadable, run_pending
 from pbmserv.store.db import session_factory
+from pbmserv.store.outage import Outage
 from pbmserv.web.serve import WebServer
 
 log = logging.getLogger("pbmserv.server")
@@ -65,6 +66,7 @@ class Server:
         self.work = threading.Event()
         self.outgoing = threading.Event()
         self.robots = threading.Event()  # a move was played: a robot may be to move
+        self.unreadable = Unreadable()  # robot boards whose position cannot be read: skipped
         self.threads: list[threading.Thread] = []
         self.controller: Any = None
         self.web: Any = None  # pbmserv.web.serve.WebServer while the pages are served
@@ -115,39 +117,58 @@ class Server:
         worker and the listener wait for that lock.  After the stop, one last round sends what
         the workers' last batches queued (they finished before ``stopping`` was set)."""
         sink = make_sink(self.settings)
+        outage = Outage("sender", log)
         while not self.stopping.is_set():
-            self._send_round(sink)
+            pause = self._send_round(sink, outage)
+            if pause:  # the round failed: the next one after the back-off, whatever wakes us
+                self.stopping.wait(pause)
+                continue
             self.stopping.wait(SEND_GAP_SECONDS)
             self.outgoing.wait(POLL_SECONDS)
             self.outgoing.clear()
-        self._send_round(sink)
+        self._send_round(sink, outage)
 
-    def _send_round(self, sink: MaildirSink | SmtpRelay) -> None:
+    def _send_round(self, sink: MaildirSink | SmtpRelay, outage: Outage) -> float:
+        """One round; the back-off to wait after it (0 when it worked)."""
         try:
             deliver_pending(self.sessions, self.settings, sink, self.clock())
-        except Exception:  # noqa: BLE001
-            log.exception("sender")
+        except Exception as exc:  # noqa: BLE001
+            return outage.failed(exc)
+        outage.worked()
+        return 0.0
 
     def _clock_loop(self) -> None:
+        """The clocks and the housekeeping every ``CLOCK_SECONDS``; after a failure, sooner."""
+        outage = Outage("clocks", log)
         while not self.stopping.is_set():
-            for name, job in (("clocks", tick), ("housekeeping", housekeeping)):
+            pause = 0.0
+            for job in (tick, housekeeping):
                 try:  # apart: one failing must not stop the other
                     job(self.sessions, self.settings, self.clock())
-                except Exception:  # noqa: BLE001
-                    log.exception(name)
+                except Exception as exc:  # noqa: BLE001
+                    pause = outage.failed(exc)
+            if not pause:
+                outage.worked()
             self.outgoing.set()
-            self.stopping.wait(CLOCK_SECONDS)
+            self.stopping.wait(min(pause, CLOCK_SECONDS) if pause else CLOCK_SECONDS)
 
     def _robot_loop(self) -> None:
-        """Robots think here, never in the worker or the listener; mails go out as for humans."""
+        """Robots think here, never in the worker or the listener; mails go out as for humans.
+        A board that cannot be read is skipped until its row changes (``self.unreadable``)."""
+        outage = Outage("robots", log)
         while not self.stopping.is_set():
             try:
                 done = run_pending(
-                    self.sessions, self.settings, self.clock, stop=self.stopping.is_set
+                    self.sessions,
+                    self.settings,
+                    self.clock,
+                    stop=self.stopping.is_set,
+                    unreadable=self.unreadable,
                 )
-            except Exception:  # noqa: BLE001
-                log.exception("robots")
-                done = []
+            except Exception as exc:  # noqa: BLE001
+                self.stopping.wait(outage.failed(exc))
+                continue
+            outage.worked()
             if any(d.played for d in done):
                 self.outgoing.set()
                 continue
