@@ -34,6 +34,7 @@ from pbmserv.games import get_game
 from pbmserv.games.base import MoveError
 from pbmserv.render.templates import fill
 from pbmserv.robots import budget_of, choose_move
+from pbmserv.robots.search import Stopped
 from pbmserv.store import records
 from pbmserv.store.db import readonly_sessions
 from pbmserv.store.models import Board, BoardStatus, Robot, User
@@ -168,11 +169,12 @@ def _turn(board: Board, robot: Robot) -> Turn | None:
     )
 
 
-def think(turn: Turn) -> tuple[str, int, int, float]:
-    """The robot's move text for ``turn`` (no database): (text, nodes, depth, seconds)."""
+def think(turn: Turn, stop: Callable[[], bool] | None = None) -> tuple[str, int, int, float]:
+    """The robot's move text for ``turn`` (no database): (text, nodes, depth, seconds);
+    :class:`Stopped` when ``stop()`` turns true meanwhile."""
     game = get_game(turn.game)
     position = game.position_class.deserialize(turn.state)
-    result = choose_move(position, budget_of(turn.level))
+    result = choose_move(position, budget_of(turn.level), stop)
     assert result.move is not None
     return position.format_move(result.move), result.nodes, result.depth, result.seconds
 
@@ -182,12 +184,14 @@ def play_turn(
     settings: Settings,
     turn: Turn,
     now: Callable[[], datetime],
+    stop: Callable[[], bool] | None = None,
 ) -> Done:
-    """Think (outside any transaction), then play the move if the board has not changed."""
+    """Think (outside any transaction), then play the move if the board has not changed;
+    :class:`Stopped` (nothing played) when ``stop()`` turns true while the robot thinks."""
     if turn.decline:
         text, nodes, depth, seconds = "declined", 0, 0, 0.0
     else:
-        text, nodes, depth, seconds = think(turn)
+        text, nodes, depth, seconds = think(turn, stop)
     when = now()
     try:
         with sessions() as session, session.begin():
@@ -255,7 +259,12 @@ def run_pending(
         if stop():
             break
         try:
-            result = play_turn(sessions, settings, turn, now)
+            result = play_turn(sessions, settings, turn, now, stop)
+        except Stopped:  # the server stops: this turn is played after it starts again
+            log.info(
+                "robot %s on %s %d: stopped while thinking", turn.userid, turn.game, turn.number
+            )
+            break
         except Exception:  # noqa: BLE001 - one bad board must not stop the other robots
             log.exception("robot %s on %s %d", turn.userid, turn.game, turn.number)
             done.append(Done(turn.game, turn.number, turn.userid, "failed (see the log)", False))
