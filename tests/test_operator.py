@@ -202,3 +202,32 @@ def test_a_failed_mail_is_logged_and_listed_with_its_class_and_first_line(
     status, out, err = operator("mail", "list", "--all")
     assert out.splitlines()[1].endswith(f"alice@example.org  (an earlier attempt) {reason}"), out
     assert "Last error (of an earlier attempt):\n" + reason in operator("mail", "show", "1")[1]
+
+
+def test_extra_workers_leave_the_robots_and_the_clocks_to_the_server(operator, monkeypatch):
+    """Every ``serve --no-listen`` searched every robot move again (the losers threw theirs
+    away) and ran the clocks: one process of a deployment runs them."""
+    from pbmserv.cli import server
+
+    asked: list[dict[str, object]] = []
+    monkeypatch.setattr(server, "run_server", lambda settings, **kwargs: asked.append(kwargs))
+    assert operator("serve")[0] == 0
+    assert operator("serve", "--no-listen")[0] == 0
+    assert operator("serve", "--no-listen", "--clocks-and-robots")[0] == 0
+    assert [(a["listen"], a["robots_and_clocks"]) for a in asked] == [
+        (True, True),
+        (False, False),
+        (False, True),
+    ]
+
+
+def test_a_server_without_robots_and_clocks_runs_only_its_worker_and_sender(settings, clock):
+    from pbmserv.cli.server import Server
+
+    running = Server(settings, listen=False, clock=lambda: clock.now, robots_and_clocks=False)
+    running.start()
+    try:
+        names = sorted(thread.name for thread in running.threads)
+    finally:
+        running.stop()
+    assert names == ["pbmserv-sender", "pbmserv-worker"]

@@ -123,7 +123,7 @@ def test_robot_refuses_or_declines_a_game_it_is_not_listed_for(shell):
     assert "101" in listed and "removed" in listed
 
 
-def test_a_stale_robot_turn_is_refused_not_doubled(shell, settings, sessions, clock):
+def test_a_stale_robot_turn_is_refused_not_doubled(shell, settings, sessions, clock, caplog):
     shell.signup("alice")
     operator_ok(shell, "robot add bot --game nim --level easy")
     shell.ok("nim challenge bot alice -pile=12")
@@ -131,8 +131,14 @@ def test_a_stale_robot_turn_is_refused_not_doubled(shell, settings, sessions, cl
         (turn,) = pending(s)
     first = play_turn(sessions, settings, turn, lambda: clock.now)
     assert first.played
-    second = play_turn(sessions, settings, turn, lambda: clock.now)  # the same turn again
-    assert not second.played and "not move" in second.text
+    with caplog.at_level("INFO", logger="pbmserv.robots"):  # the same turn again: a lost race
+        second = play_turn(sessions, settings, turn, lambda: clock.now)
+    assert not second.played and second.text == "the board changed meanwhile"
+    (said,) = [r.getMessage() for r in caplog.records]  # in a robot's words, not a mail's
+    assert said == (
+        "robot bot on nim 101: the board moved on while the robot thought about move 1 (move 2 "
+        "is due: another process or an undo came first); not played"
+    )
     with sessions() as s:
         assert len(s.scalars(select(MoveRecord)).all()) == 1
     assert run_pending(sessions, settings, lambda: clock.now) == []

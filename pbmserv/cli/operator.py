@@ -282,10 +282,24 @@ def tick(ctx: click.Context) -> None:
     "--port", type=click.IntRange(1, 65535), default=None, help="Listen port (default: config)."
 )
 @click.option("--lmtp", is_flag=True, default=None, help="Speak LMTP (behind Postfix).")
-@click.option("--no-listen", is_flag=True, help="Only the worker and the sender (extra workers).")
+@click.option(
+    "--no-listen",
+    is_flag=True,
+    help='Only the worker and the sender (extra workers; outbox = "smtp" on other hosts).',
+)
+@click.option(
+    "--clocks-and-robots",
+    is_flag=True,
+    help="With --no-listen: run the clocks and the robots too (where no server listens).",
+)
 @click.pass_context
 def serve(
-    ctx: click.Context, host: str | None, port: int | None, lmtp: bool | None, no_listen: bool
+    ctx: click.Context,
+    host: str | None,
+    port: int | None,
+    lmtp: bool | None,
+    no_listen: bool,
+    clocks_and_robots: bool,
 ) -> None:
     from pbmserv.cli.server import run_server  # lazy: asyncio and threads, for serve only
 
@@ -301,6 +315,7 @@ def serve(
         run_server(
             settings,
             listen=not no_listen,
+            robots_and_clocks=not no_listen or clocks_and_robots,
             log=lambda text: print(text, file=sys.stderr, flush=True),
         )
     except OSError as exc:  # the port is taken, the data directory is not writable, ...

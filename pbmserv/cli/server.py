@@ -51,14 +51,18 @@ class Server:
         listen: bool = True,
         clock: Clock | None = None,
         worker_processes: int = 0,
+        robots_and_clocks: bool = True,
     ) -> None:
         """``worker_processes``: that many workers in processes of their own (see
         :mod:`pbmserv.cli.worker_process`), on the settings' clock; 0: one worker thread here,
-        on ``clock`` (tests that move the time themselves)."""
+        on ``clock`` (tests that move the time themselves).  ``robots_and_clocks``: also run
+        the robots and the clocks, which one process of a deployment does (every extra
+        process searched every robot move again, to throw it away)."""
         if worker_processes and clock is not None:
             raise ValueError("worker processes keep the settings' clock: pass no clock")
         self.settings = settings
         self.listen = listen
+        self.robots_and_clocks = robots_and_clocks
         self.clock = clock or settings.clock
         self.sessions = session_factory(settings.url)
         self.intake = inbox.GroupStore(self.sessions)
@@ -188,8 +192,9 @@ class Server:
         released = inbox.release_dead_claims(self.sessions)
         if released:
             log.warning("%d mails of a crashed worker are queued again", released)
-        loops = [(self._sender_loop, "sender"), (self._clock_loop, "clocks")]
-        loops.append((self._robot_loop, "robots"))
+        loops = [(self._sender_loop, "sender")]
+        if self.robots_and_clocks:
+            loops += [(self._clock_loop, "clocks"), (self._robot_loop, "robots")]
         for worker in self.workers:
             worker.start()
         if not self.workers:
@@ -241,12 +246,24 @@ class Server:
 
 
 def run_server(
-    settings: Settings, *, listen: bool = True, log: Callable[[str], None] = print
+    settings: Settings,
+    *,
+    listen: bool = True,
+    robots_and_clocks: bool | None = None,
+    log: Callable[[str], None] = print,
 ) -> None:
-    """Run until SIGTERM or SIGINT."""
+    """Run until SIGTERM or SIGINT.  An extra process (``listen`` false) runs the robots and
+    the clocks only when ``robots_and_clocks`` says so: the server that listens runs them."""
+    if robots_and_clocks is None:
+        robots_and_clocks = listen
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("mail.log").setLevel(logging.WARNING)  # aiosmtpd logs every connection
-    server = Server(settings, listen=listen, worker_processes=settings.workers if listen else 0)
+    server = Server(
+        settings,
+        listen=listen,
+        worker_processes=settings.workers if listen else 0,
+        robots_and_clocks=robots_and_clocks,
+    )
     stop = StopSignals()  # from now: a signal during the start-up stops the server once up
     try:
         server.start()
@@ -254,7 +271,9 @@ def run_server(
         server.stop()
         raise
     where = f"{settings.listen_host}:{settings.listen_port} ({'LMTP' if settings.lmtp else 'SMTP'})"
-    log(f"pbmserv serving on {where if listen else 'no port (worker only)'}; store {settings.url}")
+    what = "" if robots_and_clocks else " (no clocks, no robots: the listening server runs them)"
+    role = where if listen else "no port (worker and sender)"
+    log(f"pbmserv serving on {role}{what}; store {settings.url}")
     if server.web is not None:
         log(f"web pages on http://{settings.listen_host}:{server.web.port}/")
     if settings.outbox == "maildir":

@@ -203,6 +203,9 @@ def play_turn(
                 _decline(session, when, board, user)
             else:
                 _play(session, when, board, user, text, turn.ply)
+    except _MovedOn as exc:  # a lost race (another process's robot, an undo): no news
+        log.info("robot %s on %s %d: %s", turn.userid, turn.game, turn.number, exc)
+        return Done(turn.game, turn.number, turn.userid, "the board changed meanwhile", False)
     except (boards.BoardError, MoveError) as exc:
         log.info("robot %s on %s %d: %s", turn.userid, turn.game, turn.number, exc)
         return Done(turn.game, turn.number, turn.userid, str(exc), False)
@@ -211,8 +214,17 @@ def play_turn(
     return Done(turn.game, turn.number, turn.userid, text, True, nodes, depth, seconds)
 
 
+class _MovedOn(Exception):
+    """The board moved on while the robot thought: its move is not played."""
+
+
 def _play(session: Session, now: datetime, board: Board, user: User, text: str, ply: int) -> None:
     position = boards.position_of(board)
+    if board.status is BoardStatus.active and position.ply + 1 != ply:  # (the ply guard's words
+        raise _MovedOn(  # are a mail's: "since your mail was written")
+            f"the board moved on while the robot thought about move {ply} (move "
+            f"{position.ply + 1} is due: another process or an undo came first); not played"
+        )
     played = moves.play(
         session, board, position, user, text, now=now, source="robot", expected_ply=ply
     )
