@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import func, select
 
 from pbmserv.mail.sender import deliver_pending, make_sink
-from pbmserv.store.models import AuthFailure, Inbox, InboxStatus, Outbox
+from pbmserv.store.models import AuthFailure, Inbox, InboxStatus, Outbox, OutboxStatus
 
 SIGNUP = (
     b"From: alice@example.org\r\nTo: pbmserv@example.org\r\nMessage-ID: <m1@example.org>\r\n"
@@ -88,14 +88,20 @@ def test_status_shows_a_relay_that_is_down(operator, shell, settings, sessions, 
     monkeypatch.setenv("PBMSERV_NOW", (clock.now + timedelta(minutes=60)).isoformat())
     status, out, err = operator("status")
     assert status == 0, err
-    assert "oldest pending: 2026-11-01 12:00:00 UTC (1 h 10 min old)" in out
+    assert "oldest unsent: 2026-11-01 12:00:00 UTC (1 h 10 min old)" in out
     assert "failing:   2 pending mails have failed attempts" in out
     assert f"relay 127.0.0.1:{settings.relay_port}: ConnectionRefusedError" in out
     with sessions() as s, s.begin():  # the relay is back
         for row in s.scalars(select(Outbox)):
             row.status = row.status.sent
     status, out, err = operator("status")
-    assert "oldest pending: none" in out and "failing" not in out
+    assert "oldest unsent: none" in out and "failing" not in out
+    status, out, err = operator("mail", "outbox", "show", "1")  # the error is history now
+    assert "Last error (of an earlier attempt): " in out and "\nLast error:" not in out
+    with sessions() as s, s.begin():  # one being handed over: unsent, though "pending 0"
+        s.get(Outbox, 1).status = OutboxStatus.sending
+    status, out, err = operator("status")
+    assert "pending    0" in out and "oldest unsent: 2026-11-01 12:00:00 UTC" in out
 
 
 def test_mail_show_keeps_the_head_and_the_end_of_a_long_traceback(operator, sessions, tmp_path):
