@@ -9,7 +9,7 @@ from datetime import timedelta
 from sqlalchemy import func, select
 
 from pbmserv.mail.sender import deliver_pending, make_sink
-from pbmserv.store.models import AuthFailure, Inbox, InboxStatus, Outbox
+from pbmserv.store.models import AuthFailure, Inbox, InboxStatus, Outbox, OutboxStatus
 
 SIGNUP = (
     b"From: alice@example.org\r\nTo: pbmserv@example.org\r\nMessage-ID: <m1@example.org>\r\n"
@@ -66,14 +66,20 @@ def test_status_shows_a_relay_that_is_down(operator, shell, settings, sessions, 
     monkeypatch.setenv("PBMSERV_NOW", (clock.now + timedelta(minutes=60)).isoformat())
     status, out, err = operator("status")
     assert status == 0, err
-    assert "oldest pending: 2026-11-01 12:00:00 UTC (1 h 10 min old)" in out
+    assert "oldest unsent: 2026-11-01 12:00:00 UTC (1 h 10 min old)" in out
     assert "failing:   2 pending mails have failed attempts" in out
     assert f"relay 127.0.0.1:{settings.relay_port}: ConnectionRefusedError" in out
     with sessions() as s, s.begin():  # the relay is back
         for row in s.scalars(select(Outbox)):
             row.status = row.status.sent
     status, out, err = operator("status")
-    assert "oldest pending: none" in out and "failing" not in out
+    assert "oldest unsent: none" in out and "failing" not in out
+    status, out, err = operator("mail", "outbox", "show", "1")  # the error is history now
+    assert "Last error (of an earlier attempt): " in out and "\nLast error:" not in out
+    with sessions() as s, s.begin():  # one being handed over: unsent, though "pending 0"
+        s.get(Outbox, 1).status = OutboxStatus.sending
+    status, out, err = operator("status")
+    assert "pending    0" in out and "oldest unsent: 2026-11-01 12:00:00 UTC" in out
 
 
 def test_mail_show_keeps_the_head_and_the_end_of_a_long_traceback(operator, sessions, tmp_path):
@@ -133,3 +139,79 @@ def test_tick_sends_the_mail_that_waits(operator, shell, settings):
     assert status == 0 and "Mails sent: 2" in out, err
     assert len(list((settings.data_dir / "Maildir" / "new").iterdir())) == 2
     assert "Mails sent" not in operator("tick")[1]
+
+
+class UniqueViolation(Exception):
+    """As psycopg names it (what SQLAlchemy wraps in an IntegrityError)."""
+
+
+def test_a_failed_mail_is_logged_and_listed_with_its_class_and_first_line(
+    operator, settings, sessions, clock, tmp_path, monkeypatch, caplog
+):
+    """The log and ``mail list`` showed the traceback's last line: for a database error only
+    "(Background on this error at: https://sqlalche.me/e/21/gkpj)"."""
+    from sqlalchemy.exc import IntegrityError
+
+    from pbmserv.mail import worker
+
+    def clash(*args, **kwargs):
+        raise IntegrityError(
+            "INSERT INTO answer_counts ...",
+            {},
+            UniqueViolation(
+                'duplicate key value violates unique constraint "pk_answer_counts"\n'
+                "DETAIL:  Key (day, address)=(2026-11-01, alice@example.org) already exists."
+            ),
+        )
+
+    mail = tmp_path / "signup.eml"
+    mail.write_bytes(SIGNUP)
+    original = worker._process
+    monkeypatch.setattr(worker, "_process", clash)
+    assert operator("mail", "inject", "--no-process", str(mail))[0] == 0
+    with caplog.at_level("ERROR", logger="pbmserv.mail.worker"):
+        (failed,) = worker.process_batch(sessions, settings, lambda: clock.now)
+    assert failed.status is InboxStatus.new  # a failed attempt: it waits for the next one
+    reason = (
+        "IntegrityError: UniqueViolation: duplicate key value violates unique constraint "
+        '"pk_answer_counts"'
+    )
+    assert [r.getMessage() for r in caplog.records] == [f"mail 1 failed: {reason}"]
+    status, out, err = operator("mail", "list")
+    assert status == 0 and out.splitlines()[1].endswith(f"alice@example.org  {reason}"), out
+    assert "Last error:\n" + reason + "\n" in operator("mail", "show", "1")[1]
+    monkeypatch.setattr(worker, "_process", original)  # the next attempt works
+    (done,) = worker.process_batch(sessions, settings, lambda: clock.now)
+    assert done.status is InboxStatus.done
+    status, out, err = operator("mail", "list", "--all")
+    assert out.splitlines()[1].endswith(f"alice@example.org  (an earlier attempt) {reason}"), out
+    assert "Last error (of an earlier attempt):\n" + reason in operator("mail", "show", "1")[1]
+
+
+def test_extra_workers_leave_the_robots_and_the_clocks_to_the_server(operator, monkeypatch):
+    """Every ``serve --no-listen`` searched every robot move again (the losers threw theirs
+    away) and ran the clocks: one process of a deployment runs them."""
+    from pbmserv.cli import server
+
+    asked: list[dict[str, object]] = []
+    monkeypatch.setattr(server, "run_server", lambda settings, **kwargs: asked.append(kwargs))
+    assert operator("serve")[0] == 0
+    assert operator("serve", "--no-listen")[0] == 0
+    assert operator("serve", "--no-listen", "--clocks-and-robots")[0] == 0
+    assert [(a["listen"], a["robots_and_clocks"]) for a in asked] == [
+        (True, True),
+        (False, False),
+        (False, True),
+    ]
+
+
+def test_a_server_without_robots_and_clocks_runs_only_its_worker_and_sender(settings, clock):
+    from pbmserv.cli.server import Server
+
+    running = Server(settings, listen=False, clock=lambda: clock.now, robots_and_clocks=False)
+    running.start()
+    try:
+        names = sorted(thread.name for thread in running.threads)
+    finally:
+        running.stop()
+    assert names == ["pbmserv-sender", "pbmserv-worker"]

@@ -155,3 +155,37 @@ def test_batches_of_mail_wake_the_robots_at_most_once_a_gap(settings, clock, mon
     gaps = [later - earlier for earlier, later in zip(looks, looks[1:], strict=False)]
     assert len(looks) >= 2, looks
     assert min(gaps) >= 0.9 * server.ROBOT_GAP_SECONDS, gaps
+
+
+def test_a_stop_request_ends_a_long_search_at_once():
+    """The search read only its own deadline: a server stopping during a minute's search
+    waited for it (and systemd killed it after its TimeoutStopSec)."""
+    from pbmserv.robots.search import Stopped
+
+    asked: list[int] = []
+
+    def stop() -> bool:
+        asked.append(1)
+        return len(asked) >= 3
+
+    with pytest.raises(Stopped):
+        choose_move(get_game("ploy").new(4), budget_of("seconds=60"), stop)
+    assert len(asked) == 3  # it stopped when asked, not at its deadline
+
+
+def test_a_robot_turn_stopped_while_thinking_is_not_played_and_waits(shell, settings, clock):
+    from pbmserv.robots.service import pending, run_pending
+
+    operator_ok(shell, "robot add slow --game ploy --level seconds=60")
+    operator_ok(shell, "robot add fast --game ploy --level easy")
+    shell.ok("ploy challenge slow fast")
+    asked: list[int] = []
+
+    def stop() -> bool:  # the server's stopping flag, set while the robot thinks
+        asked.append(1)
+        return len(asked) > 2
+
+    assert run_pending(shell.sessions, settings, lambda: clock.now, stop=stop) == []
+    assert len(asked) == 3 and board(shell, 101, "ploy").moves == []
+    with shell.sessions() as s:  # played after the restart
+        assert [turn.userid for turn in pending(s)] == ["slow"]

@@ -123,7 +123,7 @@ def test_robot_refuses_or_declines_a_game_it_is_not_listed_for(shell):
     assert "101" in listed and "removed" in listed
 
 
-def test_a_stale_robot_turn_is_refused_not_doubled(shell, settings, sessions, clock):
+def test_a_stale_robot_turn_is_refused_not_doubled(shell, settings, sessions, clock, caplog):
     shell.signup("alice")
     operator_ok(shell, "robot add bot --game nim --level easy")
     shell.ok("nim challenge bot alice -pile=12")
@@ -131,8 +131,14 @@ def test_a_stale_robot_turn_is_refused_not_doubled(shell, settings, sessions, cl
         (turn,) = pending(s)
     first = play_turn(sessions, settings, turn, lambda: clock.now)
     assert first.played
-    second = play_turn(sessions, settings, turn, lambda: clock.now)  # the same turn again
-    assert not second.played and "not move" in second.text
+    with caplog.at_level("INFO", logger="pbmserv.robots"):  # the same turn again: a lost race
+        second = play_turn(sessions, settings, turn, lambda: clock.now)
+    assert not second.played and second.text == "the board changed meanwhile"
+    (said,) = [r.getMessage() for r in caplog.records]  # in a robot's words, not a mail's
+    assert said == (
+        "robot bot on nim 101: the board moved on while the robot thought about move 1 (move 2 "
+        "is due: another process or an undo came first); not played"
+    )
     with sessions() as s:
         assert len(s.scalars(select(MoveRecord)).all()) == 1
     assert run_pending(sessions, settings, lambda: clock.now) == []
@@ -195,3 +201,52 @@ def test_a_robot_watching_a_board_gets_no_mail(shell):
     shell.ok("nim move 101 alice pw-alice 2")
     assert "bot@example.org" not in {m.recipient for m in shell.outbox()}
     assert "bob@example.org" in {m.recipient for m in shell.outbox()}
+
+
+def _damage(shell, number: int, game: str = "nim") -> None:
+    """Corrupt a board's cached position as an operator's sqlite3 or psql would (no version bump)."""
+    from sqlalchemy import update
+
+    with shell.sessions() as s, s.begin():
+        s.execute(
+            update(Board)
+            .where(Board.game == game, Board.number == number)
+            .values(position_cache='{"n": 2, "broken')
+        )
+
+
+def test_a_board_whose_position_cannot_be_read_is_skipped_and_named_once(shell, caplog):
+    """One damaged robot board stopped every robot (exit 70 from cron, a traceback every pass in
+    the server): it is skipped, named once with its game and number, and the others play."""
+    operator_ok(shell, "robot add left --game nim --level easy")
+    operator_ok(shell, "robot add right --game nim --level easy")
+    shell.ok("nim challenge left right -pile=9")  # 101: damaged below
+    shell.ok("nim challenge right left -pile=9")  # 102: healthy
+    _damage(shell, 101)
+    with caplog.at_level("INFO", logger="pbmserv.robots"):
+        ran = operator(shell, "robot run --until-idle")
+    assert ran.status == 65, ran.body  # the store needs a look (README: exit statuses)
+    assert ran.body.count("nim 101:") == 1 and "cannot be read (JSONDecodeError" in ran.body
+    assert board(shell, 102).status is BoardStatus.finished  # the other robots played on
+    assert board(shell, 101).moves == []
+    named = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert len(named) == 1 and "nim 101" in named[0].getMessage(), named
+    assert not any(r.exc_info for r in caplog.records)  # one line, no traceback
+
+
+def test_the_servers_robots_skip_a_damaged_board_until_its_row_changes(shell, settings, clock):
+    from pbmserv.robots.service import Unreadable
+
+    operator_ok(shell, "robot add left --game nim --level easy")
+    operator_ok(shell, "robot add right --game nim --level easy")
+    shell.ok("nim challenge left right -pile=9")
+    _damage(shell, 101)
+    unreadable = Unreadable()  # what the server's robot loop keeps from pass to pass
+    first = run_pending(shell.sessions, settings, lambda: clock.now, unreadable=unreadable)
+    assert [(d.number, d.unreadable) for d in first] == [(101, True)]
+    for _ in range(3):  # not rebuilt, not reported again
+        assert run_pending(shell.sessions, settings, lambda: clock.now, unreadable=unreadable) == []
+    with shell.sessions() as s, s.begin():  # the operator repairs it: the cache is rebuilt
+        s.scalar(select(Board).where(Board.number == 101)).position_cache = None
+    again = run_pending(shell.sessions, settings, lambda: clock.now, unreadable=unreadable)
+    assert [(d.number, d.played) for d in again] == [(101, True)]

@@ -122,6 +122,10 @@ def test_a_database_url_that_cannot_be_used(shell, monkeypatch):
     status, err = shell("status")
     assert status == TEMPFAIL and "cannot be reached" in one_line(err)
     assert "is its server running?" in err and "secret" not in err
+    monkeypatch.setenv("PBMSERV_DATABASE_URL", "mysql://pbmserv:secret@127.0.0.1/pbmserv")
+    status, err = shell("status")  # a database pbmserv does not run on: a bug's 70 before
+    assert status == CONFIG and "names a database pbmserv does not run on" in one_line(err)
+    assert "No module named" in err and "secret" not in err
 
 
 @pytest.mark.skipif(

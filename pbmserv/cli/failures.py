@@ -38,6 +38,14 @@ def _where(url: str) -> str:
         return repr(url)
 
 
+def _backend(url: str) -> str:
+    """The kind of database ``url`` names (``postgresql``, ``mysql``), or "" if none."""
+    try:
+        return make_url(url).get_backend_name() if url else ""
+    except ArgumentError:
+        return ""
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(getattr(exc, "orig", None) or exc).strip()
     return (text.splitlines() or [type(exc).__name__])[0].strip()
@@ -59,6 +67,12 @@ def describe(exc: BaseException, url: str) -> tuple[int, str] | None:
         return CONFIG, (
             f"database_url {url!r} is no database URL pbmserv can use ({first}); e.g. "
             "postgresql+psycopg://pbmserv@/pbmserv, or empty for SQLite in data_dir"
+        )
+    backend = _backend(url)
+    if isinstance(exc, ModuleNotFoundError) and backend not in ("", "sqlite", "postgresql"):
+        return CONFIG, (
+            f"database_url {where!r} names a database pbmserv does not run on ({first}): use "
+            "PostgreSQL (postgresql+psycopg://pbmserv@/pbmserv), or empty for SQLite in data_dir"
         )
     if isinstance(exc, ModuleNotFoundError) and (exc.name or "").startswith("psycopg"):
         return CONFIG, (

@@ -19,6 +19,7 @@ from pbmserv.cli.store import open_store
 from pbmserv.commands.dispatch import Refused, answer, request
 from pbmserv.config import Settings
 from pbmserv.domain import outgoing as out
+from pbmserv.errors import TRACEBACK, stored_reason
 from pbmserv.render.links import attach, base_url
 from pbmserv.render.templates import fill, render
 from pbmserv.store.models import Board, BoardStatus, Inbox, InboxStatus, Outbox, OutboxStatus
@@ -61,15 +62,24 @@ def mail_list(ctx: click.Context, show_all: bool) -> None:
         rows = session.scalars(query).all()
         lines = [f"{'id':>6}  {'status':<10} {'tries':>5}  {'received':<16}  from / last error"]
         for row in rows:
-            error = (row.last_error or "").strip().splitlines()[-1:] or [""]
+            error = stored_reason(row.last_error)[:120]
+            if _earlier(row):
+                error = f"(an earlier attempt) {error}"
             again = f"(+{row.repeats} repeated)  " if row.repeats else ""
             lines.append(
                 f"{row.id:>6}  {row.status.value:<10} {row.attempts:>5}  "
-                f"{row.received:%Y-%m-%d %H:%M}  {row.mail_from or '<>'}  {again}{error[0][:60]}"
+                f"{row.received:%Y-%m-%d %H:%M}  {row.mail_from or '<>'}  {again}{error}"
             )
     if len(lines) == 1:
         lines = ["The inbox has no mails waiting or set aside."]
     answer(ctx, "pbmserv mail list", _text(lines))
+
+
+def _earlier(row: Inbox) -> bool:
+    """Whether the error kept with a processed mail is an earlier attempt's: it failed, then
+    worked (a note why it went unanswered is no error: it has no traceback)."""
+    done = row.status in (InboxStatus.done, InboxStatus.ignored)
+    return done and TRACEBACK in (row.last_error or "")
 
 
 @mail_group.command("show", help="The raw mail ID and its processing record.")
@@ -89,7 +99,10 @@ def mail_show(ctx: click.Context, message_id: int) -> None:
         if row.repeats:  # a re-delivery, or a forger who sent its Message-ID as its sender
             lines.append(f"Delivered again {row.repeats} times: not stored, not answered")
         if row.last_error:
-            lines += ["Last error:", row.last_error.strip()]
+            lines += [
+                "Last error (of an earlier attempt):" if _earlier(row) else "Last error:",
+                row.last_error.strip(),
+            ]
         from pbmserv.commands.grammar import mask_passwords  # lazy: loads every engine
 
         lines += ["", mask_passwords(raw)]
@@ -288,10 +301,24 @@ def _link_warning(settings: Settings) -> list[str]:
     "--port", type=click.IntRange(1, 65535), default=None, help="Listen port (default: config)."
 )
 @click.option("--lmtp", is_flag=True, default=None, help="Speak LMTP (behind Postfix).")
-@click.option("--no-listen", is_flag=True, help="Only the worker and the sender (extra workers).")
+@click.option(
+    "--no-listen",
+    is_flag=True,
+    help='Only the worker and the sender (extra workers; outbox = "smtp" on other hosts).',
+)
+@click.option(
+    "--clocks-and-robots",
+    is_flag=True,
+    help="With --no-listen: run the clocks and the robots too (where no server listens).",
+)
 @click.pass_context
 def serve(
-    ctx: click.Context, host: str | None, port: int | None, lmtp: bool | None, no_listen: bool
+    ctx: click.Context,
+    host: str | None,
+    port: int | None,
+    lmtp: bool | None,
+    no_listen: bool,
+    clocks_and_robots: bool,
 ) -> None:
     from pbmserv.cli.server import run_server  # lazy: asyncio and threads, for serve only
 
@@ -307,6 +334,7 @@ def serve(
         run_server(
             settings,
             listen=not no_listen,
+            robots_and_clocks=not no_listen or clocks_and_robots,
             log=lambda text: print(text, file=sys.stderr, flush=True),
         )
     except OSError as exc:  # the port is taken, the data directory is not writable, ...

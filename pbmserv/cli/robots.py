@@ -6,8 +6,9 @@ import click
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from pbmserv.cli.failures import DATAERR
 from pbmserv.cli.store import require_store
-from pbmserv.commands.dispatch import Refused, answer, request
+from pbmserv.commands.dispatch import DONE, Refused, answer, request
 from pbmserv.domain import accounts
 from pbmserv.render.templates import render
 from pbmserv.store.models import Robot
@@ -104,4 +105,12 @@ def robot_run(ctx: click.Context, until_idle: bool) -> None:
         + (f"played {d.text} (depth {d.depth}, {d.nodes} nodes)" if d.played else d.text)
         for d in done
     ]
-    answer(ctx, "pbmserv robot run", _text(lines or ["No robot is to move."]))
+    # a damaged board is skipped and the others played; the status tells cron's mail and
+    # scripts that the store needs a look (sysexits' "data error", as for a damaged store)
+    damaged = any(d.unreadable for d in done)
+    answer(
+        ctx,
+        "pbmserv robot run",
+        _text(lines or ["No robot is to move."]),
+        status=DATAERR if damaged else DONE,
+    )

@@ -28,8 +28,9 @@ from pbmserv.mail.listener import InboundHandler, make_controller
 from pbmserv.mail.sender import deliver_pending, make_sink
 from pbmserv.mail.worker import run_worker
 from pbmserv.render.links import attach
-from pbmserv.robots.service import run_pending
+from pbmserv.robots.service import Unreadable, run_pending
 from pbmserv.store.db import session_factory
+from pbmserv.store.outage import Outage
 from pbmserv.web.serve import WebServer
 
 log = logging.getLogger("pbmserv.server")
@@ -50,14 +51,18 @@ class Server:
         listen: bool = True,
         clock: Clock | None = None,
         worker_processes: int = 0,
+        robots_and_clocks: bool = True,
     ) -> None:
         """``worker_processes``: that many workers in processes of their own (see
         :mod:`pbmserv.cli.worker_process`), on the settings' clock; 0: one worker thread here,
-        on ``clock`` (tests that move the time themselves)."""
+        on ``clock`` (tests that move the time themselves).  ``robots_and_clocks``: also run
+        the robots and the clocks, which one process of a deployment does (every extra
+        process searched every robot move again, to throw it away)."""
         if worker_processes and clock is not None:
             raise ValueError("worker processes keep the settings' clock: pass no clock")
         self.settings = settings
         self.listen = listen
+        self.robots_and_clocks = robots_and_clocks
         self.clock = clock or settings.clock
         self.sessions = session_factory(settings.url)
         self.intake = inbox.GroupStore(self.sessions)
@@ -65,6 +70,7 @@ class Server:
         self.work = threading.Event()
         self.outgoing = threading.Event()
         self.robots = threading.Event()  # a move was played: a robot may be to move
+        self.unreadable = Unreadable()  # robot boards whose position cannot be read: skipped
         self.threads: list[threading.Thread] = []
         self.controller: Any = None
         self.web: Any = None  # pbmserv.web.serve.WebServer while the pages are served
@@ -115,39 +121,58 @@ class Server:
         worker and the listener wait for that lock.  After the stop, one last round sends what
         the workers' last batches queued (they finished before ``stopping`` was set)."""
         sink = make_sink(self.settings)
+        outage = Outage("sender", log)
         while not self.stopping.is_set():
-            self._send_round(sink)
+            pause = self._send_round(sink, outage)
+            if pause:  # the round failed: the next one after the back-off, whatever wakes us
+                self.stopping.wait(pause)
+                continue
             self.stopping.wait(SEND_GAP_SECONDS)
             self.outgoing.wait(POLL_SECONDS)
             self.outgoing.clear()
-        self._send_round(sink)
+        self._send_round(sink, outage)
 
-    def _send_round(self, sink: MaildirSink | SmtpRelay) -> None:
+    def _send_round(self, sink: MaildirSink | SmtpRelay, outage: Outage) -> float:
+        """One round; the back-off to wait after it (0 when it worked)."""
         try:
             deliver_pending(self.sessions, self.settings, sink, self.clock())
-        except Exception:  # noqa: BLE001
-            log.exception("sender")
+        except Exception as exc:  # noqa: BLE001
+            return outage.failed(exc)
+        outage.worked()
+        return 0.0
 
     def _clock_loop(self) -> None:
+        """The clocks and the housekeeping every ``CLOCK_SECONDS``; after a failure, sooner."""
+        outage = Outage("clocks", log)
         while not self.stopping.is_set():
-            for name, job in (("clocks", tick), ("housekeeping", housekeeping)):
+            pause = 0.0
+            for job in (tick, housekeeping):
                 try:  # apart: one failing must not stop the other
                     job(self.sessions, self.settings, self.clock())
-                except Exception:  # noqa: BLE001
-                    log.exception(name)
+                except Exception as exc:  # noqa: BLE001
+                    pause = outage.failed(exc)
+            if not pause:
+                outage.worked()
             self.outgoing.set()
-            self.stopping.wait(CLOCK_SECONDS)
+            self.stopping.wait(min(pause, CLOCK_SECONDS) if pause else CLOCK_SECONDS)
 
     def _robot_loop(self) -> None:
-        """Robots think here, never in the worker or the listener; mails go out as for humans."""
+        """Robots think here, never in the worker or the listener; mails go out as for humans.
+        A board that cannot be read is skipped until its row changes (``self.unreadable``)."""
+        outage = Outage("robots", log)
         while not self.stopping.is_set():
             try:
                 done = run_pending(
-                    self.sessions, self.settings, self.clock, stop=self.stopping.is_set
+                    self.sessions,
+                    self.settings,
+                    self.clock,
+                    stop=self.stopping.is_set,
+                    unreadable=self.unreadable,
                 )
-            except Exception:  # noqa: BLE001
-                log.exception("robots")
-                done = []
+            except Exception as exc:  # noqa: BLE001
+                self.stopping.wait(outage.failed(exc))
+                continue
+            outage.worked()
             if any(d.played for d in done):
                 self.outgoing.set()
                 continue
@@ -167,8 +192,9 @@ class Server:
         released = inbox.release_dead_claims(self.sessions)
         if released:
             log.warning("%d mails of a crashed worker are queued again", released)
-        loops = [(self._sender_loop, "sender"), (self._clock_loop, "clocks")]
-        loops.append((self._robot_loop, "robots"))
+        loops = [(self._sender_loop, "sender")]
+        if self.robots_and_clocks:
+            loops += [(self._clock_loop, "clocks"), (self._robot_loop, "robots")]
         for worker in self.workers:
             worker.start()
         if not self.workers:
@@ -220,12 +246,24 @@ class Server:
 
 
 def run_server(
-    settings: Settings, *, listen: bool = True, log: Callable[[str], None] = print
+    settings: Settings,
+    *,
+    listen: bool = True,
+    robots_and_clocks: bool | None = None,
+    log: Callable[[str], None] = print,
 ) -> None:
-    """Run until SIGTERM or SIGINT."""
+    """Run until SIGTERM or SIGINT.  An extra process (``listen`` false) runs the robots and
+    the clocks only when ``robots_and_clocks`` says so: the server that listens runs them."""
+    if robots_and_clocks is None:
+        robots_and_clocks = listen
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("mail.log").setLevel(logging.WARNING)  # aiosmtpd logs every connection
-    server = Server(settings, listen=listen, worker_processes=settings.workers if listen else 0)
+    server = Server(
+        settings,
+        listen=listen,
+        worker_processes=settings.workers if listen else 0,
+        robots_and_clocks=robots_and_clocks,
+    )
     stop = StopSignals()  # from now: a signal during the start-up stops the server once up
     try:
         server.start()
@@ -233,7 +271,9 @@ def run_server(
         server.stop()
         raise
     where = f"{settings.listen_host}:{settings.listen_port} ({'LMTP' if settings.lmtp else 'SMTP'})"
-    log(f"pbmserv serving on {where if listen else 'no port (worker only)'}; store {settings.url}")
+    what = "" if robots_and_clocks else " (no clocks, no robots: the listening server runs them)"
+    role = where if listen else "no port (worker and sender)"
+    log(f"pbmserv serving on {role}{what}; store {settings.url}")
     if server.web is not None:
         log(f"web pages on http://{settings.listen_host}:{server.web.port}/")
     if settings.outbox == "maildir":

@@ -50,8 +50,9 @@ def show_lines(session: Session, mail_id: int) -> list[str] | None:
         lines.append(f"Claimed by {row.claimed_by} at {row.claimed_at:%Y-%m-%d %H:%M:%S} UTC")
     if row.sent_at:
         lines.append(f"Sent: {row.sent_at:%Y-%m-%d %H:%M:%S} UTC")
-    if row.last_error:
-        lines.append(f"Last error: {row.last_error.strip()}")
+    if row.last_error:  # kept once sent: the attempts before the one that worked failed
+        earlier = " (of an earlier attempt)" if row.status is OutboxStatus.sent else ""
+        lines.append(f"Last error{earlier}: {row.last_error.strip()}")
     if row.message_id:
         lines.append(f"Message-ID: {row.message_id}")
     if row.dropped_bytes is not None:
@@ -78,9 +79,9 @@ def delivery_lines(session: Session, now: datetime) -> list[str]:
     waiting = (OutboxStatus.pending, OutboxStatus.sending)
     oldest = session.scalar(select(func.min(Outbox.created)).where(Outbox.status.in_(waiting)))
     lines = [
-        f"  oldest pending: {oldest:%Y-%m-%d %H:%M:%S} UTC ({age(now - oldest)} old)"
+        f"  oldest unsent: {oldest:%Y-%m-%d %H:%M:%S} UTC ({age(now - oldest)} old)"
         if oldest
-        else "  oldest pending: none"
+        else "  oldest unsent: none"  # (pending or sending: "pending 0" said otherwise)
     ]
     failing = (Outbox.status == OutboxStatus.pending) & Outbox.last_error.is_not(None)
     count = session.scalar(select(func.count()).where(failing)) or 0

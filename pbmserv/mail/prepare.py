@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import traceback
 from collections.abc import Callable, Iterable
 from concurrent.futures import Executor, Future, wait
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbmserv.commands import grammar
 from pbmserv.config import Settings
 from pbmserv.domain import accounts
+from pbmserv.errors import with_traceback
 from pbmserv.mail import inbox
 from pbmserv.mail.parse import ParsedMail, parse_message
 
@@ -41,7 +41,7 @@ class Prepared:
 
     message_id: int
     parsed: ParsedMail | None = None
-    error: str | None = None  # parsing failed: the traceback
+    error: str | None = None  # parsing failed: its reason, then the traceback
 
 
 def prepare(settings: Settings, words: set[str], mail: inbox.Claimed) -> Prepared:
@@ -55,8 +55,8 @@ def prepare(settings: Settings, words: set[str], mail: inbox.Claimed) -> Prepare
             server_addresses=[settings.server_address, *settings.accept_recipients],
         )
         return Prepared(mail.id, parsed)
-    except Exception:  # noqa: BLE001 - recorded as a failed attempt of this mail
-        return Prepared(mail.id, error=traceback.format_exc())
+    except Exception as exc:  # noqa: BLE001 - recorded as a failed attempt of this mail
+        return Prepared(mail.id, error=with_traceback(exc))
 
 
 def logins_of(prepared: Iterable[Prepared], words: set[str]) -> list[tuple[str, str]]:

@@ -12,7 +12,6 @@ import logging
 import os
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from pbmserv.commands.dispatch import REFUSED, USAGE, error_subject
 from pbmserv.commands.runner import failed
 from pbmserv.config import Settings
 from pbmserv.domain import accounts, confirmation, limits, notify, tokens
+from pbmserv.errors import reason, stored_reason, with_traceback
 from pbmserv.games import get_game
 from pbmserv.mail import inbox
 from pbmserv.mail.parse import ParsedMail, board_subject, without_reply_prefixes
@@ -36,6 +36,7 @@ from pbmserv.mail.reply import assemble, tail_sections
 from pbmserv.render.templates import fill, render
 from pbmserv.store.db import readonly_sessions
 from pbmserv.store.models import Inbox, InboxStatus
+from pbmserv.store.outage import Outage, unavailable
 
 log = logging.getLogger("pbmserv.mail.worker")
 
@@ -85,13 +86,14 @@ def run_worker(
     stored mail), else every ``POLL_SECONDS``; ``on_done`` after each batch that did something.
 
     An idle worker only reads (no write lock); a failing round (the database away for a moment)
-    is logged and tried again.
+    is tried again with a back-off, and a failing streak logged once (:class:`Outage`).
     """
     grammar.command_words()  # every game's engine loads now, not while the first mail waits
     readers = readonly_sessions(settings.url)
     size = BatchSize()
     checker = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="pbmserv-pw")
     claims = Claims(sessions, readers, settings, clock, checker)
+    outage = Outage("worker", log)
     while not stopping.is_set():
         done: list[Outcome] = []
         batch: list[Prepared] = []
@@ -107,12 +109,15 @@ def run_worker(
                 size.record(len(done), time.monotonic() - started)
                 if any(outcome.status is InboxStatus.new for outcome in done):
                     claims.release()  # a mail must wait: none claimed after it overtakes it
-        except Exception:  # noqa: BLE001 - e.g. the database is away for a moment
-            log.exception("worker")
+            outage.worked()
+        except Exception as exc:  # noqa: BLE001 - e.g. the database is away for a moment
+            pause = outage.failed(exc)
             with contextlib.suppress(Exception):  # else their lease runs out
                 inbox.release_claims(sessions, [item.message_id for item in batch])
             with contextlib.suppress(Exception):
                 claims.release()
+            stopping.wait(pause)
+            continue
         if done:
             on_done()
             continue
@@ -197,7 +202,9 @@ def process_claimed(
                     outcomes.append(_process_in_savepoint(session, settings, item, words, now))
                 _mark_processed(session, outcomes, now())
                 return outcomes
-        except Exception:  # noqa: BLE001 - the commit failed: no mail of the batch took effect
+        except Exception as exc:  # noqa: BLE001 - the commit failed: no mail of the batch took effect
+            if unavailable(exc):  # no mail's fault: the worker's loop backs off and retries
+                raise
             log.exception("a batch of %d mails failed; processing them one by one", len(prepared))
     outcomes = []
     for item in prepared:  # one transaction each
@@ -206,9 +213,11 @@ def process_claimed(
                 outcome = _process_in_savepoint(session, settings, item, words, now)
                 _mark_processed(session, [outcome], now())
                 outcomes.append(outcome)
-        except Exception:  # noqa: BLE001 - one bad mail must never stop the worker
-            error = traceback.format_exc()
-            log.error("mail %s failed: %s", item.message_id, error.splitlines()[-1])
+        except Exception as exc:  # noqa: BLE001 - one bad mail must never stop the worker
+            if unavailable(exc):  # (as above: not an attempt of this mail's)
+                raise
+            error = with_traceback(exc)
+            log.error("mail %s failed: %s", item.message_id, reason(exc))
             with sessions() as session, session.begin():
                 status = _failed_attempt(session, settings, item, error, now)
             outcomes.append(Outcome(item.message_id, status, 0))
@@ -259,12 +268,14 @@ def _process_in_savepoint(
             return Outcome(item.message_id, status, count)
         except Exception as exc:  # noqa: BLE001 - this mail fails, the batch goes on
             if _lock_conflict(exc):  # another worker's batch: try again, not a failure
-                log.info("mail %s waits for another worker: %s", item.message_id, exc)
+                log.info("mail %s waits for another worker: %s", item.message_id, reason(exc))
                 inbox.requeue(session, [item.message_id])
                 return Outcome(item.message_id, InboxStatus.new, 0, requeued=True)
-            error = traceback.format_exc()
+            if unavailable(exc):  # the database went away: the whole batch is retried
+                raise
+            error = with_traceback(exc)
     assert error is not None
-    log.error("mail %s failed: %s", item.message_id, error.splitlines()[-1])
+    log.error("mail %s failed: %s", item.message_id, stored_reason(error))
     return Outcome(item.message_id, _failed_attempt(session, settings, item, error, now), 0)
 
 

@@ -18,6 +18,7 @@ play) capped in time, ``expert`` a time budget; ``nodes=N`` and ``seconds=S`` gi
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from typing import Any
 
 from pbmserv.games.base import SWAP, Position
@@ -73,14 +74,17 @@ def adapter_for(game_name: str) -> Adapter[Any]:
     return getattr(importlib.import_module(module), name)()
 
 
-def choose_move(position: Position, budget: Budget) -> SearchResult:
-    """The robot's move in ``position`` (its seat is the one to move), as a search result.
+def choose_move(
+    position: Position, budget: Budget, stop: Callable[[], bool] | None = None
+) -> SearchResult:
+    """The robot's move in ``position`` (its seat is the one to move), as a search result;
+    :class:`~pbmserv.robots.search.Stopped` as soon as ``stop()`` is true.
 
     With the pie rule available, the robot swaps when the search says the seat to move stands
     worse than the first player (swapping takes over the first player's side as it stands).
     """
     adapter = adapter_for(position.game.name)
-    result = search(position, adapter, budget)
+    result = search(position, adapter, budget, stop=stop)
     if position.swap_available() and result.score < 0:
         return SearchResult(SWAP, -result.score, result.depth, result.nodes, result.seconds)
     return result

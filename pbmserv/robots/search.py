@@ -58,6 +58,13 @@ class _OutOfBudget(Exception):
     """Raised inside the search when the node or time budget is spent."""
 
 
+class Stopped(Exception):
+    """The search was asked to stop (the server is stopping): no move is chosen.
+
+    Why: a robot may think for a minute, and a server that waits for it outlives systemd's
+    ``TimeoutStopSec`` and is killed; the turn is played again after the restart."""
+
+
 @dataclass(frozen=True)
 class Budget:
     """How much a robot may think per move: nodes (reproducible), seconds, and a depth cap."""
@@ -153,11 +160,16 @@ class Searcher:
     """One search from one root position (a fresh table each time: reproducible)."""
 
     def __init__(
-        self, adapter: Adapter[Any], budget: Budget, clock: Callable[[], float] = time.monotonic
+        self,
+        adapter: Adapter[Any],
+        budget: Budget,
+        clock: Callable[[], float] = time.monotonic,
+        stop: Callable[[], bool] | None = None,
     ):
         self.adapter = adapter
         self.budget = budget
         self.clock = clock
+        self.stop = stop  # asked with the clock, every 128 nodes: true raises Stopped
         self.table: dict[Hashable, tuple[int, int, int, Move | None]] = {}
         self.killers: list[list[Move]] = [[] for _ in range(MAX_PLY + 8)]
         self.history: dict[Move, int] = {}
@@ -170,13 +182,17 @@ class Searcher:
     # ----- budget
 
     def _tick(self) -> None:
-        """Count a node; stop at the node budget (from depth 2) or the time budget (always)."""
+        """Count a node; stop at the node budget (from depth 2) or the time budget (always),
+        and give up when asked to (:class:`Stopped`)."""
         self.nodes += 1
         nodes = self.budget.nodes
         if self.hard and nodes is not None and self.nodes >= nodes:
             raise _OutOfBudget
-        seconds = self.budget.seconds
-        if seconds is not None and self.nodes & 127 == 0 and self.clock() >= self.deadline:
+        if self.nodes & 127:
+            return
+        if self.stop is not None and self.stop():
+            raise Stopped
+        if self.budget.seconds is not None and self.clock() >= self.deadline:
             raise _OutOfBudget
 
     # ----- the driver
@@ -479,13 +495,15 @@ def search(
     adapter: Adapter[Any],
     budget: Budget,
     clock: Callable[[], float] = time.monotonic,
+    stop: Callable[[], bool] | None = None,
 ) -> SearchResult:
     """Search ``pos`` (not over) within ``budget``; the result's move is the one to play.
+    :class:`Stopped` when ``stop()`` says so (asked every 128 nodes).
 
     The probe serves the adapters that ask for it when more than two teams are in play; every
     other search is the alpha-beta above (paranoid with more than two teams).
     """
     teams = {adapter.team(pos, s) for s, info in enumerate(pos.seats()) if info.in_play}
     if adapter.multiplayer == "probe" and len(teams) > 2:
-        return ProbeSearcher(adapter, budget, clock).run(pos)
-    return Searcher(adapter, budget, clock).run(pos)
+        return ProbeSearcher(adapter, budget, clock, stop).run(pos)
+    return Searcher(adapter, budget, clock, stop).run(pos)

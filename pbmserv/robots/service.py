@@ -23,16 +23,18 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
 
 from pbmserv.config import Settings
 from pbmserv.domain import accounts, boards, moves, notify
+from pbmserv.errors import reason
 from pbmserv.games import get_game
 from pbmserv.games.base import MoveError
 from pbmserv.render.templates import fill
 from pbmserv.robots import budget_of, choose_move
+from pbmserv.robots.search import Stopped
 from pbmserv.store import records
 from pbmserv.store.db import readonly_sessions
 from pbmserv.store.models import Board, BoardStatus, Robot, User
@@ -68,12 +70,58 @@ class Done:
     nodes: int = 0
     depth: int = 0
     seconds: float = 0.0
+    unreadable: bool = False  # the board's stored position could not be read: skipped
 
 
-def pending(session: Session, board_ids: Collection[int] | None = None) -> list[Turn]:
+class Unreadable:
+    """Boards whose stored position could not be read, each with the row as it failed.
+
+    Why: one damaged board (a position cache edited by hand, a record a newer engine no longer
+    reads) must not stop every robot, nor be rebuilt and logged in every pass of the server's
+    loop.  Such a board is skipped, named once in the log and once in what the pass returns,
+    and tried again only when its row changes (a repair, an undo, a move)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[int, tuple[int, str | None, int]] = {}
+        self.found: list[Done] = []  # the boards found unreadable since the caller last took them
+
+    def skips(self, board: Board) -> bool:
+        return self.rows.get(board.id) == _row_key(board)
+
+    def add(self, board: Board, userid: str, exc: Exception) -> None:
+        self.rows[board.id] = _row_key(board)
+        why = f"skipped: its stored position cannot be read ({reason(exc)})"
+        log.error(
+            "robot %s on %s %d: %s; the other robots play on, this board is tried again once "
+            "its row changes",
+            userid,
+            board.game,
+            board.number,
+            why,
+        )
+        self.found.append(Done(board.game, board.number, userid, why, False, unreadable=True))
+
+    def take(self) -> list[Done]:
+        found, self.found = self.found, []
+        return found
+
+
+def _row_key(board: Board) -> tuple[int, str | None, int]:
+    """What changes when a board's row does: its version (bumped by pbmserv), and the cache
+    columns (an operator may repair them with sqlite3 or psql, which bump nothing)."""
+    return board.version, board.position_cache, board.cache_ply
+
+
+def pending(
+    session: Session,
+    board_ids: Collection[int] | None = None,
+    *,
+    unreadable: Unreadable | None = None,
+) -> list[Turn]:
     """Every active board where a robot is to move (or only those of ``board_ids``), oldest
     move first.  The boards come from the index on ``Board.to_move_id``: the cost is the number
-    of robot turns, not the number of boards with a robot seat."""
+    of robot turns, not the number of boards with a robot seat.  A board whose position cannot
+    be read is left out and goes to ``unreadable`` (see :class:`Unreadable`)."""
     query = (
         select(Board, Robot)
         .join(Robot, Robot.user_id == Board.to_move_id)
@@ -84,36 +132,49 @@ def pending(session: Session, board_ids: Collection[int] | None = None) -> list[
         if not board_ids:
             return []
         query = query.where(Board.id.in_(sorted(board_ids)))
+    unreadable = Unreadable() if unreadable is None else unreadable
     turns = []
     for board, robot in session.execute(query).all():
-        position = boards.position_of(board)
-        mover = boards.user_to_move(board, position)
-        if mover is None or mover.id != robot.user_id:
+        if unreadable.skips(board):
             continue
-        decline = board.game != robot.game and not any(
-            boards.has_moved(board, s) for s in boards.seats_of(board, mover)
-        )
-        turns.append(
-            Turn(
-                board.id,
-                board.game,
-                board.number,
-                position.ply + 1,
-                mover.id,
-                mover.userid,
-                robot.level,
-                decline,
-                position.serialize(),
-            )
-        )
+        try:
+            turn = _turn(board, robot)
+        except Exception as exc:  # noqa: BLE001 - one damaged board must not stop the others
+            unreadable.add(board, robot.user.userid, exc)
+            continue
+        if turn is not None:
+            turns.append(turn)
     return turns
 
 
-def think(turn: Turn) -> tuple[str, int, int, float]:
-    """The robot's move text for ``turn`` (no database): (text, nodes, depth, seconds)."""
+def _turn(board: Board, robot: Robot) -> Turn | None:
+    """The robot's turn on ``board``, None if the robot is not to move after all."""
+    position = boards.position_of(board)
+    mover = boards.user_to_move(board, position)
+    if mover is None or mover.id != robot.user_id:
+        return None
+    decline = board.game != robot.game and not any(
+        boards.has_moved(board, s) for s in boards.seats_of(board, mover)
+    )
+    return Turn(
+        board.id,
+        board.game,
+        board.number,
+        position.ply + 1,
+        mover.id,
+        mover.userid,
+        robot.level,
+        decline,
+        position.serialize(),
+    )
+
+
+def think(turn: Turn, stop: Callable[[], bool] | None = None) -> tuple[str, int, int, float]:
+    """The robot's move text for ``turn`` (no database): (text, nodes, depth, seconds);
+    :class:`Stopped` when ``stop()`` turns true meanwhile."""
     game = get_game(turn.game)
     position = game.position_class.deserialize(turn.state)
-    result = choose_move(position, budget_of(turn.level))
+    result = choose_move(position, budget_of(turn.level), stop)
     assert result.move is not None
     return position.format_move(result.move), result.nodes, result.depth, result.seconds
 
@@ -123,12 +184,14 @@ def play_turn(
     settings: Settings,
     turn: Turn,
     now: Callable[[], datetime],
+    stop: Callable[[], bool] | None = None,
 ) -> Done:
-    """Think (outside any transaction), then play the move if the board has not changed."""
+    """Think (outside any transaction), then play the move if the board has not changed;
+    :class:`Stopped` (nothing played) when ``stop()`` turns true while the robot thinks."""
     if turn.decline:
         text, nodes, depth, seconds = "declined", 0, 0, 0.0
     else:
-        text, nodes, depth, seconds = think(turn)
+        text, nodes, depth, seconds = think(turn, stop)
     when = now()
     try:
         with sessions() as session, session.begin():
@@ -140,6 +203,9 @@ def play_turn(
                 _decline(session, when, board, user)
             else:
                 _play(session, when, board, user, text, turn.ply)
+    except _MovedOn as exc:  # a lost race (another process's robot, an undo): no news
+        log.info("robot %s on %s %d: %s", turn.userid, turn.game, turn.number, exc)
+        return Done(turn.game, turn.number, turn.userid, "the board changed meanwhile", False)
     except (boards.BoardError, MoveError) as exc:
         log.info("robot %s on %s %d: %s", turn.userid, turn.game, turn.number, exc)
         return Done(turn.game, turn.number, turn.userid, str(exc), False)
@@ -148,8 +214,17 @@ def play_turn(
     return Done(turn.game, turn.number, turn.userid, text, True, nodes, depth, seconds)
 
 
+class _MovedOn(Exception):
+    """The board moved on while the robot thought: its move is not played."""
+
+
 def _play(session: Session, now: datetime, board: Board, user: User, text: str, ply: int) -> None:
     position = boards.position_of(board)
+    if board.status is BoardStatus.active and position.ply + 1 != ply:  # (the ply guard's words
+        raise _MovedOn(  # are a mail's: "since your mail was written")
+            f"the board moved on while the robot thought about move {ply} (move "
+            f"{position.ply + 1} is due: another process or an undo came first); not played"
+        )
     played = moves.play(
         session, board, position, user, text, now=now, source="robot", expected_ply=ply
     )
@@ -186,24 +261,29 @@ def run_pending(
     now: Callable[[], datetime],
     *,
     stop: Callable[[], bool] = lambda: False,
+    unreadable: Unreadable | None = None,
 ) -> list[Done]:
-    """Play one move on every board where a robot is to move now (one pass).
+    """Play one move on every board where a robot is to move now (one pass); a board whose
+    position cannot be read is skipped, and listed (once per ``unreadable``) as not played.
 
     The turns are read through a read-only session: the server looks after every batch of mail,
-    and on SQLite a writer's session would take the write lock from the worker each time.
+    and on SQLite a writer's session would take the write lock from the worker each time.  A
+    database that cannot be reached raises (the caller's loop backs off and says so once).
     """
-    try:
-        with readonly_sessions(settings.url)() as session:
-            turns = pending(session)
-    except SQLAlchemyError:
-        log.exception("robots: reading the pending turns")
-        return []
-    done = []
+    unreadable = Unreadable() if unreadable is None else unreadable
+    with readonly_sessions(settings.url)() as session:
+        turns = pending(session, unreadable=unreadable)
+    done = unreadable.take()
     for turn in turns:
         if stop():
             break
         try:
-            result = play_turn(sessions, settings, turn, now)
+            result = play_turn(sessions, settings, turn, now, stop)
+        except Stopped:  # the server stops: this turn is played after it starts again
+            log.info(
+                "robot %s on %s %d: stopped while thinking", turn.userid, turn.game, turn.number
+            )
+            break
         except Exception:  # noqa: BLE001 - one bad board must not stop the other robots
             log.exception("robot %s on %s %d", turn.userid, turn.game, turn.number)
             done.append(Done(turn.game, turn.number, turn.userid, "failed (see the log)", False))
@@ -269,8 +349,9 @@ def run_until_idle(
 ) -> list[Done]:
     """Pass after pass until no robot is to move (robot against robot plays to the end)."""
     done: list[Done] = []
+    unreadable = Unreadable()  # each damaged board reported once, not in every pass
     while len(done) < max_moves:
-        batch = run_pending(sessions, settings, now)
+        batch = run_pending(sessions, settings, now, unreadable=unreadable)
         done += batch
         if not any(d.played for d in batch):
             break
