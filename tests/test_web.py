@@ -445,10 +445,17 @@ def test_no_connection_is_held_for_ever(shell, settings, clock):
         return float("inf")
 
     def get(sock: socket.socket) -> bytes:
+        """One whole response (its body too, or the next read would start inside it)."""
         sock.sendall(b"GET /players/alice HTTP/1.1\r\nHost: x\r\n\r\n")
         sock.settimeout(10)
-        head = sock.recv(65536)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += sock.recv(65536)
+        head, body = data.split(b"\r\n\r\n", 1)
         assert head.startswith(b"HTTP/1.1 200"), head[:100]
+        length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))
+        while len(body) < length:
+            body += sock.recv(65536)
         return head
 
     try:
