@@ -62,7 +62,7 @@ def test_a_nag_gives_the_lines_to_answer_an_open_proposal(shell, clock):
     assert tick(shell).nags == ["Nim 101 bob"]
     mail = [m for m in shell.outbox() if m.subject.startswith("Nag:")][0]
     assert mail.body.endswith(
-        "  nim move 101 bob PASSWORD accept\n  nim move 101 bob PASSWORD reject\n"
+        "  nim move 101 bob PASSWORD accept#1\n  nim move 101 bob PASSWORD reject#1\n"
         "\nYour move. Send back this line, with your password and your move:\n"
         "  nim move 101 bob PASSWORD <move>#2\n"
     )

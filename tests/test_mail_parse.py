@@ -317,12 +317,12 @@ def test_subject_command(subject: str, command: str | None) -> None:
             "Your move. Send back:\n  ploy move 101 bob ******** <move>#3",  # (masked)
         ),
         (  # and so are the lines that answer a proposal, or swap
-            "ploy move 101 bob pw accept\n\nOn Mon, pbmserv wrote:\n\n"
-            "  ploy move 101 bob PASSWORD accept\n  ploy move 101 bob PASSWORD reject\n"
-            "  pylon move 101 bob PASSWORD swap#2\n",
-            ["ploy move 101 bob pw accept"],
-            "  ploy move 101 bob ******** accept\n  ploy move 101 bob ******** reject\n"
-            "  pylon move 101 bob ******** swap#2",
+            "ploy move 101 bob pw accept#2\n\nOn Mon, pbmserv wrote:\n\n"
+            "  ploy move 101 bob PASSWORD accept#2\n  ploy move 101 bob PASSWORD reject#2\n"
+            "  ploy move 101 bob PASSWORD accept\n  pylon move 101 bob PASSWORD swap#2\n",
+            ["ploy move 101 bob pw accept#2"],
+            "  ploy move 101 bob ******** accept#2\n  ploy move 101 bob ******** reject#2\n"
+            "  ploy move 101 bob ******** accept\n  pylon move 101 bob ******** swap#2",
         ),
     ],
 )

@@ -50,7 +50,9 @@ _ATTRIBUTION_END = re.compile(r"(?:\bwrote|\bschrieb\b.*|a écrit)\s*:\s*$", re.
 # a move, a swap, an answer to a proposal), still unfilled: a mail client that pastes the
 # original below a reply without quoting it would otherwise have them run, and count a
 # wrong password against the player
-_REPLY_TEMPLATE = re.compile(r"\sPASSWORD\s+(?:<move>(?:#\d+)?|swap#\d+|accept|reject)\s*$")
+_REPLY_TEMPLATE = re.compile(
+    r"\sPASSWORD\s+(?:<move>(?:#\d+)?|swap#\d+|(?:accept|reject)(?:#\d+)?)\s*$"
+)
 MAX_ATTRIBUTION = 300
 
 
