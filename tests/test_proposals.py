@@ -44,11 +44,8 @@ def test_an_undo_never_takes_back_a_resignation_nor_brings_its_player_back(shell
     for line in ("bob pw-bob a1", "carol pw-carol c1", "eve pw-eve e1", "bob pw-bob a3"):
         shell.ok(f"pylon move 101 {line}")
     queued = shell.ok("pylon resign 101 eve pw-eve", comment="I have to leave, sorry.")
-    assert "is queued: it takes effect on your turn. Your comment waits with it" in flat(
-        queued.body
-    )
     shell.ok("pylon move 101 carol pw-carol c5")
-    assert "eve writes:\n\nI have to leave, sorry.\n" in _mail(shell, "bob").body
+    resigned = _mail(shell, "bob").body  # eve's resignation came with carol's move
     refused = shell("pylon move 101 carol pw-carol undo")
     assert refused.status == 1
     assert (
@@ -69,6 +66,9 @@ def test_an_undo_never_takes_back_a_resignation_nor_brings_its_player_back(shell
     assert "carol accepts proposal #1. Move 7 (a5, bob) is taken back." in done.body
     assert records(shell, game="pylon")[-1] == (2, "resign", True)  # and eve is still out
     assert "eve  (resigned)" in done.body and "To move: bob (o)." in done.body
+    said = "is queued: it takes effect on your turn. Your comment waits with it"
+    assert said in flat(queued.body)  # and it did, till her resignation was played:
+    assert "eve resigned." in resigned and "eve writes:\n\nI have to leave, sorry.\n" in resigned
 
 
 def test_an_undo_never_takes_back_a_forfeit(shell, clock):
@@ -90,12 +90,9 @@ def test_an_undo_names_every_move_it_takes_back_and_queued_comments_travel(shell
     for ply, user in enumerate(("alice", "bob", "carol", "alice")):
         shell.ok(f"plotto move 101 {user} pw-{user} {moves[ply]}")
     queued = shell.ok(f"plotto queue 101 carol pw-carol {moves[5]}", comment="Queued, good luck.")
-    assert "is played on your turn. Your comment waits with it" in flat(queued.body)
     shell.ok(f"plotto move 101 bob pw-bob {moves[4]}", comment="My move.")
     assert records(shell, game="plotto")[-1] == (2, moves[5], True)
     to_alice = _mail(shell, "alice").body
-    assert "bob writes:\n\nMy move.\n" in to_alice
-    assert "carol writes:\n\nQueued, good luck.\n" in to_alice
     taken = f"moves 5 ({moves[4]}, bob) and 6 ({moves[5]}, carol, queued)"
     proposed = shell.ok("plotto move 101 carol pw-carol undo")
     assert f"Proposal #1: carol proposes to take back {taken}." in flat(proposed.body)
@@ -110,6 +107,9 @@ def test_an_undo_names_every_move_it_takes_back_and_queued_comments_travel(shell
     done = shell.ok("plotto move 101 bob pw-bob accept#1")
     assert f"bob accepts proposal #1. M{taken[1:]} are taken back." in flat(done.body)
     assert len(records(shell, game="plotto")) == 4
+    assert "bob writes:\n\nMy move.\n" in to_alice  # the mail of bob's move 5 and carol's 6
+    assert "carol writes:\n\nQueued, good luck.\n" in to_alice
+    assert "is played on your turn. Your comment waits with it" in flat(queued.body)
     shell.ok(f"plotto move 101 bob pw-bob {moves[4]}")  # move 5 again: no old comment
     assert "writes:" not in _mail(shell, "carol").body
 
@@ -121,14 +121,14 @@ def test_one_proposal_at_a_time_and_an_answer_counts_only_for_its_own(shell):
     shell.ok("nim move 101 alice pw-alice 1")
     shell.ok("nim move 101 alice pw-alice undo")
     to_bob = _mail(shell, "bob").body
-    assert "Proposal #1 is open: to take back move 1 (1, alice). Accepted: alice." in flat(to_bob)
-    assert "nim move 101 bob PASSWORD accept#1\n" in to_bob
     for line in ("alice pw-alice propose", "bob pw-bob undo"):
         second = shell(f"nim move 101 {line}")
         assert second.status == 1
         said = flat(second.body)
         assert "proposal #1 is open (to take back move 1 (1, alice)): it must be" in said
         assert "accept#1 or reject#1" in said
+    assert "Proposal #1 is open: to take back move 1 (1, alice). Accepted: alice." in flat(to_bob)
+    assert "nim move 101 bob PASSWORD accept#1\n" in to_bob
     shell.ok("nim move 101 bob pw-bob accept#1")
     to_carol = _mail(shell, "carol").body
     assert "bob accepts proposal #1: to take back move 1 (1, alice)." in flat(to_carol)
@@ -154,11 +154,11 @@ def test_queued_comments_go_with_what_is_played_or_the_answer_says_where(shell):
     shell.ok("nim challenge alice bob carol -pile=30")
     shell.ok("nim queue 101 carol pw-carol 2", comment="Not this one.")
     cancelled = shell.ok("nim queue 101 carol pw-carol cancel", comment="Never mind.")
-    said = flat(cancelled.body)
-    assert "is cancelled, with the comment queued with it." in said
-    assert "The comment sent with this line goes nowhere." in said
     shell.ok("nim queue 101 carol pw-carol resign", comment="Goodbye, all.")
     shell.ok("nim move 101 alice pw-alice 1")
     played = shell.ok("nim move 101 bob pw-bob 1")
     assert "carol resigned." in played.body and "carol writes:\n\nGoodbye, all.\n" in played.body
     assert "Not this one." not in played.body and "Never mind." not in played.body
+    said = flat(cancelled.body)
+    assert "is cancelled, and the comment queued with it." in said
+    assert "The comment of this line goes to nobody." in said

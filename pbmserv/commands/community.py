@@ -148,11 +148,12 @@ def queue(call: Call) -> None:
         play_now = mover is not None and mover.id == user.id
         lines: list[str] = []
         if text.lower() == "cancel":
+            had = any(seat.queued_move_comment for seat in seats)
             boards.queue_move(board, user, None)
-            dropped = " The comment sent with this line goes nowhere." if req.comment else ""
             lines.append(
-                f"Your queued move on {game.display_name} board {number} is cancelled, with "
-                f"the comment queued with it.{dropped}"
+                f"Your queued move on {game.display_name} board {number} is cancelled"
+                + (", and the comment queued with it." if had else ".")
+                + (" The comment of this line goes to nobody." if req.comment.strip() else "")
             )
         elif not play_now:
             copy = game.position_class.deserialize(position.serialize())
