@@ -9,6 +9,7 @@ from __future__ import annotations
 from test_clocks import tick
 from test_community import records
 from test_conversation import _last_mail_to
+from test_games_via_dispatcher import _plan
 
 from pbmserv.games import get_game
 
@@ -82,6 +83,29 @@ def test_an_undo_never_takes_back_a_forfeit(shell, clock):
     assert records(shell) == [(0, "2", False), (1, "Forfeit", True)]
 
 
+def test_an_undo_never_takes_back_an_elimination(shell):
+    """Four players of Ploy: the move that knocked one out stays, and he has no vote."""
+    game = get_game("ploy")
+
+    def one_out(position, move):
+        return position.to_move is not None and sum(not s.in_play for s in position.seats()) == 1
+
+    plan = _plan(game, 4, {}, 0, one_out, prefer_captures=True)
+    users = ["alice", "bob", "carol", "dave"]
+    shell.signup(*users)
+    shell.ok("ploy challenge alice bob carol dave")
+    for seat, text in plan:
+        shell.ok(f"ploy move 101 {users[seat]} pw-{users[seat]} {text}")
+    last = records(shell, game="ploy")[-1]
+    mover = users[plan[-1][0]]
+    refused = shell(f"ploy move 101 {mover} pw-{mover} undo")
+    assert refused.status == 1
+    said = flat(refused.body)
+    assert f"but move {len(plan)} ({plan[-1][1]}, {mover}) put " in said
+    assert "out of the game; a player who is out stays out" in said
+    assert records(shell, game="ploy")[-1] == last
+
+
 def test_an_undo_names_every_move_it_takes_back_and_queued_comments_travel(shell):
     """Plotto 103 of the report: bob's move set off carol's queued move."""
     shell.signup("alice", "bob", "carol")
@@ -119,7 +143,9 @@ def test_one_proposal_at_a_time_and_an_answer_counts_only_for_its_own(shell):
     shell.signup("alice", "bob", "carol")
     shell.ok("nim challenge alice bob carol -pile=30")
     shell.ok("nim move 101 alice pw-alice 1")
-    shell.ok("nim move 101 alice pw-alice undo")
+    stale = shell("nim move 101 alice pw-alice undo#1")  # on a proposal, #N guards as on a move
+    assert stale.status == 1 and "this would be move 2, not move 1" in flat(stale.body)
+    shell.ok("nim move 101 alice pw-alice undo#2")
     to_bob = _mail(shell, "bob").body
     for line in ("alice pw-alice propose", "bob pw-bob undo"):
         second = shell(f"nim move 101 {line}")
