@@ -63,7 +63,7 @@ def test_who_is_to_move_follows_moves_votes_declines_and_forfeits(shell, clock):
         "nim move 103 bob pw-bob 2",
         "nim resign 103 alice pw-alice",
         "nim move 101 alice pw-alice propose",
-        "nim move 101 bob pw-bob accept",
+        "nim move 101 bob pw-bob accept#2",
         "nim resign 102 bob pw-bob",
     ):
         shell.ok(line)

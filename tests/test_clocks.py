@@ -65,7 +65,7 @@ def test_a_nag_gives_the_lines_to_answer_an_open_proposal(shell, clock):
     said = " ".join(mail.body.split())  # (wrapped)
     assert "by 2026-11-22 12:00 UTC the open draw proposal is accepted: the game is drawn" in said
     assert mail.body.endswith(
-        "  nim move 101 bob PASSWORD accept\n  nim move 101 bob PASSWORD reject\n"
+        "  nim move 101 bob PASSWORD accept#1\n  nim move 101 bob PASSWORD reject#1\n"
         "\nYour move. Send back this line, with your password and your move:\n"
         "  nim move 101 bob PASSWORD <move>#2\n"
     )

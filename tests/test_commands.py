@@ -289,7 +289,9 @@ def test_draw_needs_every_player(shell):
     shell.ok("nim move 101 bob pw-bob reject")
     assert "no open proposal" in shell("nim move 101 bob pw-bob accept").body
     shell.ok("nim move 101 bob pw-bob propose")
-    done = shell.ok("nim move 101 alice pw-alice accept")
+    ambiguous = shell("nim move 101 alice pw-alice accept")  # meant for #1, or for #2?
+    assert ambiguous.status == 1 and "accept#2 or reject#2" in ambiguous.body
+    done = shell.ok("nim move 101 alice pw-alice accept#2")
     assert "drawn by agreement" in done.body
     assert board_row(shell)[:2] == ("finished", [])
     assert "Game was a tie." in done.body
@@ -301,7 +303,7 @@ def test_undo_takes_back_the_last_move(shell):
     shell.ok("nim move 101 alice pw-alice 3")
     shell.ok("nim move 101 alice pw-alice undo")
     result = shell.ok("nim move 101 bob pw-bob accept")
-    assert "taken back" in result.body
+    assert "bob accepts proposal #1. Move 1 (3, alice) is taken back." in result.body
     assert records(shell) == []
     assert result.subject == "Nim Board 101 alice"
 

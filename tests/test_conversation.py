@@ -205,6 +205,9 @@ def test_common_words_start_a_command_only_as_one():
 
 
 ANSWER = "To accept or reject it, send back one of these lines, with your password:\n"
+STATUS = (
+    "It passes when every player still in the game accepts it; a reject or any\nmove closes it.\n"
+)
 
 
 def test_a_draw_offer_carries_its_comment_and_the_lines_to_answer_it(shell):
@@ -217,21 +220,23 @@ def test_a_draw_offer_carries_its_comment_and_the_lines_to_answer_it(shell):
         sender="bob@example.org",
         comment="How about a draw?",
     )
-    assert "accept" not in mine.body and mine.body.endswith("PASSWORD <move>#2\n")  # his turn
+    assert "accept#" not in mine.body and mine.body.endswith("PASSWORD <move>#2\n")  # his turn
+    assert "Accepted: bob. Still to answer: alice." in mine.body  # the proposer's status
     mail = _last_mail_to(shell, "alice@example.org")
-    assert "bob proposes a draw." in mail.body
+    assert "Proposal #1: bob proposes a draw." in mail.body
     assert "bob writes:\n\nHow about a draw?\n" in mail.body
     assert "Good luck!" not in mail.body  # the move's comment was read with the move
     assert mail.body.endswith(
-        "\nOpen proposal: a draw. It passes when every player accepts it.\n"
+        "\nProposal #1 is open: a draw.\nAccepted: bob. Still to answer: alice.\n"
+        + STATUS
         + ANSWER
-        + "  ploy move 101 alice PASSWORD accept\n  ploy move 101 alice PASSWORD reject\n"
+        + "  ploy move 101 alice PASSWORD accept#1\n  ploy move 101 alice PASSWORD reject#1\n"
     )
     shown = shell.ok("ploy show 101", channel="mail", sender="alice@example.org")
-    assert shown.body.endswith("  ploy move 101 alice PASSWORD reject\n")  # still open
-    rejected = shell.ok("ploy move 101 alice pw-alice reject", comment="No thanks, I am winning.")
+    assert shown.body.endswith("  ploy move 101 alice PASSWORD reject#1\n")  # still open
+    rejected = shell.ok("ploy move 101 alice pw-alice reject#1", comment="No thanks, I am winning.")
     mail = _last_mail_to(shell, "bob@example.org")
-    assert "alice rejects the draw proposal." in mail.body
+    assert "alice rejects proposal #1: a draw. It is closed." in mail.body
     assert "alice writes:\n\nNo thanks, I am winning.\n" in mail.body
     assert "accept" not in mail.body and mail.body.endswith(
         "  ploy move 101 bob PASSWORD <move>#2\n"
@@ -246,15 +251,16 @@ def test_a_player_to_move_may_answer_a_proposal_or_move(shell):
     shell.ok("ploy move 101 alice pw-alice undo")
     mail = _last_mail_to(shell, "bob@example.org")
     assert mail.body.endswith(
-        "\nOpen proposal: to take back the last move. It passes when every player\n"
-        "accepts it; a move of yours closes it instead.\n"
+        "\nProposal #1 is open: to take back move 1 (f1+4, alice).\n"
+        "Accepted: alice. Still to answer: bob.\n"
+        + STATUS
         + ANSWER
-        + "  ploy move 101 bob PASSWORD accept\n  ploy move 101 bob PASSWORD reject\n"
+        + "  ploy move 101 bob PASSWORD accept#1\n  ploy move 101 bob PASSWORD reject#1\n"
         "\nYour move. Send back this line, with your password and your move:\n"
         "  ploy move 101 bob PASSWORD <move>#2\n"
     )
-    done = shell.ok("ploy move 101 bob pw-bob accept", comment="Take it back, then.")
-    assert "The last move is taken back." in done.body
+    done = shell.ok("ploy move 101 bob pw-bob accept#1", comment="Take it back, then.")
+    assert "bob accepts proposal #1. Move 1 (f1+4, alice) is taken back." in done.body
     mail = _last_mail_to(shell, "alice@example.org")
     assert "bob writes:\n\nTake it back, then.\n" in mail.body
     assert mail.body.endswith("  ploy move 101 alice PASSWORD <move>#1\n")

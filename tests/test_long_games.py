@@ -144,8 +144,9 @@ def test_the_newest_entries_come_oldest_first_and_none_for_no_count(shell):
 
 
 def test_entries_and_comments_read_in_part_are_those_of_the_loaded_record(shell):
-    """The newest entries and a move's comments, read by a plain query when the record is not
-    loaded, are exactly what the loaded collections hold (every field a reader uses)."""
+    """The newest entries and the comments from a move on, read by a plain query when the
+    record is not loaded, are exactly what the loaded collections hold (every field a reader
+    uses)."""
     from pbmserv.store import records
 
     shell.signup("alice", "bob")
@@ -162,12 +163,15 @@ def test_entries_and_comments_read_in_part_are_those_of_the_loaded_record(shell)
             if loaded:
                 assert len(board.moves) == 4 and len(board.comments) == 4
             entries = [tuple(getattr(m, f) for f in fields) for m in records.newest_moves(board, 3)]
-            said = [records.comments_at(board, ply) for ply in range(1, 6)]
+            said = [records.comments_since(board, ply) for ply in range(1, 6)]
             assert ("moves" in board.__dict__) is loaded
             return entries, said
 
     assert read(False) == read(True)
     entries, said = read(False)
     assert [e[0] for e in entries] == [2, 3, 4] and entries[-1][3] == "b2-b3"
-    assert said[:2] == [[("alice", "Move 1, by alice.")], [("bob", "Move 2, by bob.")]]
-    assert said[4] == []
+    assert said[2:4] == [
+        [("alice", "Move 3, by alice."), ("bob", "Move 4, by bob.")],
+        [("bob", "Move 4, by bob.")],
+    ]
+    assert len(said[0]) == 4 and said[4] == []

@@ -339,12 +339,14 @@ def test_subject_command(subject: str, command: str | None) -> None:
             "Your move. Send back:\n  ploy move 101 bob ******** <move>#3",  # (masked)
         ),
         (  # and so are the lines that answer a proposal, or swap, or set a reset password
-            "ploy move 101 bob pw accept\n\n"
-            "  ploy move 101 bob PASSWORD accept\n  ploy move 101 bob PASSWORD reject\n"
-            "  pylon move 101 bob PASSWORD swap#2\n  password new bob CODE NEWPASSWORD\n",
-            ["ploy move 101 bob pw accept"],
-            "  ploy move 101 bob ******** accept\n  ploy move 101 bob ******** reject\n"
-            "  pylon move 101 bob ******** swap#2\n  password new bob ******** ********",
+            "ploy move 101 bob pw accept#2\n\n"
+            "  ploy move 101 bob PASSWORD accept#2\n  ploy move 101 bob PASSWORD reject#2\n"
+            "  ploy move 101 bob PASSWORD accept\n  pylon move 101 bob PASSWORD swap#2\n"
+            "  password new bob CODE NEWPASSWORD\n",
+            ["ploy move 101 bob pw accept#2"],
+            "  ploy move 101 bob ******** accept#2\n  ploy move 101 bob ******** reject#2\n"
+            "  ploy move 101 bob ******** accept\n  pylon move 101 bob ******** swap#2\n"
+            "  password new bob ******** ********",
         ),
         (  # below "On ... wrote:" with no quote under it, the mail replied to: nothing is read
             "I never signed up, STOP\n\nOn Mon, pbmserv <pbmserv@example.net> wrote:\n\n"

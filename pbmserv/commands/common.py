@@ -278,6 +278,13 @@ def announce(
     )
 
 
+def queued_comment(comment: str) -> str:
+    """What the answer to a queued move or resignation says of the comment sent with it."""
+    if not comment.strip():
+        return ""
+    return " Your comment waits with it and is mailed to the others when it is played."
+
+
 def not_sent(what: str, refused: dict[str, str]) -> str:
     """Whom ``what`` (a player's own text) did not reach, and why: the daily caps of
     :func:`pbmserv.domain.notify.player_text`."""

@@ -17,6 +17,7 @@ from pbmserv.commands.common import (
     load_board,
     move_error,
     not_sent,
+    queued_comment,
 )
 from pbmserv.commands.common import text as _text
 from pbmserv.commands.common import user as _user
@@ -149,9 +150,13 @@ def queue(call: Call) -> None:
         play_now = mover is not None and mover.id == user.id
         lines: list[str] = []
         if text.lower() == "cancel":
-            for seat in seats:
-                seat.queued_move = None
-            lines.append(f"Your queued move on {game.display_name} board {number} is cancelled.")
+            had = any(seat.queued_move_comment for seat in seats)
+            boards.queue_move(board, user, None)
+            lines.append(
+                f"Your queued move on {game.display_name} board {number} is cancelled"
+                + (", and the comment queued with it." if had else ".")
+                + (" The comment of this line goes to nobody." if req.comment.strip() else "")
+            )
         elif not play_now:
             copy = game.position_class.deserialize(position.serialize())
             try:
@@ -163,13 +168,17 @@ def queue(call: Call) -> None:
                 # its legality is known when his turn comes, and reported then if it is not
                 pass
             where = f"on {game.display_name} board {number}"
+            waits = queued_comment(req.comment)
             if text.lower() == "resign":
-                boards.queue_resign(board, user)
-                lines.append(f"Your resignation {where} is queued: it takes effect on your turn.")
+                boards.queue_resign(board, user, req.comment)
+                lines.append(
+                    f"Your resignation {where} is queued: it takes effect on your turn.{waits}"
+                )
             else:
-                for seat in seats:
-                    seat.queued_move = text
-                lines.append(f"Your move {text} {where} is queued: it is played on your turn.")
+                boards.queue_move(board, user, text, req.comment)
+                lines.append(
+                    f"Your move {text} {where} is queued: it is played on your turn.{waits}"
+                )
     if play_now and text.lower() != "cancel":
         if text.lower() == "resign":
             games.resign(call, number, user_id)

@@ -19,6 +19,7 @@ from pbmserv.commands.common import (
     parse_board_number,
     preview_body,
     preview_stop,
+    queued_comment,
     reader_tail,
     sender_player,
     text,
@@ -28,6 +29,7 @@ from pbmserv.commands.common import (
 from pbmserv.commands.dispatch import Refused, Request, answer, error_subject
 from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import accounts, boards, confirmation, deadlines, limits, moves, notify
+from pbmserv.domain.proposals import open_vote
 from pbmserv.games import get_game
 from pbmserv.games.base import Game, MoveError, ParamError, PlayersError
 from pbmserv.numbers import MAX_CLOCK_DAYS, MIN_CLOCK_DAYS, clock_days
@@ -195,8 +197,9 @@ def move(call: Call) -> None:
     if word == "resign":
         resign(call, number, user_id)
         return
-    if word in VOTE_WORDS:
-        _vote(call, number, user_id, word)
+    verb, _, tag = word.partition("#")  # accept#2: proposal 2; undo#7: while move 7 is due
+    if verb in VOTE_WORDS and (not tag or whole_number(tag) is not None):
+        _vote(call, number, user_id, verb, whole_number(tag) if tag else None)
         return
     expected: int | None = None
     if "#" in text:
@@ -286,10 +289,12 @@ def resign(call: Call, number: int, user_id: int) -> None:
             return
         mover = boards.user_to_move(board, position)
         if mover is None or mover.id != player.id:
-            boards.queue_resign(board, player)
-            body = (
-                f"Your resignation on {game.display_name} board {number} is queued: it takes "
-                "effect on your turn.\n"
+            boards.queue_resign(board, player, req.comment)
+            body = text(
+                [
+                    f"Your resignation on {game.display_name} board {number} is queued: it "
+                    f"takes effect on your turn.{queued_comment(req.comment)}"
+                ]
             )
             answer(
                 call.ctx,
@@ -319,7 +324,7 @@ def resign(call: Call, number: int, user_id: int) -> None:
         )
 
 
-def _vote(call: Call, number: int, user_id: int, word: str) -> None:
+def _vote(call: Call, number: int, user_id: int, word: str, tag: int | None) -> None:
     req = call.req
     with req.sessions() as session, session.begin():
         board = load_board(session, call.game, number, lock=True)
@@ -328,10 +333,11 @@ def _vote(call: Call, number: int, user_id: int, word: str) -> None:
         if not boards.seats_of(board, player):
             raise board_error(board, position, f"{player.userid} does not play on board {number}")
         try:
-            note, position = moves.vote(session, board, position, player, word, req.now)
-        except boards.BoardError as exc:
-            raise board_error(board, position, str(exc)) from None
-        vote = boards.open_vote(session, board, position)
+            note, position = moves.vote(session, board, position, player, word, req.now, tag)
+        except boards.BoardError as exc:  # with the lines for the open proposal, if any
+            tail = reader_tail(req, board, position, player, open_vote(session, board, position))
+            raise board_error(board, position, str(exc), tail) from None
+        vote = open_vote(session, board, position)
         announce(call, session, board, position, [note], player, said=req.comment, vote=vote)
 
 
@@ -370,7 +376,7 @@ def _show_boards(call: Call, words: list[str]) -> None:
             position = boards.position_of(board) if at is None else boards.replay(board, at)
             tail, due = "", None
             if at is None:  # the lines to send back: a move, or an answer to a proposal
-                vote = boards.open_vote(session, board, position)
+                vote = open_vote(session, board, position)
                 tail = reader_tail(call.req, board, position, vote=vote)
                 due = deadlines.due(board, position)
             parts.append(

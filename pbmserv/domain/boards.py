@@ -21,7 +21,6 @@ from pbmserv.domain.ratings import rate_board
 from pbmserv.games import get_game
 from pbmserv.games.base import FORFEIT as FORFEIT_MOVE
 from pbmserv.games.base import PASS, RESIGN, Game, MoveError, Position, SpecialMove
-from pbmserv.render.board_mail import OpenVote
 from pbmserv.render.effects import move_notes
 from pbmserv.store import records
 from pbmserv.store.models import (
@@ -30,7 +29,6 @@ from pbmserv.store.models import (
     Comment,
     MoveRecord,
     Proposal,
-    ProposalKind,
     Seat,
     Subscription,
     User,
@@ -96,8 +94,13 @@ def replay(board: Board, upto: int | None = None) -> Position:
     moves = board.moves if upto is None else board.moves[:upto]
     position = game.new(len(board.seats), board.params)
     for record in moves:
-        position.play(FORFEIT_MOVE if record.text == FORFEIT else position.parse_move(record.text))
+        play_entry(position, record.text)
     return position
+
+
+def play_entry(position: Position, text: str) -> None:
+    """Play one entry of a record (``Forfeit`` is no move a player can name)."""
+    position.play(FORFEIT_MOVE if text == FORFEIT else position.parse_move(text))
 
 
 def position_of(board: Board) -> Position:
@@ -247,7 +250,7 @@ def play_move(
     if board.status is not BoardStatus.active:
         raise BoardError(f"{game_of(board).display_name} board {board.number} is over")
     if expected_ply is not None and expected_ply != position.ply + 1:
-        raise BoardError(_wrong_number(expected_ply, position.ply + 1))
+        raise BoardError(wrong_number(expected_ply, position.ply + 1))
     mover = user_to_move(board, position)
     if mover is None or mover.id != user.id:
         if not seats_of(board, user):
@@ -269,9 +272,7 @@ def play_move(
     if position.swapped and entries[0].text == "swap":
         _exchange_seats(board)
         notes.append(f"{user.userid} has swapped sides.")
-    if comment.strip():
-        note = Comment(ply=position.ply, user_id=user.id, text=comment.strip(), at=now)
-        _add_to_board(board, note, "comments", _insert_comment())
+    _add_comment(board, position.ply, user, comment, now)
     entries += _after_move(session, board, position, now, notes)
     return Played(board, position, entries, notes, _left(board, position, live))
 
@@ -283,7 +284,15 @@ def _left(board: Board, position: Position, live: list[int]) -> frozenset[int]:
     return frozenset(board.seats[i].user_id for i in live if i not in now_live)
 
 
-def _wrong_number(expected: int, due: int) -> str:
+def _add_comment(board: Board, ply: int, user: User, text: str | None, now: datetime) -> None:
+    """Store what ``user`` wrote with the entry ``ply`` (his move, or his queued move or
+    resignation, whose comment waited with it), if anything."""
+    if text and text.strip():
+        note = Comment(ply=ply, user_id=user.id, text=text.strip(), at=now)
+        _add_to_board(board, note, "comments", _insert_comment())
+
+
+def wrong_number(expected: int, due: int) -> str:
     """Why a move's ``#N`` is refused: a number below the move due was written before the
     board moved on; one above it cannot come from any board mail (a typo, or an undo)."""
     if expected > due:
@@ -345,6 +354,14 @@ def _exchange_seats(board: Board) -> None:
     first.user, second.user = second.user, first.user
     first.queued_move, second.queued_move = second.queued_move, first.queued_move
     first.queued_resign, second.queued_resign = second.queued_resign, first.queued_resign
+    first.queued_move_comment, second.queued_move_comment = (
+        second.queued_move_comment,
+        first.queued_move_comment,
+    )
+    first.queued_resign_comment, second.queued_resign_comment = (
+        second.queued_resign_comment,
+        first.queued_resign_comment,
+    )
     first.time_used, second.time_used = second.time_used, first.time_used
 
 
@@ -357,30 +374,35 @@ def run_automatic(
         seat = board.seats[position.controller(position.to_move)]
         if seat.queued_resign:
             seat.queued_resign = False
+            said, seat.queued_resign_comment = seat.queued_resign_comment, None
             notes.append(f"{seat.user.userid} resigned.")
-            entries.append(
-                _record(board, position, RESIGN, seat.user, auto=True, now=now, source="queued")
-            )
+            entry = _record(board, position, RESIGN, seat.user, auto=True, now=now, source="queued")
+            entries.append(entry)
+            _add_comment(board, entry.ply, seat.user, said, now)
             continue
         if seat.queued_move:
             text, seat.queued_move = seat.queued_move, None
+            said, seat.queued_move_comment = seat.queued_move_comment, None
             try:
                 move = position.parse_move(text)
             except MoveError as exc:
-                notes.append(f"The queued move {text} of {seat.user.userid} was not legal ({exc}).")
-            else:
-                entries.append(
-                    _record(
-                        board,
-                        position,
-                        move,
-                        seat.user,
-                        auto=True,
-                        now=now,
-                        source="queued",
-                        notes=notes,
-                    )
+                dropped = " Its comment is dropped with it." if said else ""
+                notes.append(
+                    f"The queued move {text} of {seat.user.userid} was not legal ({exc}).{dropped}"
                 )
+            else:
+                entry = _record(
+                    board,
+                    position,
+                    move,
+                    seat.user,
+                    auto=True,
+                    now=now,
+                    source="queued",
+                    notes=notes,
+                )
+                entries.append(entry)
+                _add_comment(board, entry.ply, seat.user, said, now)
                 continue
         moves = position.legal_moves()
         first = next(moves, None)
@@ -428,10 +450,21 @@ def _proposals_query() -> Select[Proposal]:
     )
 
 
-def queue_resign(board: Board, user: User) -> None:
+def queue_resign(board: Board, user: User, comment: str = "") -> None:
+    """Resign ``user`` on his next turn; ``comment`` is mailed with the resignation then."""
     for seat in board.seats:
         if seat.user_id == user.id:
             seat.queued_resign = True
+            seat.queued_resign_comment = comment.strip() or None
+
+
+def queue_move(board: Board, user: User, text: str | None, comment: str = "") -> None:
+    """Play ``text`` for ``user`` when his turn comes (None: cancel the queued move), with
+    ``comment`` mailed with it then."""
+    for seat in board.seats:
+        if seat.user_id == user.id:
+            seat.queued_move = text
+            seat.queued_move_comment = (comment.strip() or None) if text else None
 
 
 def has_moved(board: Board, seat: int) -> bool:
@@ -464,98 +497,30 @@ def decline(
         board.to_move_id = None
         for seat in board.seats:  # nothing of a removed board is played or mailed any more
             seat.digest_pending = False
-            seat.queued_move = None
-            seat.queued_resign = False
+            _clear_queue(seat)
         return f"{user.userid} declined the game, so it is removed ({exc}).", None
     for index, seat in enumerate(board.seats):
         seat.index = index
-        seat.queued_move = None
-        seat.queued_resign = False
+        _clear_queue(seat)
         seat.mailed_ply = None  # a new game: its record starts again
     position = game.new(len(remaining), board.params)
     _store_cache(board, position)
     return f"{user.userid} declined the game; it restarts with the remaining players.", position
 
 
-def vote(
-    session: Session, board: Board, position: Position, user: User, word: str, now: datetime
-) -> tuple[str, Position]:
-    """Handle ``propose`` (draw), ``undo``, ``accept`` and ``reject``; returns a status note.
-
-    A proposal passes when every player still in the game has accepted it.
-    """
-    if board.status is not BoardStatus.active:
-        raise BoardError("the game is over")
-    seats = seats_of(board, user)
-    voters = _voters(board, position)
-    current = open_proposals(session, board)
-    if word in ("propose", "undo"):
-        kind = "draw" if word == "propose" else "undo"
-        if word == "undo" and not any(not m.auto for m in board.moves):
-            raise BoardError("there is no move to take back")
-        for old in current:
-            old.open = False
-        proposal = Proposal(
-            board_id=board.id,
-            kind=ProposalKind(kind),
-            ply=len(board.moves),
-            accepted_seats=seats,
-            open=True,
-            at=now,
-        )
-        session.add(proposal)
-        note = f"{user.userid} proposes {'a draw' if kind == 'draw' else 'to take back the last move'}."
-    else:
-        if not current:
-            raise BoardError("there is no open proposal to accept or reject")
-        proposal = current[0]
-        if word == "reject":
-            proposal.open = False
-            return f"{user.userid} rejects the {proposal.kind} proposal.", position
-        proposal.accepted_seats = sorted(set(proposal.accepted_seats) | set(seats))
-        note = f"{user.userid} accepts the {proposal.kind} proposal."
-    if voters <= _accepted(board, proposal):
-        proposal.open = False
-        if proposal.kind == ProposalKind.draw:
-            finish_draw(session, board, position, "draw agreed", now)
-            note += " The game is drawn by agreement."
-        else:
-            position = take_back(board)
-            note += " The last move is taken back."
-        board.last_move_at = now
-    return note, position
+def _clear_queue(seat: Seat) -> None:
+    seat.queued_move = seat.queued_move_comment = None
+    seat.queued_resign, seat.queued_resign_comment = False, None
 
 
-def _voters(board: Board, position: Position) -> set[int]:
-    """The users whose votes a proposal needs: every player still in the game."""
-    live = {position.controller(s) for s in position.live_seats() if s not in position.resigned}
-    return {board.seats[s].user_id for s in live}
-
-
-def _accepted(board: Board, proposal: Proposal) -> set[int]:
-    return {board.seats[s].user_id for s in proposal.accepted_seats if s < len(board.seats)}
-
-
-def open_vote(session: Session, board: Board, position: Position) -> OpenVote | None:
-    """The open proposal of ``board`` and who has still to answer it, for the lines its
-    players' mails give them (None when no proposal is open)."""
-    if board.status is not BoardStatus.active:
-        return None
-    proposal = next(iter(open_proposals(session, board)), None)
-    if proposal is None:
-        return None
-    waiting = _voters(board, position) - _accepted(board, proposal)
-    return OpenVote(proposal.kind.value, frozenset(waiting))
-
-
-def take_back(board: Board) -> Position:
-    """Remove the last move made by a player and the automatic entries after it."""
-    while board.moves:
-        last = board.moves.pop()
-        if last.text == "swap":
+def take_back(board: Board, count: int) -> Position:
+    """Remove the newest ``count`` entries of the record (an undo that passed), and the
+    comments written with them: a move played later under the same number is another move."""
+    kept = len(board.moves) - count
+    while len(board.moves) > kept:
+        if board.moves.pop().text == "swap":
             _exchange_seats(board)
-        if not last.auto:
-            break
+    board.comments[:] = [c for c in board.comments if c.ply <= kept]
     for seat in board.seats:  # what a player was mailed beyond the record now is gone
         if seat.mailed_ply is not None and seat.mailed_ply > len(board.moves):
             seat.mailed_ply = len(board.moves)

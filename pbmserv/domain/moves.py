@@ -12,7 +12,7 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session
 
-from pbmserv.domain import boards, tournaments
+from pbmserv.domain import boards, proposals, tournaments
 from pbmserv.domain.boards import Played
 from pbmserv.games.base import Position
 from pbmserv.store.models import Board, BoardStatus, User
@@ -70,9 +70,15 @@ def finish_draw(
 
 
 def vote(
-    session: Session, board: Board, position: Position, user: User, word: str, now: datetime
+    session: Session,
+    board: Board,
+    position: Position,
+    user: User,
+    word: str,
+    now: datetime,
+    number: int | None = None,
 ) -> tuple[str, Position]:
-    """A draw or undo proposal, or a vote on one (:func:`pbmserv.domain.boards.vote`)."""
-    note, position = boards.vote(session, board, position, user, word, now)
+    """A draw or undo proposal, or an answer to one (:func:`pbmserv.domain.proposals.vote`)."""
+    note, position = proposals.vote(session, board, position, user, word, now, number)
     settle(session, board, now)
     return note, position

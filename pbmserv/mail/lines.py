@@ -57,7 +57,7 @@ _ATTRIBUTION_END = re.compile(r"(?:\bwrote|\bschrieb\b.*|a écrit)\s*:\s*$", re.
 # original below a reply without quoting it would otherwise have them run, and count a
 # wrong password against the player
 _REPLY_TEMPLATE = re.compile(
-    r"\sPASSWORD\s+(?:<move>(?:#\d+)?|swap#\d+|accept|reject)\s*$"
+    r"\sPASSWORD\s+(?:<move>(?:#\d+)?|swap#\d+|(?:accept|reject)(?:#\d+)?)\s*$"
     r"|^\s*password\s+new\s.*\sNEWPASSWORD\s*$"  # a reset mail's line, its new password unset
 )
 MAX_ATTRIBUTION = 300

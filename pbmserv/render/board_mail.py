@@ -193,11 +193,27 @@ def move_list(
 
 @dataclass(frozen=True)
 class OpenVote:
-    """An open proposal (``draw`` or ``undo``) and the users who have still to answer it:
-    their mails give them the lines to accept or reject it."""
+    """An open proposal (``draw`` or ``undo``) and the users who have still to answer it
+    (``waiting``: their mails give them the lines to accept or reject it); every mail about
+    it says what it does and who has answered (userids in seat order)."""
 
     kind: str
     waiting: frozenset[int]
+    number: int = 1  # its number on the board: the #N of the answers
+    what: str = ""  # "a draw", "to take back move 5 (a1, bob)"
+    accepted: tuple[str, ...] = ()
+    waiting_names: tuple[str, ...] = ()
+
+    def status(self) -> str:
+        """The paragraph every reader of a mail about the proposal gets."""
+        accepted = ", ".join(self.accepted) or "nobody"
+        lines = (
+            f"Proposal #{self.number} is open: {self.what}.",
+            f"Accepted: {accepted}. Still to answer: {', '.join(self.waiting_names)}.",
+            "It passes when every player still in the game accepts it; a reject or any "
+            "move closes it.",
+        )
+        return "\n".join(textwrap.fill(line, MAIL_WIDTH) for line in lines)
 
 
 def reply_line(
@@ -205,21 +221,19 @@ def reply_line(
 ) -> str:
     """The exact lines ``reader`` sends back ('' when he has nothing to send): his move (and
     the swap, while the pie rule allows it) when he is to move, ``accept`` or ``reject`` when
-    he has still to answer the open proposal ``vote``."""
+    he has still to answer the open proposal ``vote`` (whose state every reader is told)."""
     if reader is None:
         return ""
     mover = board.user_to_move(position)
     to_move = mover is not None and mover.id == reader.id
     command = f"{board.game} move {board.number} {reader.userid} PASSWORD"
     text = ""
+    if vote is not None:
+        text += f"\n{vote.status()}\n"
     if vote is not None and reader.id in vote.waiting:
-        what = "a draw" if vote.kind == "draw" else "to take back the last move"
-        when = "; a move of yours closes it instead" if to_move else ""
-        about = f"Open proposal: {what}. It passes when every player accepts it{when}."
         text += (
-            f"\n{textwrap.fill(about, MAIL_WIDTH)}\n"
             "To accept or reject it, send back one of these lines, with your password:\n"
-            f"  {command} accept\n  {command} reject\n"
+            f"  {command} accept#{vote.number}\n  {command} reject#{vote.number}\n"
         )
     if to_move:
         number = position.ply + 1
@@ -288,7 +302,7 @@ def board_mail_body(
     due: Due | None = None,
 ) -> str:
     """The full board mail of the pbmserv layout; ``with_comment`` shows what was written with
-    the newest move a player made (the forced passes or queued moves after it keep it).
+    the newest move a player made and with the queued moves and resignations it set off.
 
     ``said``: (userid, text) pairs shown instead of the newest move's comments: what was
     written with the command this mail answers when it was not a move (a proposal, a vote, a
@@ -304,7 +318,7 @@ def board_mail_body(
     comments: list[tuple[str, str]] = list(said or [])
     if with_comment and said is None:  # the comments of the newest move a player made
         ply = _newest_players_ply(board, entries)
-        comments = [] if ply is None else records.comments_at(board, ply)
+        comments = [] if ply is None else records.comments_since(board, ply)
     params = " ".join(game.format_params(board.params))
     options = " ".join(f"--{k}={v}" for k, v in sorted(board.options.items()))
     return render(

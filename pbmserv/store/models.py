@@ -265,6 +265,9 @@ class Seat(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
     queued_resign: Mapped[bool] = mapped_column(default=False)
     queued_move: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # what the player wrote with his queued move or resignation: mailed when it is played
+    queued_move_comment: Mapped[str | None] = mapped_column(Text, nullable=True)
+    queued_resign_comment: Mapped[str | None] = mapped_column(Text, nullable=True)
     submitted_move: Mapped[str | None] = mapped_column(String(80), nullable=True)  # "move#N"
     time_used: Mapped[float] = mapped_column(Float, default=0.0)  # seconds on own turns
     notify: Mapped[str | None] = mapped_column(String(8), nullable=True)  # None: the user's

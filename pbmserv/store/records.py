@@ -83,10 +83,12 @@ def plies_of(session: Session, boards: list[Board]) -> dict[int, int]:
     return {board.id: 0 for board in boards} | {board_id: n for board_id, n in counts}
 
 
-def comments_at(board: Board, ply: int) -> list[tuple[str, str]]:
-    """The comments written with the move of ``ply``, oldest first: (userid, text)."""
+def comments_since(board: Board, ply: int) -> list[tuple[str, str]]:
+    """The comments written with the move of ``ply`` and the entries after it (a queued
+    move or resignation brings its own), in the order of the record: (userid, text)."""
     if _loaded(board, "comments"):
-        return [(c.user.userid, c.text) for c in board.comments if c.ply == ply]
+        found = sorted((c for c in board.comments if c.ply >= ply), key=lambda c: c.ply)
+        return [(c.user.userid, c.text) for c in found]
     rows = _read(board, _comments_query(), board_id=board.id, ply=ply)
     return [(userid, text) for userid, text in rows]
 
@@ -136,8 +138,8 @@ def _comments_query() -> Select[str, str]:
     return (
         select(users.userid, comments.text)
         .join_from(Comment.__table__, User.__table__, comments.user_id == users.id)
-        .where(comments.board_id == bindparam("board_id"), comments.ply == bindparam("ply"))
-        .order_by(comments.id)
+        .where(comments.board_id == bindparam("board_id"), comments.ply >= bindparam("ply"))
+        .order_by(comments.ply, comments.id)
     )
 
 
