@@ -165,9 +165,18 @@ def queue(call: Call) -> None:
                 boards.queue_resign(board, user)
                 lines.append(f"Your resignation {where} is queued: it takes effect on your turn.")
             else:
+                try:  # the move the player saw, in words that still name it on his turn
+                    stored = copy.queue_text(text)
+                except MoveError as exc:
+                    raise Refused(move_error(exc, text, "cannot queue")) from None
                 for seat in seats:
-                    seat.queued_move = text
-                lines.append(f"Your move {text} {where} is queued: it is played on your turn.")
+                    seat.queued_move = stored
+                kept = (
+                    "" if stored == text else f" as {stored} (the same move, whatever comes first)"
+                )
+                lines.append(
+                    f"Your move {text} {where} is queued{kept}: it is played on your turn."
+                )
     if play_now and text.lower() != "cancel":
         if text.lower() == "resign":
             games.resign(call, number, user_id)

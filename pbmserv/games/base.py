@@ -364,6 +364,12 @@ class Position(ABC):
         shows every capture."""
         return None
 
+    def queue_text(self, text: str) -> str:
+        """``text`` written so that it names the same move after the other players' moves
+        (it is queued, to be played on its player's turn), or a MoveError saying why this
+        game's notation cannot: a queued move must mean what its player saw."""
+        return text
+
     # ----- public API
 
     def is_over(self) -> bool:

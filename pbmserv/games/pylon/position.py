@@ -37,6 +37,7 @@ from pbmserv.games.base import (
     Game,
     IllegalMove,
     Move,
+    MoveError,
     Outcome,
     Param,
     Position,
@@ -406,6 +407,20 @@ class PylonPosition(Position):
         if not free:
             raise IllegalMove(f"{name} is full: its top level {levels[-1]} holds a marble")
         return free[0]
+
+    def queue_text(self, text: str) -> str:
+        """A point without its level gets the level it takes now (``b2`` -> ``1b2``): the
+        cell's next free level may rise before the player's turn, and the queued move must
+        not climb with it (the level is checked when it is played)."""
+        norm = "".join(text.split()).lower()
+        m = _POINT.match(norm)
+        if m is None or m.group(1) is not None:
+            return text
+        try:
+            point = self._locate(norm)
+        except MoveError:
+            return text  # (refused as it stands when it is played)
+        return f"{self.geo.level[point]}{norm}"
 
     def _parse(self, text: str) -> Move:
         p = self._locate(text)
