@@ -215,3 +215,40 @@ def test_a_ploy_move_that_knocks_a_player_out_says_so(shell, players, params, se
     assert note in _words(last.body)
     others = [m for m in shell.outbox() if m.recipient != f"{users[seat]}@example.org"]
     assert note in _words(others[-1].body)
+
+
+def test_an_absorbed_partner_is_told_so_and_his_partners_moves_are_marked(shell):
+    """alice (green) resigns after the first round of a partnership game: carol (yellow)
+    takes over green's pieces and turns.  alice's move is refused with the reason (not "it
+    is not your turn"), and green's turn that carol plays shows her name in the move list
+    of the mail and of the web page."""
+    from pbmserv.web.queries import move_rows
+
+    shell.signup("alice", "bob", "carol", "dave")
+    shell.ok("ploy challenge alice bob carol dave -partnership")
+    for user, move in (("alice", "b7-b6"), ("bob", "b3-b4"), ("carol", "f7-f6"), ("dave", "f3-f4")):
+        shell.ok(f"ploy move 101 {user} pw-{user} {move}")
+    shell.ok("ploy resign 101 alice pw-alice")
+    for user, move in (("bob", "c3-c4"), ("carol", "g7-g6"), ("dave", "g3-g4")):
+        shell.ok(f"ploy move 101 {user} pw-{user} {move}")
+    # green's turn (move 9), which carol plays
+    refused = shell("ploy move 101 alice pw-alice d7-d6")
+    assert refused.status == 1
+    said = " ".join(refused.body.split())
+    assert (
+        "alice (green) is out of the game (resigned; absorbed by yellow): carol (yellow)"
+        " plays green's turns" in said
+    )
+    assert "not your turn" not in said
+    queued = shell("ploy queue 101 alice pw-alice d7-d6")
+    assert queued.status == 1 and "alice (green) is out of the game" in queued.body
+    moved = shell.ok("ploy move 101 carol pw-carol d7-d6")
+    assert "9. d7-d6 (carol)" in moved.body
+    assert "7. g7-g6 (" not in moved.body  # carol's own moves are not marked
+    with shell.sessions() as s:
+        board = s.scalar(select(Board).where(Board.game == "ploy"))
+        cells = [c for row in move_rows(board, boards.position_of(board)) for c in row if c]
+    assert [(c.ply, c.text) for c in cells if c.ply in (7, 9)] == [
+        (7, "g7-g6"),
+        (9, "d7-d6 (carol)"),
+    ]

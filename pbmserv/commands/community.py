@@ -145,6 +145,9 @@ def queue(call: Call) -> None:
             raise Refused(f"{game.display_name} board {number} is over")
         mover = boards.user_to_move(board, position)
         play_now = mover is not None and mover.id == user.id
+        out = boards.out_of_play(board, position, user)
+        if out is not None and not play_now:  # no turn of his own would play it
+            raise Refused(out)
         lines: list[str] = []
         if text.lower() == "cancel":
             for seat in seats:
@@ -198,8 +201,7 @@ def submit(call: Call) -> None:
         position = boards.position_of(board)
         mover = boards.user_to_move(board, position)
         if mover is None or mover.id != user.id:
-            who = mover.userid if mover else "nobody"
-            raise board_error(board, position, f"it is not your turn: {who} is to move")
+            raise board_error(board, position, boards.not_your_turn(board, position, user))
         copy = game.position_class.deserialize(position.serialize())
         try:
             move = copy.parse_move(text)

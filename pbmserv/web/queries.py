@@ -25,7 +25,14 @@ from pbmserv.domain.tournaments import BOARD_NAME, board_name, describe
 from pbmserv.games import get_game
 from pbmserv.games.base import Game, Position
 from pbmserv.numbers import whole_number
-from pbmserv.render.board_mail import SWAP_TEXT, format_days, is_swap, record_rows, swap_cell
+from pbmserv.render.board_mail import (
+    SWAP_TEXT,
+    cell_text,
+    format_days,
+    played_by,
+    record_rows,
+    swap_cell,
+)
 from pbmserv.store import records
 from pbmserv.store.models import (
     Board,
@@ -131,6 +138,7 @@ def move_rows(board: Board, position: Position) -> list[list[MoveCell | None]]:
     row when the column order wraps (as mailed: :func:`record_rows`)."""
     seats = len(board.seats)
     users = {s.index: s.user.userid for s in board.seats}
+    players = [(s.user_id, s.user.userid) for s in board.seats]
     swap = swap_cell(board, position) if seats == 2 else SWAP_TEXT
     return [
         [
@@ -138,7 +146,7 @@ def move_rows(board: Board, position: Position) -> list[list[MoveCell | None]]:
             if entry is None
             else MoveCell(
                 entry.ply,
-                (swap if is_swap(entry, seats) else entry.text) + (" (Auto)" if entry.auto else ""),
+                cell_text(entry, seats, swap, played_by(entry, column, players)),
                 users.get(column, ""),
             )
             for column, entry in enumerate(row)
