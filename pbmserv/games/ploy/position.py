@@ -25,7 +25,6 @@ from typing import Any, Self
 
 from pbmserv.games.base import (
     PASS,
-    DrawWatch,
     IllegalMove,
     Outcome,
     PlayersError,
@@ -33,6 +32,7 @@ from pbmserv.games.base import (
     SeatInfo,
     UnreadableMove,
 )
+from pbmserv.games.endless import DrawWatch
 from pbmserv.games.ploy.tables import (
     CANON,
     COLOURS,
@@ -353,7 +353,7 @@ class PloyPosition(Position):
                 board[frm] = p
         if self.result is None:
             self._advance()
-            why = self.draws.record(self.position_key(), captured)
+            why = self.draws.record(self.position_key(), captured, self.ply + 1)
             if why is not None:
                 self._draw(why)
 
@@ -521,7 +521,7 @@ class PloyPosition(Position):
             self._finish(tuple(live), f"the others {gone} or were eliminated")
             return
         self._advance()
-        self.draws = DrawWatch(self.position_key())
+        self.draws = DrawWatch.at(self.position_key(), self.ply + 1)
 
     def outcome(self) -> Outcome | None:
         if self.result is None:
@@ -552,7 +552,7 @@ class PloyPosition(Position):
         r = state["r"]
         self.result = None if r is None else (tuple(r[0]), r[1])
         self._compute_masks()
-        self.draws = DrawWatch.load(state.get("dw"), self.position_key())
+        self.draws = DrawWatch.load(state.get("dw"), self.position_key(), self.ply)
 
     def copy(self) -> Self:
         new = object.__new__(type(self))
