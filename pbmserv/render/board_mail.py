@@ -7,7 +7,7 @@ turn, the move list in columns (one per seat), the board, players, the comment, 
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -323,7 +323,7 @@ def board_mail_body(
         ply = _newest_players_ply(board, entries)
         comments = [] if ply is None else records.comments_at(board, ply)
     params = " ".join(game.format_params(board.params))
-    options = " ".join(f"--{k}={v}" for k, v in sorted(board.options.items()))
+    options = format_options(board.options)
     return render(
         "mail/board.txt.j2",
         heading=heading(game.display_name, board.number, params, options),
@@ -348,6 +348,18 @@ def board_mail_body(
         clock=clock_lines(board),
         link=board_link(board),
     )
+
+
+def format_options(options: Mapping[str, object]) -> str:
+    """``--forfeittime=5 --nagtime=1.5``: the server options as a player writes them (days
+    are stored as floats; ``5.0`` is not what he wrote)."""
+
+    def number(value: object) -> str:
+        if isinstance(value, float) and value.is_integer():
+            return str(int(value))
+        return str(value)
+
+    return " ".join(f"--{k}={number(v)}" for k, v in sorted(options.items()))
 
 
 def heading(game: str, number: int, params: str, options: str) -> str:

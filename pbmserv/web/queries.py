@@ -29,6 +29,7 @@ from pbmserv.render.board_mail import (
     SWAP_TEXT,
     cell_text,
     format_days,
+    format_options,
     played_by,
     record_rows,
     swap_cell,
@@ -108,7 +109,7 @@ class BoardPage:
 
 def heading(board: Board, game: Game) -> str:
     params = " ".join(game.format_params(board.params))
-    options = " ".join(f"--{k}={v}" for k, v in sorted(board.options.items()))
+    options = format_options(board.options)
     extra = " ".join(x for x in (params, options) if x)
     return f"{game.display_name} Board {board.number}" + (f" ({extra})" if extra else "")
 
