@@ -219,6 +219,15 @@ CASES = [
         ["Error: this would be move 3, not move 2: the board has changed since your\n"],
         ["ahead"],
     ),
+    # 12. the player counts a game allows, as said aloud
+    (
+        "player-counts-with-or",
+        ["signup carol pw-carol carol@example.org"],
+        "ploy challenge alice bob carol",
+        {},
+        ["Ploy is played by 2 or 4 players, not 3"],
+        ["2, 4"],
+    ),
 ]
 
 # 11. one spelling of error subjects (the classic "<Game> Board <n> Error")

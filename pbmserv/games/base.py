@@ -238,7 +238,10 @@ class Game:
     def check_players(self, count: int, params: Mapping[str, bool | int]) -> None:
         """Raise :class:`PlayersError` if ``count`` players cannot play with these parameters."""
         if count not in self.players:
-            allowed = ", ".join(map(str, self.players))
+            counts = [str(n) for n in self.players]
+            allowed = " or ".join(
+                [", ".join(counts[:-1]), counts[-1]] if len(counts) > 1 else counts
+            )
             raise PlayersError(f"{self.display_name} is played by {allowed} players, not {count}")
         if params.get("swap") and count != 2:
             raise PlayersError("-swap is for two-player games only")
