@@ -155,9 +155,7 @@ def test_four_players_with_two_out_share_the_draw():
     outcome = position.outcome()
     assert outcome is not None
     assert outcome.winners == (2, 3)
-    assert (
-        outcome.reason == f"{REPETITION_REASON} (shared by yellow and blue, the players still in)"
-    )
+    assert outcome.reason == f"{REPETITION_REASON}; shared by yellow and blue, the players still in"
 
 
 def test_partnership_draw_is_a_draw_between_the_teams():

@@ -4,6 +4,7 @@ golden board mails (see tests/golden.py for how to rewrite them after a delibera
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -156,7 +157,7 @@ def test_eliminated_ploy_seat_is_skipped(shell):
     with shell.sessions() as s:
         board = s.scalar(select(Board).where(Board.game == "ploy"))
         out = [i for i, info in enumerate(boards.position_of(board).seats()) if not info.in_play]
-    assert len(out) == 1 and "eliminated by" in last.body
+    assert len(out) == 1 and "eliminated, " in last.body
     victim = users[out[0]]
     for _ in range(8):  # two more rounds: the eliminated seat never gets a turn
         status, mover, moves = _state(shell, game)
@@ -191,7 +192,7 @@ def test_a_pylon_capture_says_whose_marbles_it_covered(shell):
 @pytest.mark.parametrize(
     ("players", "params", "seed", "victim", "why"),
     [
-        (2, "", 23, "red (bob)", "eliminated by green (commander captured)"),
+        (2, "", 23, "red (bob)", "eliminated, commander captured by green"),
         (4, "-partnership", 33, "blue (dave)", "commander captured; absorbed by red"),
     ],
 )
@@ -213,6 +214,8 @@ def test_a_ploy_move_that_knocks_a_player_out_says_so(shell, players, params, se
     seat, text = plan[-1]
     note = f"Move {len(plan)} ({text}, {users[seat]}) knocks out {victim}: {why}."
     assert note in _words(last.body)
+    nested = [line for line in last.body.splitlines() if re.search(r"\([^()]*\(", line)]
+    assert nested == []  # "bob  (eliminated by green (commander captured))" no more
     others = [m for m in shell.outbox() if m.recipient != f"{users[seat]}@example.org"]
     assert note in _words(others[-1].body)
 

@@ -358,7 +358,9 @@ def test_four_player_commander_capture_takes_over_and_skips():
     )
     p.push_text("b2xb3")
     assert p.outcome() is None
-    assert not p.seats()[1].in_play and "eliminated by green" in p.seats()[1].note
+    assert (
+        not p.seats()[1].in_play and "eliminated, commander captured by green" in p.seats()[1].note
+    )
     assert p.to_move == 2  # red's turn is skipped
     p.push_text("i9+1")
     p.push_text("i1+1")
@@ -384,7 +386,7 @@ def test_three_army_take_over_chain():
     assert p.ctrl == [0, 0, 2, 3] and p.to_move == 2
     p.push_text("d4xa1")  # yellow beats green: green's army and red's pass to yellow
     seats = p.seats()
-    assert not seats[0].in_play and "eliminated by yellow" in seats[0].note
+    assert not seats[0].in_play and "eliminated, commander captured by yellow" in seats[0].note
     assert p.ctrl == [2, 2, 2, 3]
     assert "also moves green, red" in p.board_context()["seats"][2]["text"]
     p.push_text("i1+1")

@@ -381,7 +381,7 @@ class PloyPosition(Position):
             self._finish((), why)
         else:
             names = " and ".join(COLOURS[s] for s in live)
-            self._finish(live, f"{why} (shared by {names}, the players still in)")
+            self._finish(live, f"{why}; shared by {names}, the players still in")
 
     def _advance(self) -> None:
         n = self.num_seats
@@ -432,10 +432,15 @@ class PloyPosition(Position):
         if not (own_commander or (strict and ships == 0)):
             return
         why = "commander captured" if own_commander else "lost all pieces but the commander"
+        lost = (  # (no brackets: the note is shown in brackets after the player's name)
+            f"commander captured by {COLOURS[actor]}"
+            if own_commander
+            else f"all pieces but the commander lost to {COLOURS[actor]}"
+        )
         if self.num_seats == 2:
             self._finish((actor,), f"{COLOURS[victim]}: {why}")
             self.status[victim] = OUT
-            self.notes[victim] = f"eliminated by {COLOURS[actor]} ({why})"
+            self.notes[victim] = f"eliminated, {lost}"
             return
         if self.partnership:
             partner = (victim + 2) % 4
@@ -444,14 +449,14 @@ class PloyPosition(Position):
                 self._hand_over(victim, partner)
                 self.notes[victim] = f"{why}; absorbed by {COLOURS[partner]}"
             else:
-                self.notes[victim] = f"eliminated by {COLOURS[actor]} ({why})"
+                self.notes[victim] = f"eliminated, {lost}"
                 self._team_loses(victim, f"{COLOURS[victim]}: {why}; the team is beaten")
             return
         if self.params.get("classic") and ships == 0:
             self._remove_commanders(victim)  # the German rule: a bare commander leaves the board
         self.status[victim] = OUT
         self._hand_over(victim, actor)
-        self.notes[victim] = f"eliminated by {COLOURS[actor]} ({why})"
+        self.notes[victim] = f"eliminated, {lost}"
         live = [s for s in range(4) if self.status[s] == IN]
         if len(live) == 1:
             self._finish(tuple(live), "all opponents eliminated")

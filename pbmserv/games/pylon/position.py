@@ -474,11 +474,11 @@ class PylonPosition(Position):
         score = "-".join(str(sc[s]) for s in range(self.num_seats))
         end = "nobody can place" + (": every empty point would be suicide" if self.valid else "")
         if len(top) == 1:
-            return Outcome(top, f"{end}; most marbles ({score})")
+            return Outcome(top, f"{end}; most marbles, {score}")
         if len(top) == len(live):
-            return Outcome((), f"{end}; equal marbles ({score}): a tie")
+            return Outcome((), f"{end}; equal marbles, {score}: a tie")
         names = " and ".join(SYMBOLS[s] for s in top)
-        return Outcome(top, f"{end}; {names} share the most marbles ({score})")
+        return Outcome(top, f"{end}; {names} share the most marbles, {score}")
 
     def _state(self) -> Any:
         return {
