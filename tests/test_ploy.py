@@ -722,3 +722,12 @@ def test_same_point_texts():
     with pytest.raises(IllegalMove, match="must leave its point"):
         p.parse_move("e3-e3")
     assert p.parse_move("e3-e3+1") == p.parse_move("e3+1")
+
+
+def test_flags_on_the_edge_files_keep_clear_of_the_frame():
+    """A west flag of a piece on the a file was drawn against the frame (``1 |-(C)-``): a
+    blank column inside each side of the frame keeps every flag apart from it."""
+    text = render_board(GAME.new(4))
+    rows = [line for line in text.splitlines() if line.startswith(("   |", " 1 |", " 9 |"))]
+    assert " 1 | -(C)-  " in text and "-{C}- | 9" in text
+    assert all(line[4] == " " and line.rstrip().rstrip("0123456789 ")[-2] == " " for line in rows)
