@@ -121,7 +121,7 @@ def test_challenge_sends_new_board_mails(shell):
     assert pending.subject.startswith("confirm ") and shell.outbox() == []  # nobody mailed yet
     result = shell.ok(pending.subject, channel="mail", sender="carol@example.org")
     assert result.subject == "New Nim Board 101 alice"
-    assert "(-pile=20 --nagtime=3.0)" in result.body
+    assert "(-pile=20 --nagtime=3)" in result.body
     mails = shell.outbox()
     assert sorted(m.recipient for m in mails) == ["alice@example.org", "bob@example.org"]
     assert all(m.subject == "New Nim Board 101 alice" for m in mails)

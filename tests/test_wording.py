@@ -219,7 +219,16 @@ CASES = [
         ["Error: this would be move 3, not move 2: the board has changed since your\n"],
         ["ahead"],
     ),
-    # 12. the player counts a game allows, as said aloud
+    # 12. a usage is one line while it fits a mail line, never cut like prose
+    (
+        "usage-on-one-line",
+        [],
+        "plotto challenge alice nosuch",
+        {},
+        ["\nUsage: plotto challenge USERID1 USERID2 ... [-param[=value]] [--option=value]\n"],
+        ["\n[--option=value]"],
+    ),
+    # 13. the player counts a game allows, as said aloud
     (
         "player-counts-with-or",
         ["signup carol pw-carol carol@example.org"],

@@ -38,7 +38,7 @@ from pbmserv.render.board_mail import (
     reply_tail,
     turn_line,
 )
-from pbmserv.render.templates import fill, render
+from pbmserv.render.templates import fill, render, usage_line
 from pbmserv.store.models import Board, BoardStatus, Seat
 
 OPTIONS = {
@@ -145,10 +145,13 @@ def create_challenge(
             raise Refused(
                 "Invalid challenge: " + "; ".join(problems),
                 subject=error_subject(game.display_name),
-                body=text(
+                body=usage_line(
+                    f"Usage: {game.name} challenge USERID1 USERID2 ... [-param[=value]] "
+                    "[--option=value]"
+                )
+                + "\n"
+                + text(
                     [
-                        f"Usage: {game.name} challenge USERID1 USERID2 ... [-param[=value]] "
-                        "[--option=value]",
                         "Parameters:" + ("" if game.params else " none"),
                         *(f"  {p.describe()}" for p in game.params),
                     ]
