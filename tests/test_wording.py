@@ -87,6 +87,14 @@ CASES = [
         ["b2: b2", "'b2': b2", "at b2"],
     ),
     (
+        "a-taken-pylon-point-is-said-to-be-taken",
+        ["pylon challenge alice bob", "pylon move 101 alice pw-alice e3"],
+        "pylon move 101 bob pw-bob e3",
+        {},
+        ["Error: e3 is taken: a marble is there already, and level 2 above it needs\n"],
+        ["does not rest on four"],
+    ),
+    (
         "unreadable-move-named-once",
         PLOY,
         "ploy move 101 alice pw-alice b2",

@@ -427,10 +427,16 @@ class PylonPosition(Position):
         geo = self.geo
         level = geo.level[p]
         if p not in self.valid:
-            missing = [geo.names[s] for s in geo.below[p] if self.board[s] == EMPTY]
+            missing = ", ".join(geo.names[s] for s in geo.below[p] if self.board[s] == EMPTY)
+            m = _POINT.match(text)
+            if m is not None and m.group(1) is None and level > geo.level[geo.at[geo.cell[p]][0]]:
+                raise IllegalMove(  # the point the player meant is simply taken
+                    f"{text} is taken: a marble is there already, and level {level} above it"
+                    f" needs four marbles on level {level - 1} first (empty at {missing})"
+                )
             raise IllegalMove(
                 f"{text}: a marble there (level {level}) does not rest on four marbles yet"
-                f" (level {level - 1} is empty at {', '.join(missing)})"
+                f" (level {level - 1} is empty at {missing})"
             )
         moves = self._moves()
         if not moves:
