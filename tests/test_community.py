@@ -111,6 +111,7 @@ def test_chat_goes_to_players_and_spectators_only_from_them(shell):
     )
     assert said.subject == "Nim Board 101 Chat"
     assert "carol writes:\n\nNice opening!" in said.body
+    assert "\nSent to alice and bob.\n" in said.body  # the sender's copy says who got it
     assert sorted(new_mails(shell, before)) == [
         ("alice", "Nim Board 101 Chat"),
         ("bob", "Nim Board 101 Chat"),
