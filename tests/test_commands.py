@@ -268,6 +268,8 @@ def test_decline_restarts_or_removes(shell):
     shell.ok("nim move 101 alice pw-alice 1")
     declined = shell.ok("nim resign 101 carol pw-carol")
     assert "declined the game; it restarts" in declined.body
+    said = " ".join(declined.body.split())  # what the restart took away
+    assert "The move played so far is dropped. Seats now: alice (1), bob (2)." in said
     assert declined.subject == "New Nim Board 101 alice"
     assert board_row(shell) == ("active", None, ["alice", "bob"])
     assert records(shell) == []

@@ -236,7 +236,33 @@ CASES = [
         ["\nUsage: plotto challenge USERID1 USERID2 ... [-param[=value]] [--option=value]\n"],
         ["\n[--option=value]"],
     ),
-    # 13. the player counts a game allows, as said aloud
+    # 13. a decline that restarts the game says what it lost
+    (
+        "a-restart-says-what-was-lost",
+        [
+            "signup carol pw-carol carol@example.org",
+            "plotto challenge carol alice bob",
+            "plotto move 101 carol pw-carol a1",
+            "plotto move 101 alice pw-alice a2",
+        ],
+        "plotto resign 101 bob pw-bob",
+        {},
+        ["played so far are dropped. Seats now: carol (1), alice (2).\n"],
+        [],
+    ),
+    (
+        "a-restart-says-which-seats-changed",
+        [
+            "signup carol pw-carol carol@example.org",
+            "plotto challenge carol alice bob",
+            "plotto move 101 carol pw-carol a1",
+        ],
+        "plotto resign 101 alice pw-alice",
+        {},
+        ["played so far is dropped. Seats now: carol (1), bob (2, was 3).\n"],
+        [],
+    ),
+    # 14. the player counts a game allows, as said aloud
     (
         "player-counts-with-or",
         ["signup carol pw-carol carol@example.org"],

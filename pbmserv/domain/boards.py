@@ -458,6 +458,9 @@ def decline(
     game = game_of(board)
     leaving = [s for s in board.seats if s.user_id == user.id]
     remaining = [s.user for s in board.seats if s.user_id != user.id]
+    dropped = len(board.moves)
+    labels = [i.label for i in game.new(len(board.seats), board.params).seats()]
+    was = {s.user_id: labels[s.index] for s in board.seats}
     for seat in leaving:
         board.seats.remove(seat)
     session.flush()
@@ -483,7 +486,24 @@ def decline(
         seat.queued_resign = False
     position = game.new(len(remaining), board.params)
     _store_cache(board, position)
-    return f"{user.userid} declined the game; it restarts with the remaining players.", position
+    return _restart_note(user, board, position, dropped, was), position
+
+
+def _restart_note(
+    user: User, board: Board, position: Position, dropped: int, was: dict[int, str]
+) -> str:
+    """What a restart after a decline took away: the moves played, the seats that changed."""
+    lost = {0: "", 1: " The move played so far is dropped."}.get(
+        dropped, f" The {dropped} moves played so far are dropped."
+    )
+    now = {s.user_id: position.seats()[s.index].label for s in board.seats}
+    seats = ", ".join(
+        f"{s.user.userid} ({now[s.user_id]}"
+        + ("" if was.get(s.user_id) == now[s.user_id] else f", was {was.get(s.user_id)}")
+        + ")"
+        for s in board.seats
+    )
+    return f"{user.userid} declined the game; it restarts with the remaining players.{lost} Seats now: {seats}."
 
 
 def vote(
