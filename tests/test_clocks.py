@@ -89,9 +89,10 @@ def test_forfeit_at_21_days_is_recorded_and_replayable(shell, clock):
     assert sorted(m.recipient for m in mails) == ["alice@example.org", "bob@example.org"]
     assert all(m.subject == "Nim Board 101" for m in mails)
     body = mails[0].body
-    assert "bob forfeits: out of time" in body and "Forfeit (Auto)" in body
+    assert "bob forfeits: out of time" in body and "2. Forfeit\n" in body
+    assert "(Auto)" not in body  # only the server enters a forfeit: the mark adds nothing
     assert "Game won by alice." in body and "Rating changes: alice 1600 -> 1616" in body
-    assert "Forfeit (Auto)" in shell.ok("nim show 101").body
+    assert "2. Forfeit\n" in shell.ok("nim show 101").body
     assert tick(shell).forfeits == []  # nothing more to do
 
 

@@ -121,7 +121,7 @@ def test_challenge_sends_new_board_mails(shell):
     assert pending.subject.startswith("confirm ") and shell.outbox() == []  # nobody mailed yet
     result = shell.ok(pending.subject, channel="mail", sender="carol@example.org")
     assert result.subject == "New Nim Board 101 alice"
-    assert "(-pile=20 --nagtime=3.0)" in result.body
+    assert "(-pile=20 --nagtime=3)" in result.body
     mails = shell.outbox()
     assert sorted(m.recipient for m in mails) == ["alice@example.org", "bob@example.org"]
     assert all(m.subject == "New Nim Board 101 alice" for m in mails)
@@ -268,6 +268,8 @@ def test_decline_restarts_or_removes(shell):
     shell.ok("nim move 101 alice pw-alice 1")
     declined = shell.ok("nim resign 101 carol pw-carol")
     assert "declined the game; it restarts" in declined.body
+    said = " ".join(declined.body.split())  # what the restart took away
+    assert "The move played so far is dropped. Seats now: alice (1), bob (2)." in said
     assert declined.subject == "New Nim Board 101 alice"
     assert board_row(shell) == ("active", None, ["alice", "bob"])
     assert records(shell) == []

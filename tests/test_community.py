@@ -111,6 +111,7 @@ def test_chat_goes_to_players_and_spectators_only_from_them(shell):
     )
     assert said.subject == "Nim Board 101 Chat"
     assert "carol writes:\n\nNice opening!" in said.body
+    assert "\nSent to alice and bob.\n" in said.body  # the sender's copy says who got it
     assert sorted(new_mails(shell, before)) == [
         ("alice", "Nim Board 101 Chat"),
         ("bob", "Nim Board 101 Chat"),
@@ -205,6 +206,39 @@ def test_a_queued_move_is_not_judged_for_the_player_to_move_now(shell):
     shell.ok("polis move 101 alice pw-alice a7-a6")
     assert records(shell, game="polis")[-1][1:] == ("a2-a3", True)  # played for bob
     assert "cannot queue 'z9'" in shell("polis queue 101 bob pw-bob z9").body  # unreadable
+
+
+def test_plotto_refuses_a_queued_letter_that_would_name_another_cell(shell):
+    """Plotto's letters are handed out again after every move: carol's queued d4 (the cell
+    she saw) landed on another cell once bob had played.  A letter names no cell for long, so
+    the queue refuses it and says why; on her own turn it is played at once as before."""
+    shell.signup("alice", "bob", "carol")
+    shell.ok("plotto challenge alice bob carol")
+    shell.ok("plotto move 101 alice pw-alice a1")
+    refused = shell("plotto queue 101 carol pw-carol a2")
+    assert refused.status == 1
+    assert "cannot queue 'a2': Plotto moves cannot be queued" in refused.body
+    assert "letters are handed out again after every move" in " ".join(refused.body.split())
+    with shell.sessions() as s:
+        board = s.scalar(select(Board).where(Board.game == "plotto"))
+        assert [seat.queued_move for seat in board.seats] == [None, None, None]
+    shell.ok("plotto move 101 bob pw-bob a2")
+    played = shell.ok("plotto queue 101 carol pw-carol a3")  # her turn: played now
+    assert records(shell, game="plotto")[-1] == (2, "a3", False)
+    assert played.subject == "Plotto Board 101 alice"
+
+
+def test_a_queued_pylon_point_keeps_the_level_it_has_now(shell):
+    """A Pylon point without a level means its next free level, which may rise before the
+    player's turn: the queue keeps the level the player saw, and it is checked on his turn."""
+    shell.signup("alice", "bob", "carol")
+    shell.ok("pylon challenge alice bob carol")
+    queued = shell.ok("pylon queue 101 carol pw-carol c3")
+    assert "Your move c3 on Pylon board 101 is queued as 0c3" in queued.body
+    shell.ok("pylon move 101 alice pw-alice c3")  # c3 is taken: no other level for carol
+    moved = shell.ok("pylon move 101 bob pw-bob a1")
+    assert "The queued move 0c3 of carol was not legal" in moved.body
+    assert records(shell, game="pylon") == [(0, "c3", False), (1, "a1", False)]
 
 
 # ----------------------------------------------------------------------------- submit, confirm

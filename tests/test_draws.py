@@ -20,7 +20,7 @@ from starlette.testclient import TestClient
 
 from pbmserv.domain import ratings
 from pbmserv.games import get_game
-from pbmserv.games.base import REPETITION_REASON
+from pbmserv.games.endless import REPETITION_REASON
 from pbmserv.store.models import Board, BoardStatus, Rating, Seat, User
 from pbmserv.web.app import create_app
 
@@ -112,7 +112,7 @@ def test_ploy_repetition_after_two_eliminations_is_a_draw_of_the_two_left(shell,
     shell.signup("alice", "bob", "carol", "dave")
     shell.ok("ploy challenge alice bob carol dave")  # green, red, yellow, blue
     out = shell.play("ploy", PLOY_TWO_OUT)
-    assert "alice" in out.body and "eliminated by yellow (commander captured)" in out.body
+    assert "alice" in out.body and "eliminated, commander captured by yellow" in words(out.body)
     shell.play("ploy", SURVIVORS_SHUFFLE)
     end = shell.play("ploy", SURVIVORS_SHUFFLE)
     line = f"Game drawn between carol and dave (alice and bob were out). ({REPETITION_REASON})"

@@ -10,7 +10,8 @@ import random
 import pytest
 
 from pbmserv.games import get_game
-from pbmserv.games.base import QUIET_REASON, REPETITION_REASON, Position
+from pbmserv.games.base import Position
+from pbmserv.games.endless import QUIET_REASON, REPETITION_REASON
 
 PLOY_SHUFFLE_2P = ["d3+1", "d7+1", "d3-1", "d7-1"]  # each side turns a shield there and back
 PLOY_SHUFFLE_4P = ["a1+1", "a7+1", "i7+1", "g1+1", "a1-1", "a7-1", "i7-1", "g1-1"]
@@ -54,7 +55,11 @@ def test_third_repetition_draws(game, players, shuffle):
     position = get_game(game).new(players)
     _play(position, shuffle)  # back to the start: the second occurrence
     assert position.repetitions() == 2
-    assert any("next repetition" in w for w in position.draw_warnings())
+    now = len(shuffle)
+    assert position.draw_warnings()[0] == (
+        f"The position now (after move {now}) has occurred twice: if it occurs again with the"
+        " same player to move, the game is drawn."
+    )
     _play(position, shuffle[:-1])
     assert position.outcome() is None  # the same position, but another player to move
     position.push_text(shuffle[-1])  # the third occurrence with the same player to move
@@ -63,6 +68,28 @@ def test_third_repetition_draws(game, players, shuffle):
     assert position.to_move is None and position.draw_warnings() == []
     saved = type(position).deserialize(position.serialize())
     assert saved.outcome() == outcome
+
+
+def test_the_warning_names_the_positions_that_occurred_twice():
+    """A position that occurred twice some moves ago is named by the move after which it last
+    occurred (the warning used to say "a position" whichever it was, as if it were the one
+    on the board); two such positions are named together."""
+    position = get_game("ploy").new(2)
+    _play(position, PLOY_SHUFFLE_2P)  # the start again, after move 4
+    position.push_text("e3-e4")  # move 5: the position after move 4 is no longer on the board
+    assert position.draw_warnings() == [
+        "The position after move 4 has occurred twice: if it occurs again with the same player"
+        " to move, the game is drawn."
+    ]
+    _play(position, ["d7+1", "d3+1", "d7-1", "d3-1"])  # the position after move 5 again
+    warning = position.draw_warnings()[0]
+    assert warning.startswith("The position after move 4 and the position now (after move 9)")
+    assert warning.endswith(
+        "have each occurred twice: if one of them occurs again with the same player to move,"
+        " the game is drawn."
+    )
+    saved = type(position).deserialize(position.serialize())  # the plies are kept
+    assert saved.draw_warnings() == position.draw_warnings()
 
 
 @pytest.mark.parametrize(("game", "players"), [("ploy", 2), ("ploy", 4), ("polis", 2)])
@@ -161,7 +188,8 @@ def test_repetition_draw_through_the_dispatcher(shell, game, users, shuffle):
     shell.signup(*users)
     shell.ok(f"{game} challenge {' '.join(users)}")
     mail = shell.play(game, shuffle)
-    assert "Draw near: A position has occurred twice" in mail.body
+    said = " ".join(mail.body.split())
+    assert f"Draw near: the position now (after move {len(shuffle)}) has occurred twice" in said
     mail = shell.play(game, shuffle)
     assert "Game was a tie. (drawn by repetition" in mail.body
     assert mail.body.count("drawn by repetition") == 1  # said once: no 'Game over' under the board

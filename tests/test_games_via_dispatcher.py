@@ -4,6 +4,7 @@ golden board mails (see tests/golden.py for how to rewrite them after a delibera
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -156,7 +157,7 @@ def test_eliminated_ploy_seat_is_skipped(shell):
     with shell.sessions() as s:
         board = s.scalar(select(Board).where(Board.game == "ploy"))
         out = [i for i, info in enumerate(boards.position_of(board).seats()) if not info.in_play]
-    assert len(out) == 1 and "eliminated by" in last.body
+    assert len(out) == 1 and "eliminated, " in last.body
     victim = users[out[0]]
     for _ in range(8):  # two more rounds: the eliminated seat never gets a turn
         status, mover, moves = _state(shell, game)
@@ -191,7 +192,7 @@ def test_a_pylon_capture_says_whose_marbles_it_covered(shell):
 @pytest.mark.parametrize(
     ("players", "params", "seed", "victim", "why"),
     [
-        (2, "", 23, "red (bob)", "eliminated by green (commander captured)"),
+        (2, "", 23, "red (bob)", "eliminated, commander captured by green"),
         (4, "-partnership", 33, "blue (dave)", "commander captured; absorbed by red"),
     ],
 )
@@ -213,5 +214,44 @@ def test_a_ploy_move_that_knocks_a_player_out_says_so(shell, players, params, se
     seat, text = plan[-1]
     note = f"Move {len(plan)} ({text}, {users[seat]}) knocks out {victim}: {why}."
     assert note in _words(last.body)
+    nested = [line for line in last.body.splitlines() if re.search(r"\([^()]*\(", line)]
+    assert nested == []  # "bob  (eliminated by green (commander captured))" no more
     others = [m for m in shell.outbox() if m.recipient != f"{users[seat]}@example.org"]
     assert note in _words(others[-1].body)
+
+
+def test_an_absorbed_partner_is_told_so_and_his_partners_moves_are_marked(shell):
+    """alice (green) resigns after the first round of a partnership game: carol (yellow)
+    takes over green's pieces and turns.  alice's move is refused with the reason (not "it
+    is not your turn"), and green's turn that carol plays shows her name in the move list
+    of the mail and of the web page."""
+    from pbmserv.web.queries import move_rows
+
+    shell.signup("alice", "bob", "carol", "dave")
+    shell.ok("ploy challenge alice bob carol dave -partnership")
+    for user, move in (("alice", "b7-b6"), ("bob", "b3-b4"), ("carol", "f7-f6"), ("dave", "f3-f4")):
+        shell.ok(f"ploy move 101 {user} pw-{user} {move}")
+    shell.ok("ploy resign 101 alice pw-alice")
+    for user, move in (("bob", "c3-c4"), ("carol", "g7-g6"), ("dave", "g3-g4")):
+        shell.ok(f"ploy move 101 {user} pw-{user} {move}")
+    # green's turn (move 9), which carol plays
+    refused = shell("ploy move 101 alice pw-alice d7-d6")
+    assert refused.status == 1
+    said = " ".join(refused.body.split())
+    assert (
+        "alice (green) is out of the game (resigned; absorbed by yellow): carol (yellow)"
+        " plays green's turns" in said
+    )
+    assert "not your turn" not in said
+    queued = shell("ploy queue 101 alice pw-alice d7-d6")
+    assert queued.status == 1 and "alice (green) is out of the game" in queued.body
+    moved = shell.ok("ploy move 101 carol pw-carol d7-d6")
+    assert "9. d7-d6 (carol)" in moved.body
+    assert "7. g7-g6 (" not in moved.body  # carol's own moves are not marked
+    with shell.sessions() as s:
+        board = s.scalar(select(Board).where(Board.game == "ploy"))
+        cells = [c for row in move_rows(board, boards.position_of(board)) for c in row if c]
+    assert [(c.ply, c.text) for c in cells if c.ply in (7, 9)] == [
+        (7, "g7-g6"),
+        (9, "d7-d6 (carol)"),
+    ]

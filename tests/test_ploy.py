@@ -358,7 +358,9 @@ def test_four_player_commander_capture_takes_over_and_skips():
     )
     p.push_text("b2xb3")
     assert p.outcome() is None
-    assert not p.seats()[1].in_play and "eliminated by green" in p.seats()[1].note
+    assert (
+        not p.seats()[1].in_play and "eliminated, commander captured by green" in p.seats()[1].note
+    )
     assert p.to_move == 2  # red's turn is skipped
     p.push_text("i9+1")
     p.push_text("i1+1")
@@ -384,7 +386,7 @@ def test_three_army_take_over_chain():
     assert p.ctrl == [0, 0, 2, 3] and p.to_move == 2
     p.push_text("d4xa1")  # yellow beats green: green's army and red's pass to yellow
     seats = p.seats()
-    assert not seats[0].in_play and "eliminated by yellow" in seats[0].note
+    assert not seats[0].in_play and "eliminated, commander captured by yellow" in seats[0].note
     assert p.ctrl == [2, 2, 2, 3]
     assert "also moves green, red" in p.board_context()["seats"][2]["text"]
     p.push_text("i1+1")
@@ -576,7 +578,7 @@ def test_board_drawing():
         assert all(32 <= ord(c) < 127 for line in lines for c in line)
         assert lines[0].split() == list("abcdefghi")
     text = render_board(GAME.new(2))
-    assert " 1 |  .   -(M)-  (L)   (H)   (C)   (H)   (L)  -(M)-   .   | 1" in text
+    assert " 1 |   .   -(M)-  (L)   (H)   (C)   (H)   (L)  -(M)-   .   | 1" in text
     assert "(X) green" in text and "[X] red" in text and "{X}" not in text
 
 
@@ -720,3 +722,12 @@ def test_same_point_texts():
     with pytest.raises(IllegalMove, match="must leave its point"):
         p.parse_move("e3-e3")
     assert p.parse_move("e3-e3+1") == p.parse_move("e3+1")
+
+
+def test_flags_on_the_edge_files_keep_clear_of_the_frame():
+    """A west flag of a piece on the a file was drawn against the frame (``1 |-(C)-``): a
+    blank column inside each side of the frame keeps every flag apart from it."""
+    text = render_board(GAME.new(4))
+    rows = [line for line in text.splitlines() if line.startswith(("   |", " 1 |", " 9 |"))]
+    assert " 1 | -(C)-  " in text and "-{C}- | 9" in text
+    assert all(line[4] == " " and line.rstrip().rstrip("0123456789 ")[-2] == " " for line in rows)

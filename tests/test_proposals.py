@@ -107,34 +107,36 @@ def test_an_undo_never_takes_back_an_elimination(shell):
 
 
 def test_an_undo_names_every_move_it_takes_back_and_queued_comments_travel(shell):
-    """Plotto 103 of the report: bob's move set off carol's queued move."""
+    """Plotto 103 of the report (Plotto moves cannot be queued now; Pylon has the same
+    course): bob's move set off carol's queued move."""
     shell.signup("alice", "bob", "carol")
-    shell.ok("plotto challenge alice bob carol")
-    moves = _first_moves("plotto", 3, 6)
+    shell.ok("pylon challenge alice bob carol")
+    moves = _first_moves("pylon", 3, 6)
     for ply, user in enumerate(("alice", "bob", "carol", "alice")):
-        shell.ok(f"plotto move 101 {user} pw-{user} {moves[ply]}")
-    queued = shell.ok(f"plotto queue 101 carol pw-carol {moves[5]}", comment="Queued, good luck.")
-    shell.ok(f"plotto move 101 bob pw-bob {moves[4]}", comment="My move.")
-    assert records(shell, game="plotto")[-1] == (2, moves[5], True)
+        shell.ok(f"pylon move 101 {user} pw-{user} {moves[ply]}")
+    queued = shell.ok(f"pylon queue 101 carol pw-carol {moves[5]}", comment="Queued, good luck.")
+    assert f"is queued as 0{moves[5]}" in flat(queued.body)  # (with the level it has now)
+    shell.ok(f"pylon move 101 bob pw-bob {moves[4]}", comment="My move.")
+    assert records(shell, game="pylon")[-1] == (2, moves[5], True)
     to_alice = _mail(shell, "alice").body
     taken = f"moves 5 ({moves[4]}, bob) and 6 ({moves[5]}, carol, queued)"
-    proposed = shell.ok("plotto move 101 carol pw-carol undo")
+    proposed = shell.ok("pylon move 101 carol pw-carol undo")
     assert f"Proposal #1: carol proposes to take back {taken}." in flat(proposed.body)
-    shell.ok("plotto move 101 alice pw-alice accept#1")
+    shell.ok("pylon move 101 alice pw-alice accept#1")
     to_bob = _mail(shell, "bob").body
     assert f"alice accepts proposal #1: to take back {taken}." in flat(to_bob)
     assert "Accepted: alice, carol. Still to answer: bob." in flat(to_bob)
-    assert to_bob.endswith("  plotto move 101 bob PASSWORD reject#1\n")
+    assert to_bob.endswith("  pylon move 101 bob PASSWORD reject#1\n")
     to_carol = _mail(shell, "carol").body  # the proposer is told how it stands
     assert "Accepted: alice, carol. Still to answer: bob." in flat(to_carol)
     assert "accept#1" not in to_carol
-    done = shell.ok("plotto move 101 bob pw-bob accept#1")
+    done = shell.ok("pylon move 101 bob pw-bob accept#1")
     assert f"bob accepts proposal #1. M{taken[1:]} are taken back." in flat(done.body)
-    assert len(records(shell, game="plotto")) == 4
+    assert len(records(shell, game="pylon")) == 4
     assert "bob writes:\n\nMy move.\n" in to_alice  # the mail of bob's move 5 and carol's 6
     assert "carol writes:\n\nQueued, good luck.\n" in to_alice
     assert "is played on your turn. Your comment waits with it" in flat(queued.body)
-    shell.ok(f"plotto move 101 bob pw-bob {moves[4]}")  # move 5 again: no old comment
+    shell.ok(f"pylon move 101 bob pw-bob {moves[4]}")  # move 5 again: no old comment
     assert "writes:" not in _mail(shell, "carol").body
 
 

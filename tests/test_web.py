@@ -525,3 +525,13 @@ def test_a_game_without_a_drawing_still_has_its_page(shell, settings, clock):
     page = client.get("/boards/nim/101")
     assert page.status_code == 200
     assert "<svg" not in page.text and "The board as mailed" in page.text
+
+
+def test_options_are_shown_as_written_in_the_mail_and_the_page_title(shell, settings, clock):
+    """Days are stored as floats: ``--forfeittime=5`` showed as ``5.0``; 1.5 stays 1.5."""
+    shell.signup("alice", "bob")
+    mail = shell.ok("ploy challenge alice bob --forfeittime=5 --nagtime=1.5")
+    assert "Summary of Ploy Board 101 (--forfeittime=5 --nagtime=1.5)\n" in mail.body
+    client = TestClient(create_app(settings, lambda: clock.now))
+    title = _between(client.get("/boards/ploy/101").text, "<title>", "</title>")
+    assert "(--forfeittime=5 --nagtime=1.5)" in title

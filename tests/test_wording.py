@@ -87,6 +87,14 @@ CASES = [
         ["b2: b2", "'b2': b2", "at b2"],
     ),
     (
+        "a-taken-pylon-point-is-said-to-be-taken",
+        ["pylon challenge alice bob", "pylon move 101 alice pw-alice e3"],
+        "pylon move 101 bob pw-bob e3",
+        {},
+        ["Error: e3 is taken: a marble is there already, and level 2 above it needs\n"],
+        ["does not rest on four"],
+    ),
+    (
         "unreadable-move-named-once",
         PLOY,
         "ploy move 101 alice pw-alice b2",
@@ -218,6 +226,50 @@ CASES = [
         {},
         ["Error: this would be move 3, not move 2: the board has changed since your\n"],
         ["ahead"],
+    ),
+    # 12. a usage is one line while it fits a mail line, never cut like prose
+    (
+        "usage-on-one-line",
+        [],
+        "plotto challenge alice nosuch",
+        {},
+        ["\nUsage: plotto challenge USERID1 USERID2 ... [-param[=value]] [--option=value]\n"],
+        ["\n[--option=value]"],
+    ),
+    # 13. a decline that restarts the game says what it lost
+    (
+        "a-restart-says-what-was-lost",
+        [
+            "signup carol pw-carol carol@example.org",
+            "plotto challenge carol alice bob",
+            "plotto move 101 carol pw-carol a1",
+            "plotto move 101 alice pw-alice a2",
+        ],
+        "plotto resign 101 bob pw-bob",
+        {},
+        ["played so far are dropped. Seats now: carol (1), alice (2).\n"],
+        [],
+    ),
+    (
+        "a-restart-says-which-seats-changed",
+        [
+            "signup carol pw-carol carol@example.org",
+            "plotto challenge carol alice bob",
+            "plotto move 101 carol pw-carol a1",
+        ],
+        "plotto resign 101 alice pw-alice",
+        {},
+        ["played so far is dropped. Seats now: carol (1), bob (2, was 3).\n"],
+        [],
+    ),
+    # 14. the player counts a game allows, as said aloud
+    (
+        "player-counts-with-or",
+        ["signup carol pw-carol carol@example.org"],
+        "ploy challenge alice bob carol",
+        {},
+        ["Ploy is played by 2 or 4 players, not 3"],
+        ["2, 4"],
     ),
 ]
 

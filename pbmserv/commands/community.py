@@ -121,6 +121,10 @@ def chat(call: Call) -> None:
         )
         if sent.refused and not sent.mails:
             raise Refused(not_sent("your chat line", sent.refused))
+        got = [u.userid for u in seen if u.id != user.id and u.userid not in sent.refused]
+    if got:  # the sender's copy says who read it
+        names = ", ".join(got[:-1]) + " and " + got[-1] if len(got) > 1 else got[0]
+        body += "\n" + _text([f"Sent to {names}."])
     if sent.refused:
         body += "\n" + not_sent("It", sent.refused) + "\n"
     answer(call.ctx, subject, body)
@@ -148,6 +152,9 @@ def queue(call: Call) -> None:
             raise Refused(f"{game.display_name} board {number} is over")
         mover = boards.user_to_move(board, position)
         play_now = mover is not None and mover.id == user.id
+        out = boards.out_of_play(board, position, user)
+        if out is not None and not play_now:  # no turn of his own would play it
+            raise Refused(out)
         lines: list[str] = []
         if text.lower() == "cancel":
             had = any(seat.queued_move_comment for seat in seats)
@@ -175,9 +182,16 @@ def queue(call: Call) -> None:
                     f"Your resignation {where} is queued: it takes effect on your turn.{waits}"
                 )
             else:
-                boards.queue_move(board, user, text, req.comment)
+                try:  # the move the player saw, in words that still name it on his turn
+                    stored = copy.queue_text(text)
+                except MoveError as exc:
+                    raise Refused(move_error(exc, text, "cannot queue")) from None
+                boards.queue_move(board, user, stored, req.comment)
+                kept = (
+                    "" if stored == text else f" as {stored} (the same move, whatever comes first)"
+                )
                 lines.append(
-                    f"Your move {text} {where} is queued: it is played on your turn.{waits}"
+                    f"Your move {text} {where} is queued{kept}: it is played on your turn.{waits}"
                 )
     if play_now and text.lower() != "cancel":
         if text.lower() == "resign":
@@ -200,8 +214,7 @@ def submit(call: Call) -> None:
         position = boards.position_of(board)
         mover = boards.user_to_move(board, position)
         if mover is None or mover.id != user.id:
-            who = mover.userid if mover else "nobody"
-            raise board_error(board, position, f"it is not your turn: {who} is to move")
+            raise board_error(board, position, boards.not_your_turn(board, position, user))
         copy = game.position_class.deserialize(position.serialize())
         try:
             move = copy.parse_move(text)

@@ -41,7 +41,7 @@ from pbmserv.render.board_mail import (
     turn_line,
 )
 from pbmserv.render.results import short_result
-from pbmserv.render.templates import fill, render
+from pbmserv.render.templates import fill, render, usage_line
 from pbmserv.store.models import Board, BoardStatus, Seat
 
 OPTIONS = {
@@ -148,10 +148,13 @@ def create_challenge(
             raise Refused(
                 "Invalid challenge: " + "; ".join(problems),
                 subject=error_subject(game.display_name),
-                body=text(
+                body=usage_line(
+                    f"Usage: {game.name} challenge USERID1 USERID2 ... [-param[=value]] "
+                    "[--option=value]"
+                )
+                + "\n"
+                + text(
                     [
-                        f"Usage: {game.name} challenge USERID1 USERID2 ... [-param[=value]] "
-                        "[--option=value]",
                         "Parameters:" + ("" if game.params else " none"),
                         *(f"  {p.describe()}" for p in game.params),
                     ]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import re
 import shlex
-import textwrap
 from collections.abc import Sequence
 from contextlib import redirect_stdout
 
@@ -29,7 +28,7 @@ from pbmserv.commands.dispatch import (
 )
 from pbmserv.games import get_game
 from pbmserv.numbers import whole_number
-from pbmserv.render.templates import WIDTH, render
+from pbmserv.render.templates import render, usage_line
 
 
 def split(line: str) -> list[str]:
@@ -98,7 +97,7 @@ def usage_error(exc: click.UsageError, channel: str) -> tuple[str, str]:
     elif mail:
         usage = usage.replace(" [OPTIONS]", "", 1)  # --help, a shell's option
     more = mail_help(ctx) if mail else f"See '{shown} --help'."
-    wrapped = textwrap.fill(usage, WIDTH, subsequent_indent="    ", break_on_hyphens=False)
+    wrapped = usage_line(usage)
     return message, "\n".join(x for x in (wrapped, more) if x)
 
 

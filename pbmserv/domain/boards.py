@@ -165,6 +165,32 @@ def seats_of(board: Board, user: User) -> list[int]:
     return [s.index for s in board.seats if s.user_id == user.id]
 
 
+def out_of_play(board: Board, position: Position, user: User) -> str | None:
+    """Why ``user`` has no turn of his own any more (his seats are all out: eliminated,
+    absorbed), naming who plays his seat's turns if someone does; None while he plays on."""
+    infos = position.seats()
+    mine = seats_of(board, user)
+    if not mine or any(infos[i].in_play for i in mine):
+        return None
+    seat = mine[0]
+    label, note = infos[seat].label, infos[seat].note
+    why = f"{user.userid} ({label}) is out of the game" + (f" ({note})" if note else "")
+    actor = position.controller(seat)
+    if actor != seat and board.seats[actor].user_id != user.id:
+        who = board.seats[actor].user.userid
+        why += f": {who} ({infos[actor].label}) plays {label}'s turns"
+    return why
+
+
+def not_your_turn(board: Board, position: Position, user: User) -> str:
+    """Why a move of ``user`` is refused out of turn: whose turn it is, or that he is out."""
+    out = out_of_play(board, position, user)
+    if out is not None:
+        return out
+    mover = user_to_move(board, position)
+    return f"it is not your turn: {mover.userid if mover else 'nobody'} is to move"
+
+
 def _record(
     board: Board,
     position: Position,
@@ -255,8 +281,7 @@ def play_move(
     if mover is None or mover.id != user.id:
         if not seats_of(board, user):
             raise BoardError(f"{user.userid} does not play on board {board.number}")
-        who = mover.userid if mover else "nobody"
-        raise BoardError(f"it is not your turn: {who} is to move")
+        raise BoardError(not_your_turn(board, position, user))
     move = position.parse_move(text)  # MoveError propagates with its message for the player
     live = position.live_seats()
     notes: list[str] = []
@@ -481,6 +506,9 @@ def decline(
     game = game_of(board)
     leaving = [s for s in board.seats if s.user_id == user.id]
     remaining = [s.user for s in board.seats if s.user_id != user.id]
+    dropped = len(board.moves)
+    labels = [i.label for i in game.new(len(board.seats), board.params).seats()]
+    was = {s.user_id: labels[s.index] for s in board.seats}
     for seat in leaving:
         board.seats.remove(seat)
     session.flush()
@@ -505,7 +533,24 @@ def decline(
         seat.mailed_ply = None  # a new game: its record starts again
     position = game.new(len(remaining), board.params)
     _store_cache(board, position)
-    return f"{user.userid} declined the game; it restarts with the remaining players.", position
+    return _restart_note(user, board, position, dropped, was), position
+
+
+def _restart_note(
+    user: User, board: Board, position: Position, dropped: int, was: dict[int, str]
+) -> str:
+    """What a restart after a decline took away: the moves played, the seats that changed."""
+    lost = {0: "", 1: " The move played so far is dropped."}.get(
+        dropped, f" The {dropped} moves played so far are dropped."
+    )
+    now = {s.user_id: position.seats()[s.index].label for s in board.seats}
+    seats = ", ".join(
+        f"{s.user.userid} ({now[s.user_id]}"
+        + ("" if was.get(s.user_id) == now[s.user_id] else f", was {was.get(s.user_id)}")
+        + ")"
+        for s in board.seats
+    )
+    return f"{user.userid} declined the game; it restarts with the remaining players.{lost} Seats now: {seats}."
 
 
 def _clear_queue(seat: Seat) -> None:

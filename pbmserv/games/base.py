@@ -239,7 +239,10 @@ class Game:
     def check_players(self, count: int, params: Mapping[str, bool | int]) -> None:
         """Raise :class:`PlayersError` if ``count`` players cannot play with these parameters."""
         if count not in self.players:
-            allowed = ", ".join(map(str, self.players))
+            counts = [str(n) for n in self.players]
+            allowed = " or ".join(
+                [", ".join(counts[:-1]), counts[-1]] if len(counts) > 1 else counts
+            )
             raise PlayersError(f"{self.display_name} is played by {allowed} players, not {count}")
         if params.get("swap") and count != 2:
             raise PlayersError("-swap is for two-player games only")
@@ -364,6 +367,12 @@ class Position(ABC):
         say it (the board mail tells the players); None in games whose notation or drawing
         shows every capture."""
         return None
+
+    def queue_text(self, text: str) -> str:
+        """``text`` written so that it names the same move after the other players' moves
+        (it is queued, to be played on its player's turn), or a MoveError saying why this
+        game's notation cannot: a queued move must mean what its player saw."""
+        return text
 
     # ----- public API
 
@@ -513,82 +522,3 @@ class Position(ABC):
         others = [i for i in range(self.num_seats) if i not in live]
         why = f"the others {self.left(others)}" if resigned else "all opponents eliminated"
         return Outcome(tuple(live), why)
-
-
-# --------------------------------------------------------------------------- endless games
-
-REPEATS_TO_DRAW = 3
-QUIET_MOVES_TO_DRAW = 100
-QUIET_WARNING = 10
-REPETITION_REASON = (
-    "drawn by repetition: the same position a third time with the same player to move"
-)
-QUIET_REASON = f"drawn: {QUIET_MOVES_TO_DRAW} moves in a row without a capture"
-
-
-class DrawWatch:
-    """The endless-game rulings (DECISIONS.md, "Endless games"): the third occurrence of a
-    position with the same player to move, or 100 moves in a row without a capture, draw.
-
-    Positions are remembered by an integer key from the engine (equal positions, equal keys;
-    ``hash`` of a tuple of ints is the same in every process).  A capture cannot be undone, so
-    the positions before it can never occur again: the record starts afresh at each capture and
-    holds at most 100 keys.  The record is immutable (a tuple), so copying a position is free.
-    """
-
-    __slots__ = ("keys", "quiet")
-
-    def __init__(self, key: int, keys: tuple[int, ...] = (), quiet: int = 0) -> None:
-        self.keys: tuple[int, ...] = keys or (key,)
-        self.quiet = quiet
-
-    def record(self, key: int, captured: bool) -> str | None:
-        """Note the position after a move; the reason for a draw if the rulings end the game."""
-        if captured:
-            self.keys, self.quiet = (key,), 0
-            return None
-        self.quiet += 1
-        self.keys = (*self.keys, key)
-        if self.keys.count(key) >= REPEATS_TO_DRAW:
-            return REPETITION_REASON
-        if self.quiet >= QUIET_MOVES_TO_DRAW:
-            return QUIET_REASON
-        return None
-
-    def repeats(self, key: int) -> int:
-        """How often the position ``key`` has occurred since the last capture."""
-        return self.keys.count(key)
-
-    def current_repeats(self) -> int:
-        """How often the latest position recorded has occurred (itself included)."""
-        return self.keys.count(self.keys[-1])
-
-    def warnings(self) -> list[str]:
-        """What the board mail says when the next repetition or the next 10 moves would draw."""
-        out = []
-        if any(self.keys.count(k) >= REPEATS_TO_DRAW - 1 for k in set(self.keys)):
-            out.append(
-                "A position has occurred twice with the same player to move: "
-                "the next repetition of it draws the game."
-            )
-        left = QUIET_MOVES_TO_DRAW - self.quiet
-        if left <= QUIET_WARNING:
-            moves = "move" if left == 1 else "moves"
-            out.append(
-                f"{self.quiet} moves without a capture: the game is drawn unless there is a "
-                f"capture within the next {left} {moves}."
-            )
-        return out
-
-    def state(self) -> list[Any]:
-        return [list(self.keys), self.quiet]
-
-    @classmethod
-    def load(cls, state: Any, key: int) -> DrawWatch:
-        """Restore :meth:`state`; a position saved before the rulings starts a fresh record."""
-        if not state:
-            return cls(key)
-        return cls(key, tuple(state[0]), state[1])
-
-    def copy(self) -> DrawWatch:
-        return DrawWatch(0, self.keys, self.quiet)

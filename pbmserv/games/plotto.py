@@ -259,6 +259,15 @@ class PlottoPosition(Position):
             )
         return cell * 8 + number
 
+    def queue_text(self, text: str) -> str:
+        """Refused: the letters are handed out again after every move (no cell keeps its
+        name), so a queued letter would name another cell by the player's turn."""
+        raise IllegalMove(
+            "Plotto moves cannot be queued: the letters are handed out again after every"
+            " move, so by your turn this letter would name another cell; send your move"
+            " when it is your turn"
+        )
+
     def _format(self, move: Any) -> str:
         cell, number = divmod(move, 8)
         return f"{label_of(self.index()[cell])}{number}"

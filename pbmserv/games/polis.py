@@ -39,7 +39,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Self
 
 from pbmserv.games.base import (
-    DrawWatch,
     Game,
     IllegalMove,
     Outcome,
@@ -47,6 +46,7 @@ from pbmserv.games.base import (
     SeatInfo,
     UnreadableMove,
 )
+from pbmserv.games.endless import DrawWatch
 
 FILES = "abcdefgh"
 EMPTY, BLUE_DOG, BLUE_CHARIOT, RED_DOG, RED_CHARIOT = range(5)
@@ -426,7 +426,7 @@ class PolisPosition(Position):
         self._stuck = None
         self._check_goal(mover)
         if self.result is None:
-            why = self.draws.record(self.position_key(), bool(captured))
+            why = self.draws.record(self.position_key(), bool(captured), self.ply + 1)
             if why is not None:
                 self.result = ((), why)
 
@@ -488,7 +488,7 @@ class PolisPosition(Position):
         self.last = state["l"]
         self.last_captured = list(state["c"])
         self._stuck = None
-        self.draws = DrawWatch.load(state.get("dw"), self.position_key())
+        self.draws = DrawWatch.load(state.get("dw"), self.position_key(), self.ply)
 
     def copy(self) -> Self:
         """A fast copy: lists are copied, nothing is recomputed."""

@@ -7,7 +7,7 @@ turn, the move list in columns (one per seat), the board, players, the comment, 
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -115,9 +115,35 @@ def record_rows(entries: Sequence[Entry], seats: int) -> list[list[Entry | None]
     return rows
 
 
-def move_rows(moves: Sequence[Entry], seats: int, swap: str = SWAP_TEXT) -> list[list[str]]:
+def cell_text(entry: Entry, seats: int, swap: str = SWAP_TEXT, by: str | None = None) -> str:
+    """An entry's cell without its number: the move, ``(Auto)`` when the server entered it
+    (a queued move, a forced pass; not a forfeit, which only the server enters) and ``by``,
+    who made it when not the player of its column (``f7+1 (carol)``: a partner playing an
+    absorbed seat's turn)."""
+    text = swap if is_swap(entry, seats) else entry.text
+    marks = ["Auto"] if entry.auto and entry.text != FORFEIT.word else []
+    if by:
+        marks.append(by)
+    return text + (f" ({', '.join(marks)})" if marks else "")
+
+
+def played_by(entry: Entry, column: int, players: Sequence[tuple[int, str]]) -> str | None:
+    """The userid of whoever made ``entry`` if it is not the player of its ``column``
+    (``players``: each seat's user id and userid, in seat order)."""
+    if entry.user_id is None or column >= len(players) or players[column][0] == entry.user_id:
+        return None
+    return next((name for uid, name in players if uid == entry.user_id), None)
+
+
+def move_rows(
+    moves: Sequence[Entry],
+    seats: int,
+    swap: str = SWAP_TEXT,
+    players: Sequence[tuple[int, str]] = (),
+) -> list[list[str]]:
     """The record as rows of one cell per seat (:func:`record_rows`); ``swap`` is the text of
-    a swap's cell (what it did).
+    a swap's cell (what it did); ``players`` (each seat's user id and the name to show) mark
+    a move made by another than the column's player (:func:`played_by`).
 
     Every entry carries its move number (``7. d7-e6``), the number a player puts after ``#``.
     A seat passed over inside a row (eliminated, resigned) shows ``--``; the cells before the
@@ -129,9 +155,9 @@ def move_rows(moves: Sequence[Entry], seats: int, swap: str = SWAP_TEXT) -> list
         [
             ""
             if entry is None
-            else f"{entry.ply}. {swap if is_swap(entry, seats) else entry.text}"
-            + (" (Auto)" if entry.auto else "")
-            for entry in row
+            else f"{entry.ply}. "
+            + cell_text(entry, seats, swap, played_by(entry, column, players) if players else None)
+            for column, entry in enumerate(row)
         ]
         for row in rows
     ]
@@ -172,7 +198,14 @@ def move_list(
     seat and starts where the column order wraps, so those rows come out as from the whole)."""
     seats = len(board.seats)
     infos = position.seats()
-    rows = move_rows(entries, seats, swap_cell(board, position) if seats == 2 else SWAP_TEXT)
+    swap = swap_cell(board, position) if seats == 2 else SWAP_TEXT
+    players = [(s.user_id, s.user.userid) for s in board.seats]
+    rows = move_rows(entries, seats, swap, players)
+    if any(len(c) + 2 > (MAIL_WIDTH - 2) // seats for row in rows for c in row):
+        # a move made for another seat names its player by his seat's symbol where the name
+        # would not fit the columns (the players' list under the board says who is who)
+        players = [(s.user_id, infos[s.index].symbol) for s in board.seats]
+        rows = move_rows(entries, seats, swap, players)
     start = 0 if rounds is None else max(0, len(rows) - rounds)
     names = [f"{s.user.userid} ({infos[s.index].label})" for s in board.seats]
     cells = [c for row in rows[start:] for c in row]
@@ -320,7 +353,7 @@ def board_mail_body(
         ply = _newest_players_ply(board, entries)
         comments = [] if ply is None else records.comments_since(board, ply)
     params = " ".join(game.format_params(board.params))
-    options = " ".join(f"--{k}={v}" for k, v in sorted(board.options.items()))
+    options = format_options(board.options)
     return render(
         "mail/board.txt.j2",
         heading=heading(game.display_name, board.number, params, options),
@@ -345,6 +378,18 @@ def board_mail_body(
         clock=clock_lines(board, due),
         link=board_link(board),
     )
+
+
+def format_options(options: Mapping[str, object]) -> str:
+    """``--forfeittime=5 --nagtime=1.5``: the server options as a player writes them (days
+    are stored as floats; ``5.0`` is not what he wrote)."""
+
+    def number(value: object) -> str:
+        if isinstance(value, float) and value.is_integer():
+            return str(int(value))
+        return str(value)
+
+    return " ".join(f"--{k}={number(v)}" for k, v in sorted(options.items()))
 
 
 def heading(game: str, number: int, params: str, options: str) -> str:

@@ -20,6 +20,16 @@ if TYPE_CHECKING:
 WIDTH = 76  # the width of a mail's text: 78 columns less room for a quoting "> "
 
 
+def usage_line(usage: str) -> str:
+    """A command's usage on one line while it fits a mail line (78 columns), else wrapped
+    with a hanging indent: a usage cut like prose reads as two commands."""
+    if len(usage) <= WIDTH + 2:
+        return usage
+    return textwrap.fill(
+        usage, WIDTH, subsequent_indent="    ", break_on_hyphens=False, break_long_words=False
+    )
+
+
 def fill(text: str, width: int = WIDTH) -> str:
     """Each line of ``text`` wrapped to ``width``, its continuation lines indented as it is;
     words are never broken (a token longer than the line stays whole).

@@ -25,7 +25,15 @@ from pbmserv.domain.tournaments import BOARD_NAME, board_name, describe
 from pbmserv.games import get_game
 from pbmserv.games.base import Game, Position
 from pbmserv.numbers import clock_days, whole_number
-from pbmserv.render.board_mail import SWAP_TEXT, format_days, is_swap, record_rows, swap_cell
+from pbmserv.render.board_mail import (
+    SWAP_TEXT,
+    cell_text,
+    format_days,
+    format_options,
+    played_by,
+    record_rows,
+    swap_cell,
+)
 from pbmserv.render.results import ending, short_result
 from pbmserv.store import records
 from pbmserv.store.models import (
@@ -102,7 +110,7 @@ class BoardPage:
 
 def heading(board: Board, game: Game) -> str:
     params = " ".join(game.format_params(board.params))
-    options = " ".join(f"--{k}={v}" for k, v in sorted(board.options.items()))
+    options = format_options(board.options)
     extra = " ".join(x for x in (params, options) if x)
     return f"{game.display_name} Board {board.number}" + (f" ({extra})" if extra else "")
 
@@ -128,6 +136,7 @@ def move_rows(board: Board, position: Position) -> list[list[MoveCell | None]]:
     row when the column order wraps (as mailed: :func:`record_rows`)."""
     seats = len(board.seats)
     users = {s.index: s.user.userid for s in board.seats}
+    players = [(s.user_id, s.user.userid) for s in board.seats]
     swap = swap_cell(board, position) if seats == 2 else SWAP_TEXT
     return [
         [
@@ -135,7 +144,7 @@ def move_rows(board: Board, position: Position) -> list[list[MoveCell | None]]:
             if entry is None
             else MoveCell(
                 entry.ply,
-                (swap if is_swap(entry, seats) else entry.text) + (" (Auto)" if entry.auto else ""),
+                cell_text(entry, seats, swap, played_by(entry, column, players)),
                 users.get(column, ""),
             )
             for column, entry in enumerate(row)

@@ -25,7 +25,6 @@ from typing import Any, Self
 
 from pbmserv.games.base import (
     PASS,
-    DrawWatch,
     IllegalMove,
     Outcome,
     PlayersError,
@@ -33,6 +32,7 @@ from pbmserv.games.base import (
     SeatInfo,
     UnreadableMove,
 )
+from pbmserv.games.endless import DrawWatch
 from pbmserv.games.ploy.tables import (
     CANON,
     COLOURS,
@@ -353,7 +353,7 @@ class PloyPosition(Position):
                 board[frm] = p
         if self.result is None:
             self._advance()
-            why = self.draws.record(self.position_key(), captured)
+            why = self.draws.record(self.position_key(), captured, self.ply + 1)
             if why is not None:
                 self._draw(why)
 
@@ -426,10 +426,15 @@ class PloyPosition(Position):
         if not (own_commander or (strict and ships == 0)):
             return
         why = "commander captured" if own_commander else "lost all pieces but the commander"
+        lost = (  # (no brackets: the note is shown in brackets after the player's name)
+            f"commander captured by {COLOURS[actor]}"
+            if own_commander
+            else f"all pieces but the commander lost to {COLOURS[actor]}"
+        )
         if self.num_seats == 2:
             self._finish((actor,), f"{COLOURS[victim]}: {why}")
             self.status[victim] = OUT
-            self.notes[victim] = f"eliminated by {COLOURS[actor]} ({why})"
+            self.notes[victim] = f"eliminated, {lost}"
             return
         if self.partnership:
             partner = (victim + 2) % 4
@@ -438,14 +443,14 @@ class PloyPosition(Position):
                 self._hand_over(victim, partner)
                 self.notes[victim] = f"{why}; absorbed by {COLOURS[partner]}"
             else:
-                self.notes[victim] = f"eliminated by {COLOURS[actor]} ({why})"
+                self.notes[victim] = f"eliminated, {lost}"
                 self._team_loses(victim, f"{COLOURS[victim]}: {why}; the team is beaten")
             return
         if self.params.get("classic") and ships == 0:
             self._remove_commanders(victim)  # the German rule: a bare commander leaves the board
         self.status[victim] = OUT
         self._hand_over(victim, actor)
-        self.notes[victim] = f"eliminated by {COLOURS[actor]} ({why})"
+        self.notes[victim] = f"eliminated, {lost}"
         live = [s for s in range(4) if self.status[s] == IN]
         if len(live) == 1:
             self._finish(tuple(live), "all opponents eliminated")
@@ -515,7 +520,7 @@ class PloyPosition(Position):
             self._finish(tuple(live), f"the others {gone} or were eliminated")
             return
         self._advance()
-        self.draws = DrawWatch(self.position_key())
+        self.draws = DrawWatch.at(self.position_key(), self.ply + 1)
 
     def outcome(self) -> Outcome | None:
         if self.result is None:
@@ -546,7 +551,7 @@ class PloyPosition(Position):
         r = state["r"]
         self.result = None if r is None else (tuple(r[0]), r[1])
         self._compute_masks()
-        self.draws = DrawWatch.load(state.get("dw"), self.position_key())
+        self.draws = DrawWatch.load(state.get("dw"), self.position_key(), self.ply)
 
     def copy(self) -> Self:
         new = object.__new__(type(self))

@@ -37,6 +37,7 @@ from pbmserv.games.base import (
     Game,
     IllegalMove,
     Move,
+    MoveError,
     Outcome,
     Param,
     Position,
@@ -407,15 +408,35 @@ class PylonPosition(Position):
             raise IllegalMove(f"{name} is full: its top level {levels[-1]} holds a marble")
         return free[0]
 
+    def queue_text(self, text: str) -> str:
+        """A point without its level gets the level it takes now (``b2`` -> ``1b2``): the
+        cell's next free level may rise before the player's turn, and the queued move must
+        not climb with it (the level is checked when it is played)."""
+        norm = "".join(text.split()).lower()
+        m = _POINT.match(norm)
+        if m is None or m.group(1) is not None:
+            return text
+        try:
+            point = self._locate(norm)
+        except MoveError:
+            return text  # (refused as it stands when it is played)
+        return f"{self.geo.level[point]}{norm}"
+
     def _parse(self, text: str) -> Move:
         p = self._locate(text)
         geo = self.geo
         level = geo.level[p]
         if p not in self.valid:
-            missing = [geo.names[s] for s in geo.below[p] if self.board[s] == EMPTY]
+            missing = ", ".join(geo.names[s] for s in geo.below[p] if self.board[s] == EMPTY)
+            m = _POINT.match(text)
+            if m is not None and m.group(1) is None and level > geo.level[geo.at[geo.cell[p]][0]]:
+                raise IllegalMove(  # the point the player meant is simply taken
+                    f"{text} is taken: a marble is there already, and level {level} above it"
+                    f" needs four marbles on level {level - 1} first (empty at {missing})"
+                )
             raise IllegalMove(
                 f"{text}: a marble there (level {level}) does not rest on four marbles yet"
-                f" (level {level - 1} is empty at {', '.join(missing)})"
+                f" (level {level - 1} is empty at {missing})"
             )
         moves = self._moves()
         if not moves:
@@ -459,11 +480,11 @@ class PylonPosition(Position):
         score = "-".join(str(sc[s]) for s in range(self.num_seats))
         end = "nobody can place" + (": every empty point would be suicide" if self.valid else "")
         if len(top) == 1:
-            return Outcome(top, f"{end}; most marbles ({score})")
+            return Outcome(top, f"{end}; most marbles, {score}")
         if len(top) == len(live):
-            return Outcome((), f"{end}; equal marbles ({score}): a tie")
+            return Outcome((), f"{end}; equal marbles, {score}: a tie")
         names = " and ".join(SYMBOLS[s] for s in top)
-        return Outcome(top, f"{end}; {names} share the most marbles ({score})")
+        return Outcome(top, f"{end}; {names} share the most marbles, {score}")
 
     def _state(self) -> Any:
         return {
