@@ -16,6 +16,10 @@ from pbmserv.render.templates import fill
 
 RULE = "=" * 72
 QUOTED_LINES = 60
+# The most text one answer carries (UTF-8 bytes; the mail holds it twice, plain and HTML).  Ten
+# boards of a long game (a command shows at most ten) take 30-70 KB; ten commands asking for
+# the most could reach a megabyte, and an address nobody confirmed gets five answers a day.
+MAX_ANSWER_BYTES = 128 * 1024
 
 
 def _is_ignored(note: str) -> bool:
@@ -47,8 +51,10 @@ def tail_sections(
 
 
 def quote_mail(subject: str, text: str, mask: Callable[[str], str]) -> str:
-    """The sender's mail, quoted once, every password masked."""
-    lines = mask(text).splitlines()[:QUOTED_LINES]
+    """The sender's mail, quoted once, every password masked (only the lines quoted are
+    masked: masking reads each line alone)."""
+    head = "\n".join(text.split("\n", QUOTED_LINES)[:QUOTED_LINES])
+    lines = mask(head).splitlines()[:QUOTED_LINES]
     quoted = "\n".join(("> " + x).rstrip() for x in lines)
     return f"Your mail (Subject: {mask(subject)}):\n{quoted}\n"
 
@@ -107,3 +113,21 @@ def assemble(
             f" ({refused} refused)" if refused else ""
         )
     return Answer(head, body, status)
+
+
+def bounded(body: str, most: int | None = None) -> str:
+    """``body`` cut at a line's end to at most ``most`` bytes (UTF-8; default
+    ``MAX_ANSWER_BYTES``), with a note that says so: whatever a mail asks for, a forged sender
+    never makes us mail more than this."""
+    most = MAX_ANSWER_BYTES if most is None else most
+    data = body.encode("utf-8", "replace")
+    if len(data) <= most:
+        return body
+    note = (
+        f"\n[The rest of this answer ({{left:,}} bytes) is left out: an answer carries at most "
+        f"{most // 1024} KB. Ask for less in one mail.]\n"
+    )
+    head = data[: most - len(note) - 16].decode("utf-8", "ignore")  # (the count's digits)
+    head = head[: head.rfind("\n") + 1] or head
+    left = len(data) - len(head.encode("utf-8", "replace"))
+    return head + note.format(left=left)
