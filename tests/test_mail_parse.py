@@ -430,6 +430,8 @@ def test_a_quote_masks_only_the_lines_it_quotes() -> None:
     quoted = quote_mail("hi", "polis move 101 bob Sekrit77 e2\n" + "more\n" * 10_000, mask)
     assert quoted.count("\n> ") == QUOTED_LINES and "Sekrit77" not in quoted
     assert sum(text.count("\n") for text in seen) < QUOTED_LINES
+    long = quote_mail("hi", "polis show " + "101 " * 1000, mask)
+    assert long.endswith("> polis show " + "101 " * 122 + "1 [...]\n")
 
 
 def test_html_to_text() -> None:

@@ -16,6 +16,7 @@ from pbmserv.render.templates import fill
 
 RULE = "=" * 72
 QUOTED_LINES = 60
+QUOTED_CHARS = 500  # of one line quoted back (a line of 2,000 boards was echoed twice)
 # The most text one answer carries (UTF-8 bytes; the mail holds it twice, plain and HTML).  Ten
 # boards of a long game (a command shows at most ten) take 30-70 KB; ten commands asking for
 # the most could reach a megabyte, and an address nobody confirmed gets five answers a day.
@@ -55,8 +56,14 @@ def quote_mail(subject: str, text: str, mask: Callable[[str], str]) -> str:
     masked: masking reads each line alone)."""
     head = "\n".join(text.split("\n", QUOTED_LINES)[:QUOTED_LINES])
     lines = mask(head).splitlines()[:QUOTED_LINES]
-    quoted = "\n".join(("> " + x).rstrip() for x in lines)
-    return f"Your mail (Subject: {mask(subject)}):\n{quoted}\n"
+    quoted = "\n".join(("> " + shortened(x)).rstrip() for x in lines)
+    return f"Your mail (Subject: {shortened(mask(subject))}):\n{quoted}\n"
+
+
+def shortened(line: str) -> str:
+    """A line quoted back (masked already), cut after ``QUOTED_CHARS`` characters: the answer
+    to a mail of a few long lines is no longer than the mail."""
+    return line if len(line) <= QUOTED_CHARS else line[:QUOTED_CHARS] + " [...]"
 
 
 def _section_body(items: list[Answer], index: int, drawn_in: dict[str, int]) -> str:
@@ -89,7 +96,8 @@ def assemble(
         line, items = results[0]
         body = "\n".join(a.body for a in items)
         if refused:
-            body += f"\nYour command was:\n  {mask(line)}\n\n" + quote_mail(subject, text, mask)
+            body += f"\nYour command was:\n  {shortened(mask(line))}\n\n"
+            body += quote_mail(subject, text, mask)
         head = items[0].subject if len(items) == 1 else items[-1].subject
         return Answer(head, body + tail_sections(not_understood, notes, mask), status)
     drawn_in: dict[str, int] = {}
@@ -100,7 +108,7 @@ def assemble(
     count = len(results)
     body = f"Your mail held {count} command lines; here is what each of them did.\n"
     for index, (line, items) in enumerate(results):
-        body += f"\n{RULE}\n{index + 1}. {mask(line)}\n{RULE}\n\n"
+        body += f"\n{RULE}\n{index + 1}. {shortened(mask(line))}\n{RULE}\n\n"
         body += _section_body(items, index, drawn_in)
     if refused:
         body += f"\n{RULE}\n\n" + quote_mail(subject, text, mask)
