@@ -1,11 +1,14 @@
 """More attacks over SMTP against a running server (127.0.0.1), found after issue 16's: mails
 whose From names several addresses, many signup lines in one mail mailing strangers, an
 authenticated player mailing his own text to others without end, a forwarded mail read as
-the sender's own, and a complaint to a code mail taken for its confirmation."""
+the sender's own, a complaint to a code mail taken for its confirmation, and one mail
+that held up every other for a minute or had us mail 14 MB to a forged address."""
 
 from __future__ import annotations
 
+import difflib
 from email.utils import make_msgid
+from unittest.mock import patch
 
 import pytest
 from sqlalchemy import select
@@ -13,6 +16,10 @@ from test_abuse import count, first_move
 from test_gateway import SERVER, Gateway, body_of, free_port
 
 from pbmserv.cli.server import Server
+from pbmserv.commands import grammar
+from pbmserv.mail import reply
+from pbmserv.mail.lines import LEFT_OUT
+from pbmserv.mail.parse import MAX_TEXT_CHARS, MAX_TEXT_LINES
 from pbmserv.store.models import Address, Comment, Inbox, InboxStatus, Subscription, User
 
 
@@ -200,3 +207,67 @@ def test_a_complaint_to_a_code_mail_confirms_nothing_and_refuse_ends_it(gateway)
     gateway.settle()
     assert [str(m["Subject"]) for m in gateway.mails(victim)][2:] == ["pbmserv refuse"]
     assert "refused the mail of mallory2" in body_of(gateway.mails("mallory@evil.example")[-1])
+
+
+# ----------------------------------------------------------------------------- work and size
+
+
+def sizes(gateway: Gateway, address: str) -> list[int]:
+    """The sizes of the plain texts the mails to ``address`` carry (UTF-8 bytes)."""
+    return [len(body_of(m).encode()) for m in gateway.mails(address)]
+
+
+def test_lines_not_understood_cost_a_bounded_work_and_answer(gateway):
+    """A stranger's mail of 70,000 lines ``plois shwo 1`` took a minute of the worker (every
+    line looked up the command words it was close to, uncached, five times over) and was
+    answered with 2 MB listing them all.  Now ten are listed, the rest counted in one note,
+    each word is looked up once, and the mail's text is read and kept only up to a limit."""
+    spam = "spam@evil.example"
+    memo = grammar._Closest(4096)
+    with (
+        patch.object(grammar, "_CLOSEST", memo),
+        patch.object(difflib, "get_close_matches", wraps=difflib.get_close_matches) as spy,
+    ):
+        gateway.send(spam, "hi", "plois shwo 1\n" * 5000)
+        gateway.settle()
+        assert spy.call_count <= 10  # a few words, each against a few sets of command words
+        calls = spy.call_count
+        # each line's first word another one: still a bounded number of look-ups (those of
+        # the lines read), not one per line sent
+        gateway.send(spam, "hi", "".join(f"pl{i}s shwo 1\n" for i in range(20_000)))
+        gateway.settle()
+        assert spy.call_count - calls <= 3 * MAX_TEXT_LINES
+    first, second = (body_of(m) for m in gateway.mails(spam))
+    assert first.count("plois shwo 1") == 10
+    read = "the text after line 1000 (4,000 more lines) was left out"  # (not even sorted)
+    assert read in " ".join(first.split())
+    assert "990 more lines not understood left out: an answer lists at most 10" in first
+    assert len(first.encode()) < 10_000 and len(second.encode()) < 10_000
+    assert "the text after line 1000 (19,000 more lines) was left out" in " ".join(second.split())
+    with gateway.sessions() as s:  # the kept copies: the part of the text read, nothing more
+        kept = [bytes(raw) for raw in s.scalars(select(Inbox.raw).order_by(Inbox.id))]
+    assert kept[0].count(b"plois shwo 1") == 10 and kept[0].count(LEFT_OUT.encode()) == 990
+    assert all(len(raw) < MAX_TEXT_CHARS + 2_000 for raw in kept)
+
+
+def test_a_show_of_many_boards_is_refused_and_an_answer_is_bounded(gateway, shell, monkeypatch):
+    """``polis show`` with 2,000 boards from a forged address took 5 s of the worker and
+    mailed 14 MB to that address.  A command names at most 10 boards (or players), and
+    however many such commands a mail holds, its answer carries at most
+    ``MAX_ANSWER_BYTES``, with a note that the rest was left out."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    victim = "victim@example.net"
+    gateway.send(victim, "hi", "polis show " + " ".join(["101"] * 2000))  # 8 KB
+    gateway.settle()
+    [refused] = gateway.mails(victim)
+    assert "a command takes at most 10 boards, this one names 2000" in body_of(refused)
+    assert sizes(gateway, victim) < [3_000]  # (the line is quoted back shortened, not twice)
+    monkeypatch.setattr(reply, "MAX_ANSWER_BYTES", 20_000)  # (ten boards of a new game fit 128 KB)
+    line = "polis show " + " ".join(["101"] * 10)
+    gateway.send(victim, "hi", "\n".join([line] * 10))
+    gateway.settle()
+    last = body_of(gateway.mails(victim)[-1])
+    assert len(last.encode()) <= 20_000
+    assert "Your mail held 10 command lines" in last
+    assert last.rstrip().endswith("an answer carries at most 19 KB. Ask for less in one mail.]")

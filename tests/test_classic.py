@@ -122,6 +122,13 @@ def test_all_show_lists_a_players_boards_in_every_game(shell):
     assert nxt.body.startswith("1 next board of alice.") and "Summary of Polis" in nxt.body
     assert shell("all show nobody").status == 1
     assert shell("all list alice").status == 2
+    for _ in range(10):  # a command draws at most ten boards
+        shell.ok("polis challenge alice bob")
+    many = shell.ok("all show alice").body
+    assert many.startswith(
+        "12 active boards of alice.\nThe first 10 are drawn: a command draws at most 10.\n"
+    )
+    assert many.count("Summary of ") == 10
 
 
 def test_preview_new_and_subscribe_all(shell):
@@ -130,6 +137,8 @@ def test_preview_new_and_subscribe_all(shell):
     assert "Preview of a new Polis game (2 players): 1. d7-e6 2. b2-c3" in new.body
     assert "Nothing is stored." in new.body
     assert shell("polis preview new zz9").status == 1
+    refused = shell("polis preview new " + " ".join(["d7-e6"] * 501))  # refused before it plays
+    assert "a command takes at most 500 moves, this one names 501" in refused.body
     shell.ok("polis challenge alice bob")
     shell.ok("polis challenge bob alice")
     subscribed = shell.ok("polis subscribe all carol pw-carol")

@@ -335,6 +335,32 @@ def test_show_games_preview(shell):
     assert "101" in table and "alice bob" in table and "alice to move" in table
 
 
+def test_a_command_names_and_draws_at_most_ten_boards_or_players(shell):
+    """``show`` with 2,000 boards took 5 s of the worker and mailed 14 MB to the address a
+    mail's From gave.  A command names at most ten boards, players or games (more is refused
+    before any is looked at), and draws at most ten boards when players name them."""
+    shell.signup("alice", "bob")
+    for _ in range(12):
+        shell.ok("nim challenge alice bob")
+    boards = [str(number) for number in range(101, 112)]
+    refused = shell(f"nim show {' '.join(boards)}")
+    assert refused.status == 1
+    assert "a command takes at most 10 boards, this one names 11" in refused.body
+    assert shell.ok(f"nim show {' '.join(boards[:10])}").body.count("Pile:") == 10
+    mine = shell.ok("nim show alice")
+    assert mine.body.count("Pile:") == 10
+    note = "2 more boards match; a command draws at most 10. 'nim games alice' lists them all."
+    assert note in " ".join(mine.body.split())
+    players = " ".join(["alice"] * 11)
+    games = " ".join(["nim"] * 11)
+    for line in (f"nim show {players}", f"nim games {players}", f"nim history {players}"):
+        assert "a command takes at most 10 players, this one names 11" in shell(line).body
+    assert "a command takes at most 10 games, this one names 11" in shell(f"list {games}").body
+    moves = " ".join(["1"] * 501)
+    refused = shell(f"nim preview 101 {moves}")
+    assert "a command takes at most 500 moves, this one names 501" in refused.body
+
+
 def test_help_texts(shell):
     assert "signup USERID PASSWORD" in shell.ok("help").body
     assert "nim move BOARD USERID PASSWORD" in shell.ok("nim help").body

@@ -4,6 +4,7 @@ misspelt command word or a quoted password with blanks (shell and mail)."""
 
 from __future__ import annotations
 
+import difflib
 from email.message import EmailMessage
 from unittest.mock import patch
 
@@ -136,13 +137,36 @@ def test_lines_read_lately_are_remembered_by_a_digest_never_as_text() -> None:
 
 
 def test_long_words_are_never_remembered() -> None:
-    """The misspelt-command look-up remembers the first words of lines, but only words short
-    enough to be close to a command word: a mail of huge words cannot fill the memory."""
-    grammar._close_short_top_word.cache_clear()
-    grammar.mask_passwords("\n".join(f"{'x' * 100_000}{i} bob PW" for i in range(50)))
-    assert grammar._close_short_top_word.cache_info().currsize == 0
-    assert grammar.mask_passwords("sigunp carol PW") == "sigunp carol ********"
-    assert grammar._close_short_top_word.cache_info().currsize == 1
+    """The misspelt-command look-up remembers the words it was asked about, but only words
+    short enough to be close to a command word (a mail of huge words cannot fill the memory),
+    and only by a digest: the word may be a password."""
+    memo = grammar._Closest(16)
+    with patch.object(grammar, "_CLOSEST", memo):
+        grammar.mask_passwords("\n".join(f"{'x' * 100_000}{i} bob PW" for i in range(50)))
+        assert len(memo) == 0
+        assert grammar.mask_passwords("sigunp carol Sekrit77") == "sigunp carol ********"
+        assert len(memo) == 1 and "sigunp" not in repr(memo._found)
+        for i in range(40):
+            grammar.suggest(f"word{i}", ["show", "move"])
+        assert len(memo) == 16
+
+
+def test_a_misspelt_word_is_looked_up_once() -> None:
+    """Every line that looks like a command asks for the command word closest to its words,
+    at each of the places that read or mask it: a mail of 70,000 such lines took a minute of
+    difflib.  The answers are remembered, and a word far too long is never compared."""
+    memo = grammar._Closest(64)
+    with (
+        patch.object(grammar, "_CLOSEST", memo),
+        patch.object(grammar.difflib, "get_close_matches", wraps=difflib.get_close_matches) as spy,
+    ):
+        for _ in range(100):
+            assert grammar.suggest("plois", ["ploy", "polis"]) == "polis"
+        assert spy.call_count == 1
+        assert grammar.suggest("x" * 9, ["ploy", "show"]) is None  # 9 > 4 * 5/3: not compared
+        assert spy.call_count == 1
+        assert grammar.suggest("x" * 6, ["ploy", "show"]) is None  # 6 <= 4 * 5/3: compared
+        assert spy.call_count == 2
 
 
 @pytest.mark.parametrize(

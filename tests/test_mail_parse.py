@@ -10,7 +10,15 @@ from hypothesis import strategies as st
 
 from pbmserv.commands.grammar import command_passwords, command_words, mask_passwords
 from pbmserv.mail.decode import html_to_text
-from pbmserv.mail.parse import ParsedMail, parse_message, subject_command
+from pbmserv.mail.lines import LEFT_OUT, read_body
+from pbmserv.mail.parse import (
+    MAX_TEXT_CHARS,
+    MAX_TEXT_LINES,
+    ParsedMail,
+    parse_message,
+    subject_command,
+)
+from pbmserv.mail.reply import MAX_ANSWER_BYTES, QUOTED_LINES, bounded, quote_mail
 
 FIXTURES = Path(__file__).parent / "mail_fixtures"
 SERVER = "pbmserv@example.net"
@@ -179,7 +187,12 @@ def test_huge_body() -> None:
     assert p.commands == [MOVE]
     lines = p.comment.split("\n")
     assert len(lines) == 200 and lines[0].startswith("line 00000")
-    assert p.ignored == ["1800 comment lines over the limit of 200 left out"]
+    assert p.ignored == [  # 2,000 lines of 65 characters: the first 64,000 characters are read
+        "the text after line 984 (1,016 more lines) was left out: a mail is read up to 1,000 "
+        "lines and 64,000 characters",
+        "784 comment lines over the limit of 200 left out",
+    ]
+    assert p.text.endswith(lines[0].replace("00000", "00983"))
 
 
 def test_max_commands_parameter() -> None:
@@ -427,6 +440,66 @@ def test_lines_that_only_look_like_commands(
     assert (p.not_understood, p.comment) == (not_understood, comment)
     if p.subject_not_understood:
         assert p.unread_texts == [*not_understood, subject]
+
+
+def test_lines_not_understood_are_listed_up_to_the_command_limit() -> None:
+    """As many lines not understood are kept as command lines (the Subject's among them); the
+    rest are counted in one note and left out of the text, which is quoted and kept: nothing
+    later masks or lists them one by one."""
+    body = "polis show 101\n" + "plois mvoe 101 bob Sekrit77 e2\n" * 30 + "hello\n"
+    raw = f"From: a@example.org\nSubject: plois shwo 101\n\n{body}".encode()
+    p = parse_message(raw, max_commands=5)
+    assert p.commands == ["polis show 101"] and p.comment == "hello"
+    assert p.not_understood == ["plois shwo 101", *["plois mvoe 101 bob Sekrit77 e2"] * 4]
+    assert p.ignored == ["26 more lines not understood left out: an answer lists at most 5"]
+    assert p.text.count("Sekrit77") == 4 and p.text.count(LEFT_OUT) == 26
+    assert p.text.endswith(f"{LEFT_OUT}\nhello\n")
+    assert read_body("plois shwo 102\n" * 3, {"polis"}).not_understood_over == 0  # no limit
+
+
+def test_only_the_first_part_of_a_long_text_is_read() -> None:
+    """A mail is read (and kept) up to MAX_TEXT_LINES lines and MAX_TEXT_CHARS characters,
+    the Subject and the headers kept up to MAX_HEADER_CHARS: every line read costs the
+    grammar's work, and a mail may have a megabyte."""
+    raw = b"Subject: hi\n\n" + b"polis show 101\n" + b"x 1\n" * 5_000 + b"polis show 102\n"
+    p = parse_message(raw)
+    assert p.commands == ["polis show 101"]  # the second one was past the part read
+    assert p.text.count("\n") == MAX_TEXT_LINES - 1
+    assert p.ignored[0].startswith("the text after line 1000 (4,002 more lines) was left out")
+    p = parse_message(b"Subject: hi\n\npolis show 101 " + b"x" * 100_000)
+    assert p.text == ("polis show 101 " + "x" * 100_000)[:MAX_TEXT_CHARS]
+    assert p.ignored[0].startswith("the text after its first 64,000 characters was left out")
+    p = parse_message(b"Subject: polis show " + b" ".join([b"101"] * 1000) + b"\n\nhi")
+    assert len(p.subject) == len(p.commands[0]) == dict(p.headers)["Subject"].__len__() == 1000
+    assert p.ignored == ["the Subject after 1,000 characters was left out"]
+
+
+def test_an_answer_is_cut_at_its_size_limit() -> None:
+    body = "".join(f"line {n:05}\n" for n in range(20_000))  # 220,000 bytes
+    cut = bounded(body)
+    assert len(cut.encode()) <= MAX_ANSWER_BYTES
+    head, note = cut.split("\n[")
+    assert body.startswith(head) and head.endswith("\n") and len(head) > MAX_ANSWER_BYTES - 200
+    assert note == (
+        f"The rest of this answer ({len(body) - len(head):,} bytes) is left out: an answer "
+        "carries at most 128 KB. Ask for less in one mail.]\n"
+    )
+    assert bounded("short\n") == "short\n"
+    assert len(bounded("é" * 100_000, 1000).encode()) <= 1000  # (two bytes each, none split)
+
+
+def test_a_quote_masks_only_the_lines_it_quotes() -> None:
+    seen: list[str] = []
+
+    def mask(text: str) -> str:
+        seen.append(text)
+        return text.replace("Sekrit77", "********")
+
+    quoted = quote_mail("hi", "polis move 101 bob Sekrit77 e2\n" + "more\n" * 10_000, mask)
+    assert quoted.count("\n> ") == QUOTED_LINES and "Sekrit77" not in quoted
+    assert sum(text.count("\n") for text in seen) < QUOTED_LINES
+    long = quote_mail("hi", "polis show " + "101 " * 1000, mask)
+    assert long.endswith("> polis show " + "101 " * 122 + "1 [...]\n")
 
 
 def test_html_to_text() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 from sqlalchemy import select
 
-from pbmserv.commands.common import call_login, login
+from pbmserv.commands.common import at_most, call_login, login
 from pbmserv.commands.common import text as _text
 from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.games import games_table
@@ -28,12 +28,12 @@ def _addresses(req: Request, words: list[str]) -> list[str]:
     lines of one mail would have us mail thirty strangers.
     """
     given = words or ([req.sender] if req.sender else [])
+    cap = req.settings.max_signup_addresses
+    if not req.trusted and len(given) > cap:  # (before any of them is read)
+        raise Refused(f"give at most {cap} addresses by mail")
     problems = [p for p in (accounts.check_address(a) for a in given) if p]
     if problems:
         raise Refused("; ".join(problems))
-    cap = req.settings.max_signup_addresses
-    if not req.trusted and len(given) > cap:
-        raise Refused(f"give at most {cap} addresses by mail")
     parsed = [accounts.parse_address(a) for a in given]
     addresses = list(dict.fromkeys(a for a in parsed if a))
     earlier = req.mail.addresses
@@ -206,6 +206,7 @@ def signoff(call: Call) -> None:
 
 def list_games(call: Call) -> None:
     ctx, args = call.ctx, call.args["games"]
+    at_most(args, "games")
     if args:
         for name in args:
             try:

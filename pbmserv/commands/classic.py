@@ -10,7 +10,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from pbmserv.commands.common import (
+    MAX_NAMED,
+    MAX_PREVIEW_MOVES,
     admin,
+    at_most,
     board_arg,
     call_login,
     load_board,
@@ -27,7 +30,7 @@ from pbmserv.render.board_mail import board_key, board_mail_body, board_subject,
 from pbmserv.render.templates import render
 from pbmserv.store.models import Board, BoardStatus, Seat, Subscription, SubscriptionKind, User
 
-MAX_MESSAGE_RECIPIENTS = 10
+MAX_MESSAGE_RECIPIENTS = MAX_NAMED
 SEPARATOR = "\n" + "=" * 72 + "\n\n"
 
 
@@ -157,20 +160,25 @@ def all_show(call: Call) -> None:
             .where(Board.id.in_(select(Seat.board_id).where(Seat.user_id == user.id)))
             .order_by(Board.game, Board.number)
         )
-        parts = []
+        parts: list[str] = []
+        found = 0
         for board in session.scalars(query):
             position = boards.position_of(board)
             mover = board.user_to_move(position)
             if which == "next" and (mover is None or mover.id != user.id):
                 continue
-            parts.append(board_mail_body(board, position, due=deadlines.due(board, position)))
+            found += 1
+            if len(parts) < MAX_NAMED:  # (a command draws at most so many)
+                parts.append(board_mail_body(board, position, due=deadlines.due(board, position)))
         userid = user.userid
     subject = f"pbmserv boards of {userid}"
     if not parts:
         answer(call.ctx, subject, f"{userid} has no {which} boards.\n")
         return
-    head = f"{len(parts)} {which} board{'s' if len(parts) != 1 else ''} of {userid}.\n\n"
-    answer(call.ctx, subject, head + SEPARATOR.join(parts))
+    head = f"{found} {which} board{'s' if found != 1 else ''} of {userid}.\n"
+    if found > len(parts):
+        head += f"The first {len(parts)} are drawn: a command draws at most {MAX_NAMED}.\n"
+    answer(call.ctx, subject, head + "\n" + SEPARATOR.join(parts))
 
 
 # ----------------------------------------------------------------------------- game commands
@@ -210,6 +218,7 @@ def preview_new(call: Call) -> None:
     game, words = call.game, call.args["moves"]
     params_words = [w for w in words if w.startswith("-")]
     moves = [w for w in words if not w.startswith("-")]
+    at_most(moves, "moves", MAX_PREVIEW_MOVES)
     try:
         params = game.parse_params(params_words)
     except ParamError as exc:

@@ -27,6 +27,21 @@ from pbmserv.render.templates import fill, render, render_board
 from pbmserv.store import records
 from pbmserv.store.models import Board, User
 
+# What one command line may name or draw: boards (``show 101 102``), players (``games alice
+# bob``), games (``list polis ploy``).  A board drawn with its moves is 3-10 KB of answer and
+# a few milliseconds of work, a player one query: ``show`` with 2,000 boards took 5 s and
+# mailed 14 MB to whatever address the mail's From gave.  Classic servers showed a handful.
+MAX_NAMED = 10
+# moves one ``preview`` plays (longer than most whole games)
+MAX_PREVIEW_MOVES = 500
+
+
+def at_most(words: list[str], what: str, most: int = MAX_NAMED) -> None:
+    """Refuse a command line that names more than ``most`` of ``what`` (``boards``) before
+    any of them is looked at."""
+    if len(words) > most:
+        raise Refused(f"a command takes at most {most} {what}, this one names {len(words)}")
+
 
 def login(req: Request, userid: str, password: str) -> int:
     """Check a password in a transaction of its own (so failures are counted even when the

@@ -10,7 +10,10 @@ from sqlalchemy.orm import Session, selectinload
 
 from pbmserv.commands import classic
 from pbmserv.commands.common import (
+    MAX_NAMED,
+    MAX_PREVIEW_MOVES,
     announce,
+    at_most,
     board_arg,
     board_error,
     call_login,
@@ -103,6 +106,7 @@ def create_challenge(
     (:func:`pbmserv.domain.confirmation.challenge_mail`); ``confirm CODE`` calls this again
     with ``confirmed_by`` set, and the board is created and mailed to the players.
     """
+    at_most(players, "players")  # (before any of them is looked up)
     params_tokens = [w for w in words if not w.startswith("--")]
     option_tokens = [w for w in words if w.startswith("--")]
     problems: list[str] = []
@@ -352,20 +356,33 @@ def show(call: Call) -> None:
     if not words:
         raise click.UsageError(f"not enough arguments; usage: {call.usage}")
     if words[0][0].isdigit():
+        at_most(words, "boards")
         _show_boards(call, words)
         return
     filters = [w.lower() for w in words if w.lower() in ("active", "inactive", "next")]
     userids = [w for w in words if w.lower() not in ("active", "inactive", "next")]
+    at_most(userids, "players")
     with call.req.sessions() as session:
         found = _select_boards(session, game, userids, filters[0] if filters else "active")
         numbers = [str(b.number) for b in found]
     if not numbers:
         answer(call.ctx, f"{game.display_name} Boards", "No boards match.\n")
         return
-    _show_boards(call, numbers)
+    _show_boards(call, numbers[:MAX_NAMED], _not_drawn(game, words, len(numbers)))
 
 
-def _show_boards(call: Call, words: list[str]) -> None:
+def _not_drawn(game: Game, words: list[str], found: int) -> str:
+    """What a ``show`` of players' boards says of the boards past the first ``MAX_NAMED``."""
+    if found <= MAX_NAMED:
+        return ""
+    return fill(
+        f"{found - MAX_NAMED} more boards match; a command draws at most {MAX_NAMED}. "
+        f"'{game.name} games {' '.join(words)}' lists them all."
+    )
+
+
+def _show_boards(call: Call, words: list[str], note: str = "") -> None:
+    """Draw the boards ``words`` names (``101``, ``101#5``), with ``note`` at the end."""
     game = call.game
     parts = []
     subjects = []
@@ -394,7 +411,8 @@ def _show_boards(call: Call, words: list[str]) -> None:
     if len(subjects) == 1:
         answer(call.ctx, subjects[0], parts[0], board=key, summary=f"{key} shown.")
     else:
-        answer(call.ctx, f"{game.display_name} Boards", sep.join(parts))
+        body = sep.join(parts) + (f"{sep}{note}\n" if note else "")
+        answer(call.ctx, f"{game.display_name} Boards", body)
 
 
 def _select_boards(
@@ -432,6 +450,7 @@ def _select_boards(
 def games_table(call: Call, game: Game, words: list[str], *, finished: bool = False) -> str:
     filters = [w.lower() for w in words if w.lower() in ("active", "inactive", "next", "all")]
     userids = [w for w in words if w.lower() not in ("active", "inactive", "next", "all")]
+    at_most(userids, "players")
     which = filters[0] if filters else ("inactive" if finished else "all")
     with call.req.sessions() as session:
         rows = []
@@ -481,6 +500,7 @@ def preview(call: Call) -> None:
         classic.preview_new(call)
         return
     number, at = parse_board_number(call.args["board"])
+    at_most(call.args["moves"], "moves", MAX_PREVIEW_MOVES)
     with call.req.sessions() as session:
         board = load_board(session, game, number)
         position = boards.position_of(board) if at is None else boards.replay(board, at)

@@ -84,39 +84,81 @@ def game_words() -> frozenset[str]:
 
 def command_words() -> set[str]:
     """The words that start a command line: every top-level command, group, game and alias."""
-    return {w.lower() for w in registry.top_words()} | set(game_words())
+    return set(_command_word_set())
+
+
+@lru_cache(maxsize=1)
+def _command_word_set() -> frozenset[str]:
+    return frozenset(w.lower() for w in registry.top_words()) | game_words()
 
 
 def suggest(word: str, choices: Iterable[str]) -> str | None:
     """The choice closest to a misspelt ``word``, if one is close enough."""
     if len(word) < 3:
         return None
-    found = difflib.get_close_matches(word.lower(), list(choices), n=1, cutoff=CUTOFF)
-    return found[0] if found else None
+    return closest(word, choices)
+
+
+def closest(word: str, choices: Iterable[str]) -> str | None:
+    """The choice closest to ``word`` (lower-cased) with difflib's ratio at least ``CUTOFF``,
+    else None.  Every line that looks like a command asks, several times over (the mail
+    parser, the masks of the answer and of the kept copy), and a look-up costs 20-60 us: a
+    mail of 70,000 such lines took a minute.  So the answers are remembered (:class:`_Closest`);
+    a word too long to be close to any choice is neither compared nor remembered."""
+    options = frozenset(choices)
+    word = word.lower()
+    # difflib's ratio is 2M/T (M matching characters, T both lengths): a word that much
+    # longer than the longest choice stays under the cutoff against every choice
+    if not options or len(word) * CUTOFF > max(map(len, options)) * (2 - CUTOFF):
+        return None
+    return _CLOSEST.get(word, options)
+
+
+class _Closest:
+    """The answers of :func:`closest` for the words asked lately, kept by a digest of each
+    word, never as text: the word may be a password (``plois mvoe Sekrit77``)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._found: OrderedDict[tuple[bytes, frozenset[str]], str | None] = OrderedDict()
+        self._lock = threading.Lock()  # one memo for every thread of the process
+
+    def get(self, word: str, choices: frozenset[str]) -> str | None:
+        digest = hashlib.blake2b(word.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        key = (digest, choices)
+        with self._lock:
+            if key in self._found:
+                self._found.move_to_end(key)
+                return self._found[key]
+        matches = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=CUTOFF)
+        found = matches[0] if matches else None
+        with self._lock:
+            self._found[key] = found
+            if len(self._found) > self._size:
+                self._found.popitem(last=False)
+        return found
+
+    def __len__(self) -> int:
+        return len(self._found)
+
+
+_CLOSEST = _Closest(4096)
 
 
 def _close_top_word(word: str) -> str | None:
-    """The top-level command word closest to a misspelt ``word``.  Every line's first word
-    asks, so the answers are remembered; a word twice as long as the longest command word
-    cannot be close (difflib's ratio stays under 2/3), and is neither compared nor kept."""
-    if len(word) >= 2 * _longest_top_word():
-        return None
-    return _close_short_top_word(word)
+    """The top-level command word closest to a misspelt ``word`` (every line's first word
+    asks: :func:`closest` remembers the answers)."""
+    return suggest(word, _top_choices())
 
 
-@lru_cache(maxsize=4096)
-def _close_short_top_word(word: str) -> str | None:
-    return suggest(word, [w for w in registry.top_words() if w != registry.PREFIX])
+@lru_cache(maxsize=1)
+def _top_choices() -> frozenset[str]:
+    return frozenset(w for w in registry.top_words() if w != registry.PREFIX)
 
 
 @lru_cache(maxsize=1)
 def _top_word_set() -> frozenset[str]:
     return frozenset(registry.top_words())
-
-
-@lru_cache(maxsize=1)
-def _longest_top_word() -> int:
-    return max(map(len, _top_word_set()))
 
 
 def _may_hold_command(bare: Sequence[str], games: Collection[str], guess: bool) -> bool:
@@ -365,7 +407,7 @@ def _unread_slots(tokens: list[str], games: frozenset[str]) -> set[int]:
         return hide  # read as a command that takes no password
     if found is not None:
         keep = {k for k in range(first, found[1]) if bare[k] and not is_option(bare[k])}
-    elif bare[first] in command_words() or suggest(bare[first], command_words()):
+    elif bare[first] in _command_word_set() or suggest(bare[first], _command_word_set()):
         keep = {first}  # and a game's command word after it (``plois shwo 102``)
         if first + 1 < len(bare) and _in_group(registry.GAME, bare[first + 1], True):
             keep.add(first + 1)

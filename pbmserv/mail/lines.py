@@ -21,12 +21,11 @@ iPhone") is neither command nor comment.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from pbmserv.commands.grammar import split_words
+from pbmserv.commands.grammar import closest, split_words
 from pbmserv.numbers import whole_number
 
 DEFAULT_VERBS: frozenset[str] = frozenset(
@@ -39,7 +38,6 @@ DEFAULT_VERBS: frozenset[str] = frozenset(
 
 MAX_WORDS_OF_A_COMMAND = 16
 NEEDS_VERB = frozenset({"all"})  # command words that are common words: only with a verb
-CLOSE = 0.75  # difflib ratio from which a first word counts as a mistyped command word
 FIRST_BOARD = 101  # boards are numbered from 101: ``Move 12 was a blunder`` is prose
 
 _SIGNATURE = re.compile(r"^(?:--|-- |__+)\s*$")
@@ -73,13 +71,23 @@ _PHONE_SIGNATURE = re.compile(
 )
 
 
+LEFT_OUT = "[a line not understood: left out]"
+
+
 @dataclass
 class BodyLines:
-    """The three kinds of lines of one mail body (quotes and signature left out)."""
+    """The three kinds of lines of one mail body (quotes and signature left out).
+
+    Lines not understood past the limit of :func:`read_body` are counted in
+    ``not_understood_over``, and ``text`` is the text read with :data:`LEFT_OUT` in their
+    place: nothing later (the answer, the quote of the mail, its kept copy) masks them one by
+    one, or lists them."""
 
     commands: list[str] = field(default_factory=list)
     not_understood: list[str] = field(default_factory=list)
     comment: str = ""
+    not_understood_over: int = 0
+    text: str = ""
 
 
 def _words(line: str) -> list[str]:
@@ -129,7 +137,7 @@ def _kind(
         if top or (len(words) > 1 and (words[1].lower() in verbs or numbered)):
             return "command"
         return "text"
-    if len(words) > 1 and numbered and difflib.get_close_matches(first, command_words, 1, CLOSE):
+    if len(words) > 1 and numbered and closest(first, command_words) is not None:
         return "unclear"
     if first in verbs and len(words) > 2 and (whole_number(words[1]) or 0) >= FIRST_BOARD:
         return "unclear"  # the game word forgotten: ``move 101 alice PASSWORD a7-a6``
@@ -142,10 +150,16 @@ def line_kind(line: str, command_words: Collection[str], verbs: Collection[str])
 
 
 def read_body(
-    text: str, command_words: Collection[str], verbs: Collection[str] = DEFAULT_VERBS
+    text: str,
+    command_words: Collection[str],
+    verbs: Collection[str] = DEFAULT_VERBS,
+    *,
+    max_not_understood: int | None = None,
 ) -> BodyLines:
-    """Sort the lines of ``text`` (see the module's docstring); the comment is tidied."""
-    words_cmd = {w.lower() for w in command_words}
+    """Sort the lines of ``text`` (see the module's docstring); the comment is tidied.  At
+    most ``max_not_understood`` lines not understood are kept, the rest only counted (see
+    :class:`BodyLines`)."""
+    words_cmd = frozenset(w.lower() for w in command_words)
     verbs_l = {v.lower() for v in verbs}
     lines = text.split("\n")
     out = BodyLines()
@@ -170,12 +184,17 @@ def read_body(
         if kind == "command":
             out.commands.append(clean_command(line))
         elif kind == "unclear":
-            out.not_understood.append(clean_command(line))
+            if max_not_understood is None or len(out.not_understood) < max_not_understood:
+                out.not_understood.append(clean_command(line))
+            else:
+                out.not_understood_over += 1
+                lines[i] = LEFT_OUT
         else:
             comment.append(line)
             top = top and not line.strip()
         i += 1
     out.comment = _tidy(comment)
+    out.text = "\n".join(lines) if out.not_understood_over else text
     return out
 
 

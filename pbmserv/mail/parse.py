@@ -33,6 +33,14 @@ from pbmserv.numbers import whole_number
 MAX_COMMANDS = 10
 MAX_COMMENT_LINES = 200
 MAX_REFERENCES = 20
+# How much of a mail's text is read, and kept (masked) once it is processed.  Every line read
+# is sorted, and every line kept is masked, by the grammar: tens of microseconds a line, more
+# for a line full of command words.  Commands stand at the top of a mail, or below a quote;
+# a thousand lines hold any reply to a board mail, and bound what one mail costs whatever
+# its size (a mail may have 1 MB: 70,000 short lines took a minute).
+MAX_TEXT_LINES = 1000
+MAX_TEXT_CHARS = 64_000
+MAX_HEADER_CHARS = 1000  # of the Subject and the headers kept (a Subject is one command line)
 
 _REPLY_PREFIX = re.compile(r"^\s*(?:(?:re|fwd?|aw|wg|sv|vs|antw)\s*(?:\[\d+\])?\s*:\s*)+", re.I)
 _MSGID = re.compile(r"<[\x21-\x3b\x3d\x3f-\x7e]{1,250}>")
@@ -49,9 +57,12 @@ class ParsedMail:
     one), at most ``max_commands``.  ``comment`` is the rest of the body without signature and
     quoted history: it is shown under the board.  ``ignored`` holds human-readable notes about
     what was left out; ``not_understood`` the lines that look like a command but are none
-    (reported to the sender, never part of the comment).  ``is_automatic`` mails (bounces, vacation replies, lists, our own mail)
-    must never be answered; ``automatic_reason`` says why.  ``text`` is the whole decoded body
-    (for quoting in error mails, after :func:`mask_passwords`); ``headers`` the decoded
+    (reported to the sender, never part of the comment), at most ``max_commands`` of them.
+    ``is_automatic`` mails (bounces, vacation replies, lists, our own mail) must never be
+    answered; ``automatic_reason`` says why.  ``text`` is the decoded body as
+    far as it is read (``MAX_TEXT_LINES``, ``MAX_TEXT_CHARS``), the lines not understood past
+    the limit replaced by :data:`pbmserv.mail.lines.LEFT_OUT` (for quoting in error mails,
+    after :func:`mask_passwords`, and for the mail's kept copy); ``headers`` the decoded
     From/To/Cc/Date/Subject for the same purpose.  ``references`` is the thread to continue:
     the mail's References (or In-Reply-To) ids, without its own Message-ID.
     """
@@ -382,6 +393,7 @@ def parse_message(
     text = "\n\n".join(t for t in texts if t.strip())
     text = _CONTROL.sub("", unsurrogate(text).replace("\r\n", "\n").replace("\r", "\n"))
     text = grammar.plain_blanks(text)  # once: what runs and what is masked split words alike
+    text = _read_part(text, result.ignored)
     result.text = text
     try:
         reason = _automatic(msg, result.sender, envelope_from, servers)
@@ -393,6 +405,29 @@ def parse_message(
     _read_commands(result, text, words, max_commands, verbs)
     _make_clean(result)
     return result
+
+
+def _read_part(text: str, notes: list[str]) -> str:
+    """The part of a mail's text that is read and kept: its first ``MAX_TEXT_LINES`` lines, at
+    most ``MAX_TEXT_CHARS`` characters (cut at a line's end when there is one); a note in
+    ``notes`` says what was left out."""
+    part = "\n".join(text.split("\n", MAX_TEXT_LINES)[:MAX_TEXT_LINES])
+    if len(part) > MAX_TEXT_CHARS:
+        end = part.rfind("\n", 0, MAX_TEXT_CHARS + 1)
+        part = part[: max(end, 0) or MAX_TEXT_CHARS]
+    if len(part) == len(text):
+        return text
+    limits = f"a mail is read up to {MAX_TEXT_LINES:,} lines and {MAX_TEXT_CHARS:,} characters"
+    if len(part) == MAX_TEXT_CHARS and text[len(part)] != "\n":  # (within a line)
+        notes.append(
+            f"the text after its first {MAX_TEXT_CHARS:,} characters was left out: {limits}"
+        )
+        return part
+    read = part.count("\n") + 1
+    rest = text[len(part) + 1 :]
+    over = rest.count("\n") + (not rest.endswith("\n"))
+    notes.append(f"the text after line {read} ({over:,} more lines) was left out: {limits}")
+    return part
 
 
 def _clean(text: str) -> str:
@@ -422,6 +457,9 @@ def _fallback_body(raw: bytes) -> str:
 
 def _read_headers(msg: Message, result: ParsedMail, envelope_from: str | None) -> None:
     result.subject = _header(msg, "Subject")
+    if len(result.subject) > MAX_HEADER_CHARS:
+        result.subject = result.subject[:MAX_HEADER_CHARS]
+        result.ignored.append(f"the Subject after {MAX_HEADER_CHARS:,} characters was left out")
     from_list = _addresses(msg, "From")
     if from_list:
         result.sender_name = from_list[0][0]
@@ -440,7 +478,7 @@ def _read_headers(msg: Message, result: ParsedMail, envelope_from: str | None) -
     refs = _MSGID.findall(_raw_header(msg, "References")) or reply_to_ids[:1]
     result.references = refs[-MAX_REFERENCES:]
     for name in ("From", "To", "Cc", "Date", "Subject"):
-        value = _header(msg, name)
+        value = _header(msg, name)[:MAX_HEADER_CHARS]
         if value:
             result.headers.append((name, value))
 
@@ -465,10 +503,18 @@ def _read_commands(
         if line_kind(line, words, verbs) == "unclear":  # ``plois mvoe 101 alice PASSWORD e2``
             unclear.append(line)
             result.subject_not_understood = True
-    body = read_body(text, words, verbs)
+    most = max(max_commands - len(unclear), 0)  # (the subject's counts)
+    body = read_body(text, words, verbs, max_not_understood=most)
     commands += body.commands
     comment = body.comment
     result.not_understood = unclear + body.not_understood
+    result.text = body.text
+    if body.not_understood_over:
+        over = body.not_understood_over
+        result.ignored.append(
+            f"{over} more line{'s' if over != 1 else ''} not understood left out: an answer "
+            f"lists at most {max_commands}"
+        )
     if len(commands) > max_commands:
         over = len(commands) - max_commands
         noun = "command line" if over == 1 else "command lines"

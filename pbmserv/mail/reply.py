@@ -16,6 +16,11 @@ from pbmserv.render.templates import fill
 
 RULE = "=" * 72
 QUOTED_LINES = 60
+QUOTED_CHARS = 500  # of one line quoted back (a line of 2,000 boards was echoed twice)
+# The most text one answer carries (UTF-8 bytes; the mail holds it twice, plain and HTML).  Ten
+# boards of a long game (a command shows at most ten) take 30-70 KB; ten commands asking for
+# the most could reach a megabyte, and an address nobody confirmed gets five answers a day.
+MAX_ANSWER_BYTES = 128 * 1024
 
 
 def _is_ignored(note: str) -> bool:
@@ -47,10 +52,18 @@ def tail_sections(
 
 
 def quote_mail(subject: str, text: str, mask: Callable[[str], str]) -> str:
-    """The sender's mail, quoted once, every password masked."""
-    lines = mask(text).splitlines()[:QUOTED_LINES]
-    quoted = "\n".join(("> " + x).rstrip() for x in lines)
-    return f"Your mail (Subject: {mask(subject)}):\n{quoted}\n"
+    """The sender's mail, quoted once, every password masked (only the lines quoted are
+    masked: masking reads each line alone)."""
+    head = "\n".join(text.split("\n", QUOTED_LINES)[:QUOTED_LINES])
+    lines = mask(head).splitlines()[:QUOTED_LINES]
+    quoted = "\n".join(("> " + shortened(x)).rstrip() for x in lines)
+    return f"Your mail (Subject: {shortened(mask(subject))}):\n{quoted}\n"
+
+
+def shortened(line: str) -> str:
+    """A line quoted back (masked already), cut after ``QUOTED_CHARS`` characters: the answer
+    to a mail of a few long lines is no longer than the mail."""
+    return line if len(line) <= QUOTED_CHARS else line[:QUOTED_CHARS] + " [...]"
 
 
 def _section_body(items: list[Answer], index: int, drawn_in: dict[str, int]) -> str:
@@ -83,7 +96,8 @@ def assemble(
         line, items = results[0]
         body = "\n".join(a.body for a in items)
         if refused:
-            body += f"\nYour command was:\n  {mask(line)}\n\n" + quote_mail(subject, text, mask)
+            body += f"\nYour command was:\n  {shortened(mask(line))}\n\n"
+            body += quote_mail(subject, text, mask)
         head = items[0].subject if len(items) == 1 else items[-1].subject
         return Answer(head, body + tail_sections(not_understood, notes, mask), status)
     drawn_in: dict[str, int] = {}
@@ -94,7 +108,7 @@ def assemble(
     count = len(results)
     body = f"Your mail held {count} command lines; here is what each of them did.\n"
     for index, (line, items) in enumerate(results):
-        body += f"\n{RULE}\n{index + 1}. {mask(line)}\n{RULE}\n\n"
+        body += f"\n{RULE}\n{index + 1}. {shortened(mask(line))}\n{RULE}\n\n"
         body += _section_body(items, index, drawn_in)
     if refused:
         body += f"\n{RULE}\n\n" + quote_mail(subject, text, mask)
@@ -107,3 +121,21 @@ def assemble(
             f" ({refused} refused)" if refused else ""
         )
     return Answer(head, body, status)
+
+
+def bounded(body: str, most: int | None = None) -> str:
+    """``body`` cut at a line's end to at most ``most`` bytes (UTF-8; default
+    ``MAX_ANSWER_BYTES``), with a note that says so: whatever a mail asks for, a forged sender
+    never makes us mail more than this."""
+    most = MAX_ANSWER_BYTES if most is None else most
+    data = body.encode("utf-8", "replace")
+    if len(data) <= most:
+        return body
+    note = (
+        f"\n[The rest of this answer ({{left:,}} bytes) is left out: an answer carries at most "
+        f"{most // 1024} KB. Ask for less in one mail.]\n"
+    )
+    head = data[: most - len(note) - 16].decode("utf-8", "ignore")  # (the count's digits)
+    head = head[: head.rfind("\n") + 1] or head
+    left = len(data) - len(head.encode("utf-8", "replace"))
+    return head + note.format(left=left)

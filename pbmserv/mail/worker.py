@@ -32,7 +32,7 @@ from pbmserv.games import get_game
 from pbmserv.mail import inbox
 from pbmserv.mail.parse import ParsedMail, board_subject, without_reply_prefixes
 from pbmserv.mail.prepare import Claims, Prepared, check_passwords, prepare
-from pbmserv.mail.reply import assemble, tail_sections
+from pbmserv.mail.reply import assemble, bounded, tail_sections
 from pbmserv.render.templates import fill, render
 from pbmserv.store.db import readonly_sessions
 from pbmserv.store.models import Inbox, InboxStatus
@@ -528,6 +528,7 @@ def _board_named(subject: str) -> dict[str, str] | None:
 def _queue_answer(
     session: Session, parsed: ParsedMail, message_id: int, item: Answer, now: datetime
 ) -> None:
+    """Queue an answer to the mail, its text cut to :data:`pbmserv.mail.reply.MAX_ANSWER_BYTES`."""
     assert parsed.sender is not None
     references = " ".join(
         [*parsed.references, parsed.message_id] if parsed.message_id else parsed.references
@@ -536,7 +537,7 @@ def _queue_answer(
         session,
         parsed.sender,
         item.subject,
-        item.body,
+        bounded(item.body),
         now,
         in_reply_to=parsed.message_id,
         references=references or None,
