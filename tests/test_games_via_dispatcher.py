@@ -11,6 +11,7 @@ import pytest
 from golden import assert_golden
 from sqlalchemy import select
 
+from pbmserv.commands import Answer
 from pbmserv.domain import boards
 from pbmserv.games import all_games
 from pbmserv.store.models import Board
@@ -139,20 +140,33 @@ def test_automatic_forced_pass_in_pylon(shell):
     assert last.subject == f"Pylon Board 101 {users[1 - passer]}"  # the other player again
 
 
-def test_eliminated_ploy_seat_is_skipped(shell):
-    from pbmserv.games import get_game
+PLOY_FOUR = ["alice", "bob", "carol", "dave"]
 
-    game = get_game("ploy")
+
+def play_till_one_ploy_seat_is_out(shell) -> tuple[list[tuple[int, str]], Answer]:
+    """A four-player Ploy board 101 of alice, bob, carol and dave, played by the shell until
+    one seat is knocked out: the (seat, move) plan and the answer to its last move."""
+    from pbmserv.games import get_game
 
     def one_out(position, move):
         return position.to_move is not None and sum(not s.in_play for s in position.seats()) == 1
 
-    plan = _plan(game, 4, {}, 0, one_out, prefer_captures=True)
-    users = ["alice", "bob", "carol", "dave"]
-    shell.signup(*users)
+    plan = _plan(get_game("ploy"), 4, {}, 0, one_out, prefer_captures=True)
+    shell.signup(*PLOY_FOUR)
     shell.ok("ploy challenge alice bob carol dave")
+    last = None
     for seat, text in plan:
-        last = shell.ok(f"ploy move 101 {users[seat]} pw-{users[seat]} {text}")
+        last = shell.ok(f"ploy move 101 {PLOY_FOUR[seat]} pw-{PLOY_FOUR[seat]} {text}")
+    assert last is not None
+    return plan, last
+
+
+def test_eliminated_ploy_seat_is_skipped(shell):
+    from pbmserv.games import get_game
+
+    game = get_game("ploy")
+    users = PLOY_FOUR
+    _, last = play_till_one_ploy_seat_is_out(shell)
     _, mover, _ = _state(shell, game)
     with shell.sessions() as s:
         board = s.scalar(select(Board).where(Board.game == "ploy"))

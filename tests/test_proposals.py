@@ -9,7 +9,7 @@ from __future__ import annotations
 from test_clocks import tick
 from test_community import records
 from test_conversation import _last_mail_to
-from test_games_via_dispatcher import _plan
+from test_games_via_dispatcher import PLOY_FOUR, play_till_one_ploy_seat_is_out
 
 from pbmserv.games import get_game
 
@@ -85,17 +85,8 @@ def test_an_undo_never_takes_back_a_forfeit(shell, clock):
 
 def test_an_undo_never_takes_back_an_elimination(shell):
     """Four players of Ploy: the move that knocked one out stays, and he has no vote."""
-    game = get_game("ploy")
-
-    def one_out(position, move):
-        return position.to_move is not None and sum(not s.in_play for s in position.seats()) == 1
-
-    plan = _plan(game, 4, {}, 0, one_out, prefer_captures=True)
-    users = ["alice", "bob", "carol", "dave"]
-    shell.signup(*users)
-    shell.ok("ploy challenge alice bob carol dave")
-    for seat, text in plan:
-        shell.ok(f"ploy move 101 {users[seat]} pw-{users[seat]} {text}")
+    plan, _ = play_till_one_ploy_seat_is_out(shell)
+    users = PLOY_FOUR
     last = records(shell, game="ploy")[-1]
     mover = users[plan[-1][0]]
     refused = shell(f"ploy move 101 {mover} pw-{mover} undo")

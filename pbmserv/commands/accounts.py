@@ -8,7 +8,7 @@ from sqlalchemy import select
 from pbmserv.commands.common import at_most, call_login, login
 from pbmserv.commands.common import text as _text
 from pbmserv.commands.dispatch import Refused, Request, answer
-from pbmserv.commands.games import games_table
+from pbmserv.commands.listing import games_table
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
 from pbmserv.domain import accounts, confirmation
 from pbmserv.games import all_games, get_game

@@ -1,16 +1,14 @@
-"""The commands of each game: challenge, move, swap, resign, show, games, history, preview, help."""
+"""The commands of each game: challenge, move, swap, resign, preview (show, games and history
+are in :mod:`pbmserv.commands.listing`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import click
-from sqlalchemy import select
-from sqlalchemy.orm import Session, selectinload
 
 from pbmserv.commands import classic
 from pbmserv.commands.common import (
-    MAX_NAMED,
     MAX_PREVIEW_MOVES,
     announce,
     at_most,
@@ -30,6 +28,7 @@ from pbmserv.commands.common import (
     whole_number,
 )
 from pbmserv.commands.dispatch import Refused, Request, answer, error_subject
+from pbmserv.commands.listing import games, history, show, show_boards
 from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import accounts, boards, confirmation, deadlines, limits, moves, notify
 from pbmserv.domain.proposals import open_vote
@@ -43,9 +42,8 @@ from pbmserv.render.board_mail import (
     reply_tail,
     turn_line,
 )
-from pbmserv.render.results import short_result
-from pbmserv.render.templates import fill, render, usage_line
-from pbmserv.store.models import Board, BoardStatus, Seat
+from pbmserv.render.templates import fill, usage_line
+from pbmserv.store.models import BoardStatus
 
 OPTIONS = {
     "nagtime": "days without a move before a reminder",
@@ -198,7 +196,7 @@ def move(call: Call) -> None:
     user_id = call_login(call)
     text = call.args["move"]
     if not text:  # `move BOARD USERID PASSWORD` alone mails the board
-        _show_boards(call, [str(number)])
+        show_boards(call, [str(number)])
         return
     word = text.lower()
     if word == "resign":
@@ -349,149 +347,6 @@ def _vote(call: Call, number: int, user_id: int, word: str, tag: int | None) -> 
 
 
 # ----------------------------------------------------------------------------- show, games, history
-
-
-def show(call: Call) -> None:
-    game, words = call.game, call.args["what"]
-    if not words:
-        raise click.UsageError(f"not enough arguments; usage: {call.usage}")
-    if words[0][0].isdigit():
-        at_most(words, "boards")
-        _show_boards(call, words)
-        return
-    filters = [w.lower() for w in words if w.lower() in ("active", "inactive", "next")]
-    userids = [w for w in words if w.lower() not in ("active", "inactive", "next")]
-    at_most(userids, "players")
-    with call.req.sessions() as session:
-        found = _select_boards(session, game, userids, filters[0] if filters else "active")
-        numbers = [str(b.number) for b in found]
-    if not numbers:
-        answer(call.ctx, f"{game.display_name} Boards", "No boards match.\n")
-        return
-    _show_boards(call, numbers[:MAX_NAMED], _not_drawn(game, words, len(numbers)))
-
-
-def _not_drawn(game: Game, words: list[str], found: int) -> str:
-    """What a ``show`` of players' boards says of the boards past the first ``MAX_NAMED``."""
-    if found <= MAX_NAMED:
-        return ""
-    return fill(
-        f"{found - MAX_NAMED} more boards match; a command draws at most {MAX_NAMED}. "
-        f"'{game.name} games {' '.join(words)}' lists them all."
-    )
-
-
-def _show_boards(call: Call, words: list[str], note: str = "") -> None:
-    """Draw the boards ``words`` names (``101``, ``101#5``), with ``note`` at the end."""
-    game = call.game
-    parts = []
-    subjects = []
-    key: str | None = None
-    with call.req.sessions() as session:
-        for word in words:
-            number, at = parse_board_number(word)
-            board = load_board(session, game, number)
-            if at is not None and not 0 <= at <= len(board.moves):
-                raise Refused(f"board {number} has {len(board.moves)} moves; there is no move {at}")
-            position = boards.position_of(board) if at is None else boards.replay(board, at)
-            tail, due = "", None
-            if at is None:  # the lines to send back: a move, or an answer to a proposal
-                vote = open_vote(session, board, position)
-                tail = reader_tail(call.req, board, position, vote=vote)
-                due = deadlines.due(board, position)
-            parts.append(
-                board_mail_body(
-                    board, position, all_moves=True, at_ply=at, with_comment=True, due=due
-                )
-                + tail
-            )
-            subjects.append(board_subject(board, position))
-            key = board_key(board) if at is None else None
-    sep = "\n" + "=" * 72 + "\n\n"
-    if len(subjects) == 1:
-        answer(call.ctx, subjects[0], parts[0], board=key, summary=f"{key} shown.")
-    else:
-        body = sep.join(parts) + (f"{sep}{note}\n" if note else "")
-        answer(call.ctx, f"{game.display_name} Boards", body)
-
-
-def _select_boards(
-    session: Session, game: Game, userids: list[str], which: str, finished: bool = False
-) -> list[Board]:
-    query = (
-        select(Board)
-        .where(Board.game == game.name)
-        .options(selectinload(Board.seats).selectinload(Seat.user))
-        .order_by(Board.number)
-    )
-    if finished or which == "inactive":
-        query = query.where(Board.status == BoardStatus.finished)
-    elif which in ("active", "next"):
-        query = query.where(Board.status == BoardStatus.active)
-    users = []
-    for userid in userids:
-        found = accounts.find_user(session, userid)
-        if found is None:
-            raise Refused(f"there is no player '{accounts.normalise_userid(userid)}'")
-        users.append(found)
-        query = query.where(Board.id.in_(select(Seat.board_id).where(Seat.user_id == found.id)))
-    boards_found = list(session.scalars(query).unique())
-    if which == "next":
-        ids = {u.id for u in users}
-        boards_found = [
-            b
-            for b in boards_found
-            if (mover := boards.user_to_move(b, boards.position_of(b))) is not None
-            and (not ids or mover.id in ids)
-        ]
-    return boards_found
-
-
-def games_table(call: Call, game: Game, words: list[str], *, finished: bool = False) -> str:
-    filters = [w.lower() for w in words if w.lower() in ("active", "inactive", "next", "all")]
-    userids = [w for w in words if w.lower() not in ("active", "inactive", "next", "all")]
-    at_most(userids, "players")
-    which = filters[0] if filters else ("inactive" if finished else "all")
-    with call.req.sessions() as session:
-        rows = []
-        for board in _select_boards(session, game, userids, which, finished):
-            moves = len(board.moves)  # a game on: the move due (its #N); a game over: its moves
-            if board.status is BoardStatus.active:  # (a removed board cannot be replayed)
-                mover = boards.user_to_move(board, boards.position_of(board))
-                status = f"{mover.userid} to move" if mover else "waiting"
-                moves += 1
-            else:
-                status = _short_result(board)
-            rows.append(
-                (
-                    board.number,
-                    moves,
-                    " ".join(s.user.userid for s in board.seats),
-                    status,
-                )
-            )
-    return render("mail/games.txt.j2", game=game.display_name, rows=rows)
-
-
-def _short_result(board: Board) -> str:
-    if board.status is BoardStatus.finished:
-        return short_result(board, joiner=", ")
-    return board.status.value
-
-
-def games(call: Call) -> None:
-    game = call.game
-    answer(
-        call.ctx,
-        f"List of {game.display_name} games",
-        games_table(call, game, call.args["filters"]),
-    )
-
-
-def history(call: Call) -> None:
-    game = call.game
-    body = games_table(call, game, call.args["userids"], finished=True)
-    answer(call.ctx, f"{game.display_name} History", body)
 
 
 def preview(call: Call) -> None:

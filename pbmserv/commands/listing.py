@@ -1,0 +1,168 @@
+"""The game commands that list and draw boards: show, games, history (the classic servers'
+names), split from :mod:`pbmserv.commands.games`, which plays them."""
+
+from __future__ import annotations
+
+import click
+from sqlalchemy import select
+from sqlalchemy.orm import Session, selectinload
+
+from pbmserv.commands.common import (
+    MAX_NAMED,
+    at_most,
+    load_board,
+    parse_board_number,
+    reader_tail,
+)
+from pbmserv.commands.dispatch import Refused, answer
+from pbmserv.commands.spec import Call
+from pbmserv.domain import accounts, boards, deadlines
+from pbmserv.domain.proposals import open_vote
+from pbmserv.games.base import Game
+from pbmserv.render.board_mail import board_key, board_mail_body, board_subject
+from pbmserv.render.results import short_result
+from pbmserv.render.templates import fill, render
+from pbmserv.store.models import Board, BoardStatus, Seat
+
+
+def show(call: Call) -> None:
+    game, words = call.game, call.args["what"]
+    if not words:
+        raise click.UsageError(f"not enough arguments; usage: {call.usage}")
+    if words[0][0].isdigit():
+        at_most(words, "boards")
+        show_boards(call, words)
+        return
+    filters = [w.lower() for w in words if w.lower() in ("active", "inactive", "next")]
+    userids = [w for w in words if w.lower() not in ("active", "inactive", "next")]
+    at_most(userids, "players")
+    with call.req.sessions() as session:
+        found = _select_boards(session, game, userids, filters[0] if filters else "active")
+        numbers = [str(b.number) for b in found]
+    if not numbers:
+        answer(call.ctx, f"{game.display_name} Boards", "No boards match.\n")
+        return
+    show_boards(call, numbers[:MAX_NAMED], _not_drawn(game, words, len(numbers)))
+
+
+def _not_drawn(game: Game, words: list[str], found: int) -> str:
+    """What a ``show`` of players' boards says of the boards past the first ``MAX_NAMED``."""
+    if found <= MAX_NAMED:
+        return ""
+    return fill(
+        f"{found - MAX_NAMED} more boards match; a command draws at most {MAX_NAMED}. "
+        f"'{game.name} games {' '.join(words)}' lists them all."
+    )
+
+
+def show_boards(call: Call, words: list[str], note: str = "") -> None:
+    """Draw the boards ``words`` names (``101``, ``101#5``), with ``note`` at the end."""
+    game = call.game
+    parts = []
+    subjects = []
+    key: str | None = None
+    with call.req.sessions() as session:
+        for word in words:
+            number, at = parse_board_number(word)
+            board = load_board(session, game, number)
+            if at is not None and not 0 <= at <= len(board.moves):
+                raise Refused(f"board {number} has {len(board.moves)} moves; there is no move {at}")
+            position = boards.position_of(board) if at is None else boards.replay(board, at)
+            tail, due = "", None
+            if at is None:  # the lines to send back: a move, or an answer to a proposal
+                vote = open_vote(session, board, position)
+                tail = reader_tail(call.req, board, position, vote=vote)
+                due = deadlines.due(board, position)
+            parts.append(
+                board_mail_body(
+                    board, position, all_moves=True, at_ply=at, with_comment=True, due=due
+                )
+                + tail
+            )
+            subjects.append(board_subject(board, position))
+            key = board_key(board) if at is None else None
+    sep = "\n" + "=" * 72 + "\n\n"
+    if len(subjects) == 1:
+        answer(call.ctx, subjects[0], parts[0], board=key, summary=f"{key} shown.")
+    else:
+        body = sep.join(parts) + (f"{sep}{note}\n" if note else "")
+        answer(call.ctx, f"{game.display_name} Boards", body)
+
+
+def _select_boards(
+    session: Session, game: Game, userids: list[str], which: str, finished: bool = False
+) -> list[Board]:
+    query = (
+        select(Board)
+        .where(Board.game == game.name)
+        .options(selectinload(Board.seats).selectinload(Seat.user))
+        .order_by(Board.number)
+    )
+    if finished or which == "inactive":
+        query = query.where(Board.status == BoardStatus.finished)
+    elif which in ("active", "next"):
+        query = query.where(Board.status == BoardStatus.active)
+    users = []
+    for userid in userids:
+        found = accounts.find_user(session, userid)
+        if found is None:
+            raise Refused(f"there is no player '{accounts.normalise_userid(userid)}'")
+        users.append(found)
+        query = query.where(Board.id.in_(select(Seat.board_id).where(Seat.user_id == found.id)))
+    boards_found = list(session.scalars(query).unique())
+    if which == "next":
+        ids = {u.id for u in users}
+        boards_found = [
+            b
+            for b in boards_found
+            if (mover := boards.user_to_move(b, boards.position_of(b))) is not None
+            and (not ids or mover.id in ids)
+        ]
+    return boards_found
+
+
+def games_table(call: Call, game: Game, words: list[str], *, finished: bool = False) -> str:
+    filters = [w.lower() for w in words if w.lower() in ("active", "inactive", "next", "all")]
+    userids = [w for w in words if w.lower() not in ("active", "inactive", "next", "all")]
+    at_most(userids, "players")
+    which = filters[0] if filters else ("inactive" if finished else "all")
+    with call.req.sessions() as session:
+        rows = []
+        for board in _select_boards(session, game, userids, which, finished):
+            moves = len(board.moves)  # a game on: the move due (its #N); a game over: its moves
+            if board.status is BoardStatus.active:  # (a removed board cannot be replayed)
+                mover = boards.user_to_move(board, boards.position_of(board))
+                status = f"{mover.userid} to move" if mover else "waiting"
+                moves += 1
+            else:
+                status = _short_result(board)
+            rows.append(
+                (
+                    board.number,
+                    moves,
+                    " ".join(s.user.userid for s in board.seats),
+                    status,
+                )
+            )
+    return render("mail/games.txt.j2", game=game.display_name, rows=rows)
+
+
+def _short_result(board: Board) -> str:
+    if board.status is BoardStatus.finished:
+        return short_result(board, joiner=", ")
+    return board.status.value
+
+
+def games(call: Call) -> None:
+    game = call.game
+    answer(
+        call.ctx,
+        f"List of {game.display_name} games",
+        games_table(call, game, call.args["filters"]),
+    )
+
+
+def history(call: Call) -> None:
+    game = call.game
+    body = games_table(call, game, call.args["userids"], finished=True)
+    answer(call.ctx, f"{game.display_name} History", body)
