@@ -167,3 +167,83 @@ def test_a_failing_worker_round_waits_its_back_off(settings, sessions, clock, mo
         sessions, settings, lambda: clock.now, stopping=stopping, work=Work(), on_done=lambda: None
     )
     assert pauses == [0.001, 0.002, 0.004, 0.004, 0.004, 0.004]
+
+
+def test_mails_claimed_when_the_database_went_away_are_done_once_it_answers(
+    shell, sessions, clock, monkeypatch, quick
+):
+    """A round broke (the database away) with a mail claimed, and giving it back failed too:
+    the worker forgot it, its row stayed claimed until its lease ran out, with its attempt
+    counted (three outages set it aside, unanswered).  Now it is given back once the
+    database answers, and done."""
+    from sqlalchemy import select
+
+    from pbmserv.mail import inbox, worker
+    from pbmserv.store.models import Inbox, InboxStatus
+
+    shell.signup("alice")
+    raw = b"From: alice@example.org\nMessage-ID: <o1@x>\nSubject: help\n\n"
+    inbox.store(sessions, raw, "alice@example.org", [], clock.now)
+    monkeypatch.setattr(worker, "process_claimed", Flaky(worker.process_claimed))
+    monkeypatch.setattr(inbox, "release_claims", Flaky(inbox.release_claims))
+
+    def row() -> Inbox:
+        with sessions() as s:
+            return s.scalars(select(Inbox)).one()
+
+    stopping = threading.Event()
+
+    class Work(threading.Event):
+        def wait(self, timeout: float | None = None) -> bool:
+            if row().status is InboxStatus.done or self.polls > 50:
+                stopping.set()
+            self.polls += 1
+            return False
+
+        polls = 0
+
+    worker.run_worker(
+        sessions,
+        shell.settings,
+        lambda: clock.now,
+        stopping=stopping,
+        work=Work(),
+        on_done=lambda: None,
+    )
+    done = row()
+    assert done.status is InboxStatus.done and done.attempts == 1
+
+
+def test_an_outage_marks_no_robot_board_damaged_and_logs_no_clock_board(
+    shell, sessions, settings, clock, monkeypatch, caplog
+):
+    """The robots' and the clock's loops skip a board that fails (damaged, or a race), and
+    caught an outage that way too: every robot board was marked damaged until its row
+    changed, and the clock logged a traceback per board.  The outage reaches the loop."""
+    from test_robots import operator_ok
+
+    from pbmserv.domain import clocks
+    from pbmserv.robots import service
+
+    operator_ok(shell, "robot add r1 --game polis --level easy")
+    operator_ok(shell, "robot add r2 --game polis --level easy")
+    shell.ok("polis challenge r1 r2")
+    monkeypatch.setattr(service, "_turn", Flaky(service._turn))
+    unreadable = service.Unreadable()
+    with sessions() as session, pytest.raises(OperationalError):
+        service.pending(session, unreadable=unreadable)
+    with sessions() as session:
+        assert not any(unreadable.skips(board) for board in _boards(session))
+    monkeypatch.setattr(clocks, "check_board", Flaky(clocks.check_board))
+    clock.advance(days=30)
+    with caplog.at_level(logging.ERROR), pytest.raises(OperationalError):
+        clocks.tick(sessions, settings, clock.now)
+    assert not [r for r in caplog.records if r.name.startswith("pbmserv.domain.clocks")]
+
+
+def _boards(session):  # type: ignore[no-untyped-def]
+    from sqlalchemy import select
+
+    from pbmserv.store.models import Board
+
+    return session.scalars(select(Board)).all()

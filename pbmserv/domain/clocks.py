@@ -48,6 +48,7 @@ from pbmserv.domain.deadlines import (
 from pbmserv.games.base import FORFEIT, Position
 from pbmserv.render.board_mail import format_days
 from pbmserv.store.models import Board, BoardStatus, ClockBasis, ProposalKind, User
+from pbmserv.store.outage import unavailable
 
 log = logging.getLogger("pbmserv.domain.clocks")
 VACATION_DAYS_PER_YEAR = 42
@@ -184,7 +185,9 @@ def tick(sessions: sessionmaker[Session], settings: Settings, now: datetime) -> 
                         session.refresh(board, with_for_update=True)
                     check_board(session, settings, board, now, done)
                     board.due_at = due_time(board, settings, _seat_time(board))
-        except Exception:  # noqa: BLE001 - e.g. a move changed the board meanwhile: next tick
+        except Exception as exc:  # noqa: BLE001 - e.g. a move changed the board meanwhile: next tick
+            if unavailable(exc):  # the database went away: the clock loop backs off, once
+                raise
             log.exception("clock check of board id %s", board_id)
             continue
         report.nags += done.nags

@@ -164,6 +164,10 @@ class Claims:
 
     def release(self) -> None:
         """Put every held mail back in the queue, its attempt not counted."""
+        inbox.release_claims(self.sessions, self.drop())
+
+    def drop(self) -> list[int]:
+        """Forget every held mail; their ids, for the caller to give back to the queue."""
         ids = [item.message_id for item, _ in self._held]
         self._held = []
-        inbox.release_claims(self.sessions, ids)
+        return ids

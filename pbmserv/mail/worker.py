@@ -94,10 +94,14 @@ def run_worker(
     checker = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="pbmserv-pw")
     claims = Claims(sessions, readers, settings, clock, checker)
     outage = Outage("worker", log)
+    stranded: list[int] = []  # claimed mails a failing round could not give back
     while not stopping.is_set():
         done: list[Outcome] = []
         batch: list[Prepared] = []
         try:
+            if stranded:  # the database answers again: back to the queue, attempt uncounted
+                inbox.release_claims(sessions, stranded)
+                stranded = []
             # more mails are claimed and their password checks started; the oldest ones whose
             # checks are done are processed, the others' checks go on meanwhile
             if claims or inbox.waiting(readers, clock()):
@@ -112,10 +116,12 @@ def run_worker(
             outage.worked()
         except Exception as exc:  # noqa: BLE001 - e.g. the database is away for a moment
             pause = outage.failed(exc)
-            with contextlib.suppress(Exception):  # else their lease runs out
-                inbox.release_claims(sessions, [item.message_id for item in batch])
+            # given back at once, or once the database answers: a claim left to run out its
+            # lease kept its attempt, and three outages set a mail aside unanswered
+            stranded += [item.message_id for item in batch] + claims.drop()
             with contextlib.suppress(Exception):
-                claims.release()
+                inbox.release_claims(sessions, stranded)
+                stranded = []
             stopping.wait(pause)
             continue
         if done:

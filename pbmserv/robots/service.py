@@ -38,6 +38,7 @@ from pbmserv.robots.search import Stopped
 from pbmserv.store import records
 from pbmserv.store.db import readonly_sessions
 from pbmserv.store.models import Board, BoardStatus, Robot, User
+from pbmserv.store.outage import unavailable
 
 log = logging.getLogger("pbmserv.robots")
 NO_PASSWORD = "robot: no password"  # not an argon2 hash: every password check fails
@@ -140,6 +141,8 @@ def pending(
         try:
             turn = _turn(board, robot)
         except Exception as exc:  # noqa: BLE001 - one damaged board must not stop the others
+            if unavailable(exc):  # the database went away: no board is to blame
+                raise
             unreadable.add(board, robot.user.userid, exc)
             continue
         if turn is not None:
