@@ -45,7 +45,7 @@ def test_board_mail_html_on_a_phone(shell, tmp_path):
     )
     html = msg.get_body(preferencelist=("html",)).get_content()
     lines = mail.body.splitlines()
-    edges = [i for i, line in enumerate(lines) if line.startswith("      a     b")]
+    edges = [i for i, line in enumerate(lines) if line.split() == list("abcdefghi")]
     board_lines = lines[edges[0] : edges[1] + 1]  # the drawing, coordinates to coordinates
     assert len(board_lines) > 20
     with sync_playwright() as pw:

@@ -246,7 +246,7 @@ def _boundary(text: str) -> str:
 HTML = """<!DOCTYPE html>
 <html><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>@media (max-width: 600px) {{ pre.pbm {{ font-size: 2.6vw !important; }} }}</style>
+<style>@media (max-width: 600px) {{ pre.pbm {{ font-size: 2.5vw !important; }} }}</style>
 </head><body style="margin: 8px;">
 <pre class="pbm" style="font-family: Menlo, Consolas, 'DejaVu Sans Mono', 'Liberation Mono', \
 monospace; font-size: 13px; line-height: 1.25; white-space: pre-wrap; overflow-x: auto; \
@@ -257,5 +257,5 @@ margin: 0;">{text}</pre>
 
 def html_body(text: str) -> str:
     """The HTML alternative of a plain-text body: the text, escaped, in one ``<pre>`` block
-    (2.6vw keeps a 61-column board on a phone's screen; longer lines of text wrap)."""
+    (2.5vw keeps a 62-column board, the Ploy drawing, on a phone's screen; longer lines of text wrap)."""
     return HTML.format(text=escape(text.rstrip("\n"), quote=False))
