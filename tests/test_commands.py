@@ -398,3 +398,19 @@ def test_preverified_passwords_skip_argon2_but_failures_still_count(shell):
     assert accounts.check_password(shell.settings, hash_, "pw-alice")
     assert not accounts.check_password(shell.settings, hash_, "bad")
     assert "wrong password" in shell("change password alice bad newpass").body
+
+
+def test_a_games_table_lists_the_newest_boards_only(shell, monkeypatch):
+    """Without a player named, ``games`` and ``history`` read every board of the game, its
+    record and position, for any sender: they list the newest ``MAX_LISTED`` and say so."""
+    from pbmserv.commands import listing
+
+    monkeypatch.setattr(listing, "MAX_LISTED", 2)
+    shell.signup("alice", "bob", "carol")
+    for pair in ("alice bob", "bob carol", "carol alice"):
+        shell.ok(f"polis challenge {pair}")
+    table = shell.ok("polis games").body
+    assert "102 " in table and "103 " in table and "101 " not in table
+    assert "Only the newest 2 boards are listed; name players to see theirs." in table
+    mine = shell.ok("polis games alice").body  # alice's two: all of them, no note
+    assert "101 " in mine and "103 " in mine and "Only the newest" not in mine

@@ -327,3 +327,16 @@ def test_help_lists_the_new_commands(shell):
     for word in ("subscribe", "unsubscribe", "notify", "chat", "queue", "submit", "confirm"):
         assert f"nim {word} BOARD USERID PASSWORD" in game, word
     assert "nim standings" in game
+
+
+def test_the_chat_senders_copy_names_only_who_got_it(shell):
+    """"Sent to" named every player and spectator, robots and players without an address
+    to mail included (the review found it)."""
+    from test_robots import operator_ok
+
+    shell.signup("alice", "carol")
+    operator_ok(shell, "robot add r1 --game polis --level easy")
+    shell.ok("polis challenge alice r1")
+    shell.ok("polis subscribe 101 carol pw-carol")
+    said = shell.ok("polis chat 101 alice pw-alice", comment="Hello")
+    assert "\nSent to carol.\n" in said.body

@@ -423,6 +423,7 @@ def test_what_a_reply_says_besides_its_subject(body: str, says_more: bool) -> No
             [],
             "Move 12 was a blunder\nshow 3 of them",
         ),
+        ("hi", "Good game.\nMove 123 was a blunder", [], "Good game.\nMove 123 was a blunder"),
         ("Re: plois mvoe 101 bob pw e2", "hi", ["plois mvoe 101 bob pw e2"], "hi"),
         ("Re: move 101 bob pw e2", "ploy show 1", ["move 101 bob pw e2"], ""),
         ("Re: Ploy Board 101 bob", "hi", [], "hi"),

@@ -201,6 +201,21 @@ def test_a_once_player_is_mailed_again_after_a_move_is_taken_back(shell):
     assert "Pile: 26" in turn.body
 
 
+def test_a_once_player_whose_own_move_is_taken_back_is_told_it_is_his_turn(shell):
+    """bob (once) had his mail at move 2, moved, and his undo passed: his turn is back at the
+    ply he was mailed at, and he was told nothing (the review found it)."""
+    shell.signup("alice", "bob")
+    shell.ok("notifications bob pw-bob once")
+    shell.ok("nim challenge alice bob -pile=30")
+    shell.ok("nim move 101 alice pw-alice 1")  # bob's turn: his mail at move 2
+    shell.ok("nim move 101 bob pw-bob 1")
+    shell.ok("nim move 101 bob pw-bob undo")
+    n = len(shell.outbox())
+    shell.ok("nim move 101 alice pw-alice accept")  # bob's move 2 is taken back
+    [turn] = _to(shell, "bob@example.org", n)
+    assert "Pile: 29" in turn.body and "To move: bob" in turn.body
+
+
 def test_unknown_mode_and_strangers_are_refused(shell):
     _game(shell)
     assert shell("notifications bob pw-bob weekly").status == 2

@@ -121,7 +121,7 @@ def chat(call: Call) -> None:
         )
         if sent.refused and not sent.mails:
             raise Refused(not_sent("your chat line", sent.refused))
-        got = [u.userid for u in seen if u.id != user.id and u.userid not in sent.refused]
+        got = sent.reached  # (not robots, nor players with no address to mail)
     if got:  # the sender's copy says who read it
         names = ", ".join(got[:-1]) + " and " + got[-1] if len(got) > 1 else got[0]
         body += "\n" + _text([f"Sent to {names}."])

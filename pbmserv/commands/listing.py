@@ -89,15 +89,29 @@ def show_boards(call: Call, words: list[str], note: str = "") -> None:
         answer(call.ctx, f"{game.display_name} Boards", body)
 
 
+MAX_LISTED = 100
+"""The newest boards a ``games`` or ``history`` table lists: without a player named it read
+every board of the game, records and positions, for any sender (ten times a mail)."""
+
+
 def _select_boards(
-    session: Session, game: Game, userids: list[str], which: str, finished: bool = False
+    session: Session,
+    game: Game,
+    userids: list[str],
+    which: str,
+    finished: bool = False,
+    newest: int | None = None,
 ) -> list[Board]:
+    """The boards of ``game`` that match, in number order; with ``newest``, only the newest
+    so many of them."""
     query = (
         select(Board)
         .where(Board.game == game.name)
         .options(selectinload(Board.seats).selectinload(Seat.user))
-        .order_by(Board.number)
+        .order_by(Board.number.desc() if newest else Board.number)
     )
+    if newest:
+        query = query.limit(newest)
     if finished or which == "inactive":
         query = query.where(Board.status == BoardStatus.finished)
     elif which in ("active", "next"):
@@ -110,6 +124,8 @@ def _select_boards(
         users.append(found)
         query = query.where(Board.id.in_(select(Seat.board_id).where(Seat.user_id == found.id)))
     boards_found = list(session.scalars(query).unique())
+    if newest:
+        boards_found.reverse()
     if which == "next":
         ids = {u.id for u in users}
         boards_found = [
@@ -128,7 +144,9 @@ def games_table(call: Call, game: Game, words: list[str], *, finished: bool = Fa
     which = filters[0] if filters else ("inactive" if finished else "all")
     with call.req.sessions() as session:
         rows = []
-        for board in _select_boards(session, game, userids, which, finished):
+        found = _select_boards(session, game, userids, which, finished, newest=MAX_LISTED + 1)
+        older = len(found) > MAX_LISTED
+        for board in found[-MAX_LISTED:]:
             moves = len(board.moves)  # a game on: the move due (its #N); a game over: its moves
             if board.status is BoardStatus.active:  # (a removed board cannot be replayed)
                 mover = boards.user_to_move(board, boards.position_of(board))
@@ -144,7 +162,12 @@ def games_table(call: Call, game: Game, words: list[str], *, finished: bool = Fa
                     status,
                 )
             )
-    return render("mail/games.txt.j2", game=game.display_name, rows=rows)
+    note = (
+        f"Only the newest {MAX_LISTED} boards are listed; name players to see theirs."
+        if older
+        else ""
+    )
+    return render("mail/games.txt.j2", game=game.display_name, rows=rows, note=fill(note))
 
 
 def _short_result(board: Board) -> str:

@@ -566,9 +566,9 @@ def take_back(board: Board, count: int) -> Position:
         if board.moves.pop().text == "swap":
             _exchange_seats(board)
     board.comments[:] = [c for c in board.comments if c.ply <= kept]
-    for seat in board.seats:  # what a player was mailed beyond the record now is gone
-        if seat.mailed_ply is not None and seat.mailed_ply > len(board.moves):
-            seat.mailed_ply = len(board.moves)
+    for seat in board.seats:  # a board mailed at a ply taken back is news again ("once")
+        if seat.mailed_ply is not None and seat.mailed_ply >= kept:
+            seat.mailed_ply = kept - 1 if kept else None
     position = replay(board)
     _store_cache(board, position)
     return position

@@ -98,11 +98,12 @@ def mail_users(
 
 
 class Sent(NamedTuple):
-    """What :func:`player_text` did: how many mails it queued, and by userid why the users it
-    reached with none were refused (the daily caps)."""
+    """What :func:`player_text` did: how many mails it queued, by userid why the users it
+    reached with none were refused (the daily caps), and the users who got it."""
 
     mails: int
     refused: dict[str, str]
+    reached: list[str]
 
 
 def player_text(
@@ -127,7 +128,11 @@ def player_text(
     reached: set[int] = set()
 
     def allow(user: User, address: str) -> bool:
-        why = limits.message_refusal(session, settings, author.userid, address, now)
+        why = (
+            limits.message_refusal(session, settings, author.userid, address, now)
+            if capped
+            else None
+        )
         if why is None:
             reached.add(user.id)
             return True
@@ -143,14 +148,14 @@ def player_text(
         now,
         skip=author,
         skip_address=skip_address,
-        allow=allow if capped else None,
+        allow=allow,
     )
     refused = {
         u.userid: f"{u.userid} has had {why_not[u.id]}"
         for u in targets
         if u.id in why_not and u.id not in reached
     }
-    return Sent(mails, refused)
+    return Sent(mails, refused, [u.userid for u in targets if u.id in reached])
 
 
 def _robot_ids(session: Session, users: list[User]) -> set[int]:

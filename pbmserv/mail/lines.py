@@ -139,8 +139,9 @@ def _kind(
         return "text"
     if len(words) > 1 and numbered and closest(first, command_words) is not None:
         return "unclear"
-    if first in verbs and len(words) > 2 and (whole_number(words[1]) or 0) >= FIRST_BOARD:
-        return "unclear"  # the game word forgotten: ``move 101 alice PASSWORD a7-a6``
+    if top and first in verbs and len(words) > 2 and (whole_number(words[1]) or 0) >= FIRST_BOARD:
+        return "unclear"  # the game word forgotten: ``move 101 alice PASSWORD a7-a6`` (where
+        # commands stand: in prose, "Move 123 was a blunder" is a comment)
     return "text"
 
 

@@ -315,8 +315,8 @@ def _tell_set_aside(session: Session, settings: Settings, item: Prepared, now: d
         return
     try:
         with session.begin_nested():
-            if limits.answer_allowance(session, settings, sender, now) == 0:
-                return
+            if limits.answer_allowance(session, settings, sender, now) < 2:
+                return  # (the one "limit reached" notice is not spent on it)
             parsed.sender = sender
             body = render("mail/setaside.txt.j2", attempts=inbox.MAX_ATTEMPTS)
             _queue_answer(
