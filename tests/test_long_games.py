@@ -163,7 +163,7 @@ def test_entries_and_comments_read_in_part_are_those_of_the_loaded_record(shell)
             if loaded:
                 assert len(board.moves) == 4 and len(board.comments) == 4
             entries = [tuple(getattr(m, f) for f in fields) for m in records.newest_moves(board, 3)]
-            said = [records.comments_since(board, ply) for ply in range(1, 6)]
+            said = [records.comments_after(board, ply - 1) for ply in range(1, 6)]
             assert ("moves" in board.__dict__) is loaded
             return entries, said
 

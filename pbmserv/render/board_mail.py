@@ -351,7 +351,7 @@ def board_mail_body(
     comments: list[tuple[str, str]] = list(said or [])
     if with_comment and said is None:  # the comments of the newest move a player made
         ply = _newest_players_ply(board, entries)
-        comments = [] if ply is None else records.comments_since(board, ply)
+        comments = [] if ply is None else records.comments_after(board, ply - 1)
     params = " ".join(game.format_params(board.params))
     options = format_options(board.options)
     return render(

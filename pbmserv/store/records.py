@@ -83,18 +83,9 @@ def plies_of(session: Session, boards: list[Board]) -> dict[int, int]:
     return {board.id: 0 for board in boards} | {board_id: n for board_id, n in counts}
 
 
-def comments_since(board: Board, ply: int) -> list[tuple[str, str]]:
-    """The comments written with the move of ``ply`` and the entries after it (a queued
-    move or resignation brings its own), in the order of the record: (userid, text)."""
-    if _loaded(board, "comments"):
-        found = sorted((c for c in board.comments if c.ply >= ply), key=lambda c: c.ply)
-        return [(c.user.userid, c.text) for c in found]
-    rows = _read(board, _comments_query(), board_id=board.id, ply=ply)
-    return [(userid, text) for userid, text in rows]
-
-
 def comments_after(board: Board, ply: int) -> list[tuple[str, str]]:
-    """The comments written with the moves after ``ply``, oldest first: (userid, text)."""
+    """The comments written with the entries after ``ply`` (a move, or a queued move or
+    resignation, which brings its own), oldest first: (userid, text)."""
     if _loaded(board, "comments"):
         found = sorted((c for c in board.comments if c.ply > ply), key=lambda c: (c.ply, c.id or 0))
         return [(c.user.userid, c.text) for c in found]
@@ -129,17 +120,6 @@ def _newest_query() -> Select[int, int, int | None, str, bool, datetime]:
         .where(moves.board_id == bindparam("board_id"))
         .order_by(moves.ply.desc())
         .limit(bindparam("count"))
-    )
-
-
-@lru_cache(maxsize=1)
-def _comments_query() -> Select[str, str]:
-    comments, users = Comment.__table__.c, User.__table__.c
-    return (
-        select(users.userid, comments.text)
-        .join_from(Comment.__table__, User.__table__, comments.user_id == users.id)
-        .where(comments.board_id == bindparam("board_id"), comments.ply >= bindparam("ply"))
-        .order_by(comments.ply, comments.id)
     )
 
 
