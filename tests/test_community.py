@@ -330,8 +330,8 @@ def test_help_lists_the_new_commands(shell):
 
 
 def test_the_chat_senders_copy_names_only_who_got_it(shell):
-    """"Sent to" named every player and spectator, robots and players without an address
-    to mail included (the review found it)."""
+    """The copy's "Sent to" named every player and spectator, robots and players without an
+    address to mail included (the review found it)."""
     from test_robots import operator_ok
 
     shell.signup("alice", "carol")
