@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import click
+from sqlalchemy.orm import Session
 
 from pbmserv.commands import classic
 from pbmserv.commands.common import (
@@ -43,7 +44,7 @@ from pbmserv.render.board_mail import (
     turn_line,
 )
 from pbmserv.render.templates import fill, usage_line
-from pbmserv.store.models import BoardStatus
+from pbmserv.store.models import BoardStatus, User
 
 OPTIONS = {
     "nagtime": "days without a move before a reminder",
@@ -240,16 +241,21 @@ def play(call: Call, number: int, user_id: int, text: str, expected: int | None)
         except boards.BoardError as exc:
             tail = reader_tail(req, board, position, mover)
             raise board_error(board, position, str(exc), tail) from None
-        announce(
-            call,
-            session,
-            played.board,
-            played.position,
-            played.notes,
-            mover,
-            newest=played.newest,
-            out=played.out,
-        )
+        _announce_played(call, session, played, mover)
+
+
+def _announce_played(call: Call, session: Session, played: boards.Played, actor: User) -> None:
+    """The answer and the board mails of a move or a resignation that was played."""
+    announce(
+        call,
+        session,
+        played.board,
+        played.position,
+        played.notes,
+        actor,
+        newest=played.newest,
+        out=played.out,
+    )
 
 
 def swap(call: Call) -> None:
@@ -317,16 +323,7 @@ def resign(call: Call, number: int, user_id: int) -> None:
             source=req.source,
             comment=req.comment,
         )
-        announce(
-            call,
-            session,
-            played.board,
-            played.position,
-            played.notes,
-            player,
-            newest=played.newest,
-            out=played.out,
-        )
+        _announce_played(call, session, played, player)
 
 
 def _vote(call: Call, number: int, user_id: int, word: str, tag: int | None) -> None:
