@@ -250,3 +250,38 @@ def test_the_servers_robots_skip_a_damaged_board_until_its_row_changes(shell, se
         s.scalar(select(Board).where(Board.number == 101)).position_cache = None
     again = run_pending(shell.sessions, settings, lambda: clock.now, unreadable=unreadable)
     assert [(d.number, d.played) for d in again] == [(101, True)]
+
+
+def test_a_robot_move_that_fails_is_not_tried_again_every_pass(
+    shell, settings, clock, monkeypatch, caplog
+):
+    """A robot whose move fails on a fault of ours failed again in every pass of the server's
+    loop, a traceback each (the review found it): the board is skipped, with one traceback,
+    until its row changes; the other robots play on."""
+    from pbmserv.robots import service
+
+    operator_ok(shell, "robot add left --game nim --level easy")
+    operator_ok(shell, "robot add right --game nim --level easy")
+    shell.ok("nim challenge left right -pile=9")  # 101: its robot's move fails
+    shell.ok("nim challenge right left -pile=9")  # 102
+    real = service.play_turn
+
+    def play(sessions, settings, turn, now, stop):  # type: ignore[no-untyped-def]
+        if turn.number == 101:
+            raise ZeroDivisionError("a bug")
+        return real(sessions, settings, turn, now, stop)
+
+    monkeypatch.setattr(service, "play_turn", play)
+    unreadable = service.Unreadable()
+    with caplog.at_level("ERROR", logger="pbmserv.robots"):
+        first = run_pending(shell.sessions, settings, lambda: clock.now, unreadable=unreadable)
+        for _ in range(3):
+            later = run_pending(shell.sessions, settings, lambda: clock.now, unreadable=unreadable)
+            assert all(d.number == 102 for d in later)
+    failed = [d for d in first if d.number == 101]
+    assert (
+        len(failed) == 1 and "its robot's move failed (ZeroDivisionError: a bug)" in failed[0].text
+    )
+    tracebacks = [r for r in caplog.records if r.exc_info]
+    assert len(tracebacks) == 1 and "nim 101" in tracebacks[0].getMessage()
+    assert board(shell, 102).moves  # the other robots played on

@@ -89,9 +89,12 @@ class Unreadable:
     def skips(self, board: Board) -> bool:
         return self.rows.get(board.id) == _row_key(board)
 
-    def add(self, board: Board, userid: str, exc: Exception) -> None:
+    def add(self, board: Board, userid: str, exc: Exception, *, failed: bool = False) -> None:
+        """Skip ``board`` until its row changes: its position cannot be read, or (``failed``)
+        its robot's move failed, which it would do again in every pass, a traceback each."""
         self.rows[board.id] = _row_key(board)
-        why = f"skipped: its stored position cannot be read ({reason(exc)})"
+        what = "its robot's move failed" if failed else "its stored position cannot be read"
+        why = f"skipped: {what} ({reason(exc)})"
         log.error(
             "robot %s on %s %d: %s; the other robots play on, this board is tried again once "
             "its row changes",
@@ -99,8 +102,9 @@ class Unreadable:
             board.game,
             board.number,
             why,
+            exc_info=exc if failed else None,  # (a bug: its traceback, once)
         )
-        self.found.append(Done(board.game, board.number, userid, why, False, unreadable=True))
+        self.found.append(Done(board.game, board.number, userid, why, False, unreadable=not failed))
 
     def take(self) -> list[Done]:
         found, self.found = self.found, []
@@ -287,9 +291,14 @@ def run_pending(
                 "robot %s on %s %d: stopped while thinking", turn.userid, turn.game, turn.number
             )
             break
-        except Exception:  # noqa: BLE001 - one bad board must not stop the other robots
-            log.exception("robot %s on %s %d", turn.userid, turn.game, turn.number)
-            done.append(Done(turn.game, turn.number, turn.userid, "failed (see the log)", False))
+        except Exception as exc:  # noqa: BLE001 - one bad board must not stop the other robots
+            if unavailable(exc):
+                raise
+            with readonly_sessions(settings.url)() as session:
+                board = session.get(Board, turn.board_id)
+                if board is not None:
+                    unreadable.add(board, turn.userid, exc, failed=True)
+            done += unreadable.take()
             continue
         log.info(
             "robot %s on %s %d: %s (%d nodes, depth %d, %.1fs)",
