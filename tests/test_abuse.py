@@ -638,11 +638,14 @@ def test_unknown_recipients_are_refused_at_rcpt_and_never_bounced(gateway):
 # ----------------------------------------------------------------------------- 10. repeats
 
 
-def test_a_message_id_sent_first_by_someone_else_drops_no_mail(gateway, shell, operator, caplog):
+def test_a_message_id_sent_first_by_someone_else_drops_no_mail(operator, gateway, shell, caplog):
     """A Message-ID was a mail's key for every sender: mallory sent alice's next (guessable,
     or leaked) Message-ID first, and alice's mail was taken for a repeat of his, unanswered
     and not even listed.  A repeat is now the same Message-ID from the same senders, and the
-    operator sees each one (logged, counted on the row it repeats)."""
+    operator sees each one (logged, counted on the row it repeats).  (``operator`` comes
+    before ``gateway``: it sets environment variables, which must not change while the
+    server's threads run; setenv is not thread-safe, and under faketime, which reads the
+    environment at every clock call, the process crashed.)"""
     caplog.set_level(logging.WARNING, logger="pbmserv.inbox")
     shell.signup("alice", "bob")
     shell.ok("polis challenge alice bob")
