@@ -13,9 +13,8 @@ from unittest.mock import patch
 import pytest
 from sqlalchemy import select
 from test_abuse import count, first_move
-from test_gateway import SERVER, Gateway, body_of, free_port
+from test_gateway import SERVER, Gateway, body_of, running_gateway
 
-from pbmserv.cli.server import Server
 from pbmserv.commands import grammar
 from pbmserv.mail import reply
 from pbmserv.mail.lines import LEFT_OUT
@@ -25,13 +24,8 @@ from pbmserv.store.models import Address, Comment, Inbox, InboxStatus, Subscript
 
 @pytest.fixture
 def gateway(settings, sessions):
-    settings.listen_port = free_port()
-    server = Server(settings)
-    server.start()
-    try:
-        yield Gateway(settings, sessions)
-    finally:
-        server.stop()
+    with running_gateway(settings, sessions) as running:
+        yield running
 
 
 # ----------------------------------------------------------------------------- address lists

@@ -6,6 +6,7 @@ from __future__ import annotations
 import mailbox
 import smtplib
 import socket
+from contextlib import contextmanager
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 from email.utils import make_msgid
@@ -96,16 +97,23 @@ class Gateway:
         return [str(m["Subject"]) for m in self.mails(to)]
 
 
-@pytest.fixture
-def gateway(settings, sessions):
+@contextmanager
+def running_gateway(settings, sessions):  # type: ignore[no-untyped-def]
+    """A server of ``settings`` on a free port of 127.0.0.1, and its Gateway, till the end."""
     settings.listen_port = free_port()
-    settings.max_message_bytes = 200_000
     server = Server(settings)
     server.start()
     try:
         yield Gateway(settings, sessions)
     finally:
         server.stop()
+
+
+@pytest.fixture
+def gateway(settings, sessions):
+    settings.max_message_bytes = 200_000
+    with running_gateway(settings, sessions) as running:
+        yield running
 
 
 def body_of(msg: EmailMessage) -> str:

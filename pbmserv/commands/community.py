@@ -26,6 +26,7 @@ from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import boards, deadlines, notify, ratings
 from pbmserv.games.base import MoveError, UnreadableMove
 from pbmserv.render.board_mail import board_mail_body
+from pbmserv.render.results import names
 from pbmserv.render.templates import render, render_board
 from pbmserv.store.models import BoardStatus, Subscription, SubscriptionKind, User
 
@@ -123,8 +124,7 @@ def chat(call: Call) -> None:
             raise Refused(not_sent("your chat line", sent.refused))
         got = sent.reached  # (not robots, nor players with no address to mail)
     if got:  # the sender's copy says who read it
-        names = ", ".join(got[:-1]) + " and " + got[-1] if len(got) > 1 else got[0]
-        body += "\n" + _text([f"Sent to {names}."])
+        body += "\n" + _text([f"Sent to {names(got)}."])
     if sent.refused:
         body += "\n" + not_sent("It", sent.refused) + "\n"
     answer(call.ctx, subject, body)

@@ -152,8 +152,10 @@ def games_table(call: Call, game: Game, words: list[str], *, finished: bool = Fa
                 mover = boards.user_to_move(board, boards.position_of(board))
                 status = f"{mover.userid} to move" if mover else "waiting"
                 moves += 1
-            else:
-                status = _short_result(board)
+            elif board.status is BoardStatus.finished:
+                status = short_result(board, joiner=", ")
+            else:  # removed
+                status = board.status.value
             rows.append(
                 (
                     board.number,
@@ -168,12 +170,6 @@ def games_table(call: Call, game: Game, words: list[str], *, finished: bool = Fa
         else ""
     )
     return render("mail/games.txt.j2", game=game.display_name, rows=rows, note=fill(note))
-
-
-def _short_result(board: Board) -> str:
-    if board.status is BoardStatus.finished:
-        return short_result(board, joiner=", ")
-    return board.status.value
 
 
 def games(call: Call) -> None:

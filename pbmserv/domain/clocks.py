@@ -36,16 +36,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.domain import boards, moves, notify
-from pbmserv.domain.deadlines import (
-    DAY,
-    clock_days,
-    forfeit_at,
-    on_vacation,
-    periods,
-    periods_of,
-    protected,
-)
+from pbmserv.domain.deadlines import DAY, forfeit_at, periods, periods_of, reminder_at
 from pbmserv.games.base import FORFEIT, Position
+from pbmserv.numbers import clock_days
 from pbmserv.render.board_mail import format_days
 from pbmserv.store.models import Board, BoardStatus, ClockBasis, ProposalKind, User
 from pbmserv.store.outage import unavailable
@@ -213,12 +206,10 @@ def check_board(
     nag_days, forfeit_days = periods(board, settings)
     elapsed = (now - board.last_move_at).total_seconds()
     seat = board.seats[position.to_move]
-    total = clock_days(board.options.get("totaltime"))
-    out_of_time = elapsed >= forfeit_days * DAY or (
-        total is not None and (seat.time_used or 0.0) + elapsed >= total * DAY
-    )
+    # the moments the board mails and the web page show (one rule: pbmserv.domain.deadlines)
+    deadline = forfeit_at(board, mover, seat.time_used or 0.0, forfeit_days)
     name = f"{boards.game_of(board).display_name} {board.number} {mover.userid}"
-    if out_of_time and not protected(mover, now):
+    if now >= deadline:
         if any(p.kind == ProposalKind.draw for p in boards.open_proposals(session, board)):
             _draw(session, board, position, mover, now)
             report.draws.append(name)
@@ -226,13 +217,9 @@ def check_board(
             _forfeit(session, board, position, mover, now, elapsed)
             report.forfeits.append(name)
         return
-    if on_vacation(mover, now) or elapsed < nag_days * DAY:
-        return
-    last = board.nagged_at
-    if last is not None and last >= board.last_move_at and now - last < timedelta(days=nag_days):
+    if now < reminder_at(board, mover, nag_days):
         return
     board.nagged_at = now
-    deadline = forfeit_at(board, mover, seat.time_used or 0.0, forfeit_days)
     _nag(session, board, position, mover, now, elapsed, deadline)
     report.nags.append(name)
 
