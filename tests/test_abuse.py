@@ -112,7 +112,13 @@ def test_a_players_own_address_has_its_answer_cap_and_its_notice(gateway, shell)
         gateway.settle()
         assert gateway.subjects("zed@elsewhere.example") == ["pbmserv help"] * 3
         with gateway.sessions() as s:  # what the operator reads: the setting to raise
-            notes = list(s.scalars(select(Inbox.last_error).where(Inbox.last_error.is_not(None))))
+            notes = list(
+                s.scalars(
+                    select(Inbox.last_error)
+                    .where(Inbox.last_error.is_not(None))
+                    .order_by(Inbox.id)  # PostgreSQL returns rows in any order without one
+                )
+            )
         assert notes == [
             *["not answered: daily answer limit reached (max_answers_per_day = 5)"] * 2,
             *[

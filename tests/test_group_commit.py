@@ -197,7 +197,11 @@ def test_a_failing_mail_is_rolled_back_alone_and_nothing_overtakes_it(
     assert [d.message_id for d in again] == ids[1:]
     assert all(d.status is InboxStatus.done for d in again)
     with sessions() as s:
-        assert list(s.scalars(select(MoveRecord.text))) == ["a7-a6", "a2-a3", "b7-b6"]
+        assert list(s.scalars(select(MoveRecord.text).order_by(MoveRecord.ply))) == [
+            "a7-a6",
+            "a2-a3",
+            "b7-b6",
+        ]
 
 
 @pytest.mark.parametrize("limit", [1, 2, 32])
@@ -209,7 +213,11 @@ def test_batches_of_any_size_process_each_mail_once(shell, sessions, settings, c
         seen += [d.message_id for d in done]
     assert seen == ids
     with sessions() as s:
-        assert list(s.scalars(select(MoveRecord.text))) == ["a7-a6", "a2-a3", "b7-b6"]
+        assert list(s.scalars(select(MoveRecord.text).order_by(MoveRecord.ply))) == [
+            "a7-a6",
+            "a2-a3",
+            "b7-b6",
+        ]
 
 
 def test_a_batch_whose_commit_fails_is_processed_one_by_one(
@@ -230,7 +238,11 @@ def test_a_batch_whose_commit_fails_is_processed_one_by_one(
     done = worker.process_batch(sessions, settings, lambda: clock.now)
     assert [d.message_id for d in done] == ids
     with sessions() as s:
-        assert list(s.scalars(select(MoveRecord.text))) == ["a7-a6", "a2-a3", "b7-b6"]
+        assert list(s.scalars(select(MoveRecord.text).order_by(MoveRecord.ply))) == [
+            "a7-a6",
+            "a2-a3",
+            "b7-b6",
+        ]
         assert (
             s.scalar(select(func.count()).select_from(Outbox).where(Outbox.inbox_id.in_(ids))) == 3
         )
