@@ -13,6 +13,11 @@ def records(shell, number=101, game="nim"):
         return [(m.seat, m.text, m.auto) for m in board.moves]
 
 
+def flat(text: str) -> str:
+    """The text with its lines joined (answers are wrapped to the mail's width)."""
+    return " ".join(text.split())
+
+
 def new_mails(shell, before):
     return [(m.recipient.split("@")[0], m.subject) for m in shell.outbox()[before:]]
 
@@ -193,6 +198,35 @@ def test_queue_cancel_and_resign(shell):
     assert records(shell) == [(0, "1", False)]
     shell.ok("nim move 101 bob pw-bob 1")  # bob takes the last stone: no queue involved
     assert shell("nim queue 101 alice pw-alice 1").status == 1  # the game is over
+
+
+def test_cancel_drops_a_queued_resignation_and_the_newest_wish_is_queued(shell):
+    """A player who queued ``resign`` and changed his mind must be able to take it back:
+    ``cancel`` dropped only a queued move, and he resigned on his turn all the same."""
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob -pile=9")
+    shell.ok("nim queue 101 bob pw-bob resign", comment="I give up.")
+    cancelled = shell.ok("nim queue 101 bob pw-bob cancel")
+    assert (
+        "Your queued resignation on Nim board 101 is cancelled, and the comment queued with it."
+        in flat(cancelled.body)
+    )
+    nothing = shell.ok("nim queue 101 bob pw-bob cancel")
+    assert "You have nothing queued on Nim board 101: nothing is cancelled." in flat(nothing.body)
+    shell.ok("nim move 101 alice pw-alice 1")
+    assert records(shell) == [(0, "1", False)]  # bob did not resign: it is his turn
+    # one thing is queued at a time, the newest: a move replaces a resignation, and back
+    shell.ok("nim move 101 bob pw-bob 1")
+    shell.ok("nim queue 101 bob pw-bob resign")
+    replaced = shell.ok("nim queue 101 bob pw-bob 2")
+    assert "It replaces your queued resignation." in flat(replaced.body)
+    shell.ok("nim move 101 alice pw-alice 1")
+    assert records(shell)[-1] == (1, "2", True)  # his queued move, not a resignation
+    shell.ok("nim queue 101 bob pw-bob 1")
+    again = shell.ok("nim resign 101 bob pw-bob")  # not his turn: queued as well
+    assert "It replaces your queued move 1." in flat(again.body)
+    shell.ok("nim move 101 alice pw-alice 1")
+    assert records(shell)[-1][1] == "resign" and records(shell)[-1][0] == 1
 
 
 def test_a_queued_move_is_not_judged_for_the_player_to_move_now(shell):

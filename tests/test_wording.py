@@ -124,7 +124,7 @@ CASES = [
         [*PLOY, "ploy queue 101 bob pw-bob e7-e6"],
         "ploy queue 101 bob pw-bob cancel",
         {},
-        ["Your queued move on Ploy board 101 is cancelled."],
+        ["Your queued move e7-e6 on Ploy board 101 is cancelled."],
         ["of bob"],
     ),
     # 4. one marble

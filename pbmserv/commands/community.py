@@ -156,14 +156,14 @@ def queue(call: Call) -> None:
         if out is not None and not play_now:  # no turn of his own would play it
             raise Refused(out)
         lines: list[str] = []
+        where = f"on {game.display_name} board {number}"
         if text.lower() == "cancel":
-            had = any(seat.queued_move_comment for seat in seats)
-            boards.queue_move(board, user, None)
-            lines.append(
-                f"Your queued move on {game.display_name} board {number} is cancelled"
-                + (", and the comment queued with it." if had else ".")
-                + (" The comment of this line goes to nobody." if req.comment.strip() else "")
-            )
+            move = next((seat.queued_move for seat in seats if seat.queued_move), None)
+            said = any(seat.queued_move_comment or seat.queued_resign_comment for seat in seats)
+            resigned = boards.queue_move(board, user, None)
+            lines.append(_cancelled(where, move, resigned, said))
+            if req.comment.strip():
+                lines.append("The comment of this line goes to nobody.")
         elif not play_now:
             copy = game.position_class.deserialize(position.serialize())
             try:
@@ -174,24 +174,27 @@ def queue(call: Call) -> None:
                 # judged for the player to move now, not for this one ("no piece of yours"):
                 # its legality is known when his turn comes, and reported then if it is not
                 pass
-            where = f"on {game.display_name} board {number}"
             waits = queued_comment(req.comment)
             if text.lower() == "resign":
-                boards.queue_resign(board, user, req.comment)
+                move = boards.queue_resign(board, user, req.comment)
+                instead = "" if move is None else f" It replaces your queued move {move}."
                 lines.append(
-                    f"Your resignation {where} is queued: it takes effect on your turn.{waits}"
+                    f"Your resignation {where} is queued: it takes effect on your turn."
+                    f"{instead}{waits}"
                 )
             else:
                 try:  # the move the player saw, in words that still name it on his turn
                     stored = copy.queue_text(text)
                 except MoveError as exc:
                     raise Refused(move_error(exc, text, "cannot queue")) from None
-                boards.queue_move(board, user, stored, req.comment)
+                resigned = boards.queue_move(board, user, stored, req.comment)
                 kept = (
                     "" if stored == text else f" as {stored} (the same move, whatever comes first)"
                 )
+                instead = " It replaces your queued resignation." if resigned else ""
                 lines.append(
-                    f"Your move {text} {where} is queued{kept}: it is played on your turn.{waits}"
+                    f"Your move {text} {where} is queued{kept}: it is played on your turn."
+                    f"{instead}{waits}"
                 )
     if play_now and text.lower() != "cancel":
         if text.lower() == "resign":
@@ -200,6 +203,19 @@ def queue(call: Call) -> None:
             games.play(call, number, user_id, text, None)
         return
     answer(call.ctx, f"{game.display_name} Board {number} queue", _text(lines))
+
+
+def _cancelled(where: str, move: str | None, resigned: bool, said: bool) -> str:
+    """The answer to ``queue cancel``: what it dropped (a queued move, a queued resignation,
+    the comment waiting with it), or that nothing was queued."""
+    dropped = ["your queued resignation"] if resigned else []
+    dropped += [f"your queued move {move}"] if move else []
+    if not dropped:
+        return f"You have nothing queued {where}: nothing is cancelled."
+    verb = "are" if len(dropped) > 1 else "is"
+    what = " and ".join(dropped)
+    comment = ", and the comment queued with it." if said else "."
+    return f"{what[0].upper()}{what[1:]} {where} {verb} cancelled{comment}"
 
 
 def submit(call: Call) -> None:

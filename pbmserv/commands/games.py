@@ -300,11 +300,12 @@ def resign(call: Call, number: int, user_id: int) -> None:
             return
         mover = boards.user_to_move(board, position)
         if mover is None or mover.id != player.id:
-            boards.queue_resign(board, player, req.comment)
+            move = boards.queue_resign(board, player, req.comment)
+            instead = "" if move is None else f" It replaces your queued move {move}."
             body = text(
                 [
                     f"Your resignation on {game.display_name} board {number} is queued: it "
-                    f"takes effect on your turn.{queued_comment(req.comment)}"
+                    f"takes effect on your turn.{instead}{queued_comment(req.comment)}"
                 ]
             )
             answer(

@@ -475,21 +475,32 @@ def _proposals_query() -> Select[Proposal]:
     )
 
 
-def queue_resign(board: Board, user: User, comment: str = "") -> None:
-    """Resign ``user`` on his next turn; ``comment`` is mailed with the resignation then."""
+def queue_resign(board: Board, user: User, comment: str = "") -> str | None:
+    """Resign ``user`` on his next turn; ``comment`` is mailed with the resignation then.
+    Returns the queued move it replaces (the newer wish wins: one thing is queued at once)."""
+    replaced = None
     for seat in board.seats:
         if seat.user_id == user.id:
+            replaced = replaced or seat.queued_move
+            _clear_queue(seat)
             seat.queued_resign = True
             seat.queued_resign_comment = comment.strip() or None
+    return replaced
 
 
-def queue_move(board: Board, user: User, text: str | None, comment: str = "") -> None:
-    """Play ``text`` for ``user`` when his turn comes (None: cancel the queued move), with
-    ``comment`` mailed with it then."""
+def queue_move(board: Board, user: User, text: str | None, comment: str = "") -> bool:
+    """Play ``text`` for ``user`` when his turn comes (None: cancel whatever he queued, a
+    resignation too), with ``comment`` mailed with it then.  Returns whether it replaced (or
+    cancelled) a queued resignation: a player who queued ``resign`` and then a move, or
+    ``cancel``, has changed his mind, and resigning on his turn would undo that."""
+    replaced = False
     for seat in board.seats:
         if seat.user_id == user.id:
+            replaced = replaced or seat.queued_resign
+            _clear_queue(seat)
             seat.queued_move = text
             seat.queued_move_comment = (comment.strip() or None) if text else None
+    return replaced
 
 
 def has_moved(board: Board, seat: int) -> bool:
