@@ -27,7 +27,7 @@ from pbmserv.commands.dispatch import USAGE
 from pbmserv.config import Settings, SettingsError, load_settings
 from pbmserv.games import game_names
 from pbmserv.render.links import attach
-from pbmserv.store.models import Board
+from pbmserv.store.models import Board, Proposal
 
 
 class LazySessions:
@@ -54,6 +54,8 @@ class LazySessions:
         for item in (*session.new, *session.dirty):
             if isinstance(item, Board) and item.id is not None:
                 self.touched.add(item.id)
+            elif isinstance(item, Proposal):  # a robot may owe it an answer
+                self.touched.add(item.board_id)
 
 
 def shell_request(settings: Settings) -> Request:
@@ -162,7 +164,8 @@ def _outbox_note(req: Request) -> None:
 
 
 def _robots_answer(req: Request) -> None:
-    """Without a running server, a robot that a human's move has put to move answers once.
+    """Without a running server, a robot that a human's move has put to move answers once, and
+    a robot asked by a proposal answers it.
 
     Only that one reply (each within its level's time budget): robot against robot, and robots
     on other boards, are played by the server or by ``pbmserv robot run`` from cron.
@@ -173,7 +176,9 @@ def _robots_answer(req: Request) -> None:
     from pbmserv.robots.service import answer_human  # lazy: robots load only after a game command
 
     for done in answer_human(req.sessions, req.settings, lambda: req.now, req.now, touched):  # type: ignore[arg-type]
-        if done.played:
+        if done.vote:
+            print(f"Robot {done.userid} on {done.game} board {done.number}: {done.text}")
+        elif done.played:
             print(f"Robot {done.userid} played {done.text} on {done.game} board {done.number}.")
 
 

@@ -101,8 +101,13 @@ def robot_run(ctx: click.Context, until_idle: bool) -> None:
     runner = run_until_idle if until_idle else run_pending
     done = runner(_sessions(ctx), req.settings, lambda: req.now)
     lines = [
-        f"{d.game} {d.number}: {d.userid} "
-        + (f"played {d.text} (depth {d.depth}, {d.nodes} nodes)" if d.played else d.text)
+        f"{d.game} {d.number}: "
+        + (
+            d.text  # (an answer to a proposal names its robot)
+            if d.vote
+            else f"{d.userid} "
+            + (f"played {d.text} (depth {d.depth}, {d.nodes} nodes)" if d.played else d.text)
+        )
         for d in done
     ]
     # a damaged board is skipped and the others played; the status tells cron's mail and

@@ -88,3 +88,24 @@ def choose_move(
     if position.swap_available() and result.score < 0:
         return SearchResult(SWAP, -result.score, result.depth, result.nodes, result.seconds)
     return result
+
+
+def accepts_draw(
+    position: Position, seat: int, budget: Budget, stop: Callable[[], bool] | None = None
+) -> bool:
+    """Whether the robot in ``seat`` accepts a draw: only when its side stands worse, the line
+    of its rule of avoiding a repeated position when it is not worse (a draw offered in an even
+    or better position is refused, a lost one saved).
+
+    It thinks as about a move, within ``budget``: the search's value when the robot is to move,
+    or with two sides the opponent's value turned round; with three or four sides and another
+    seat to move (whose search sees the game from that seat) its static evaluation.
+    :class:`~pbmserv.robots.search.Stopped` when ``stop()`` turns true meanwhile."""
+    adapter = adapter_for(position.game.name)
+    team = adapter.team(position, seat)
+    if adapter.mover_team(position) == team:
+        return search(position, adapter, budget, stop=stop).score < 0
+    teams = {adapter.team(position, s) for s, info in enumerate(position.seats()) if info.in_play}
+    if len(teams) == 2:
+        return search(position, adapter, budget, stop=stop).score > 0
+    return adapter.evaluate(position, team) < 0

@@ -33,7 +33,7 @@ from pbmserv.errors import reason
 from pbmserv.games import get_game
 from pbmserv.games.base import MoveError
 from pbmserv.render.templates import fill
-from pbmserv.robots import budget_of, choose_move
+from pbmserv.robots import budget_of, choose_move, votes
 from pbmserv.robots.search import Stopped
 from pbmserv.store import records
 from pbmserv.store.db import readonly_sessions
@@ -72,6 +72,7 @@ class Done:
     depth: int = 0
     seconds: float = 0.0
     unreadable: bool = False  # the board's stored position could not be read: skipped
+    vote: bool = False  # an answer to a proposal (``text``), not a move
 
 
 class Unreadable:
@@ -270,17 +271,22 @@ def run_pending(
     stop: Callable[[], bool] = lambda: False,
     unreadable: Unreadable | None = None,
 ) -> list[Done]:
-    """Play one move on every board where a robot is to move now (one pass); a board whose
-    position cannot be read is skipped, and listed (once per ``unreadable``) as not played.
+    """Robots answer the proposals that wait for them, then play one move on every board where
+    a robot is to move now (one pass); a board whose position cannot be read is skipped, and
+    listed (once per ``unreadable``) as not played.
 
     The turns are read through a read-only session: the server looks after every batch of mail,
     and on SQLite a writer's session would take the write lock from the worker each time.  A
     database that cannot be reached raises (the caller's loop backs off and says so once).
     """
     unreadable = Unreadable() if unreadable is None else unreadable
+    try:
+        done = _answered(votes.answer_proposals(sessions, settings, now, stop=stop))
+    except Stopped:  # the server stops: the answers are made after it starts again
+        return []
     with readonly_sessions(settings.url)() as session:
         turns = pending(session, unreadable=unreadable)
-    done = unreadable.take()
+    done += unreadable.take()
     for turn in turns:
         if stop():
             break
@@ -344,12 +350,20 @@ def answer_human(
     since: datetime,
     board_ids: Collection[int] | None = None,
 ) -> list[Done]:
-    """Play the one robot reply to each human move made since ``since`` (see :func:`replies`)."""
+    """Robots answer the open proposals (of ``board_ids``) that wait for them, and play the
+    one robot reply to each human move made since ``since`` (see :func:`replies`)."""
     if board_ids is not None and not board_ids:
         return []
+    done = _answered(votes.answer_proposals(sessions, settings, now, board_ids))
     with sessions() as session:
         turns = replies(session, since, board_ids)
-    return [play_turn(sessions, settings, turn, now) for turn in turns]
+    return done + [play_turn(sessions, settings, turn, now) for turn in turns]
+
+
+def _answered(answers: list[votes.Answer]) -> list[Done]:
+    """Robots' answers to proposals as turns done: something changed (a proposal decided, a
+    move taken back, a game drawn), so a loop until idle looks again."""
+    return [Done(a.game, a.number, a.userid, a.note, True, vote=True) for a in answers]
 
 
 def run_until_idle(

@@ -1,0 +1,183 @@
+"""Robots answer draw and undo proposals, so that a proposal in a game with a robot is decided.
+
+Why: a proposal passes only when every player still in the game accepts it, and a robot never
+answered, so a human who offered a robot a draw, or asked to take back a slip, waited for an
+answer that never came (his next move closed the proposal unanswered).
+
+What a robot answers: a draw, yes only when it stands worse (:func:`pbmserv.robots.accepts_draw`,
+thought about within its level's budget as a move is); an undo, yes, unless it takes back the
+robot's own move: a robot lets another player's slip be taken back, as a friendly partner does,
+but its own move it would only play again (robots are deterministic), so that undo would change
+nothing but the record.
+
+As a robot's move (:mod:`pbmserv.robots.service`): a short read finds the answers owed, the
+robot thinks with no session open, and a short write records the answer only if the proposal is
+still open and the board has not moved meanwhile, through :func:`pbmserv.domain.moves.vote` as a
+human's answer; the board mail with the proposal's lines goes to the humans.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm.exc import StaleDataError
+
+from pbmserv.config import Settings
+from pbmserv.domain import boards, moves, notify, proposals
+from pbmserv.games import get_game
+from pbmserv.robots import accepts_draw, budget_of
+from pbmserv.store.db import readonly_sessions
+from pbmserv.store.models import Board, BoardStatus, Proposal, Robot, Seat
+
+log = logging.getLogger("pbmserv.robots")
+WHY_NOT = {
+    "draw": "A robot accepts a draw only when it stands worse.",
+    "undo": "A robot does not take back its own move: it would play the same move again.",
+}
+
+
+@dataclass(frozen=True)
+class Ask:
+    """A proposal a robot has still to answer, as read: enough to think without the database."""
+
+    board_id: int
+    game: str
+    number: int
+    proposal_id: int
+    proposal: int  # its number on the board (the #N of the answer)
+    kind: str  # "draw" or "undo"
+    ply: int  # the position's ply: the board must not have moved when the answer is recorded
+    user_id: int
+    userid: str
+    seat: int
+    level: str
+    state: str  # the serialised position
+    own_move: bool  # an undo that would take back the robot's own move
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A robot's answer to a proposal, for logs and the operator."""
+
+    game: str
+    number: int
+    userid: str
+    note: str  # "robbie rejects proposal #1: a draw. It is closed."
+
+
+def asks(session: Session, board_ids: Collection[int] | None = None) -> list[Ask]:
+    """The answers robots owe: on active boards with an open proposal (only those of
+    ``board_ids``, when given), every robot still in the game that has not accepted it, oldest
+    proposal first."""
+    query = (
+        select(Board)
+        .join(Proposal, Proposal.board_id == Board.id)
+        .join(Seat, Seat.board_id == Board.id)
+        .join(Robot, Robot.user_id == Seat.user_id)
+        .where(Proposal.open.is_(True), Board.status == BoardStatus.active)
+        .group_by(Board.id)
+        .order_by(func.min(Proposal.at), Board.id)
+    )
+    if board_ids is not None:
+        if not board_ids:
+            return []
+        query = query.where(Board.id.in_(sorted(board_ids)))
+    robots = {r.user_id: r for r in session.scalars(select(Robot))}
+    out: list[Ask] = []
+    for board in session.scalars(query):
+        position = boards.position_of(board)
+        vote = proposals.open_vote(session, board, position)
+        proposal = next(iter(boards.open_proposals(session, board)), None)
+        if vote is None or proposal is None:
+            continue
+        taker = None  # whose move an undo takes back
+        if vote.kind == "undo":
+            with contextlib.suppress(boards.BoardError):  # (refused again when it would pass)
+                taker = proposals.undo_span(board)[0].user_id
+        for seat in sorted(board.seats, key=lambda s: s.index):
+            robot = robots.get(seat.user_id)
+            if robot is None or seat.user_id not in vote.waiting:
+                continue
+            live = [s for s in boards.seats_of(board, seat.user) if s in position.live_seats()]
+            out.append(
+                Ask(
+                    board.id,
+                    board.game,
+                    board.number,
+                    proposal.id,
+                    vote.number,
+                    vote.kind,
+                    position.ply,
+                    seat.user_id,
+                    seat.user.userid,
+                    live[0] if live else seat.index,
+                    robot.level,
+                    position.serialize(),
+                    taker == seat.user_id,
+                )
+            )
+    return out
+
+
+def decide(ask: Ask, stop: Callable[[], bool] | None = None) -> bool:
+    """The robot's answer (True: accept), thought about with no database session open."""
+    if ask.kind == "undo":
+        return not ask.own_move
+    position = get_game(ask.game).position_class.deserialize(ask.state)
+    return accepts_draw(position, ask.seat, budget_of(ask.level), stop)
+
+
+def record(session: Session, ask: Ask, agree: bool, now: datetime) -> Answer | None:
+    """Record the answer and mail the board, unless the proposal was closed or the board moved
+    on while the robot thought (None: nothing is owed any more)."""
+    board = session.get(Board, ask.board_id, with_for_update=True)
+    if board is None or board.status is not BoardStatus.active:
+        return None
+    current = next(iter(boards.open_proposals(session, board)), None)
+    position = boards.position_of(board)
+    if current is None or current.id != ask.proposal_id or position.ply != ask.ply:
+        return None
+    vote = proposals.open_vote(session, board, position)
+    if vote is None or ask.user_id not in vote.waiting:
+        return None
+    user = next(s.user for s in board.seats if s.user_id == ask.user_id)
+    word = "accept" if agree else "reject"
+    note, position = moves.vote(session, board, position, user, word, now, ask.proposal)
+    notes = [note] if agree else [note, WHY_NOT[ask.kind]]
+    after = proposals.open_vote(session, board, position)
+    notify.board_mail(session, board, position, notes, now, actor=user, vote=after)
+    return Answer(ask.game, ask.number, ask.userid, note)
+
+
+def answer_proposals(
+    sessions: sessionmaker[Session],
+    settings: Settings,
+    now: Callable[[], datetime],
+    board_ids: Collection[int] | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> list[Answer]:
+    """Robots answer the open proposals that wait for them (on ``board_ids`` only, when
+    given): read, think, then one short write per answer."""
+    with readonly_sessions(settings.url)() as session:
+        owed = asks(session, board_ids)
+    done: list[Answer] = []
+    for ask in owed:
+        agree = decide(ask, stop)
+        try:
+            with sessions() as session, session.begin():
+                answer = record(session, ask, agree, now())
+        except (boards.BoardError, StaleDataError, IntegrityError) as exc:
+            # the board moved on meanwhile (a move, another process's robot): nothing is owed
+            log.info("robot %s on %s %d: no answer (%s)", ask.userid, ask.game, ask.number, exc)
+            continue
+        if answer is not None:
+            log.info("robot %s on %s %d: %s", ask.userid, ask.game, ask.number, answer.note)
+            done.append(answer)
+    return done

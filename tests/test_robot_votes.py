@@ -1,0 +1,124 @@
+"""Robots answer draw and undo proposals (a proposal waited for ever for a robot's answer)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_robot_turns import pbmserv
+from test_robots import board, operator_ok
+
+from pbmserv.games import get_game
+from pbmserv.robots import accepts_draw, budget_of, votes
+from pbmserv.store.models import BoardStatus
+
+
+def last_mail_to(shell, userid: str) -> str:
+    """The newest mail to ``userid``, its lines joined (our sentences are wrapped)."""
+    mails = [m for m in shell.outbox() if m.recipient == f"{userid}@example.org"]
+    return " ".join(mails[-1].body.split())
+
+
+def test_a_robot_refuses_a_draw_when_it_does_not_stand_worse(shell):
+    shell.signup("alice")
+    operator_ok(shell, "robot add bot --game nim --level normal")
+    shell.ok("nim challenge alice bot -pile=8")  # alice to move from 8 stones: she loses
+    shell.ok("nim move 101 alice pw-alice propose")
+    ran = operator_ok(shell, "robot run").body
+    assert "nim 101: bot rejects proposal #1: a draw. It is closed." in ran
+    mail = last_mail_to(shell, "alice")
+    assert "bot rejects proposal #1: a draw. It is closed." in mail
+    assert "A robot accepts a draw only when it stands worse." in mail
+    assert board(shell, 101).status is BoardStatus.active
+    assert "No robot is to move" in operator_ok(shell, "robot run").body  # answered once
+
+
+def test_a_robot_accepts_a_draw_when_it_stands_worse(shell):
+    shell.signup("alice")
+    operator_ok(shell, "robot add bot --game nim --level normal")
+    shell.ok("nim challenge alice bot -pile=10")  # alice takes 2 and wins: the robot is lost
+    shell.ok("nim move 101 alice pw-alice propose")
+    ran = operator_ok(shell, "robot run").body
+    assert "nim 101: bot accepts proposal #1. The game is drawn by agreement." in ran
+    found = board(shell, 101)
+    assert found.status is BoardStatus.finished and found.moves == []
+    assert "The game is drawn by agreement." in last_mail_to(shell, "alice")
+
+
+def test_a_robot_thinks_about_a_draw_on_its_own_turn_too(shell):
+    shell.signup("alice")
+    operator_ok(shell, "robot add bot --game nim --level normal")
+    shell.ok("nim challenge bot alice -pile=9")  # the robot moves first and would win
+    shell.ok("nim move 101 alice pw-alice propose")
+    ran = operator_ok(shell, "robot run").body
+    assert "bot rejects proposal #1: a draw" in ran and "nim 101: bot played 1" in ran
+
+
+def test_a_robot_never_takes_back_its_own_move_but_lets_a_slip_be_taken_back(shell):
+    shell.signup("alice", "carol")
+    operator_ok(shell, "robot add bot --game nim --level normal")
+    shell.ok("nim challenge alice bot -pile=10")
+    shell.ok("nim move 101 alice pw-alice 1")
+    operator_ok(shell, "robot run")  # the robot replies
+    shell.ok("nim move 101 alice pw-alice undo")  # it would take back the robot's move
+    ran = operator_ok(shell, "robot run").body
+    assert "bot rejects proposal #1: to take back move 2 (" in ran
+    assert "A robot does not take back its own move: it would play the same move again." in (
+        last_mail_to(shell, "alice")
+    )
+    assert len(board(shell, 101).moves) == 2
+    # three players: alice's own slip, on carol's turn; the robot agrees, carol decides
+    shell.ok("nim challenge alice carol bot -pile=20")
+    shell.ok("nim move 102 alice pw-alice 3")
+    shell.ok("nim move 102 alice pw-alice undo")
+    ran = operator_ok(shell, "robot run").body
+    assert "nim 102: bot accepts proposal #1: to take back move 1 (3, alice)." in ran
+    assert "Still to answer: carol" in last_mail_to(shell, "carol")
+    done = shell.ok("nim move 102 carol pw-carol accept#1")
+    assert "Move 1 (3, alice) is taken back." in " ".join(done.body.split())
+    assert board(shell, 102).moves == []
+
+
+def test_an_answer_thought_about_while_the_board_moved_on_is_not_recorded(shell):
+    shell.signup("alice")
+    operator_ok(shell, "robot add bot --game nim --level normal")
+    shell.ok("nim challenge alice bot -pile=10")
+    shell.ok("nim move 101 alice pw-alice propose")
+    with shell.sessions() as session:
+        [ask] = votes.asks(session)
+    agree = votes.decide(ask)
+    shell.ok("nim move 101 alice pw-alice 2")  # her move closes the proposal meanwhile
+    with shell.sessions() as session, session.begin():
+        assert votes.record(session, ask, agree, shell.clock.now) is None
+    found = board(shell, 101)
+    assert found.status is BoardStatus.active and [m.text for m in found.moves] == ["2"]
+
+
+def test_a_draw_is_judged_by_the_robots_own_side():
+    """With two sides the search's value is the mover's: turned round for the robot."""
+    nim = get_game("nim")
+    losing_for_mover = nim.new(2, {"pile": 8})  # seat 0 to move loses
+    assert accepts_draw(losing_for_mover, 0, budget_of("normal"))  # seat 0 stands worse
+    assert not accepts_draw(losing_for_mover, 1, budget_of("normal"))
+    winning_for_mover = nim.new(2, {"pile": 9})
+    assert not accepts_draw(winning_for_mover, 0, budget_of("normal"))
+    assert accepts_draw(winning_for_mover, 1, budget_of("normal"))
+
+
+@pytest.mark.slow
+def test_a_shell_proposal_gets_the_robots_answer_at_once(tmp_path: Path):
+    """Without a server, the command that makes the proposal brings the robot's answer (as a
+    move brings its one reply)."""
+    data = tmp_path / "data"
+    pbmserv("signup", "alice", "secret1", data=data)
+    pbmserv("robot", "add", "bot", "--game", "pylon", "--level", "easy", data=data)
+    assert pbmserv("pylon", "challenge", "alice", "bot", data=data).returncode == 0
+    moved = pbmserv("pylon", "move", "101", "alice", "secret1", "a1", data=data)
+    assert moved.returncode == 0 and "Robot bot played" in moved.stdout, moved.stderr
+    undo = pbmserv("pylon", "move", "101", "alice", "secret1", "undo", data=data)
+    assert undo.returncode == 0, undo.stderr
+    assert "Robot bot on pylon board 101: bot rejects proposal #1: to take back move 2" in (
+        undo.stdout
+    )
+    shown = pbmserv("pylon", "show", "101", data=data).stdout
+    assert "Proposal #1" not in shown and "Robot" not in shown  # closed, and answered once
