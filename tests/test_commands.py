@@ -366,6 +366,9 @@ def test_help_texts(shell):
     assert "nim move BOARD USERID PASSWORD" in shell.ok("nim help").body
     assert "nim" in shell.ok("list").body
     assert "Usage" in shell("nim challenge --help").body
+    # by mail too: the options a command reads with its words, each with what it does
+    assert "--nagtime=DAYS: days without a move before a reminder" in shell.ok("nim help").body
+    assert "--format=F: roundrobin, swiss or knockout" in shell.ok("help").body
 
 
 def test_cache_agrees_with_replay(shell):

@@ -108,6 +108,14 @@ def test_help_on_every_level(data):
     assert polis.returncode == 0 and "challenge" in polis.stdout and "move" in polis.stdout
     db = pbmserv("db", "--help", data=data)
     assert "upgrade" in db.stdout
+    # options read with the words (as a mail writes them) are listed too: click knows none
+    create = pbmserv("tournament", "create", "--help", data=data).stdout
+    assert "--format=F  roundrobin, swiss or knockout" in create and "--double" in create
+    challenge = pbmserv("pylon", "challenge", "--help", data=data).stdout
+    assert "-size=N" in challenge and "(default 6; 3 to 13)" in challenge
+    assert "--forfeittime=DAYS  days without a move before the player to move forfeits" in (
+        challenge
+    )
 
 
 def test_db_upgrade(data):

@@ -53,6 +53,10 @@ OPTIONS = {
     "unrated": "the game does not count for the ratings",
 }
 VOTE_WORDS = ("propose", "undo", "accept", "reject")
+CHALLENGE_OPTIONS = tuple(
+    (f"--{name}" if name == "unrated" else f"--{name}=DAYS", meaning)
+    for name, meaning in OPTIONS.items()
+)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -399,7 +403,13 @@ COMMANDS: tuple[Command, ...] = (
         "Start a new game at once; the first player moves first.",
         (
             Arg("players", Kind.TEXT, many=True, metavar="USERID1 USERID2 [..]"),
-            Arg("options", Kind.OPTIONS, metavar="[-PARAM[=V]] [--OPTION=V]"),
+            Arg(
+                "options",
+                Kind.OPTIONS,
+                metavar="[-PARAM[=V]] [--OPTION=V]",
+                meanings=CHALLENGE_OPTIONS,
+                game_params=True,
+            ),
         ),
         aliases=("chall",),
     ),

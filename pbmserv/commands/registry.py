@@ -40,6 +40,10 @@ def help_lines(commands: Iterable[Command], prefix: str = "") -> list[str]:
             text += f" Also: {', '.join(command.aliases)}."
         lines += textwrap.wrap(usage, WIDTH, subsequent_indent="    ", break_on_hyphens=False)
         lines += textwrap.wrap(text, WIDTH, initial_indent="    ", subsequent_indent="    ")
+        for word, meaning in command.option_lines():  # (a game's -PARAMs: in its rules)
+            lines += textwrap.wrap(
+                f"{word}: {meaning}", WIDTH, initial_indent="      ", subsequent_indent="        "
+            )
     return lines
 
 

@@ -37,6 +37,7 @@ import click
 
 if TYPE_CHECKING:
     from pbmserv.commands.dispatch import Request
+    from pbmserv.games.base import Game, Param
 
 
 class Kind(enum.Enum):
@@ -46,6 +47,22 @@ class Kind(enum.Enum):
     MOVE = "move"
     TEXT = "text"
     OPTIONS = "options"
+
+
+def _param_word(param: Param) -> str:
+    return f"-{param.name}" if param.is_flag else f"-{param.name}=N"
+
+
+def _param_help(param: Param) -> str:
+    """A game parameter's help with its default and range (``6; 3 to 9``)."""
+    if param.is_flag:
+        return param.help
+    bounds = (
+        f"; {param.minimum} to {param.maximum}"
+        if param.minimum is not None and param.maximum is not None
+        else ""
+    )
+    return f"{param.help} (default {param.default}{bounds})"
 
 
 @dataclass(frozen=True)
@@ -59,6 +76,8 @@ class Arg:
     metavar: str = ""  # in the usage; default: the name in capitals
     takes_value: tuple[str, ...] = ()  # OPTIONS: option names that may take the next word
     from_shell: bool = True  # PASSWORD: PBMSERV_PASSWORD or a prompt may stand for it
+    meanings: tuple[tuple[str, str], ...] = ()  # OPTIONS: each option word and what it does
+    game_params: bool = False  # OPTIONS: the game's own -PARAM words are among them
 
     def usage(self) -> str:
         if self.metavar:
@@ -90,6 +109,16 @@ class Command:
 
     def metavar(self) -> str:
         return " ".join(a.usage() for a in self.args)
+
+    def option_lines(self, game: Game | None = None) -> list[tuple[str, str]]:
+        """Each option word the command takes and what it does: ``--help`` lists them (click
+        knows none of them, since options are read with the words, as a mail writes them)."""
+        lines: list[tuple[str, str]] = []
+        for arg in self.args:
+            if arg.game_params and game is not None:
+                lines += [(_param_word(p), _param_help(p)) for p in game.params]
+            lines += list(arg.meanings)
+        return lines
 
     @property
     def password_args(self) -> list[Arg]:

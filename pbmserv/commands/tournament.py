@@ -187,6 +187,14 @@ ADMIN = (
 )
 PLAYER = (NAME, Arg("userid", Kind.USERID), Arg("password", Kind.PASSWORD))
 
+CREATE_OPTIONS = (
+    ("--game=G", "the game played (two-player games only)"),
+    ("-PARAM[=V]", "the game's parameters, as in its challenge"),
+    ("--format=F", "roundrobin, swiss or knockout"),
+    ("--rounds=N", "Swiss only: rounds to play (default: log2 of the players, rounded up)"),
+    ("--double", "round robin only: every pairing plays twice, each side once"),
+)
+
 GROUP = Group(
     "tournament",
     "Tournaments: round robin, Swiss and knockout, two-player games only.",
@@ -203,6 +211,7 @@ GROUP = Group(
                     Kind.OPTIONS,
                     metavar="--game=G [-PARAM] --format=F [--rounds=N] [--double]",
                     takes_value=("game", "format", "rounds"),
+                    meanings=CREATE_OPTIONS,
                 ),
             ),
         ),

@@ -103,8 +103,19 @@ def click_command(spec: Command, prefix: str, game: Game | None = None) -> click
     params: list[click.Parameter] = [
         click.Argument(["args"], nargs=-1, type=click.UNPROCESSED, metavar=spec.metavar())
     ]
+    options = spec.option_lines(game)
+    epilog = None
+    if options:  # "\b": click keeps the lines as they are
+        width = max(len(word) for word, _ in options) + 2
+        lines = [f"  {word:<{width}}{meaning}" for word, meaning in options]
+        epilog = "\b\nOptions among the arguments:\n" + "\n".join(lines)
     return click.Command(
-        spec.name, callback=callback, params=params, context_settings=RAW, help=spec.help
+        spec.name,
+        callback=callback,
+        params=params,
+        context_settings=RAW,
+        help=spec.help,
+        epilog=epilog,
     )
 
 
