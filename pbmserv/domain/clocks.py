@@ -35,10 +35,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
-from pbmserv.domain import boards, moves, notify
-from pbmserv.domain.deadlines import DAY, forfeit_at, periods, periods_of, reminder_at
+from pbmserv.domain import boards, deadlines, moves, notify
+from pbmserv.domain.deadlines import forfeit_at, periods, periods_of, reminder_at
 from pbmserv.games.base import FORFEIT, Position
-from pbmserv.numbers import clock_days
 from pbmserv.render.board_mail import format_days
 from pbmserv.store.models import Board, BoardStatus, ClockBasis, ProposalKind, User
 from pbmserv.store.outage import unavailable
@@ -83,16 +82,11 @@ def _due(
     time_used: float | None,
     settings: Settings,
 ) -> datetime:
-    """:func:`check_board`'s conditions turned round: forfeit (or draw) when the last move is
-    ``forfeit`` days old or the total time is used up; nag ``nag`` days after the last move or
-    after the last nag since that move."""
+    """:func:`check_board`'s conditions turned round: the earlier of the forfeit (or draw) and
+    the next reminder, as :mod:`pbmserv.domain.deadlines` tells the players, a little early."""
     nag_days, forfeit_days = periods_of(options, settings.nag_days, settings.forfeit_days)
-    due = last + timedelta(days=forfeit_days)
-    total = clock_days(options.get("totaltime"))
-    if total is not None and time_used is not None:
-        due = min(due, last + timedelta(seconds=float(total) * DAY - time_used))
-    since = nagged if nagged is not None and nagged >= last else last
-    return min(due, since + timedelta(days=nag_days)) - EARLY
+    forfeit = deadlines.forfeit_moment(options, last, time_used, forfeit_days)
+    return min(forfeit, deadlines.reminder_moment(last, nagged, nag_days)) - EARLY
 
 
 def _seat_time(board: Board) -> float | None:

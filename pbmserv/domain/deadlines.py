@@ -60,14 +60,30 @@ def protected(user: User, now: datetime) -> bool:
     )
 
 
+def forfeit_moment(
+    options: dict[str, Any], last: datetime, time_used: float | None, forfeit_days: float
+) -> datetime:
+    """When the clock forfeits the seat to move, vacations aside: ``forfeit_days`` after the
+    last move, or sooner when its chess clock (``--totaltime``, ``time_used`` so far) runs
+    out.  The clock's scan (:func:`pbmserv.domain.clocks.due_time`) reads these columns raw."""
+    due = last + timedelta(days=forfeit_days)
+    total = clock_days(options.get("totaltime"))
+    if total is not None and time_used is not None:
+        due = min(due, last + timedelta(seconds=total * DAY - time_used))
+    return due
+
+
+def reminder_moment(last: datetime, nagged: datetime | None, nag_days: float) -> datetime:
+    """When the clock reminds the player to move next, vacations aside: ``nag_days`` after the
+    last move, or after the last reminder since that move."""
+    since = nagged if nagged is not None and nagged >= last else last
+    return since + timedelta(days=nag_days)
+
+
 def forfeit_at(board: Board, mover: User, time_used: float, forfeit_days: float) -> datetime:
     """When the clock forfeits the seat to move (``time_used``: its chess clock so far) if
     ``mover`` does not move before."""
-    last = board.last_move_at
-    due = last + timedelta(days=forfeit_days)
-    total = clock_days(board.options.get("totaltime"))
-    if total is not None:
-        due = min(due, last + timedelta(seconds=total * DAY - time_used))
+    due = forfeit_moment(board.options, board.last_move_at, time_used, forfeit_days)
     if mover.vacation_until is not None:
         due = max(due, mover.vacation_until + timedelta(days=GRACE_DAYS))
     return due
@@ -75,9 +91,7 @@ def forfeit_at(board: Board, mover: User, time_used: float, forfeit_days: float)
 
 def reminder_at(board: Board, mover: User, nag_days: float) -> datetime:
     """When the clock reminds ``mover`` next if he does not move before."""
-    last, nagged = board.last_move_at, board.nagged_at
-    since = nagged if nagged is not None and nagged >= last else last
-    due = since + timedelta(days=nag_days)
+    due = reminder_moment(board.last_move_at, board.nagged_at, nag_days)
     if mover.vacation_until is not None and due < mover.vacation_until:
         due = mover.vacation_until
     return due
