@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from test_robot_turns import pbmserv
-from test_robots import board, operator_ok
+from test_robots import _damage, board, operator, operator_ok
 
 from pbmserv.games import get_game
 from pbmserv.robots import accepts_draw, budget_of, votes
@@ -92,6 +92,21 @@ def test_an_answer_thought_about_while_the_board_moved_on_is_not_recorded(shell)
         assert votes.record(session, ask, agree, shell.clock.now) is None
     found = board(shell, 101)
     assert found.status is BoardStatus.active and [m.text for m in found.moves] == ["2"]
+
+
+def test_a_damaged_board_with_a_proposal_is_named_once_and_the_others_answered(shell):
+    shell.signup("alice")
+    operator_ok(shell, "robot add bot --game nim --level normal")
+    shell.ok("nim challenge alice bot -pile=8")  # 101: damaged below
+    shell.ok("nim challenge alice bot -pile=10")  # 102: healthy
+    shell.ok("nim move 101 alice pw-alice propose")
+    shell.ok("nim move 102 alice pw-alice propose")
+    _damage(shell, 101)
+    ran = operator(shell, "robot run --until-idle")
+    assert ran.status == 65, ran.body  # the store needs a look
+    assert ran.body.count("nim 101:") == 1 and "cannot be read (JSONDecodeError" in ran.body
+    assert "nim 102: bot accepts proposal #1. The game is drawn by agreement." in ran.body
+    assert board(shell, 101).status is BoardStatus.active  # nothing recorded on it
 
 
 def test_a_draw_is_judged_by_the_robots_own_side():

@@ -281,12 +281,12 @@ def run_pending(
     """
     unreadable = Unreadable() if unreadable is None else unreadable
     try:
-        done = _answered(votes.answer_proposals(sessions, settings, now, stop=stop))
+        answers = votes.answer_proposals(sessions, settings, now, stop=stop, unreadable=unreadable)
     except Stopped:  # the server stops: the answers are made after it starts again
         return []
     with readonly_sessions(settings.url)() as session:
         turns = pending(session, unreadable=unreadable)
-    done += unreadable.take()
+    done = _answered(answers) + unreadable.take()
     for turn in turns:
         if stop():
             break

@@ -23,6 +23,7 @@ import logging
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
@@ -33,8 +34,10 @@ from pbmserv.config import Settings
 from pbmserv.domain import boards, moves, notify, proposals
 from pbmserv.games import get_game
 from pbmserv.robots import accepts_draw, budget_of
+from pbmserv.robots.search import Stopped
 from pbmserv.store.db import readonly_sessions
 from pbmserv.store.models import Board, BoardStatus, Proposal, Robot, Seat
+from pbmserv.store.outage import unavailable
 
 log = logging.getLogger("pbmserv.robots")
 WHY_NOT = {
@@ -72,10 +75,21 @@ class Answer:
     note: str  # "robbie rejects proposal #1: a draw. It is closed."
 
 
-def asks(session: Session, board_ids: Collection[int] | None = None) -> list[Ask]:
+class Skips(Protocol):
+    """Where boards that fail are kept (:class:`pbmserv.robots.service.Unreadable`): one
+    damaged board must not stop every robot, nor fail in every pass of the server's loop."""
+
+    def skips(self, board: Board) -> bool: ...
+
+    def add(self, board: Board, userid: str, exc: Exception, *, failed: bool = False) -> None: ...
+
+
+def asks(
+    session: Session, board_ids: Collection[int] | None = None, unreadable: Skips | None = None
+) -> list[Ask]:
     """The answers robots owe: on active boards with an open proposal (only those of
     ``board_ids``, when given), every robot still in the game that has not accepted it, oldest
-    proposal first."""
+    proposal first.  A board whose position cannot be read goes to ``unreadable``."""
     query = (
         select(Board)
         .join(Proposal, Proposal.board_id == Board.id)
@@ -92,7 +106,16 @@ def asks(session: Session, board_ids: Collection[int] | None = None) -> list[Ask
     robots = {r.user_id: r for r in session.scalars(select(Robot))}
     out: list[Ask] = []
     for board in session.scalars(query):
-        position = boards.position_of(board)
+        if unreadable is not None and unreadable.skips(board):
+            continue
+        try:
+            position = boards.position_of(board)
+        except Exception as exc:  # noqa: BLE001 - one damaged board must not stop the others
+            if unavailable(exc) or unreadable is None:
+                raise
+            robot_seat = next(s for s in board.seats if s.user_id in robots)
+            unreadable.add(board, robot_seat.user.userid, exc)
+            continue
         vote = proposals.open_vote(session, board, position)
         proposal = next(iter(boards.open_proposals(session, board)), None)
         if vote is None or proposal is None:
@@ -162,20 +185,33 @@ def answer_proposals(
     now: Callable[[], datetime],
     board_ids: Collection[int] | None = None,
     stop: Callable[[], bool] | None = None,
+    unreadable: Skips | None = None,
 ) -> list[Answer]:
     """Robots answer the open proposals that wait for them (on ``board_ids`` only, when
-    given): read, think, then one short write per answer."""
+    given): read, think, then one short write per answer.  A board that fails (its position
+    cannot be read, or the answer fails on a fault of ours) goes to ``unreadable`` and the
+    others are answered."""
     with readonly_sessions(settings.url)() as session:
-        owed = asks(session, board_ids)
+        owed = asks(session, board_ids, unreadable)
     done: list[Answer] = []
     for ask in owed:
-        agree = decide(ask, stop)
         try:
+            agree = decide(ask, stop)
             with sessions() as session, session.begin():
                 answer = record(session, ask, agree, now())
         except (boards.BoardError, StaleDataError, IntegrityError) as exc:
             # the board moved on meanwhile (a move, another process's robot): nothing is owed
             log.info("robot %s on %s %d: no answer (%s)", ask.userid, ask.game, ask.number, exc)
+            continue
+        except Stopped:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one bad board must not stop the other robots
+            if unavailable(exc) or unreadable is None:
+                raise
+            with readonly_sessions(settings.url)() as session:
+                board = session.get(Board, ask.board_id)
+                if board is not None:
+                    unreadable.add(board, ask.userid, exc, failed=True)
             continue
         if answer is not None:
             log.info("robot %s on %s %d: %s", ask.userid, ask.game, ask.number, answer.note)
