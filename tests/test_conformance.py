@@ -291,3 +291,21 @@ def test_new_board_renders(name):
     game = get_game(name)
     for players in game.players:
         check_board(game.new(players))
+
+
+@pytest.mark.parametrize("name,players,params", VARIANTS)
+def test_a_resignation_that_ends_the_game_names_who_left_in_the_players_terms(
+    name, players, params
+):
+    """With two players the reason names the opponent ("the opponent resigned", "green
+    resigned"), never "the others" (a two-player tournament board read "the others forfeited
+    on time"); with more, never "the opponent"."""
+    position = get_game(name).new(players, params)
+    while position.to_move is not None:
+        position.play(RESIGN)
+    outcome = position.outcome()
+    assert outcome is not None and "resigned" in outcome.reason, outcome
+    if players == 2:
+        assert "the others" not in outcome.reason, outcome
+    else:
+        assert "the opponent" not in outcome.reason, outcome

@@ -492,6 +492,12 @@ class Position(ABC):
             words.append("forfeited on time")
         return " or ".join(words) or "resigned"
 
+    def gone(self, seats: Iterable[int]) -> str:
+        """Why the last player left won: "the opponent resigned" with two players, "the others
+        forfeited on time" with more (:meth:`left` says how)."""
+        who = "the opponent" if self.num_seats == 2 else "the others"
+        return f"{who} {self.left(seats)}"
+
     def live_seats(self) -> list[int]:
         """Seats still in play according to :meth:`seats`."""
         return [i for i, s in enumerate(self.seats()) if s.in_play]
@@ -520,5 +526,5 @@ class Position(ABC):
             return None
         resigned = any(i in self.resigned for i in range(self.num_seats))
         others = [i for i in range(self.num_seats) if i not in live]
-        why = f"the others {self.left(others)}" if resigned else "all opponents eliminated"
+        why = self.gone(others) if resigned else "all opponents eliminated"
         return Outcome(tuple(live), why)

@@ -301,7 +301,7 @@ class PlottoPosition(Position):
         if self.resigned:
             live = [s for s in range(self.num_seats) if s not in self.resigned]
             if len(live) <= 1:
-                return Outcome(tuple(live), f"the others {self.left(range(self.num_seats))}")
+                return Outcome(tuple(live), self.gone(range(self.num_seats)))
         return None
 
     def _state(self) -> Any:

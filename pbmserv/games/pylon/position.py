@@ -473,7 +473,7 @@ class PylonPosition(Position):
             return None
         live = [s for s in range(self.num_seats) if s not in self.resigned]
         if len(live) == 1:
-            return Outcome((live[0],), f"the others {self.left(range(self.num_seats))}")
+            return Outcome((live[0],), self.gone(range(self.num_seats)))
         sc = self.scores()
         best = max(sc[s] for s in live)
         top = tuple(s for s in live if sc[s] == best)
