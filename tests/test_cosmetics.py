@@ -230,6 +230,13 @@ def test_every_kind_of_mail_keeps_to_78_columns(shell, clock):
         say(line, **by_mail)
     _mail(shell, "bob@example.org", "moves", "ploy show 102\nploy resign 102 bob pw-bob\n")
     _mail(shell, "nobody@example.org", "Re: Pylon Board 102 bob", "a1\n")
+    # a refusal quotes the mail: a long Subject wraps (it made a line of 86 columns)
+    _mail(
+        shell,
+        "bob@example.org",
+        "tournament create mailt bob pw-bob --game=polis --format=swiss",
+        "",
+    )
     texts = [f"{a.subject}\n{a.body}" for a in answers]
     texts += [f"{m.subject}\n{m.body}" for m in shell.outbox()]
     assert any("Nag:" in t for t in texts) and any("forfeits: out of time" in t for t in texts)

@@ -57,7 +57,8 @@ def quote_mail(subject: str, text: str, mask: Callable[[str], str]) -> str:
     head = "\n".join(text.split("\n", QUOTED_LINES)[:QUOTED_LINES])
     lines = mask(head).splitlines()[:QUOTED_LINES]
     quoted = "\n".join(("> " + shortened(x)).rstrip() for x in lines)
-    return f"Your mail (Subject: {shortened(mask(subject))}):\n{quoted}\n"
+    head = fill(f"Your mail (Subject: {shortened(mask(subject))}):")  # a long one wraps
+    return f"{head}\n{quoted}\n"
 
 
 def shortened(line: str) -> str:
