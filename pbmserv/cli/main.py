@@ -41,11 +41,16 @@ class LazySessions:
         self.settings = settings
         self._factory: Any = None
         self.touched: set[int] = set()
+        self.newest_mail = 0  # the outbox's newest mail before the command: its own come after
 
     def __call__(self) -> Session:
         if self._factory is None:
             self._factory = open_store(self.settings, create=True)
             attach(self._factory, self.settings)
+            from pbmserv.domain.outgoing import newest_mail  # lazy: the store is open now
+
+            with self._factory() as session:
+                self.newest_mail = newest_mail(session)
         session = self._factory()
         event.listen(session, "after_flush", self._note_boards)
         return session
@@ -150,10 +155,10 @@ def _outbox_note(req: Request) -> None:
     """Say which mails this command left in the outbox (no server may be running to send them)."""
     if getattr(req.sessions, "_factory", None) is None:  # the command never opened the store
         return
-    from pbmserv.domain.outgoing import waiting_since  # lazy: only after a player command
+    from pbmserv.domain.outgoing import waiting_after  # lazy: only after a player command
 
     with req.sessions() as session:
-        count = waiting_since(session, req.now)
+        count = waiting_after(session, req.sessions.newest_mail)  # type: ignore[attr-defined]
     if count:
         noun = "mail waits" if count == 1 else "mails wait"
         click.echo(

@@ -65,10 +65,17 @@ def show_lines(session: Session, mail_id: int) -> list[str] | None:
     return [*lines, "", row.body.rstrip("\n")]
 
 
-def waiting_since(session: Session, since: datetime) -> int:
-    """How many mails created at or after ``since`` still wait to go out."""
+def newest_mail(session: Session) -> int:
+    """The id of the newest mail in the outbox (0: none): :func:`waiting_after` counts from it."""
+    return session.scalar(select(func.max(Outbox.id))) or 0
+
+
+def waiting_after(session: Session, newest: int) -> int:
+    """How many mails queued after mail ``newest`` still wait to go out: those of one shell
+    command (by their ids, not their times: under a clock pinned by ``PBMSERV_NOW`` every
+    command has the same time, and a command that queued nothing was told of earlier mails)."""
     query = select(func.count()).where(Outbox.status == OutboxStatus.pending)
-    return session.scalar(query.where(Outbox.created >= since)) or 0
+    return session.scalar(query.where(Outbox.id > newest)) or 0
 
 
 def delivery_lines(session: Session, now: datetime) -> list[str]:
