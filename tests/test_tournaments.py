@@ -112,7 +112,9 @@ def test_only_admins_create_and_start(shell):
     r = shell("tournament create two --game nim --format knockout --rounds 3")
     assert r.status == 1 and "Swiss" in r.body
     r = shell("tournament start cup", channel="mail")
-    assert r.status != 0  # mail must name an admin and his password
+    said = " ".join(r.body.split())  # mail must name an admin and his password, and says so
+    assert r.status == 1 and "by mail this needs an administrator's userid and password" in said
+    assert "tournament start NAME USERID PASSWORD" in said and "********" not in said, said
     shell.ok("tournament join cup ann pw-ann", channel="mail")
     r = shell("tournament start cup")
     assert r.status == 1 and "two players" in r.body

@@ -314,8 +314,10 @@ def admin(call: Call, *, refused: Callable[[str], Refused] = Refused) -> str:
     req, userid = call.req, call.args.get("userid")
     if req.trusted and userid is None:
         return "operator"
-    if userid is None:
-        raise click.UsageError(f"not enough arguments; usage: {call.usage}")
+    if userid is None:  # by mail (a shell needs none): refused, not a usage error, whose
+        # answer would mask every word of the line as a possible password
+        usage = call.usage.replace("[USERID PASSWORD]", "USERID PASSWORD")
+        raise refused(f"by mail this needs an administrator's userid and password: {usage}")
     login(req, userid, call.args["password"])
     admins = {normalise_userid(a) for a in req.settings.admins}
     if normalise_userid(userid) not in admins:
