@@ -109,6 +109,29 @@ def test_a_damaged_board_with_a_proposal_is_named_once_and_the_others_answered(s
     assert board(shell, 101).status is BoardStatus.active  # nothing recorded on it
 
 
+def test_the_servers_robots_answer_a_proposal(shell, settings, clock):
+    """The server's robot loop (mail's channel) answers as ``robot run`` does."""
+    from waiting import wait_until
+
+    from pbmserv.cli.server import Server
+
+    shell.signup("alice")
+    operator_ok(shell, "robot add bot --game nim --level normal")
+    shell.ok("nim challenge alice bot -pile=10")
+    shell.ok("nim move 101 alice pw-alice propose", channel="mail", sender="alice@example.org")
+    server = Server(settings, listen=False, clock=lambda: clock.now)
+    server.start()
+    try:
+        wait_until(
+            lambda: board(shell, 101).status is BoardStatus.finished,
+            "the server's robot to accept the draw on nim board 101",
+        )
+    finally:
+        server.stop()
+    found = board(shell, 101)
+    assert found.result == "draw agreed" and found.winners == [] and found.moves == []
+
+
 def test_a_draw_is_judged_by_the_robots_own_side():
     """With two sides the search's value is the mover's: turned round for the robot."""
     nim = get_game("nim")
