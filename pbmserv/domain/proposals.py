@@ -11,7 +11,7 @@ The rules, which the help texts and the README tell the players:
   classic words are taken only on a board that has had no other proposal, where they cannot
   be meant for another one.
 - An undo takes back the newest move a player sent and the entries it set off (forced
-  passes, queued moves of the others); the mails name each of them.  It never takes back an
+  passes, queued moves of the others, robots' replies); the mails name each of them.  It never takes back an
   entry that put a player out of the game (a resignation, a forfeit, an elimination): a
   player who is out stays out, so such an undo is refused when it is proposed.
 """
@@ -169,9 +169,11 @@ def describe(board: Board, proposal: Proposal) -> str:
 
 def _undo_length(moves: Sequence[MoveRecord]) -> int:
     """How many of the newest entries an undo takes back: the newest move a player sent
-    and the automatic entries after it (0: no player has moved)."""
+    and the entries after it that it set off, automatic ones and robots' replies (0: no
+    player has moved).  A robot replies at once, so without its reply the undo would take
+    back the robot's move, which the robot would only play again."""
     for back, entry in enumerate(reversed(moves), start=1):
-        if not entry.auto:
+        if not entry.auto and entry.source != "robot":
             return back
     return 0
 

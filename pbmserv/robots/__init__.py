@@ -93,19 +93,30 @@ def choose_move(
 def accepts_draw(
     position: Position, seat: int, budget: Budget, stop: Callable[[], bool] | None = None
 ) -> bool:
-    """Whether the robot in ``seat`` accepts a draw: only when its side stands worse, the line
-    of its rule of avoiding a repeated position when it is not worse (a draw offered in an even
-    or better position is refused, a lost one saved).
+    """Whether the robot in ``seat`` accepts a draw: only when its side stands worse by more
+    than its game's ``draw_margin`` (the tempo and a shallow search's noise make an even
+    position look a little worse for the side not to move), the line of its rule of avoiding a
+    repeated position when it is not worse: an even or better position is no reason.
 
-    It thinks as about a move, within ``budget``: the search's value when the robot is to move,
-    or with two sides the opponent's value turned round; with three or four sides and another
-    seat to move (whose search sees the game from that seat) its static evaluation.
+    With two sides it thinks as about a move, within ``budget``: the search's value, turned
+    round when the opponent is to move.  With three or four its static value against the best
+    placed opponent's (each seat's own evaluation: the paranoid or probing searches value a
+    line from the mover's side only, and their values are not centred on an even game).
     :class:`~pbmserv.robots.search.Stopped` when ``stop()`` turns true meanwhile."""
     adapter = adapter_for(position.game.name)
     team = adapter.team(position, seat)
-    if adapter.mover_team(position) == team:
-        return search(position, adapter, budget, stop=stop).score < 0
-    teams = {adapter.team(position, s) for s, info in enumerate(position.seats()) if info.in_play}
+    infos = position.seats()
+    teams = {adapter.team(position, s) for s, info in enumerate(infos) if info.in_play}
     if len(teams) == 2:
-        return search(position, adapter, budget, stop=stop).score > 0
-    return adapter.evaluate(position, team) < 0
+        value = search(position, adapter, budget, stop=stop).score
+        if adapter.mover_team(position) != team:
+            value = -value
+    else:
+        values = adapter.evaluate_seats(position)
+        rivals = [
+            values[s]
+            for s, info in enumerate(infos)
+            if info.in_play and adapter.team(position, s) != team
+        ]
+        value = values[seat] - max(rivals)
+    return value < -adapter.draw_margin

@@ -144,6 +144,7 @@ def live_seats(pos: PlottoPosition) -> list[int]:
 
 
 class PlottoAdapter(Adapter[PlottoPosition]):
+    draw_margin = 400  # a threat of an opponent's, not the tempo or a line in the making
     driver = "pvs"
     multiplayer = "probe"
 

@@ -109,6 +109,8 @@ class PloyAdapter(Adapter[PloyPosition]):
     """The search's view of Ploy.  The evaluation is kept incrementally: each child position
     carries per-army sums (in its ``analysis`` slot) updated from its parent's by the move alone."""
 
+    draw_margin = 160  # a shield: a piece down, not the tempo (15)
+
     driver = "mtdf"
     quiescence = 4
 

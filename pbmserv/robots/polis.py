@@ -35,6 +35,7 @@ TEMPO = 20
 
 
 class PolisAdapter(Adapter[PolisPosition]):
+    draw_margin = 100  # a dog down, not the tempo (20 and more near home)
     driver = "mtdf"
 
     def key(self, pos: PolisPosition) -> Any:

@@ -203,6 +203,7 @@ def standing(value: Sequence[int], pos: PylonPosition, seat: int) -> int:
 
 
 class PylonAdapter(Adapter[PylonPosition]):
+    draw_margin = 150  # a marble and a half down, not the tempo (half a marble)
     driver = "pvs"
     # probed three rounds deep with three or four seats, at every level: see the module
     # docstring for the measurements (issue 19)

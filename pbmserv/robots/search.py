@@ -98,6 +98,8 @@ class Adapter(Generic[P]):
     quiescence = 0  # plies of capture search at the horizon (not in the probe)
     multiplayer = "paranoid"  # or "probe": the search with more than two teams in play
     probe_rounds = 1  # rounds of replies in a probe's line (the robot's own best moves between)
+    draw_margin = 0  # how far below even a robot stands before it accepts a draw (above the
+    # tempo and the noise of a shallow search, so that an even position is no reason)
 
     def key(self, pos: P) -> Hashable:
         return pos.serialize()

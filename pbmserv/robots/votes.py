@@ -4,11 +4,11 @@ Why: a proposal passes only when every player still in the game accepts it, and 
 answered, so a human who offered a robot a draw, or asked to take back a slip, waited for an
 answer that never came (his next move closed the proposal unanswered).
 
-What a robot answers: a draw, yes only when it stands worse (:func:`pbmserv.robots.accepts_draw`,
-thought about within its level's budget as a move is); an undo, yes, unless it takes back the
-robot's own move: a robot lets another player's slip be taken back, as a friendly partner does,
-but its own move it would only play again (robots are deterministic), so that undo would change
-nothing but the record.
+What a robot answers: a draw, yes only when it stands clearly worse
+(:func:`pbmserv.robots.accepts_draw`, thought about within its level's budget as a move is); an
+undo, yes: a robot lets a slip be taken back, as a friendly partner does, and the undo takes
+back the human's move with the robots' replies to it
+(:func:`pbmserv.domain.proposals.undo_span`).
 
 As a robot's move (:mod:`pbmserv.robots.service`): a short read finds the answers owed, the
 robot thinks with no session open, and a short write records the answer only if the proposal is
@@ -18,7 +18,6 @@ human's answer; the board mail with the proposal's lines goes to the humans.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -40,10 +39,7 @@ from pbmserv.store.models import Board, BoardStatus, Proposal, Robot, Seat
 from pbmserv.store.outage import unavailable
 
 log = logging.getLogger("pbmserv.robots")
-WHY_NOT = {
-    "draw": "A robot accepts a draw only when it stands worse.",
-    "undo": "A robot does not take back its own move: it would play the same move again.",
-}
+DRAW_REFUSED = "A robot accepts a draw only when it stands clearly worse."
 
 
 @dataclass(frozen=True)
@@ -62,7 +58,6 @@ class Ask:
     seat: int
     level: str
     state: str  # the serialised position
-    own_move: bool  # an undo that would take back the robot's own move
 
 
 @dataclass(frozen=True)
@@ -120,10 +115,6 @@ def asks(
         proposal = next(iter(boards.open_proposals(session, board)), None)
         if vote is None or proposal is None:
             continue
-        taker = None  # whose move an undo takes back
-        if vote.kind == "undo":
-            with contextlib.suppress(boards.BoardError):  # (refused again when it would pass)
-                taker = proposals.undo_span(board)[0].user_id
         for seat in sorted(board.seats, key=lambda s: s.index):
             robot = robots.get(seat.user_id)
             if robot is None or seat.user_id not in vote.waiting:
@@ -143,7 +134,6 @@ def asks(
                     live[0] if live else seat.index,
                     robot.level,
                     position.serialize(),
-                    taker == seat.user_id,
                 )
             )
     return out
@@ -152,7 +142,7 @@ def asks(
 def decide(ask: Ask, stop: Callable[[], bool] | None = None) -> bool:
     """The robot's answer (True: accept), thought about with no database session open."""
     if ask.kind == "undo":
-        return not ask.own_move
+        return True
     position = get_game(ask.game).position_class.deserialize(ask.state)
     return accepts_draw(position, ask.seat, budget_of(ask.level), stop)
 
@@ -173,7 +163,7 @@ def record(session: Session, ask: Ask, agree: bool, now: datetime) -> Answer | N
     user = next(s.user for s in board.seats if s.user_id == ask.user_id)
     word = "accept" if agree else "reject"
     note, position = moves.vote(session, board, position, user, word, now, ask.proposal)
-    notes = [note] if agree else [note, WHY_NOT[ask.kind]]
+    notes = [note] if agree else [note, DRAW_REFUSED]
     after = proposals.open_vote(session, board, position)
     notify.board_mail(session, board, position, notes, now, actor=user, vote=after)
     return Answer(ask.game, ask.number, ask.userid, note)
