@@ -176,3 +176,23 @@ def test_no_robot_takes_a_draw_at_the_start(name, players):
     for seat in range(players):
         for level in ("easy", "normal") if players == 2 else ("easy",):
             assert not accepts_draw(position, seat, budget_of(level)), (seat, level)
+
+
+def test_a_proposal_made_while_the_robot_thinks_is_answered_before_its_move(
+    shell, settings, sessions, clock
+):
+    """The robot's move closed a proposal made while it thought, unanswered and unsaid."""
+    from pbmserv.robots.service import ASKED_MEANWHILE, pending, play_turn, run_pending
+
+    shell.signup("alice")
+    operator_ok(shell, "robot add bot --game nim --level normal")
+    shell.ok("nim challenge bot alice -pile=9")  # the robot is to move (and wins from 9)
+    with sessions() as session:
+        [turn] = pending(session)  # the robot has read its turn and thinks...
+    shell.ok("nim move 101 alice pw-alice propose")  # ...when alice offers a draw
+    result = play_turn(sessions, settings, turn, lambda: clock.now)
+    assert not result.played and result.text == ASKED_MEANWHILE
+    assert board(shell, 101).moves == []
+    done = run_pending(sessions, settings, lambda: clock.now)
+    assert [d.text for d in done][0] == "bot rejects proposal #1: a draw. It is closed."
+    assert [m.text for m in board(shell, 101).moves] == ["1"]  # then it moved

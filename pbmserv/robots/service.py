@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
 
 from pbmserv.config import Settings
-from pbmserv.domain import accounts, boards, moves, notify
+from pbmserv.domain import accounts, boards, moves, notify, proposals
 from pbmserv.errors import reason
 from pbmserv.games import get_game
 from pbmserv.games.base import MoveError
@@ -211,6 +211,9 @@ def play_turn(
                 _decline(session, when, board, user)
             else:
                 _play(session, when, board, user, text, turn.ply)
+    except _AskedMeanwhile as exc:
+        log.info("robot %s on %s %d: %s", turn.userid, turn.game, turn.number, exc)
+        return Done(turn.game, turn.number, turn.userid, ASKED_MEANWHILE, False)
     except _MovedOn as exc:  # a lost race (another process's robot, an undo): no news
         log.info("robot %s on %s %d: %s", turn.userid, turn.game, turn.number, exc)
         return Done(turn.game, turn.number, turn.userid, "the board changed meanwhile", False)
@@ -226,12 +229,25 @@ class _MovedOn(Exception):
     """The board moved on while the robot thought: its move is not played."""
 
 
+class _AskedMeanwhile(_MovedOn):
+    """A proposal the robot must answer was made while it thought: it answers first."""
+
+
+ASKED_MEANWHILE = "did not move: a proposal was made while it thought, and it answers that first"
+
+
 def _play(session: Session, now: datetime, board: Board, user: User, text: str, ply: int) -> None:
     position = boards.position_of(board)
     if board.status is BoardStatus.active and position.ply + 1 != ply:  # (the ply guard's words
         raise _MovedOn(  # are a mail's: "since your mail was written")
             f"the board moved on while the robot thought about move {ply} (move "
             f"{position.ply + 1} is due: another process or an undo came first); not played"
+        )
+    vote = proposals.open_vote(session, board, position)
+    if vote is not None and user.id in vote.waiting:  # made while the robot thought
+        raise _AskedMeanwhile(
+            f"proposal #{vote.number} was made while the robot thought about move {ply}: it "
+            "answers the proposal first (its move would close it unanswered); not played"
         )
     played = moves.play(
         session, board, position, user, text, now=now, source="robot", expected_ply=ply
@@ -292,6 +308,11 @@ def run_pending(
             break
         try:
             result = play_turn(sessions, settings, turn, now, stop)
+            if not result.played and result.text == ASKED_MEANWHILE:
+                answers = votes.answer_proposals(
+                    sessions, settings, now, [turn.board_id], stop, unreadable
+                )
+                done += _answered(answers)
         except Stopped:  # the server stops: this turn is played after it starts again
             log.info(
                 "robot %s on %s %d: stopped while thinking", turn.userid, turn.game, turn.number
