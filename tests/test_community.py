@@ -18,6 +18,13 @@ def flat(text: str) -> str:
     return " ".join(text.split())
 
 
+def _to_move(shell, number=101, game="nim"):
+    """The userid of the player to move on a board (None once it is over)."""
+    with shell.sessions() as s:
+        board = s.scalar(select(Board).where(Board.game == game, Board.number == number))
+        return None if board.to_move_id is None else s.get(User, board.to_move_id).userid
+
+
 def new_mails(shell, before):
     return [(m.recipient.split("@")[0], m.subject) for m in shell.outbox()[before:]]
 
@@ -374,3 +381,44 @@ def test_the_chat_senders_copy_names_only_who_got_it(shell):
     shell.ok("polis subscribe 101 carol pw-carol")
     said = shell.ok("polis chat 101 alice pw-alice", comment="Hello")
     assert "\nSent to carol.\n" in said.body
+
+
+def test_a_player_out_of_a_game_that_goes_on_gets_its_result_not_every_move(shell):
+    """With robots playing on, two players who had resigned got 150 board mails each in 20
+    seconds: once out, a player gets the result, and the moves only if he subscribes."""
+    shell.signup("alice", "bob", "carol")
+    shell.ok("nim challenge alice bob carol -pile=15")
+    for who in ("alice", "bob", "carol"):  # (a resignation before one's first move declines)
+        shell.ok(f"nim move 101 {who} pw-{who} 1")
+    before = len(shell.outbox())
+    shell.ok("nim move 101 alice pw-alice resign")
+    told = [m for m in shell.outbox()[before:] if m.recipient == "alice@example.org"]
+    assert told == []  # (the resigning player's own answer is the command's)
+    shell.ok("nim move 101 bob pw-bob 1")
+    shell.ok("nim move 101 carol pw-carol 1")
+    assert "alice" not in [r for r, _ in new_mails(shell, before)]
+    watched = shell.ok("nim subscribe 101 alice pw-alice")
+    assert "alice now gets every mail of Nim board 101." in flat(watched.body)
+    before = len(shell.outbox())
+    shell.ok("nim move 101 bob pw-bob 1")
+    assert "alice" in [r for r, _ in new_mails(shell, before)]
+    shell.ok("nim unsubscribe 101 alice pw-alice")
+    before = len(shell.outbox())
+    shell.ok("nim move 101 carol pw-carol 1")
+    assert "alice" not in [r for r, _ in new_mails(shell, before)]
+    while (who := _to_move(shell)) is not None:
+        shell.ok(f"nim move 101 {who} pw-{who} 1")
+    assert "alice" in [r for r, _ in new_mails(shell, before)]  # the result
+
+
+def test_a_player_put_out_is_told_he_gets_the_result_only(shell):
+    shell.signup("alice", "bob", "carol")
+    shell.ok("nim challenge alice bob carol -pile=15")
+    for who in ("alice", "bob", "carol"):
+        shell.ok(f"nim move 101 {who} pw-{who} 1")
+    shell.ok("nim queue 101 bob pw-bob resign")
+    before = len(shell.outbox())
+    shell.ok("nim move 101 alice pw-alice 1")  # bob's queued resignation is played
+    [to_bob] = [m for m in shell.outbox()[before:] if m.recipient == "bob@example.org"]
+    assert "The game goes on without you: you get its result" in to_bob.body
+    assert "nim subscribe 101 USERID PASSWORD" in to_bob.body

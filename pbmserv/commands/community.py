@@ -40,10 +40,11 @@ def _subscribe(call: Call, kind: SubscriptionKind) -> None:
     with req.sessions() as session, session.begin():
         board = load_board(session, game, number)
         user = _user(session, user_id)
-        if boards.seats_of(board, user):
-            raise Refused(f"{user.userid} plays on board {number} and gets its mail anyway")
         if board.status is not BoardStatus.active:
             raise Refused(f"{game.display_name} board {number} is over")
+        position = boards.position_of(board)
+        if boards.seats_of(board, user) and user.id not in boards.gone_users(board, position):
+            raise Refused(f"{user.userid} plays on board {number} and gets its mail anyway")
         found = next((s for s in board.subscriptions if s.user_id == user.id), None)
         if found is None:
             board.subscriptions.append(Subscription(user=user, kind=kind))
@@ -52,7 +53,6 @@ def _subscribe(call: Call, kind: SubscriptionKind) -> None:
         session.flush()
         what = "every mail" if kind == SubscriptionKind.all else "the result only"
         lines = [f"{user.userid} now gets {what} of {game.display_name} board {number}."]
-        position = boards.position_of(board)
         due = deadlines.due(board, position)
         body = _text(lines) + "\n" + board_mail_body(board, position, due=due)
     answer(call.ctx, f"{game.display_name} Board {number} {word}", body)

@@ -182,6 +182,25 @@ def out_of_play(board: Board, position: Position, user: User) -> str | None:
     return why
 
 
+def gone_users(board: Board, position: Position) -> set[int]:
+    """The players out of a game that goes on without them: every seat of theirs resigned,
+    forfeited or eliminated, and no partner of theirs still in (a partnership player whose
+    partner plays on still wins or loses with him).  They get its result, not every move
+    (:func:`pbmserv.domain.mailmodes.admit`)."""
+    if board.status is not BoardStatus.active:
+        return set()
+    infos = position.seats()
+    in_game = set(position.live_seats()) - position.resigned
+    teams_in = {infos[s].team for s in in_game if infos[s].team is not None}
+    keep = {board.seats[s].user_id for s in in_game}
+    keep |= {
+        board.seats[i].user_id
+        for i, info in enumerate(infos)
+        if info.team is not None and info.team in teams_in
+    }
+    return {seat.user_id for seat in board.seats} - keep
+
+
 def not_your_turn(board: Board, position: Position, user: User) -> str:
     """Why a move of ``user`` is refused out of turn: whose turn it is, or that he is out."""
     out = out_of_play(board, position, user)

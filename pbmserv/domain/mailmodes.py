@@ -7,6 +7,7 @@ concerns him comes at once whatever it is:
 
 - the result of the game, and the mail that tells him he is out of it while it goes on (his
   forfeit, his queued resignation, a knock-out): mails to spectators always go out too;
+  once he is out he gets no more of its mails until the result (``subscribe`` brings them);
 - the clock's reminder, which is not a board mail of the mode at all: it is a mail of its own
   (``Nag: ...``, the subject players filter on), sent at once even to a digest player, since a
   digest may come a day later than the reminder's deadline allows (:func:`notify.nag_mail`).
@@ -28,7 +29,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from pbmserv.store import records
-from pbmserv.store.models import Board, BoardStatus, Seat, User
+from pbmserv.store.models import Board, BoardStatus, Seat, SubscriptionKind, User
 
 MODES = {
     "every": "a board mail for every move",
@@ -54,14 +55,22 @@ def mode_of(seat: Seat) -> str:
     return seat.notify or seat.user.notify or "every"
 
 
-def admit(board: Board, user: User, *, out: bool = False) -> Verdict:
+def admit(board: Board, user: User, *, out: bool = False, gone: bool = False) -> Verdict:
     """Whether a board mail to ``user`` goes out now (and note what it holds back).
 
-    ``out``: the mail tells him that he is out of the game (it goes on without him).
+    ``out``: the mail tells him that he is out of the game (it goes on without him);
+    ``gone``: he was out before it (:func:`pbmserv.domain.boards.gone_users`): he gets the
+    result, not the moves of the others, unless he subscribed to them (with robots playing
+    on, two players who resigned got 150 board mails each in 20 seconds).
     """
     seats = [s for s in board.seats if s.user_id == user.id]
     if not seats:
         return SEND
+    if gone and not out and board.status is BoardStatus.active:
+        watching = any(
+            s.user_id == user.id and s.kind == SubscriptionKind.all for s in board.subscriptions
+        )
+        return SEND if watching else HOLD
     mode = mode_of(seats[0])
     if mode == "every":
         return SEND

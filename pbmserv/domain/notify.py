@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from pbmserv.config import Settings
 from pbmserv.domain import deadlines, limits, mailmodes
-from pbmserv.domain.boards import position_of
+from pbmserv.domain.boards import gone_users, position_of
 from pbmserv.domain.mailmodes import admit
 from pbmserv.domain.proposals import open_vote
 from pbmserv.games.base import Position
@@ -61,13 +61,15 @@ def mail_users(
     board: Board | None = None,
     allow: Callable[[User, str], bool] | None = None,
     out: Collection[int] = (),
+    gone: Collection[int] = (),
     catch_up: Callable[[User, int], str] | None = None,
 ) -> int:
     """Queue ``body`` for every address of ``users``; return how many mails were queued.
 
     ``tail(user)`` is appended for that user only (the line the player to move sends back).
     A mail about ``board`` goes to a player only as his notification mode admits it (those in
-    ``out``, user ids, are told they are out of the game: they get it whatever their mode);
+    ``out``, user ids, are told they are out of the game: they get it whatever their mode;
+    those in ``gone`` were out before, and get no more of its mails but the result);
     one who does not get every mail gets ``catch_up(user, ply)`` instead of ``body``: the mail
     with the comments since ``ply``.  A mail goes to an address only if ``allow(user,
     address)`` (a cap) says so.
@@ -81,7 +83,7 @@ def mail_users(
             continue
         text = body
         if board is not None:
-            verdict = admit(board, user, out=user.id in out)
+            verdict = admit(board, user, out=user.id in out, gone=user.id in gone)
             if not verdict.send:
                 continue
             if verdict.since is not None and catch_up is not None:
@@ -214,6 +216,12 @@ def _insert_outbox() -> Insert:
     return insert(Outbox)
 
 
+GONE_NOTE = (
+    "\nThe game goes on without you: you get its result, and no more of its moves\n"
+    "unless you ask for them: {game} subscribe {number} USERID PASSWORD\n"
+)
+
+
 def audience(board: Board) -> list[User]:
     """Everybody who gets this board's mail now: players, ``subscribe`` spectators, and at the
     end the ``notify`` (result-only) spectators."""
@@ -262,6 +270,15 @@ def board_mail(
         missed += [c for c in said or () if c[0] != reader.userid]  # (not stored)
         return board_mail_body(board, position, notes=list(notes), said=missed, due=due)
 
+    gone = gone_users(board, position)
+    reply = reply_tail(board, position, vote)
+
+    def tail(user: User) -> str:
+        """The line to send back; for a player this mail puts out, what he gets from now on."""
+        if user.id in out and user.id in gone:
+            return reply(user) + GONE_NOTE.format(game=board.game, number=board.number)
+        return reply(user)
+
     mail_users(
         session,
         audience(board),
@@ -270,9 +287,10 @@ def board_mail(
         now,
         skip=actor,
         skip_address=sender,
-        tail=reply_tail(board, position, vote),
+        tail=tail,
         board=board,
         out=out,
+        gone=gone,
         catch_up=catch_up,
     )
     return subject, body
