@@ -359,3 +359,21 @@ def test_a_challenge_gives_every_player_at_least_a_day(shell, clock):
     assert tick(shell).nags == ["Nim 102 bob"]
     for days in (tournaments.NAG_DAYS, tournaments.FORFEIT_DAYS):  # what tournaments set
         assert clock_days(days) == days
+
+
+def test_the_clock_never_nags_nor_forfeits_a_robot(shell, clock):
+    """With no server or robot run playing its turns, tick nagged the robot and then forfeited
+    it: it lost a game it never had the chance to play."""
+    from test_robots import operator_ok
+
+    shell.signup("alice")
+    operator_ok(shell, "robot add bot --game nim --level easy")
+    shell.ok("nim challenge bot alice -pile=9")  # the robot is to move, and nobody plays it
+    for days in (8, 30):
+        clock.advance(days=days)
+        report = tick(shell)
+        assert report.nags == [] and report.forfeits == [], report
+    assert board(shell).status.value == "active" and nags(shell) == []
+    operator_ok(shell, "robot run")  # once it has moved, alice's clock runs as always
+    clock.advance(days=8)
+    assert [n.split()[-1] for n in tick(shell).nags] == ["alice"]

@@ -39,7 +39,7 @@ from pbmserv.domain import boards, deadlines, moves, notify
 from pbmserv.domain.deadlines import forfeit_at, periods, periods_of, reminder_at
 from pbmserv.games.base import FORFEIT, Position
 from pbmserv.render.board_mail import format_days
-from pbmserv.store.models import Board, BoardStatus, ClockBasis, ProposalKind, User
+from pbmserv.store.models import Board, BoardStatus, ClockBasis, ProposalKind, Robot, User
 from pbmserv.store.outage import unavailable
 
 log = logging.getLogger("pbmserv.domain.clocks")
@@ -170,8 +170,12 @@ def tick(sessions: sessionmaker[Session], settings: Settings, now: datetime) -> 
                 if board is not None and board.status is BoardStatus.active:
                     if session.bind is not None and session.bind.dialect.name == "postgresql":
                         session.refresh(board, with_for_update=True)
-                    check_board(session, settings, board, now, done)
-                    board.due_at = due_time(board, settings, _seat_time(board))
+                    mover = board.to_move_id
+                    if mover is not None and session.get(Robot, mover) is not None:
+                        board.due_at = NEVER  # a robot's turn: see check_board
+                    else:
+                        check_board(session, settings, board, now, done)
+                        board.due_at = due_time(board, settings, _seat_time(board))
         except Exception as exc:  # noqa: BLE001 - e.g. a move changed the board meanwhile: next tick
             if unavailable(exc):  # the database went away: the clock loop backs off, once
                 raise
@@ -193,6 +197,10 @@ def tick(sessions: sessionmaker[Session], settings: Settings, now: datetime) -> 
 def check_board(
     session: Session, settings: Settings, board: Board, now: datetime, report: TickReport
 ) -> None:
+    """Nag, forfeit or draw ``board`` when its player to move is late.  Never for a robot's
+    turn (the caller skips those): a robot is late only when no server or ``robot run``
+    plays its turns, and a robot forfeited by the clock lost a game it never had the chance
+    to play (a robot gets no reminder either: it has no mail)."""
     position = boards.position_of(board)
     mover = boards.user_to_move(board, position)
     if mover is None or position.to_move is None:
