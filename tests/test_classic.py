@@ -37,6 +37,21 @@ def test_message_goes_only_to_players_you_share_a_board_with(shell):
     assert "alice writes:\n\nhello\n" in _to(shell, "bob@example.org")[-1].body
 
 
+def test_a_message_to_a_robot_does_not_claim_it_went(shell):
+    """'Your message went to polibot', and no mail was made: robots get none."""
+    from test_robots import operator_ok
+
+    shell.signup("alice", "bob")
+    operator_ok(shell, "robot add polibot --game polis --level easy")
+    shell.ok("polis challenge alice polibot")
+    alone = shell("message alice pw-alice polibot", comment="Hello robot")
+    assert alone.status == 1 and "polibot: robots read no messages" in alone.body
+    shell.ok("polis challenge alice bob")
+    both = shell.ok("message alice pw-alice bob polibot", comment="Hello both")
+    said = " ".join(both.body.split())
+    assert "Your message went to bob:" in said and "Not to polibot: robots read no" in said
+
+
 def test_message_goes_only_to_players_of_an_unfinished_board(shell):
     """A game once played together is no lasting licence to mail each other."""
     shell.signup("alice", "bob")

@@ -72,6 +72,10 @@ def test_a_shell_move_gets_one_robot_reply_and_no_more(data):
     moved = pbmserv("ploy", "move", "101", "alice", "secret1", "a1+1", data=data)
     assert moved.returncode == 0, moved.stderr
     assert moved.stdout.count("Robot ") == 1 and "Robot r1 played" in moved.stdout
+    # and the shell says who acts next: here a robot, whose turn waits for a server or cron
+    assert "; robot r2 is to move: 'pbmserv serve' or 'pbmserv robot run' plays its turn." in (
+        moved.stdout
+    )
     shown = pbmserv("ploy", "show", "101", data=data)
     assert "To move: r2 (yellow)." in shown.stdout  # r2 and r3 wait for the server or cron
     assert "Robot" not in shown.stdout  # a command that is no move plays no robot

@@ -155,6 +155,7 @@ def test_a_shell_proposal_gets_the_robots_answer_at_once(tmp_path: Path):
     assert pbmserv("pylon", "challenge", "alice", "bot", data=data).returncode == 0
     moved = pbmserv("pylon", "move", "101", "alice", "secret1", "a1", data=data)
     assert moved.returncode == 0 and "Robot bot played" in moved.stdout, moved.stderr
+    assert "on pylon board 101; alice is to move." in moved.stdout
     undo = pbmserv("pylon", "move", "101", "alice", "secret1", "undo", data=data)
     assert undo.returncode == 0, undo.stderr
     assert "Robot bot on pylon board 101: bot accepts proposal #1. Moves 1 (a1, alice) and 2" in (

@@ -162,7 +162,7 @@ def _outbox_note(req: Request) -> None:
     if count:
         noun = "mail waits" if count == 1 else "mails wait"
         click.echo(
-            f"pbmserv: {count} {noun} in the outbox for the other players: "
+            f"pbmserv: {count} {noun} in the outbox: "
             "'pbmserv mail outbox list' lists them, 'pbmserv serve' sends them.",
             err=True,
         )
@@ -178,13 +178,20 @@ def _robots_answer(req: Request) -> None:
     touched = getattr(req.sessions, "touched", None)
     if touched is not None and not touched:  # the command changed no board
         return
-    from pbmserv.robots.service import answer_human  # lazy: robots load only after a game command
+    from pbmserv.robots.service import (
+        answer_human,  # lazy: robots load only after a game command
+        next_up,  # lazy, as above
+    )
 
     for done in answer_human(req.sessions, req.settings, lambda: req.now, req.now, touched):  # type: ignore[arg-type]
         if done.vote:
             print(f"Robot {done.userid} on {done.game} board {done.number}: {done.text}")
         elif done.played:
-            print(f"Robot {done.userid} played {done.text} on {done.game} board {done.number}.")
+            after = next_up(req.sessions, done.game, done.number)  # type: ignore[arg-type]
+            print(
+                f"Robot {done.userid} played {done.text} on {done.game} board {done.number}"
+                + (f"; {after}." if after else ".")
+            )
 
 
 if __name__ == "__main__":  # the installed scripts start in pbmserv.cli (see there)

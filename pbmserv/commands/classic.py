@@ -27,8 +27,17 @@ from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import accounts, boards, deadlines, notify
 from pbmserv.games.base import MoveError, ParamError
 from pbmserv.render.board_mail import board_key, board_mail_body, board_subject, reply_line
+from pbmserv.render.results import names
 from pbmserv.render.templates import render
-from pbmserv.store.models import Board, BoardStatus, Seat, Subscription, SubscriptionKind, User
+from pbmserv.store.models import (
+    Board,
+    BoardStatus,
+    Robot,
+    Seat,
+    Subscription,
+    SubscriptionKind,
+    User,
+)
 
 MAX_MESSAGE_RECIPIENTS = MAX_NAMED
 SEPARATOR = "\n" + "=" * 72 + "\n\n"
@@ -105,13 +114,23 @@ def message(call: Call) -> None:
             capped=not req.trusted,
         )
         refused = sent.refused
+        ids = [u.id for u in users]
+        robot_ids = set(session.scalars(select(Robot.user_id).where(Robot.user_id.in_(ids))))
+        robots = [u.userid for u in users if u.id in robot_ids]  # (they get no mail)
+        if robots and len(robots) == len(users):
+            raise Refused(f"{names(robots)}: {ROBOTS_READ_NOTHING}")
         if refused and not sent.mails:
             raise Refused(not_sent("your message", refused))
-        reached = [u.userid for u in users if u.userid not in refused]
+        reached = [u.userid for u in users if u.userid not in refused and u.userid not in robots]
     head = [f"Your message went to {', '.join(reached)}:", "", text]
     if refused:
         head += ["", not_sent("It", refused)]
+    if robots:
+        head += ["", f"Not to {names(robots)}: {ROBOTS_READ_NOTHING}"]
     answer(call.ctx, "pbmserv message", _verbatim(head))
+
+
+ROBOTS_READ_NOTHING = "robots read no messages (they have no mail)."
 
 
 def _verbatim(lines: list[str]) -> str:

@@ -387,6 +387,25 @@ def _answered(answers: list[votes.Answer]) -> list[Done]:
     return [Done(a.game, a.number, a.userid, a.note, True, vote=True) for a in answers]
 
 
+def next_up(sessions: sessionmaker[Session], game: str, number: int) -> str:
+    """Who acts next on a board after a robot's reply, for the shell that asked for it: a
+    human to move, or a robot whose turn waits for the server or ``pbmserv robot run`` (a
+    shell command plays one robot reply only); '' when the game is over."""
+    with sessions() as session:
+        board = session.scalar(select(Board).where(Board.game == game, Board.number == number))
+        if board is None or board.status is not BoardStatus.active or board.to_move_id is None:
+            return ""
+        mover = session.get(User, board.to_move_id)
+        if mover is None:
+            return ""
+        if session.get(Robot, mover.id) is None:
+            return f"{mover.userid} is to move"
+        return (
+            f"robot {mover.userid} is to move: 'pbmserv serve' or 'pbmserv robot run' plays its "
+            "turn"
+        )
+
+
 def run_until_idle(
     sessions: sessionmaker[Session],
     settings: Settings,
