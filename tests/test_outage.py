@@ -228,6 +228,8 @@ def test_an_outage_marks_no_robot_board_damaged_and_logs_no_clock_board(
     operator_ok(shell, "robot add r1 --game polis --level easy")
     operator_ok(shell, "robot add r2 --game polis --level easy")
     shell.ok("polis challenge r1 r2")
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")  # the clock looks at humans' turns only
     monkeypatch.setattr(service, "_turn", Flaky(service._turn))
     unreadable = service.Unreadable()
     with sessions() as session, pytest.raises(OperationalError):
