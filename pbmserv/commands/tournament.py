@@ -14,7 +14,7 @@ import click
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from pbmserv.commands.common import admin, call_login, whole_number
+from pbmserv.commands.common import admin, call_login, text, whole_number
 from pbmserv.commands.dispatch import Refused, answer, error_subject
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
 from pbmserv.domain import tournaments
@@ -130,10 +130,10 @@ def withdraw(call: Call) -> None:
         user = session.get(User, user_id)
         assert user is not None
         try:
-            notes = tournaments.withdraw(session, tournament, user, req.now)
+            notes = tournaments.withdraw(session, tournament, user, req.now, req.comment)
         except tournaments.TournamentError as exc:
             raise _refused(str(exc), tournament.name) from None
-        body = "\n".join(notes) + "\n\n" + tournaments.standings_text(tournament)
+        body = text(notes) + "\n" + tournaments.standings_text(tournament)
     answer(ctx, f"{SUBJECT} {tournament.name} withdrawn", body)
 
 
@@ -217,7 +217,7 @@ GROUP = Group(
         ),
         Command("start", start, "Seed the players and pair round 1 (admins).", (NAME, *ADMIN)),
         Command("join", join, "Enter a tournament before it starts.", PLAYER),
-        Command("withdraw", withdraw, "Leave; running games are resigned.", PLAYER),
+        Command("withdraw", withdraw, "Leave; your running games end as losses.", PLAYER),
         Command(
             "standings",
             standings,

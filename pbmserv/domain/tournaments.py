@@ -25,7 +25,8 @@ them out on ordinary boards.
 - Knockout: a seeded bracket (1-8, 4-5, 2-7, 3-6 for eight; byes to the top seeds when the count
   is not a power of two); winners advance, the higher seed moves first.  A tie is replayed once
   with seats swapped; if the replay is also a tie the higher seed advances.
-- A player who withdraws is paired no more; his running tournament games are resigned.
+- A player who withdraws is paired no more.  His running games end at once as his losses
+  (:func:`withdraw`).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from pbmserv.domain.pairing import (
     swiss_pairs,
 )
 from pbmserv.games import get_game
+from pbmserv.render.results import names, winners
 from pbmserv.render.templates import render
 from pbmserv.store.models import (
     Board,
@@ -163,8 +165,13 @@ def join(session: Session, tournament: Tournament, user: User, now: datetime) ->
     session.flush()
 
 
-def withdraw(session: Session, tournament: Tournament, user: User, now: datetime) -> list[str]:
-    """Take ``user`` out; before the start he just leaves.  Returns notes."""
+def withdraw(
+    session: Session, tournament: Tournament, user: User, now: datetime, comment: str = ""
+) -> list[str]:
+    """Take ``user`` out; before the start he just leaves.  Each running game of his ends at
+    once as his loss, whoever is to move: a game left running could still be won by him (on
+    his opponent's forfeit).  ``comment`` goes to his opponents with the boards.  Returns
+    the notes of his answer: one per game ended."""
     player = next((p for p in tournament.players if p.user_id == user.id), None)
     if player is None or player.withdrawn:
         raise TournamentError(f"{user.userid} does not play in tournament {tournament.name}")
@@ -180,24 +187,51 @@ def withdraw(session: Session, tournament: Tournament, user: User, now: datetime
         board = row.board
         if board is None or board.status is not BoardStatus.active:
             continue
-        if user.id not in (row.first_id, row.second_id):
-            continue
-        position = boards.position_of(board)
-        mover = boards.user_to_move(board, position)
-        name = board_name(tournament.id, row.round, row.number)
-        if mover is not None and mover.id == user.id:
-            played = boards.play_move(
-                session, board, position, user, "resign", now=now, source="withdraw"
-            )
-            board_finished(session, board, now)
-            notify.board_mail(session, board, played.position, played.notes, now, out=played.out)
-        else:
-            boards.queue_resign(board, user)
-            notes.append(f"His resignation on {name} is queued for his turn.")
+        if user.id in (row.first_id, row.second_id):
+            notes.append(_end_game(session, tournament, row, board, user, comment, now))
+    if len(notes) == 1:
+        nobody = " His comment goes to nobody." if comment.strip() else ""
+        notes.append(f"No game of his was running.{nobody}")
     session.flush()
     if tournament.status == TournamentStatus.running:
         _advance_if_done(session, tournament, now)
     return notes
+
+
+def _end_game(
+    session: Session,
+    tournament: Tournament,
+    row: TournamentGame,
+    board: Board,
+    user: User,
+    comment: str,
+    now: datetime,
+) -> str:
+    """End the running game ``board`` of ``user``, who withdraws, as his loss, take its
+    result and mail it with his ``comment``; the note of his answer.  On his turn he resigns
+    (as ``resign`` would); otherwise the board ends without a move, as a draw by agreement
+    does."""
+    position = boards.position_of(board)
+    left = f"{user.userid} withdrew from tournament {tournament.name}"
+    mover = boards.user_to_move(board, position)
+    said: list[tuple[str, str]] | None = None
+    if mover is not None and mover.id == user.id:
+        played = boards.play_move(
+            session, board, position, user, "resign", now=now, source="withdraw", comment=comment
+        )
+        position, notes, out = played.position, [*played.notes, f"{left}."], played.out
+        how = "He resigned on"
+    else:
+        others = [s.index for s in board.seats if s.user_id != user.id]
+        boards.finish_off_board(session, board, left, now, others)
+        notes, out = [f"{left}: the game ends as his loss."], frozenset({user.id})
+        said = [(user.userid, comment.strip())] if comment.strip() else []
+        how = "His game ends without a move on"
+    board_finished(session, board, now)
+    notify.board_mail(session, board, position, notes, now, with_comment=True, said=said, out=out)
+    name = board_name(tournament.id, row.round, row.number)
+    game = get_game(board.game).display_name
+    return f"{how} {name} ({game} board {board.number}): {names(winners(board))} wins."
 
 
 def start(session: Session, tournament: Tournament, now: datetime) -> None:
