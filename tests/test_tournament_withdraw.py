@@ -14,7 +14,7 @@ from sqlalchemy import select
 from starlette.testclient import TestClient
 from tournament_play import board_of, pairings, play, table
 
-from pbmserv.domain import clocks
+from pbmserv.domain import clocks, tournaments
 from pbmserv.store.models import Board, BoardStatus, Proposal, Rating, Seat, TournamentGame
 from pbmserv.web.app import create_app
 
@@ -98,3 +98,125 @@ def test_withdrawal_without_a_running_game_says_so(shell):
     with shell.sessions() as s:
         seats = s.scalars(select(Seat).where(Seat.queued_resign.is_(True))).all()
         assert seats == []
+
+
+# ----------------------------------------------------------------------------- never paired again
+
+
+def standing_names(shell, name: str) -> list[tuple[str, str]]:
+    with shell.sessions() as s:
+        return [(x.userid, x.status) for x in tournaments.standings(tournaments.find(s, name))]
+
+
+def test_knockout_passes_a_withdrawn_winner_over_and_his_opponent_advances(shell):
+    players = [f"p{i}" for i in range(1, 9)]
+    shell.signup(*players)
+    shell.ok("tournament create ko --game nim -pile=1 --format knockout")
+    for u in players:
+        shell.ok(f"tournament join ko {u} pw-{u}")
+    shell.ok("tournament start ko")
+    assert pairings(shell, 1, 1) == [("p1", "p8"), ("p4", "p5"), ("p2", "p7"), ("p3", "p6")]
+    play(shell, "t1r1b1", "first")  # p1 wins, then withdraws before round 2 is paired
+    shell.ok("tournament withdraw ko p1 pw-p1")
+    play(shell, "t1r1b4", "draw")  # p3 - p6 tied: a replay is due once the round is over
+    shell.ok("tournament withdraw ko p6 pw-p6")  # ... but p6 withdraws: p3 advances
+    play(shell, "t1r1b2", "first")  # p4
+    play(shell, "t1r1b3", "first")  # p2
+    assert len(pairings(shell, 1, 1)) == 4  # no replay of p3 - p6
+    assert pairings(shell, 1, 2) == [("p4", ""), ("p2", "p3")]  # p1's place: p4 has a bye
+    play(shell, "t1r2b2", "first")  # p2
+    assert pairings(shell, 1, 3) == [("p2", "p4")]
+    play(shell, "t1r3b1", "second")  # p2 resigns: p4 wins the final
+    ranked = standing_names(shell, "ko")
+    assert ranked[:2] == [("p4", ""), ("p2", "out in round 3")]
+    # out in round 2 both, p1 (who did not play it) on his better score
+    assert ranked[2:4] == [("p1", "withdrawn"), ("p3", "out in round 2")]
+    final = [m for m in shell.outbox() if m.subject == "Tournament ko final standings"]
+    assert final and "Finished. p4 wins tournament ko." in final[0].body
+
+
+def knockout_of_four(shell) -> None:
+    """Tournament ``ko`` of Nim with two stones: round 1 is ann-dan (t1r1b1) and bob-cat
+    (t1r1b2), ann and bob to move (taking both stones wins)."""
+    shell.signup("ann", "bob", "cat", "dan")
+    shell.ok("tournament create ko --game nim -pile=2 --format knockout")
+    for u in ("ann", "bob", "cat", "dan"):
+        shell.ok(f"tournament join ko {u} pw-{u}")
+    shell.ok("tournament start ko")
+    assert pairings(shell, 1, 1) == [("ann", "dan"), ("bob", "cat")]
+
+
+def test_a_finalist_who_withdraws_before_the_final_ranks_below_the_winner(shell):
+    knockout_of_four(shell)
+    shell.ok("nim move t1r1b1 ann pw-ann 2")  # ann wins ...
+    shell.ok("tournament withdraw ko ann pw-ann")  # ... and leaves before the final
+    shell.ok("nim move t1r1b2 bob pw-bob 2")  # bob: the last player left
+    assert pairings(shell, 1, 2) == []
+    assert standing_names(shell, "ko")[:2] == [("bob", ""), ("ann", "withdrawn")]
+    final = [m for m in shell.outbox() if m.subject == "Tournament ko final standings"]
+    assert [m.recipient for m in final] == [f"{u}@example.org" for u in ("bob", "cat", "dan")]
+    assert "Finished. bob wins tournament ko." in final[0].body
+    assert "bob wins tournament ko." in shell.ok("tournament standings ko").body
+
+
+def test_a_finalist_who_withdraws_during_the_final_loses_it(shell, settings, clock):
+    knockout_of_four(shell)
+    shell.ok("nim move t1r1b1 ann pw-ann 2")
+    shell.ok("nim move t1r1b2 bob pw-bob 2")
+    assert pairings(shell, 1, 2) == [("ann", "bob")]  # ann to move
+    shell.ok("tournament withdraw ko bob pw-bob")
+    assert standing_names(shell, "ko")[:2] == [("ann", ""), ("bob", "withdrawn")]
+    body = shell.ok("tournament standings ko").body
+    assert "Finished. ann wins tournament ko." in body
+    page = TestClient(create_app(settings, lambda: clock.now)).get("/tournaments/ko").text
+    assert "ann</a> wins." in page
+
+
+def test_swiss_pairs_a_withdrawn_player_no_more(shell):
+    shell.signup("ann", "bob", "cat", "dan")
+    shell.ok("tournament create sw --game nim -pile=1 --format swiss --rounds 3")
+    for u in ("ann", "bob", "cat", "dan"):
+        shell.ok(f"tournament join sw {u} pw-{u}")
+    shell.ok("tournament start sw")
+    play(shell, "t1r1b1", "first")  # ann beats cat
+    shell.ok("tournament withdraw sw dan pw-dan")  # dan to move on t1r1b2: he resigns
+    for round_ in (2, 3):
+        paired = pairings(shell, 1, round_)
+        assert len(paired) == 2 and "dan" not in {p for pair in paired for p in pair}
+        assert ("", "") not in paired and sum(1 for _, b in paired if b == "") == 1  # a bye
+        for number in range(1, 3):
+            if paired[number - 1][1]:
+                play(shell, f"t1r{round_}b{number}", "first")
+
+
+def test_round_robin_scores_a_withdrawn_players_later_games_as_forfeits(shell):
+    shell.signup("ann", "bob", "cat", "dan")
+    shell.ok("tournament create rr --game nim -pile=1 --format roundrobin")
+    for u in ("ann", "bob", "cat", "dan"):
+        shell.ok(f"tournament join rr {u} pw-{u}")
+    shell.ok("tournament start rr")
+    # R1 ann-dan bob-cat, R2 cat-ann dan-bob, R3 ann-bob cat-dan (test_tournaments)
+    shell.ok("tournament withdraw rr ann pw-ann")  # to move on t1r1b1: dan wins
+    play(shell, "t1r1b2", "first")  # bob beats cat
+    assert pairings(shell, 1, 2) == [("dan", "bob"), ("cat", "ann")]
+    rows = shell.ok("tournament pairings rr 2").body
+    assert [line.split() for line in rows.splitlines() if "forfeit" in line] == [
+        ["-", "-", "cat", "ann", "1-0", "forfeit"]
+    ]
+    play(shell, "t1r2b1", "first")  # dan beats bob
+    assert pairings(shell, 1, 3) == [("cat", "dan"), ("ann", "bob")]
+    round_mail = [m for m in shell.outbox() if m.subject == "Tournament rr round 3"][0]
+    assert "bob wins by forfeit: ann has withdrawn." in round_mail.body
+    assert sorted(m.recipient for m in shell.outbox() if m.subject == round_mail.subject) == [
+        f"{u}@example.org" for u in ("bob", "cat", "dan")
+    ]
+    play(shell, "t1r3b1", "second")  # cat resigns: dan wins
+    # dan 3 (ann, bob, cat), bob 2 (cat, ann by forfeit), cat 1 (ann by forfeit), ann 0
+    assert [(u, score) for u, score, _, _ in table(shell, "rr")] == [
+        ("dan", 3.0),
+        ("bob", 2.0),
+        ("cat", 1.0),
+        ("ann", 0.0),
+    ]
+    final = [m for m in shell.outbox() if m.subject == "Tournament rr final standings"]
+    assert len(final) == 3 and "Finished. dan wins tournament rr." in final[0].body

@@ -223,8 +223,10 @@ def test_withdraw(shell):
         board = s.scalar(select(Board).where(Board.number == number))
         assert board.status is BoardStatus.finished
     play(shell, "t1r1b2", "second")
-    # round 2 (3-1 4-2): ann is paired no more
-    assert pairings(shell, 1, 2) == [("dan", "bob")]
+    # round 2 (3-1 4-2): ann is paired no more; her game with cat is cat's forfeit win
+    assert pairings(shell, 1, 2) == [("dan", "bob"), ("cat", "ann")]
+    round_mail = [m for m in shell.outbox() if m.subject == "Tournament wd round 2"][0]
+    assert "cat wins by forfeit: ann has withdrawn." in round_mail.body
     r = shell("tournament withdraw wd ann pw-ann")
     assert r.status == 1
 

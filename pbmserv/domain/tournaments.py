@@ -24,9 +24,12 @@ them out on ordinary boards.
   rematches exists, rematches are allowed (and said so).
 - Knockout: a seeded bracket (1-8, 4-5, 2-7, 3-6 for eight; byes to the top seeds when the count
   is not a power of two); winners advance, the higher seed moves first.  A tie is replayed once
-  with seats swapped; if the replay is also a tie the higher seed advances.
+  with seats swapped; if the replay is also a tie the higher seed advances.  The last player
+  left wins.
 - A player who withdraws is paired no more.  His running games end at once as his losses
-  (:func:`withdraw`).
+  (:func:`withdraw`); in a knockout the player he would have met advances (and he ranks
+  below those still in), in a round robin his later games are forfeit wins of his opponents
+  (rows with no board), so that each opponent scores against him.
 """
 
 from __future__ import annotations
@@ -46,9 +49,9 @@ from pbmserv.domain.pairing import (
     LOSS,
     WIN,
     SwissInput,
-    bracket,
     circle_rounds,
-    knockout_results,
+    knockout_slots,
+    knockout_winners,
     standings,
     swiss_pairs,
 )
@@ -302,28 +305,27 @@ def _advance_if_done(session: Session, tournament: Tournament, now: datetime) ->
 
 
 def _over(tournament: Tournament) -> bool:
-    if tournament.format == TournamentFormat.knockout:
-        alive = [w for w, _ in knockout_results(tournament, tournament.current_round)]
-        playing = {p.user_id for p in tournament.players if not p.withdrawn}
-        return len(alive) <= 1 or len([w for w in alive if w in playing]) <= 1
-    active = [p for p in tournament.players if not p.withdrawn]
+    active = {p.user_id for p in tournament.players if not p.withdrawn}
+    if tournament.format == TournamentFormat.knockout:  # the last player left has won
+        ahead = knockout_slots(tournament, tournament.current_round + 1)
+        return len([p for p in ahead if p in active]) <= 1
     return tournament.current_round >= (tournament.rounds or 0) or len(active) < 2
 
 
 def _replays(session: Session, tournament: Tournament, now: datetime) -> bool:
-    """Knockout: a replay (seats swapped) for every match of the round tied once; True if any."""
+    """Knockout: a replay (seats swapped) for every match of the round tied once, unless a
+    player withdrew (the other advances); True if any."""
     round_ = tournament.current_round
     rows = [g for g in tournament.games if g.round == round_]
-    matches: dict[frozenset[int], list[TournamentGame]] = {}
-    for g in rows:
-        if g.second_id is not None:
-            matches.setdefault(frozenset((g.first_id, g.second_id)), []).append(g)
     number = len(rows)
-    for games in matches.values():
-        if len(games) == 1 and games[0].result == DRAW and games[0].second_id is not None:
+    for pair, winner in knockout_winners(tournament, round_).items():
+        games = [g for g in rows if g.second_id is not None and {g.first_id, g.second_id} == pair]
+        if winner is None and len(games) == 1 and games[0].result == DRAW:
             number += 1
-            pair = (games[0].second_id, games[0].first_id)
-            _make_board(session, tournament, round_, number, pair, now)
+            game = games[0]
+            assert game.second_id is not None
+            swapped = (game.second_id, game.first_id)
+            _make_board(session, tournament, round_, number, swapped, now)
     if number > len(rows):
         _round_mail(session, tournament, now, replay=True)
         return True
@@ -331,19 +333,27 @@ def _replays(session: Session, tournament: Tournament, now: datetime) -> bool:
 
 
 def _next_round(session: Session, tournament: Tournament, now: datetime) -> None:
+    """Pair the next round and mail it.  A withdrawn player is never paired again: Swiss and
+    knockout pass him over (in knockout the player he would have met advances), and his
+    games of a round robin's fixed schedule are scored as forfeit wins of his opponents."""
     tournament.current_round += 1
     round_ = tournament.current_round
     notes: list[str] = []
-    active = [p for p in tournament.players if not p.withdrawn]
+    withdrawn = {p.user_id for p in tournament.players if p.withdrawn}
     by_seed = {p.seed: p.user_id for p in tournament.players}
     pairs: list[tuple[int, int | None]] = []
+    forfeits: list[tuple[int, int]] = []  # (first, second) of games not played
     if tournament.format == TournamentFormat.roundrobin:
         schedule = circle_rounds(sorted(p.seed or 0 for p in tournament.players), tournament.double)
-        withdrawn = {p.seed for p in tournament.players if p.withdrawn}
         for a, b in schedule[round_ - 1]:
-            if a in withdrawn or b in withdrawn:
+            first, second = by_seed[a], None if b == -1 else by_seed[b]
+            if first in withdrawn and (second is None or second in withdrawn):
                 continue
-            pairs.append((by_seed[a], None if b == -1 else by_seed[b]))
+            if second in withdrawn or first in withdrawn:
+                assert second is not None
+                forfeits.append((first, second))
+            else:
+                pairs.append((first, second))
     elif tournament.format == TournamentFormat.swiss:
         table = standings(tournament)
         ranked = [s.user_id for s in table if s.status != "withdrawn"]
@@ -362,32 +372,24 @@ def _next_round(session: Session, tournament: Tournament, now: datetime) -> None
         if rematches:
             notes.append("No pairing without rematches was possible; some players meet again.")
     else:
-        if round_ == 1:
-            size = 2 ** math.ceil(math.log2(max(2, len(active))))
-            order = bracket(size)
-            n = len(tournament.players)
-            for i in range(0, size, 2):
-                a, b = order[i], order[i + 1]
-                if a > n and b > n:
-                    continue
-                if b > n:
-                    pairs.append((by_seed[a], None))
-                elif a > n:
-                    pairs.append((by_seed[b], None))
-                else:
-                    pairs.append((by_seed[min(a, b)], by_seed[max(a, b)]))
-        else:
-            seeds = {p.user_id: p.seed or 0 for p in tournament.players}
-            winners = [w for w, _ in knockout_results(tournament, round_ - 1)]
-            for i in range(0, len(winners), 2):
-                group = [w for w in winners[i : i + 2] if w is not None]
-                if len(group) == 2:
-                    a, b = sorted(group, key=seeds.__getitem__)
-                    pairs.append((a, b))
-                elif group:
-                    pairs.append((group[0], None))
+        seeds = {p.user_id: p.seed or 0 for p in tournament.players}
+        slots = [None if p in withdrawn else p for p in knockout_slots(tournament, round_)]
+        for upper, lower in zip(slots[::2], slots[1::2], strict=True):
+            group = sorted((p for p in (upper, lower) if p is not None), key=seeds.__getitem__)
+            if group:
+                pairs.append((group[0], group[1] if len(group) == 2 else None))
     for number, pair in enumerate(pairs, start=1):
         _make_board(session, tournament, round_, number, pair, now)
+    names = {p.user_id: p.user.userid for p in tournament.players}
+    for number, (first, second) in enumerate(forfeits, start=len(pairs) + 1):
+        result = WIN if second in withdrawn else LOSS
+        tournament.games.append(
+            TournamentGame(
+                round=round_, number=number, first_id=first, second_id=second, result=result
+            )
+        )
+        winner, loser = (first, second) if result == WIN else (second, first)
+        notes.append(f"{names[winner]} wins by forfeit: {names[loser]} has withdrawn.")
     session.flush()
     _round_mail(session, tournament, now, notes=notes)
     # a round of byes only (or games ended at once) goes straight on
@@ -441,15 +443,13 @@ def pairing_rows(tournament: Tournament, round_: int) -> list[tuple[str, str, st
             rows.append(("-", "-", names[g.first_id], "(bye)", "bye"))
             continue
         result = str(g.result or ("" if g.board is None else "playing"))
-        rows.append(
-            (
-                board_name(tournament.id, g.round, g.number),
-                str(g.board.number) if g.board else "-",
-                names[g.first_id],
-                names[g.second_id],
-                {str(WIN): "1-0", str(LOSS): "0-1", str(DRAW): "1/2-1/2"}.get(result, result),
-            )
-        )
+        result = {str(WIN): "1-0", str(LOSS): "0-1", str(DRAW): "1/2-1/2"}.get(result, result)
+        if g.board is None:  # a round robin's game of a withdrawn player: never played
+            rows.append(("-", "-", names[g.first_id], names[g.second_id], f"{result} forfeit"))
+            continue
+        name = board_name(tournament.id, g.round, g.number)
+        first, second = names[g.first_id], names[g.second_id]
+        rows.append((name, str(g.board.number), first, second, result))
     return rows
 
 
@@ -486,12 +486,24 @@ def pairings_text(tournament: Tournament, rounds: Sequence[int]) -> str:
     )
 
 
+def winner(tournament: Tournament) -> str | None:
+    """The userid of the winner of a finished tournament: the first of the standings; in a
+    knockout the last player left, none when the last players withdrew."""
+    first = standings(tournament)[0]
+    if tournament.format == TournamentFormat.knockout and first.status:
+        return None  # withdrawn, or out: nobody is left
+    return first.userid
+
+
 def _status_line(tournament: Tournament) -> str:
     if tournament.status == TournamentStatus.open:
         names = ", ".join(p.user.userid for p in tournament.players) or "nobody yet"
         return f"Open for entries; joined: {names}."
     if tournament.status == TournamentStatus.finished:
-        return "Finished."
+        won = winner(tournament)
+        if won is None:
+            return "Finished. Nobody is left to win it: the last players withdrew."
+        return f"Finished. {won} wins tournament {tournament.name}."
     return f"Round {tournament.current_round} of {tournament.rounds} is being played."
 
 
