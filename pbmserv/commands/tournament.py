@@ -1,11 +1,13 @@
 """The ``tournament`` commands, the same by mail and from a shell.
 
 Players: ``join``, ``withdraw`` (with userid and password), ``standings``, ``pairings``,
-``list``.  Administrators: ``create`` and ``start``: from the shell (the local operator) with no
-credentials, by mail with the userid and password of a user named in ``Settings.admins``::
+``list``.  Administrators: ``create``, ``start`` and ``cancel``: from the shell (the local
+operator) with no credentials, by mail with the userid and password of a user named in
+``Settings.admins``::
 
     tournament create NAME [USERID PASSWORD] --game=G [-param[=v]] --format=F [--rounds=N] [--double]
     tournament start NAME [USERID PASSWORD]
+    tournament cancel NAME [USERID PASSWORD]
 """
 
 from __future__ import annotations
@@ -44,16 +46,18 @@ def create(call: Call) -> None:
             key, sep, value = word[2:].partition("=")
             key = key.lower()
             if key == "double":
-                options[key] = "yes"
+                value = "yes"
             elif key in ("game", "format", "rounds"):
                 if not sep:
                     if i + 1 >= len(words):
                         raise click.UsageError(f"--{key} needs a value; usage: {usage}")
                     i += 1
                     value = words[i]
-                options[key] = value
             else:
                 raise click.UsageError(f"unknown option '{word}'; usage: {usage}")
+            if key in options:  # which one was meant? never silently the last
+                raise click.UsageError(f"--{key} is given more than once; usage: {usage}")
+            options[key] = value
         else:
             params.append(word)
         i += 1
@@ -71,9 +75,7 @@ def create(call: Call) -> None:
     except ParamError as exc:
         raise _refused(str(exc)) from None
     if "rounds" in options and rounds is None:
-        raise _refused("--rounds needs a whole number")
-    if rounds is not None and rounds < 1:
-        raise _refused("--rounds needs at least 1")
+        raise _refused(f"--rounds needs a whole number of {tournaments.ROUNDS_TAKEN}")
     with req.sessions() as session, session.begin():
         try:
             tournament = tournaments.create(
@@ -105,6 +107,21 @@ def start(call: Call) -> None:
             raise _refused(str(exc), tournament.name) from None
         body = tournaments.pairings_text(tournament, [tournament.current_round])
     answer(ctx, f"{SUBJECT} {tournament.name} round 1", body)
+
+
+def cancel(call: Call) -> None:
+    req, ctx = call.req, call.ctx
+    _admin(call)
+    with req.sessions() as session, session.begin():
+        tournament = _find(session, call.args["name"])
+        name, heading = tournament.name, tournaments.describe(tournament)
+        try:
+            told = tournaments.cancel(session, tournament, req.now, req.sender)
+        except tournaments.TournamentError as exc:
+            raise _refused(str(exc), name) from None
+    players = f"A mail tells its players: {', '.join(told)}." if told else "Nobody had joined."
+    body = text([heading, f"It is cancelled and removed; its name is free again. {players}"])
+    answer(ctx, f"{SUBJECT} {name} cancelled", body)
 
 
 def join(call: Call) -> None:
@@ -191,7 +208,7 @@ CREATE_OPTIONS = (
     ("--game=G", "the game played (two-player games only)"),
     ("-PARAM[=V]", "the game's parameters, as in its challenge"),
     ("--format=F", "roundrobin, swiss or knockout"),
-    ("--rounds=N", "Swiss only: rounds to play (default: log2 of the players, rounded up)"),
+    ("--rounds=N", f"Swiss only: {tournaments.ROUNDS_TAKEN} (default: log2 of the players)"),
     ("--double", "round robin only: every pairing plays twice, each side once"),
 )
 
@@ -216,6 +233,9 @@ GROUP = Group(
             ),
         ),
         Command("start", start, "Seed the players and pair round 1 (admins).", (NAME, *ADMIN)),
+        Command(
+            "cancel", cancel, "Remove a tournament that has not started (admins).", (NAME, *ADMIN)
+        ),
         Command("join", join, "Enter a tournament before it starts.", PLAYER),
         Command("withdraw", withdraw, "Leave; your running games end as losses.", PLAYER),
         Command(

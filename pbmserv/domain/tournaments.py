@@ -57,7 +57,7 @@ from pbmserv.domain.pairing import (
 )
 from pbmserv.games import get_game
 from pbmserv.render.results import names, winners
-from pbmserv.render.templates import render
+from pbmserv.render.templates import fill, render
 from pbmserv.store.models import (
     Board,
     BoardStatus,
@@ -71,6 +71,10 @@ from pbmserv.store.models import (
 )
 
 FORMATS = tuple(f.value for f in TournamentFormat)
+MAX_SWISS_ROUNDS = 20
+"""The most rounds ``--rounds`` may ask for: a Swiss of more rounds needs more players than
+play by mail, and each round may take a week (the forfeit time)."""
+ROUNDS_TAKEN = f"rounds, 1 to {MAX_SWISS_ROUNDS}"
 NAG_DAYS = 1.0
 FORFEIT_DAYS = 7.0
 BOARD_NAME = re.compile(r"t(\d+)r(\d+)b(\d+)", re.I)
@@ -138,6 +142,8 @@ def create(
         raise TournamentError(f"--format must be one of {', '.join(FORMATS)}, not '{fmt}'")
     if rounds is not None and fmt != TournamentFormat.swiss:
         raise TournamentError("--rounds is for Swiss tournaments only")
+    if rounds is not None and not 1 <= rounds <= MAX_SWISS_ROUNDS:
+        raise TournamentError(f"--rounds takes {ROUNDS_TAKEN}, not {rounds}")
     if double and fmt != TournamentFormat.roundrobin:
         raise TournamentError("--double is for round-robin tournaments only")
     game = get_game(game_name)
@@ -235,6 +241,30 @@ def _end_game(
     name = board_name(tournament.id, row.round, row.number)
     game = get_game(board.game).display_name
     return f"{how} {name} ({game} board {board.number}): {names(winners(board))} wins."
+
+
+def cancel(
+    session: Session, tournament: Tournament, now: datetime, sender: str | None
+) -> list[str]:
+    """Remove a tournament that has not started (one that cannot start kept its name taken
+    for ever), and tell its players by mail (not the address ``sender``, which has the
+    answer); returns their userids."""
+    if tournament.status != TournamentStatus.open:
+        raise TournamentError(
+            f"tournament {tournament.name} has started: only a tournament that has not "
+            "started can be cancelled"
+        )
+    users = [p.user for p in tournament.players]
+    why = (
+        "An administrator has cancelled this tournament before it started: your entry is "
+        "void, and no game of it is played."
+    )
+    body = render("mail/text.txt.j2", lines=[describe(tournament), fill(why)])
+    subject = f"Tournament {tournament.name} cancelled"
+    session.delete(tournament)
+    session.flush()
+    notify.mail_users(session, users, subject, body, now, skip_address=sender)
+    return [u.userid for u in users]
 
 
 def start(session: Session, tournament: Tournament, now: datetime) -> None:
