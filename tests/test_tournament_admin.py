@@ -1,10 +1,11 @@
 """Creating and cancelling tournaments: each option once, a Swiss's rounds bounded at create,
-and ``tournament cancel`` for a tournament that has not started (the admins' commands, by
-mail only for the admins named in the settings).
+``tournament cancel`` for a tournament that has not started (the admins' commands, by mail
+only for the admins named in the settings), names, and the rounds ``pairings`` shows.
 
 Found by a tester: ``--rounds=1000`` was taken at create and refused only at start, the last
-of a repeated option was taken in silence, and a tournament that could not start kept its
-name for ever.
+of a repeated option was taken in silence, a tournament that could not start kept its name
+for ever, the error for a long name did not say the limit, ``t1r1b1`` was taken as a name,
+and ``pairings rr1 9`` of a 3-round event said "not paired yet".
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import pytest
 from mail_lines import overlong
 from sqlalchemy import func, select
+from tournament_play import play
 
 from pbmserv.domain import tournaments
 from pbmserv.store.models import Tournament, TournamentPlayer
@@ -88,3 +90,47 @@ def test_cancel_is_in_the_help(shell):
     body = shell.ok("help").body
     assert "tournament cancel NAME [USERID PASSWORD]" in body
     assert "'cancel' removes a tournament that has not started" in body
+
+
+# ----------------------------------------------------------------------------- names and rounds
+
+
+def test_a_name_too_long_says_the_limit(shell):
+    r = shell(f"tournament create {'a' * 40} --game nim --format swiss")
+    assert r.status == 1 and "at most 32 characters, not 40" in r.body
+    shell.ok(f"tournament create {'a' * 32} --game nim --format swiss")
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("t1r1b1", "'t1r1b1' reads as board 1 of round 1 of tournament t1"),
+        ("T12r3b45", "'t12r3b45' reads as board 45 of round 3 of tournament t12"),
+        ("t7", "'t7' reads as tournament number 7"),
+    ],
+)
+def test_a_name_that_reads_as_a_tournament_or_a_board_is_refused(shell, name, why):
+    r = shell(f"tournament create {name} --game nim --format swiss")
+    assert r.status == 1 and why in " ".join(r.body.split())
+    assert "may not have the form t<number>" in " ".join(r.body.split())
+    shell.ok("tournament create t1r1 --game nim --format swiss")  # no board name: allowed
+
+
+def test_pairings_refuses_a_round_the_tournament_does_not_have(shell):
+    shell.signup("ann", "bob", "cat", "dan")
+    shell.ok("tournament create rr1 --game nim -pile=1 --format roundrobin")
+    for u in ("ann", "bob", "cat", "dan"):
+        shell.ok(f"tournament join rr1 {u} pw-{u}")
+    r = shell("tournament pairings rr1 0")
+    assert r.status == 1 and "there is no round 0: rounds count from 1" in r.body
+    assert "not paired yet" in shell.ok("tournament pairings rr1 2").body  # rounds unknown
+    shell.ok("tournament start rr1")
+    for round_ in ("9", "0", "999999"):
+        r = shell(f"tournament pairings rr1 {round_}")
+        assert r.status == 1 and f"there is no round {round_}: rr1 has 3 rounds" in r.body
+    assert "Round 3:\n  not paired yet" in shell.ok("tournament pairings rr1 3").body
+    for name in ("t1r1b1", "t1r1b2", "t1r2b1", "t1r2b2", "t1r3b1", "t1r3b2"):
+        play(shell, name, "first")
+    assert "Finished." in shell.ok("tournament pairings rr1 3").body
+    r = shell("tournament pairings rr1 4")
+    assert r.status == 1 and "there is no round 4: rr1 was over after 3 rounds" in r.body

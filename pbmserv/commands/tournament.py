@@ -173,6 +173,10 @@ def pairings(call: Call) -> None:
             round_number = whole_number(which)
             if round_number is None:
                 raise click.UsageError(f"'{which}' is not a round number; usage: {usage}")
+            try:
+                tournaments.check_round(tournament, round_number)
+            except tournaments.TournamentError as exc:
+                raise _refused(str(exc), tournament.name) from None
             rounds = [round_number]
         else:
             rounds = [tournament.current_round] if tournament.current_round else []

@@ -71,6 +71,7 @@ from pbmserv.store.models import (
 )
 
 FORMATS = tuple(f.value for f in TournamentFormat)
+MAX_NAME = 32  # the column's width
 MAX_SWISS_ROUNDS = 20
 """The most rounds ``--rounds`` may ask for: a Swiss of more rounds needs more players than
 play by mail, and each round may take a week (the forfeit time)."""
@@ -131,11 +132,7 @@ def create(
     by: str,
     now: datetime,
 ) -> Tournament:
-    if not re.fullmatch(r"[a-z][a-z0-9_-]{0,31}", name) or re.fullmatch(r"t\d+", name):
-        raise TournamentError(
-            f"'{name}' is not a tournament name (a letter, then letters, digits, - or _; "
-            "not t<number>)"
-        )
+    _check_name(name)
     if session.scalar(select(Tournament).where(Tournament.name == name)) is not None:
         raise TournamentError(f"there is already a tournament '{name}'")
     if fmt not in FORMATS:
@@ -163,6 +160,44 @@ def create(
     session.add(tournament)
     session.flush()
     return tournament
+
+
+def _check_name(name: str) -> None:
+    """Refuse a name that does not fit the column, or that reads as a tournament's number
+    (``t3``) or a tournament board's name (``t3r2b5``): ``show t3r2b5`` and the pages would
+    find the other."""
+    if len(name) > MAX_NAME:
+        raise TournamentError(
+            f"a tournament name has at most {MAX_NAME} characters, not {len(name)}"
+        )
+    if not re.fullmatch(r"[a-z][a-z0-9_-]*", name):
+        raise TournamentError(
+            f"'{name}' is not a tournament name (a letter, then letters, digits, - or _)"
+        )
+    if re.fullmatch(r"t\d+", name):
+        raise TournamentError(
+            f"'{name}' reads as tournament number {name[1:]}: a tournament name may not "
+            "have the form t<number>"
+        )
+    if (board := BOARD_NAME.fullmatch(name)) is not None:
+        raise TournamentError(
+            f"'{name}' reads as board {board[3]} of round {board[2]} of tournament "
+            f"t{board[1]}: a tournament name may not have the form t<number>r<number>b<number>"
+        )
+
+
+def check_round(tournament: Tournament, round_: int) -> None:
+    """Refuse a round that the tournament does not have (a later round of a running one is
+    only not paired yet): its rounds are known from the start (a Swiss's ``--rounds`` from
+    its creation); a finished one had the rounds it played."""
+    last = tournament.rounds
+    if tournament.status == TournamentStatus.finished:
+        last = tournament.current_round
+    if round_ < 1 or (last is not None and round_ > last):
+        has = "rounds count from 1" if last is None else f"{tournament.name} has {last} rounds"
+        if tournament.status == TournamentStatus.finished:
+            has = f"{tournament.name} was over after {last} rounds"
+        raise TournamentError(f"there is no round {round_}: {has}")
 
 
 def join(session: Session, tournament: Tournament, user: User, now: datetime) -> None:
