@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from pbmserv.commands.common import admin, call_login, text, whole_number
 from pbmserv.commands.dispatch import Refused, answer, error_subject
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
-from pbmserv.domain import tournaments
+from pbmserv.domain import tournament_text, tournaments
 from pbmserv.games import get_game
 from pbmserv.games.base import ParamError, PlayersError
 from pbmserv.store.models import Tournament, User
@@ -91,7 +91,7 @@ def create(call: Call) -> None:
             )
         except (tournaments.TournamentError, PlayersError) as exc:
             raise _refused(str(exc), name) from None
-        body = tournaments.standings_text(tournament)
+        body = tournament_text.standings_text(tournament)
         body += f"\nJoin with: tournament join {tournament.name} USERID PASSWORD\n"
     answer(ctx, f"{SUBJECT} {name} created", body)
 
@@ -105,7 +105,7 @@ def start(call: Call) -> None:
             tournaments.start(session, tournament, req.now)
         except tournaments.TournamentError as exc:
             raise _refused(str(exc), tournament.name) from None
-        body = tournaments.pairings_text(tournament, [tournament.current_round])
+        body = tournament_text.pairings_text(tournament, [tournament.current_round])
     answer(ctx, f"{SUBJECT} {tournament.name} round 1", body)
 
 
@@ -114,7 +114,7 @@ def cancel(call: Call) -> None:
     _admin(call)
     with req.sessions() as session, session.begin():
         tournament = _find(session, call.args["name"])
-        name, heading = tournament.name, tournaments.describe(tournament)
+        name, heading = tournament.name, tournament_text.describe(tournament)
         try:
             told = tournaments.cancel(session, tournament, req.now, req.sender)
         except tournaments.TournamentError as exc:
@@ -135,7 +135,7 @@ def join(call: Call) -> None:
             tournaments.join(session, tournament, user, req.now)
         except tournaments.TournamentError as exc:
             raise _refused(str(exc), tournament.name) from None
-        body = f"{user.userid} has joined.\n\n" + tournaments.standings_text(tournament)
+        body = f"{user.userid} has joined.\n\n" + tournament_text.standings_text(tournament)
     answer(ctx, f"{SUBJECT} {tournament.name} joined", body)
 
 
@@ -150,7 +150,7 @@ def withdraw(call: Call) -> None:
             notes = tournaments.withdraw(session, tournament, user, req.now, req.comment)
         except tournaments.TournamentError as exc:
             raise _refused(str(exc), tournament.name) from None
-        body = text(notes) + "\n" + tournaments.standings_text(tournament)
+        body = text(notes) + "\n" + tournament_text.standings_text(tournament)
     answer(ctx, f"{SUBJECT} {tournament.name} withdrawn", body)
 
 
@@ -158,7 +158,7 @@ def standings(call: Call) -> None:
     req, ctx = call.req, call.ctx
     with req.sessions() as session:
         tournament = _find(session, call.args["name"])
-        body = tournaments.standings_text(tournament)
+        body = tournament_text.standings_text(tournament)
     answer(ctx, f"{SUBJECT} {tournament.name} standings", body)
 
 
@@ -180,7 +180,7 @@ def pairings(call: Call) -> None:
             rounds = [round_number]
         else:
             rounds = [tournament.current_round] if tournament.current_round else []
-        body = tournaments.pairings_text(tournament, rounds)
+        body = tournament_text.pairings_text(tournament, rounds)
     answer(ctx, f"{SUBJECT} {tournament.name} pairings", body)
 
 
@@ -189,7 +189,7 @@ def list_tournaments(call: Call) -> None:
     with req.sessions() as session:
         rows = list(session.scalars(select(Tournament).order_by(Tournament.id)))
         lines = [
-            f"{tournaments.describe(t)}: {t.status}, {len(t.players)} players" for t in rows
+            f"{tournament_text.describe(t)}: {t.status}, {len(t.players)} players" for t in rows
         ] or ["There are no tournaments."]
     answer(ctx, "Tournaments", "\n".join(lines) + "\n")
 

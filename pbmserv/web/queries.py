@@ -21,7 +21,8 @@ from pbmserv.config import Settings
 from pbmserv.domain.boards import replay
 from pbmserv.domain.deadlines import due
 from pbmserv.domain.pairing import standings
-from pbmserv.domain.tournaments import BOARD_NAME, board_name, describe, winner
+from pbmserv.domain.tournament_text import board_name, describe, winner
+from pbmserv.domain.tournaments import BOARD_NAME
 from pbmserv.games import get_game
 from pbmserv.games.base import Game, Position
 from pbmserv.numbers import clock_days, whole_number
