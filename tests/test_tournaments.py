@@ -7,58 +7,10 @@ from __future__ import annotations
 
 import pytest
 from sqlalchemy import select
+from tournament_play import board_of, mails, pairings, play, table
 
 from pbmserv.domain import clocks, pairing, tournaments
-from pbmserv.store.models import Board, BoardStatus, Tournament, TournamentGame, User
-
-
-def _game(shell, name: str) -> tuple[int, str, str]:
-    """Board number and the userids in seat order of tournament board ``name``."""
-    t, r, b = (int(x) for x in tournaments.BOARD_NAME.fullmatch(name).groups())
-    with shell.sessions() as s:
-        row = s.scalar(
-            select(TournamentGame).where(
-                TournamentGame.tournament_id == t,
-                TournamentGame.round == r,
-                TournamentGame.number == b,
-            )
-        )
-        assert row is not None and row.board is not None, name
-        return row.board.number, row.board.seats[0].user.userid, row.board.seats[1].user.userid
-
-
-def pairings(shell, tid: int, round_: int) -> list[tuple[str, str]]:
-    with shell.sessions() as s:
-        rows = s.scalars(
-            select(TournamentGame)
-            .where(TournamentGame.tournament_id == tid, TournamentGame.round == round_)
-            .order_by(TournamentGame.number)
-        )
-        names = {u.id: u.userid for u in s.scalars(select(User))}
-        return [(names[g.first_id], names[g.second_id] if g.second_id else "") for g in rows]
-
-
-def play(shell, name: str, result: str) -> None:
-    """``first``: the first player wins; ``second``: the first resigns; ``draw``: agreed."""
-    number, first, second = _game(shell, name)
-    if result == "first":
-        shell.ok(f"nim move {name} {first} pw-{first} 1")
-    elif result == "second":
-        shell.ok(f"nim resign {name} {first} pw-{first}")
-    else:
-        shell.ok(f"nim move {name} {first} pw-{first} propose")
-        shell.ok(f"nim move {number} {second} pw-{second} accept")
-
-
-def table(shell, name: str) -> list[tuple[str, float, float, float]]:
-    with shell.sessions() as s:
-        t = tournaments.find(s, name)
-        return [(x.userid, x.score, x.buchholz, x.berger) for x in tournaments.standings(t)]
-
-
-def mails(shell, subject: str) -> list[str]:
-    return sorted(m.recipient for m in shell.outbox() if m.subject == subject)
-
+from pbmserv.store.models import Board, BoardStatus, Tournament
 
 # ----------------------------------------------------------------------------- pure pairing
 
@@ -138,7 +90,7 @@ def test_round_robin_played_out_with_a_nag_and_a_forfeit(shell, clock):
     # R1 1-4 2-3, R2 3-1 4-2, R3 1-2 3-4 (seats by balance, see test_circle_method)
     assert pairings(shell, 1, 1) == [("ann", "dan"), ("bob", "cat")]
     with shell.sessions() as s:
-        board = s.scalar(select(Board).where(Board.number == _game(shell, "t1r1b1")[0]))
+        board = s.scalar(select(Board).where(Board.number == board_of(shell, "t1r1b1")[0]))
         assert board.options == {"nagtime": 1.0, "forfeittime": 7.0, "tournament": "t1r1b1"}
     assert mails(shell, "New Nim Board 101 ann") == ["ann@example.org", "dan@example.org"]
     assert len(mails(shell, "Tournament rr round 1")) == 4
@@ -154,10 +106,10 @@ def test_round_robin_played_out_with_a_nag_and_a_forfeit(shell, clock):
     play(shell, "t1r3b2", "first")  # cat beats dan
     clock.advance(days=1, minutes=1)
     report = clocks.tick(shell.sessions, shell.settings, clock.now)
-    assert report.nags == [f"Nim {_game(shell, 't1r3b1')[0]} ann"]  # tournament nag: 1 day
+    assert report.nags == [f"Nim {board_of(shell, 't1r3b1')[0]} ann"]  # tournament nag: 1 day
     clock.advance(days=6)
     report = clocks.tick(shell.sessions, shell.settings, clock.now)
-    assert report.forfeits == [f"Nim {_game(shell, 't1r3b1')[0]} ann"]  # forfeit: 7 days
+    assert report.forfeits == [f"Nim {board_of(shell, 't1r3b1')[0]} ann"]  # forfeit: 7 days
     # ann 2 (beat dan, cat); bob 1.5; cat 1.5; dan 1.
     # Buchholz: ann 1+1.5+1.5=4, bob 1.5+1+2=4.5, cat 1.5+2+1=4.5, dan 2+1.5+1.5=5
     # S-B: ann 1+1.5=2.5, bob .75+2=2.75, cat .75+1=1.75, dan 1.5
@@ -269,12 +221,14 @@ def test_withdraw(shell):
     shell.ok("tournament start wd")
     shell.ok("tournament withdraw wd ann pw-ann")  # ann is to move on t1r1b1: resigned at once
     with shell.sessions() as s:
-        number = _game(shell, "t1r1b1")[0]
+        number = board_of(shell, "t1r1b1")[0]
         board = s.scalar(select(Board).where(Board.number == number))
         assert board.status is BoardStatus.finished
     play(shell, "t1r1b2", "second")
-    # round 2 (3-1 4-2): ann is paired no more
-    assert pairings(shell, 1, 2) == [("dan", "bob")]
+    # round 2 (3-1 4-2): ann is paired no more; her game with cat is cat's forfeit win
+    assert pairings(shell, 1, 2) == [("dan", "bob"), ("cat", "ann")]
+    round_mail = [m for m in shell.outbox() if m.subject == "Tournament wd round 2"][0]
+    assert "cat wins by forfeit: ann has withdrawn." in round_mail.body
     r = shell("tournament withdraw wd ann pw-ann")
     assert r.status == 1
 

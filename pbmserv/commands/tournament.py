@@ -1,11 +1,13 @@
 """The ``tournament`` commands, the same by mail and from a shell.
 
 Players: ``join``, ``withdraw`` (with userid and password), ``standings``, ``pairings``,
-``list``.  Administrators: ``create`` and ``start``: from the shell (the local operator) with no
-credentials, by mail with the userid and password of a user named in ``Settings.admins``::
+``list``.  Administrators: ``create``, ``start`` and ``cancel``: from the shell (the local
+operator) with no credentials, by mail with the userid and password of a user named in
+``Settings.admins``::
 
     tournament create NAME [USERID PASSWORD] --game=G [-param[=v]] --format=F [--rounds=N] [--double]
     tournament start NAME [USERID PASSWORD]
+    tournament cancel NAME [USERID PASSWORD]
 """
 
 from __future__ import annotations
@@ -14,10 +16,10 @@ import click
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from pbmserv.commands.common import admin, call_login, whole_number
+from pbmserv.commands.common import admin, call_login, text, whole_number
 from pbmserv.commands.dispatch import Refused, answer, error_subject
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
-from pbmserv.domain import tournaments
+from pbmserv.domain import tournament_text, tournaments
 from pbmserv.games import get_game
 from pbmserv.games.base import ParamError, PlayersError
 from pbmserv.store.models import Tournament, User
@@ -44,16 +46,18 @@ def create(call: Call) -> None:
             key, sep, value = word[2:].partition("=")
             key = key.lower()
             if key == "double":
-                options[key] = "yes"
+                value = "yes"
             elif key in ("game", "format", "rounds"):
                 if not sep:
                     if i + 1 >= len(words):
                         raise click.UsageError(f"--{key} needs a value; usage: {usage}")
                     i += 1
                     value = words[i]
-                options[key] = value
             else:
                 raise click.UsageError(f"unknown option '{word}'; usage: {usage}")
+            if key in options:  # which one was meant? never silently the last
+                raise click.UsageError(f"--{key} is given more than once; usage: {usage}")
+            options[key] = value
         else:
             params.append(word)
         i += 1
@@ -71,9 +75,7 @@ def create(call: Call) -> None:
     except ParamError as exc:
         raise _refused(str(exc)) from None
     if "rounds" in options and rounds is None:
-        raise _refused("--rounds needs a whole number")
-    if rounds is not None and rounds < 1:
-        raise _refused("--rounds needs at least 1")
+        raise _refused(f"--rounds needs a whole number of {tournaments.ROUNDS_TAKEN}")
     with req.sessions() as session, session.begin():
         try:
             tournament = tournaments.create(
@@ -89,7 +91,7 @@ def create(call: Call) -> None:
             )
         except (tournaments.TournamentError, PlayersError) as exc:
             raise _refused(str(exc), name) from None
-        body = tournaments.standings_text(tournament)
+        body = tournament_text.standings_text(tournament)
         body += f"\nJoin with: tournament join {tournament.name} USERID PASSWORD\n"
     answer(ctx, f"{SUBJECT} {name} created", body)
 
@@ -103,8 +105,23 @@ def start(call: Call) -> None:
             tournaments.start(session, tournament, req.now)
         except tournaments.TournamentError as exc:
             raise _refused(str(exc), tournament.name) from None
-        body = tournaments.pairings_text(tournament, [tournament.current_round])
+        body = tournament_text.pairings_text(tournament, [tournament.current_round])
     answer(ctx, f"{SUBJECT} {tournament.name} round 1", body)
+
+
+def cancel(call: Call) -> None:
+    req, ctx = call.req, call.ctx
+    _admin(call)
+    with req.sessions() as session, session.begin():
+        tournament = _find(session, call.args["name"])
+        name, heading = tournament.name, tournament_text.describe(tournament)
+        try:
+            told = tournaments.cancel(session, tournament, req.now, req.sender)
+        except tournaments.TournamentError as exc:
+            raise _refused(str(exc), name) from None
+    players = f"A mail tells its players: {', '.join(told)}." if told else "Nobody had joined."
+    body = text([heading, f"It is cancelled and removed; its name is free again. {players}"])
+    answer(ctx, f"{SUBJECT} {name} cancelled", body)
 
 
 def join(call: Call) -> None:
@@ -118,7 +135,7 @@ def join(call: Call) -> None:
             tournaments.join(session, tournament, user, req.now)
         except tournaments.TournamentError as exc:
             raise _refused(str(exc), tournament.name) from None
-        body = f"{user.userid} has joined.\n\n" + tournaments.standings_text(tournament)
+        body = f"{user.userid} has joined.\n\n" + tournament_text.standings_text(tournament)
     answer(ctx, f"{SUBJECT} {tournament.name} joined", body)
 
 
@@ -130,10 +147,10 @@ def withdraw(call: Call) -> None:
         user = session.get(User, user_id)
         assert user is not None
         try:
-            notes = tournaments.withdraw(session, tournament, user, req.now)
+            notes = tournaments.withdraw(session, tournament, user, req.now, req.comment)
         except tournaments.TournamentError as exc:
             raise _refused(str(exc), tournament.name) from None
-        body = "\n".join(notes) + "\n\n" + tournaments.standings_text(tournament)
+        body = text(notes) + "\n" + tournament_text.standings_text(tournament)
     answer(ctx, f"{SUBJECT} {tournament.name} withdrawn", body)
 
 
@@ -141,7 +158,7 @@ def standings(call: Call) -> None:
     req, ctx = call.req, call.ctx
     with req.sessions() as session:
         tournament = _find(session, call.args["name"])
-        body = tournaments.standings_text(tournament)
+        body = tournament_text.standings_text(tournament)
     answer(ctx, f"{SUBJECT} {tournament.name} standings", body)
 
 
@@ -156,10 +173,14 @@ def pairings(call: Call) -> None:
             round_number = whole_number(which)
             if round_number is None:
                 raise click.UsageError(f"'{which}' is not a round number; usage: {usage}")
+            try:
+                tournaments.check_round(tournament, round_number)
+            except tournaments.TournamentError as exc:
+                raise _refused(str(exc), tournament.name) from None
             rounds = [round_number]
         else:
             rounds = [tournament.current_round] if tournament.current_round else []
-        body = tournaments.pairings_text(tournament, rounds)
+        body = tournament_text.pairings_text(tournament, rounds)
     answer(ctx, f"{SUBJECT} {tournament.name} pairings", body)
 
 
@@ -168,7 +189,7 @@ def list_tournaments(call: Call) -> None:
     with req.sessions() as session:
         rows = list(session.scalars(select(Tournament).order_by(Tournament.id)))
         lines = [
-            f"{tournaments.describe(t)}: {t.status}, {len(t.players)} players" for t in rows
+            f"{tournament_text.describe(t)}: {t.status}, {len(t.players)} players" for t in rows
         ] or ["There are no tournaments."]
     answer(ctx, "Tournaments", "\n".join(lines) + "\n")
 
@@ -191,7 +212,7 @@ CREATE_OPTIONS = (
     ("--game=G", "the game played (two-player games only)"),
     ("-PARAM[=V]", "the game's parameters, as in its challenge"),
     ("--format=F", "roundrobin, swiss or knockout"),
-    ("--rounds=N", "Swiss only: rounds to play (default: log2 of the players, rounded up)"),
+    ("--rounds=N", f"Swiss only: {tournaments.ROUNDS_TAKEN} (default: log2 of the players)"),
     ("--double", "round robin only: every pairing plays twice, each side once"),
 )
 
@@ -216,8 +237,11 @@ GROUP = Group(
             ),
         ),
         Command("start", start, "Seed the players and pair round 1 (admins).", (NAME, *ADMIN)),
+        Command(
+            "cancel", cancel, "Remove a tournament that has not started (admins).", (NAME, *ADMIN)
+        ),
         Command("join", join, "Enter a tournament before it starts.", PLAYER),
-        Command("withdraw", withdraw, "Leave; running games are resigned.", PLAYER),
+        Command("withdraw", withdraw, "Leave; your running games end as losses.", PLAYER),
         Command(
             "standings",
             standings,

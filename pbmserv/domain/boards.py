@@ -382,14 +382,27 @@ def finish_draw(
 ) -> None:
     """End the game drawn (agreement, or an open draw accepted at the time limit), among the
     players still in it: those who resigned, forfeited or were eliminated keep their loss."""
+    finish_off_board(session, board, reason, now, [], list(position.still_in()))
+
+
+def finish_off_board(
+    session: Session,
+    board: Board,
+    reason: str,
+    now: datetime,
+    winners: list[int],
+    drawn: list[int] | None = None,
+) -> None:
+    """End the game on a result decided off the board (a draw agreed, a player who left the
+    board's tournament: ``winners`` are the others' seats): the engine's position is not
+    over, so the board's result is what mails, lists and records read.  No proposal stays
+    open, nothing queued is played or shown any more, the ratings take it."""
     _close_proposals(session, board)
-    board.status = BoardStatus.finished
-    board.finished_at = now
-    board.winners = []
-    board.drawn = list(position.still_in())
-    board.result = reason
-    board.last_move_at = now
-    board.to_move_id = None
+    for seat in board.seats:
+        _clear_queue(seat)
+    board.status, board.to_move_id = BoardStatus.finished, None
+    board.finished_at = board.last_move_at = now
+    board.winners, board.drawn, board.result = winners, drawn, reason
     _rate(board, now)
 
 

@@ -6,6 +6,7 @@ plays them out on ordinary boards.  The rules are described there.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -240,44 +241,69 @@ def standings(tournament: Tournament) -> list[Standing]:
 
 
 def eliminated(tournament: Tournament) -> dict[int, int]:
-    """Knockout: the round in which each beaten player went out."""
+    """Knockout: the round in which each player went out: beaten (a withdrawn player loses a
+    match not decided on the board), or, withdrawn with no match lost, the round he would
+    have played next."""
     out: dict[int, int] = {}
     for round_ in range(1, tournament.current_round + 1):
-        for winner, loser in knockout_results(tournament, round_):
-            if winner is not None and loser is not None:
-                out[loser] = round_
-    return out
-
-
-def knockout_results(tournament: Tournament, round_: int) -> list[tuple[int | None, int | None]]:
-    """(winner, loser) per match of a knockout round in bracket order; (None, None) while it
-    is undecided."""
-    matches: dict[frozenset[int], list[TournamentGame]] = {}
-    order: list[frozenset[int]] = []
+        for pair, winner in knockout_winners(tournament, round_).items():
+            out.update((loser, round_) for loser in pair if winner is not None and loser != winner)
+    last: dict[int, int] = {}
     for row in tournament.games:
-        if row.round != round_:
-            continue
-        key = frozenset(x for x in (row.first_id, row.second_id) if x is not None)
-        if key not in matches:
-            order.append(key)
-        matches.setdefault(key, []).append(row)
-    seeds = {p.user_id: p.seed or 0 for p in tournament.players}
-    out: list[tuple[int | None, int | None]] = []
-    for key in order:
-        rows = matches[key]
-        decided: tuple[int | None, int | None] = (None, None)
-        draws = 0
-        for row in rows:
-            if row.result == BYE:
-                decided = (row.first_id, None)
-            elif row.result == WIN:
-                decided = (row.first_id, row.second_id)
-            elif row.result == LOSS:
-                decided = (row.second_id, row.first_id)
-            elif row.result == DRAW:
-                draws += 1
-        if decided == (None, None) and draws >= 2:
-            a, b = sorted(key, key=seeds.__getitem__)
-            decided = (a, b)
-        out.append(decided)
+        for user_id in (row.first_id, row.second_id):
+            if user_id is not None:
+                last[user_id] = max(last.get(user_id, 0), row.round)
+    for p in tournament.players:
+        if p.withdrawn and p.user_id not in out:
+            out[p.user_id] = last.get(p.user_id, 0) + 1
     return out
+
+
+def knockout_winners(tournament: Tournament, round_: int) -> dict[frozenset[int], int | None]:
+    """The winner of each match of a knockout round (None while it is undecided): the
+    winner of a game, the higher seed after two draws (the game and its replay), the other
+    player when one withdrew before it was decided on the board."""
+    matches: dict[frozenset[int], list[TournamentGame]] = {}
+    for row in tournament.games:
+        if row.round == round_ and row.second_id is not None:
+            matches.setdefault(frozenset((row.first_id, row.second_id)), []).append(row)
+    seeds = {p.user_id: p.seed or 0 for p in tournament.players}
+    withdrawn = {p.user_id for p in tournament.players if p.withdrawn}
+    out: dict[frozenset[int], int | None] = {}
+    for key, rows in matches.items():
+        winner = None
+        for row in rows:
+            if row.result == WIN:
+                winner = row.first_id
+            elif row.result == LOSS:
+                winner = row.second_id
+        staying = [p for p in key if p not in withdrawn]
+        if winner is None and all(r.result is not None for r in rows):
+            if len(staying) == 1:
+                winner = staying[0]
+            elif len(rows) >= 2:
+                winner = min(key, key=seeds.__getitem__)
+        out[key] = winner
+    return out
+
+
+def knockout_slots(tournament: Tournament, round_: int) -> list[int | None]:
+    """The bracket entering ``round_``: a user id per slot in bracket order, None where
+    nobody is (a seed beyond the field, a match that nobody came out of: both players
+    withdrew).  A slot's player may have withdrawn since he reached it; the pairing passes
+    him over, and the other player of his pair of slots advances."""
+    seeds = {p.seed: p.user_id for p in tournament.players if p.seed}
+    size = 2 ** math.ceil(math.log2(max(2, len(seeds))))
+    slots = [seeds.get(seed) for seed in bracket(size)]
+    withdrawn = {p.user_id for p in tournament.players if p.withdrawn}
+    for played in range(1, round_):
+        won = knockout_winners(tournament, played)
+        ahead: list[int | None] = []
+        for a, b in zip(slots[::2], slots[1::2], strict=True):
+            if a is not None and b is not None and frozenset((a, b)) in won:
+                ahead.append(won[frozenset((a, b))])
+                continue
+            staying = [p for p in (a, b) if p is not None and p not in withdrawn]
+            ahead.append(staying[0] if len(staying) == 1 else None)
+        slots = ahead
+    return slots

@@ -24,8 +24,12 @@ them out on ordinary boards.
   rematches exists, rematches are allowed (and said so).
 - Knockout: a seeded bracket (1-8, 4-5, 2-7, 3-6 for eight; byes to the top seeds when the count
   is not a power of two); winners advance, the higher seed moves first.  A tie is replayed once
-  with seats swapped; if the replay is also a tie the higher seed advances.
-- A player who withdraws is paired no more; his running tournament games are resigned.
+  with seats swapped; if the replay is also a tie the higher seed advances.  The last player
+  left wins.
+- A player who withdraws is paired no more.  His running games end at once as his losses
+  (:func:`withdraw`); in a knockout the player he would have met advances (and he ranks
+  below those still in), in a round robin his later games are forfeit wins of his opponents
+  (rows with no board), so that each opponent scores against him.
 """
 
 from __future__ import annotations
@@ -45,14 +49,16 @@ from pbmserv.domain.pairing import (
     LOSS,
     WIN,
     SwissInput,
-    bracket,
     circle_rounds,
-    knockout_results,
+    knockout_slots,
+    knockout_winners,
     standings,
     swiss_pairs,
 )
+from pbmserv.domain.tournament_text import board_name, describe, round_text
 from pbmserv.games import get_game
-from pbmserv.render.templates import render
+from pbmserv.render.results import names, winners
+from pbmserv.render.templates import fill, render
 from pbmserv.store.models import (
     Board,
     BoardStatus,
@@ -66,6 +72,11 @@ from pbmserv.store.models import (
 )
 
 FORMATS = tuple(f.value for f in TournamentFormat)
+MAX_NAME = 32  # the column's width
+MAX_SWISS_ROUNDS = 20
+"""The most rounds ``--rounds`` may ask for: a Swiss of more rounds needs more players than
+play by mail, and each round may take a week (the forfeit time)."""
+ROUNDS_TAKEN = f"rounds, 1 to {MAX_SWISS_ROUNDS}"
 NAG_DAYS = 1.0
 FORFEIT_DAYS = 7.0
 BOARD_NAME = re.compile(r"t(\d+)r(\d+)b(\d+)", re.I)
@@ -73,10 +84,6 @@ BOARD_NAME = re.compile(r"t(\d+)r(\d+)b(\d+)", re.I)
 
 class TournamentError(Exception):
     """A tournament request the rules refuse; the message is for the sender."""
-
-
-def board_name(tournament_id: int, round_: int, number: int) -> str:
-    return f"t{tournament_id}r{round_}b{number}"
 
 
 # ----------------------------------------------------------------------------- the service
@@ -122,17 +129,15 @@ def create(
     by: str,
     now: datetime,
 ) -> Tournament:
-    if not re.fullmatch(r"[a-z][a-z0-9_-]{0,31}", name) or re.fullmatch(r"t\d+", name):
-        raise TournamentError(
-            f"'{name}' is not a tournament name (a letter, then letters, digits, - or _; "
-            "not t<number>)"
-        )
+    _check_name(name)
     if session.scalar(select(Tournament).where(Tournament.name == name)) is not None:
         raise TournamentError(f"there is already a tournament '{name}'")
     if fmt not in FORMATS:
         raise TournamentError(f"--format must be one of {', '.join(FORMATS)}, not '{fmt}'")
     if rounds is not None and fmt != TournamentFormat.swiss:
         raise TournamentError("--rounds is for Swiss tournaments only")
+    if rounds is not None and not 1 <= rounds <= MAX_SWISS_ROUNDS:
+        raise TournamentError(f"--rounds takes {ROUNDS_TAKEN}, not {rounds}")
     if double and fmt != TournamentFormat.roundrobin:
         raise TournamentError("--double is for round-robin tournaments only")
     game = get_game(game_name)
@@ -154,6 +159,44 @@ def create(
     return tournament
 
 
+def _check_name(name: str) -> None:
+    """Refuse a name that does not fit the column, or that reads as a tournament's number
+    (``t3``) or a tournament board's name (``t3r2b5``): ``show t3r2b5`` and the pages would
+    find the other."""
+    if len(name) > MAX_NAME:
+        raise TournamentError(
+            f"a tournament name has at most {MAX_NAME} characters, not {len(name)}"
+        )
+    if not re.fullmatch(r"[a-z][a-z0-9_-]*", name):
+        raise TournamentError(
+            f"'{name}' is not a tournament name (a letter, then letters, digits, - or _)"
+        )
+    if re.fullmatch(r"t\d+", name):
+        raise TournamentError(
+            f"'{name}' reads as tournament number {name[1:]}: a tournament name may not "
+            "have the form t<number>"
+        )
+    if (board := BOARD_NAME.fullmatch(name)) is not None:
+        raise TournamentError(
+            f"'{name}' reads as board {board[3]} of round {board[2]} of tournament "
+            f"t{board[1]}: a tournament name may not have the form t<number>r<number>b<number>"
+        )
+
+
+def check_round(tournament: Tournament, round_: int) -> None:
+    """Refuse a round that the tournament does not have (a later round of a running one is
+    only not paired yet): its rounds are known from the start (a Swiss's ``--rounds`` from
+    its creation); a finished one had the rounds it played."""
+    last = tournament.rounds
+    if tournament.status == TournamentStatus.finished:
+        last = tournament.current_round
+    if round_ < 1 or (last is not None and round_ > last):
+        has = "rounds count from 1" if last is None else f"{tournament.name} has {last} rounds"
+        if tournament.status == TournamentStatus.finished:
+            has = f"{tournament.name} was over after {last} rounds"
+        raise TournamentError(f"there is no round {round_}: {has}")
+
+
 def join(session: Session, tournament: Tournament, user: User, now: datetime) -> None:
     if tournament.status != TournamentStatus.open:
         raise TournamentError(f"tournament {tournament.name} has started; joining is closed")
@@ -163,8 +206,13 @@ def join(session: Session, tournament: Tournament, user: User, now: datetime) ->
     session.flush()
 
 
-def withdraw(session: Session, tournament: Tournament, user: User, now: datetime) -> list[str]:
-    """Take ``user`` out; before the start he just leaves.  Returns notes."""
+def withdraw(
+    session: Session, tournament: Tournament, user: User, now: datetime, comment: str = ""
+) -> list[str]:
+    """Take ``user`` out; before the start he just leaves.  Each running game of his ends at
+    once as his loss, whoever is to move: a game left running could still be won by him (on
+    his opponent's forfeit).  ``comment`` goes to his opponents with the boards.  Returns
+    the notes of his answer: one per game ended."""
     player = next((p for p in tournament.players if p.user_id == user.id), None)
     if player is None or player.withdrawn:
         raise TournamentError(f"{user.userid} does not play in tournament {tournament.name}")
@@ -180,24 +228,75 @@ def withdraw(session: Session, tournament: Tournament, user: User, now: datetime
         board = row.board
         if board is None or board.status is not BoardStatus.active:
             continue
-        if user.id not in (row.first_id, row.second_id):
-            continue
-        position = boards.position_of(board)
-        mover = boards.user_to_move(board, position)
-        name = board_name(tournament.id, row.round, row.number)
-        if mover is not None and mover.id == user.id:
-            played = boards.play_move(
-                session, board, position, user, "resign", now=now, source="withdraw"
-            )
-            board_finished(session, board, now)
-            notify.board_mail(session, board, played.position, played.notes, now, out=played.out)
-        else:
-            boards.queue_resign(board, user)
-            notes.append(f"His resignation on {name} is queued for his turn.")
+        if user.id in (row.first_id, row.second_id):
+            notes.append(_end_game(session, tournament, row, board, user, comment, now))
+    if len(notes) == 1:
+        nobody = " His comment goes to nobody." if comment.strip() else ""
+        notes.append(f"No game of his was running.{nobody}")
     session.flush()
     if tournament.status == TournamentStatus.running:
         _advance_if_done(session, tournament, now)
     return notes
+
+
+def _end_game(
+    session: Session,
+    tournament: Tournament,
+    row: TournamentGame,
+    board: Board,
+    user: User,
+    comment: str,
+    now: datetime,
+) -> str:
+    """End the running game ``board`` of ``user``, who withdraws, as his loss, take its
+    result and mail it with his ``comment``; the note of his answer.  On his turn he resigns
+    (as ``resign`` would); otherwise the board ends without a move, as a draw by agreement
+    does."""
+    position = boards.position_of(board)
+    left = f"{user.userid} withdrew from tournament {tournament.name}"
+    mover = boards.user_to_move(board, position)
+    said: list[tuple[str, str]] | None = None
+    if mover is not None and mover.id == user.id:
+        played = boards.play_move(
+            session, board, position, user, "resign", now=now, source="withdraw", comment=comment
+        )
+        position, notes, out = played.position, [*played.notes, f"{left}."], played.out
+        how = "He resigned on"
+    else:
+        others = [s.index for s in board.seats if s.user_id != user.id]
+        boards.finish_off_board(session, board, left, now, others)
+        notes, out = [f"{left}: the game ends as his loss."], frozenset({user.id})
+        said = [(user.userid, comment.strip())] if comment.strip() else []
+        how = "His game ends without a move on"
+    board_finished(session, board, now)
+    notify.board_mail(session, board, position, notes, now, with_comment=True, said=said, out=out)
+    name = board_name(tournament.id, row.round, row.number)
+    game = get_game(board.game).display_name
+    return f"{how} {name} ({game} board {board.number}): {names(winners(board))} wins."
+
+
+def cancel(
+    session: Session, tournament: Tournament, now: datetime, sender: str | None
+) -> list[str]:
+    """Remove a tournament that has not started (one that cannot start kept its name taken
+    for ever), and tell its players by mail (not the address ``sender``, which has the
+    answer); returns their userids."""
+    if tournament.status != TournamentStatus.open:
+        raise TournamentError(
+            f"tournament {tournament.name} has started: only a tournament that has not "
+            "started can be cancelled"
+        )
+    users = [p.user for p in tournament.players]
+    why = (
+        "An administrator has cancelled this tournament before it started: your entry is "
+        "void, and no game of it is played."
+    )
+    body = render("mail/text.txt.j2", lines=[describe(tournament), fill(why)])
+    subject = f"Tournament {tournament.name} cancelled"
+    session.delete(tournament)
+    session.flush()
+    notify.mail_users(session, users, subject, body, now, skip_address=sender)
+    return [u.userid for u in users]
 
 
 def start(session: Session, tournament: Tournament, now: datetime) -> None:
@@ -268,28 +367,27 @@ def _advance_if_done(session: Session, tournament: Tournament, now: datetime) ->
 
 
 def _over(tournament: Tournament) -> bool:
-    if tournament.format == TournamentFormat.knockout:
-        alive = [w for w, _ in knockout_results(tournament, tournament.current_round)]
-        playing = {p.user_id for p in tournament.players if not p.withdrawn}
-        return len(alive) <= 1 or len([w for w in alive if w in playing]) <= 1
-    active = [p for p in tournament.players if not p.withdrawn]
+    active = {p.user_id for p in tournament.players if not p.withdrawn}
+    if tournament.format == TournamentFormat.knockout:  # the last player left has won
+        ahead = knockout_slots(tournament, tournament.current_round + 1)
+        return len([p for p in ahead if p in active]) <= 1
     return tournament.current_round >= (tournament.rounds or 0) or len(active) < 2
 
 
 def _replays(session: Session, tournament: Tournament, now: datetime) -> bool:
-    """Knockout: a replay (seats swapped) for every match of the round tied once; True if any."""
+    """Knockout: a replay (seats swapped) for every match of the round tied once, unless a
+    player withdrew (the other advances); True if any."""
     round_ = tournament.current_round
     rows = [g for g in tournament.games if g.round == round_]
-    matches: dict[frozenset[int], list[TournamentGame]] = {}
-    for g in rows:
-        if g.second_id is not None:
-            matches.setdefault(frozenset((g.first_id, g.second_id)), []).append(g)
     number = len(rows)
-    for games in matches.values():
-        if len(games) == 1 and games[0].result == DRAW and games[0].second_id is not None:
+    for pair, winner in knockout_winners(tournament, round_).items():
+        games = [g for g in rows if g.second_id is not None and {g.first_id, g.second_id} == pair]
+        if winner is None and len(games) == 1 and games[0].result == DRAW:
             number += 1
-            pair = (games[0].second_id, games[0].first_id)
-            _make_board(session, tournament, round_, number, pair, now)
+            game = games[0]
+            assert game.second_id is not None
+            swapped = (game.second_id, game.first_id)
+            _make_board(session, tournament, round_, number, swapped, now)
     if number > len(rows):
         _round_mail(session, tournament, now, replay=True)
         return True
@@ -297,19 +395,27 @@ def _replays(session: Session, tournament: Tournament, now: datetime) -> bool:
 
 
 def _next_round(session: Session, tournament: Tournament, now: datetime) -> None:
+    """Pair the next round and mail it.  A withdrawn player is never paired again: Swiss and
+    knockout pass him over (in knockout the player he would have met advances), and his
+    games of a round robin's fixed schedule are scored as forfeit wins of his opponents."""
     tournament.current_round += 1
     round_ = tournament.current_round
     notes: list[str] = []
-    active = [p for p in tournament.players if not p.withdrawn]
+    withdrawn = {p.user_id for p in tournament.players if p.withdrawn}
     by_seed = {p.seed: p.user_id for p in tournament.players}
     pairs: list[tuple[int, int | None]] = []
+    forfeits: list[tuple[int, int]] = []  # (first, second) of games not played
     if tournament.format == TournamentFormat.roundrobin:
         schedule = circle_rounds(sorted(p.seed or 0 for p in tournament.players), tournament.double)
-        withdrawn = {p.seed for p in tournament.players if p.withdrawn}
         for a, b in schedule[round_ - 1]:
-            if a in withdrawn or b in withdrawn:
+            first, second = by_seed[a], None if b == -1 else by_seed[b]
+            if first in withdrawn and (second is None or second in withdrawn):
                 continue
-            pairs.append((by_seed[a], None if b == -1 else by_seed[b]))
+            if second in withdrawn or first in withdrawn:
+                assert second is not None
+                forfeits.append((first, second))
+            else:
+                pairs.append((first, second))
     elif tournament.format == TournamentFormat.swiss:
         table = standings(tournament)
         ranked = [s.user_id for s in table if s.status != "withdrawn"]
@@ -328,32 +434,24 @@ def _next_round(session: Session, tournament: Tournament, now: datetime) -> None
         if rematches:
             notes.append("No pairing without rematches was possible; some players meet again.")
     else:
-        if round_ == 1:
-            size = 2 ** math.ceil(math.log2(max(2, len(active))))
-            order = bracket(size)
-            n = len(tournament.players)
-            for i in range(0, size, 2):
-                a, b = order[i], order[i + 1]
-                if a > n and b > n:
-                    continue
-                if b > n:
-                    pairs.append((by_seed[a], None))
-                elif a > n:
-                    pairs.append((by_seed[b], None))
-                else:
-                    pairs.append((by_seed[min(a, b)], by_seed[max(a, b)]))
-        else:
-            seeds = {p.user_id: p.seed or 0 for p in tournament.players}
-            winners = [w for w, _ in knockout_results(tournament, round_ - 1)]
-            for i in range(0, len(winners), 2):
-                group = [w for w in winners[i : i + 2] if w is not None]
-                if len(group) == 2:
-                    a, b = sorted(group, key=seeds.__getitem__)
-                    pairs.append((a, b))
-                elif group:
-                    pairs.append((group[0], None))
+        seeds = {p.user_id: p.seed or 0 for p in tournament.players}
+        slots = [None if p in withdrawn else p for p in knockout_slots(tournament, round_)]
+        for upper, lower in zip(slots[::2], slots[1::2], strict=True):
+            group = sorted((p for p in (upper, lower) if p is not None), key=seeds.__getitem__)
+            if group:
+                pairs.append((group[0], group[1] if len(group) == 2 else None))
     for number, pair in enumerate(pairs, start=1):
         _make_board(session, tournament, round_, number, pair, now)
+    names = {p.user_id: p.user.userid for p in tournament.players}
+    for number, (first, second) in enumerate(forfeits, start=len(pairs) + 1):
+        result = WIN if second in withdrawn else LOSS
+        tournament.games.append(
+            TournamentGame(
+                round=round_, number=number, first_id=first, second_id=second, result=result
+            )
+        )
+        winner, loser = (first, second) if result == WIN else (second, first)
+        notes.append(f"{names[winner]} wins by forfeit: {names[loser]} has withdrawn.")
     session.flush()
     _round_mail(session, tournament, now, notes=notes)
     # a round of byes only (or games ended at once) goes straight on
@@ -396,71 +494,6 @@ def _make_board(
 # ----------------------------------------------------------------------------- mail
 
 
-def pairing_rows(tournament: Tournament, round_: int) -> list[tuple[str, str, str, str, str]]:
-    """(board name, game board number, first, second, result) of one round."""
-    names = {p.user_id: p.user.userid for p in tournament.players}
-    rows = []
-    for g in tournament.games:
-        if g.round != round_:
-            continue
-        if g.second_id is None:
-            rows.append(("-", "-", names[g.first_id], "(bye)", "bye"))
-            continue
-        result = str(g.result or ("" if g.board is None else "playing"))
-        rows.append(
-            (
-                board_name(tournament.id, g.round, g.number),
-                str(g.board.number) if g.board else "-",
-                names[g.first_id],
-                names[g.second_id],
-                {str(WIN): "1-0", str(LOSS): "0-1", str(DRAW): "1/2-1/2"}.get(result, result),
-            )
-        )
-    return rows
-
-
-def describe(tournament: Tournament) -> str:
-    game = get_game(tournament.game)
-    params = " ".join(game.format_params(tournament.params))
-    fmt = {"roundrobin": "round robin", "swiss": "Swiss", "knockout": "knockout"}[tournament.format]
-    if tournament.double:
-        fmt = "double round robin"
-    rounds = f", {tournament.rounds} rounds" if tournament.rounds else ""
-    extra = f" {params}" if params else ""
-    return f"Tournament {tournament.name} (t{tournament.id}): {game.display_name}{extra}, {fmt}{rounds}"
-
-
-def standings_text(tournament: Tournament) -> str:
-    return render(
-        "mail/tournament.txt.j2",
-        heading=describe(tournament),
-        status=_status_line(tournament),
-        standings=standings(tournament),
-        rounds=[],
-        notes=[],
-    )
-
-
-def pairings_text(tournament: Tournament, rounds: Sequence[int]) -> str:
-    return render(
-        "mail/tournament.txt.j2",
-        heading=describe(tournament),
-        status=_status_line(tournament),
-        standings=[],
-        rounds=[(r, pairing_rows(tournament, r)) for r in rounds],
-        notes=[],
-    )
-
-
-def _status_line(tournament: Tournament) -> str:
-    if tournament.status == TournamentStatus.open:
-        names = ", ".join(p.user.userid for p in tournament.players) or "nobody yet"
-        return f"Open for entries; joined: {names}."
-    if tournament.status == TournamentStatus.finished:
-        return "Finished."
-    return f"Round {tournament.current_round} of {tournament.rounds} is being played."
-
-
 def _round_mail(
     session: Session,
     tournament: Tournament,
@@ -477,13 +510,6 @@ def _round_mail(
         subject = f"Tournament {tournament.name} round {round_} replays"
     else:
         subject = f"Tournament {tournament.name} round {round_}"
-    body = render(
-        "mail/tournament.txt.j2",
-        heading=describe(tournament),
-        status=_status_line(tournament),
-        standings=standings(tournament),
-        rounds=[] if final else [(round_, pairing_rows(tournament, round_))],
-        notes=list(notes),
-    )
+    body = round_text(tournament, [] if final else [round_], notes)
     users = [p.user for p in tournament.players if not p.withdrawn]
     notify.mail_users(session, users, subject, body, now)

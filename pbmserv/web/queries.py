@@ -21,7 +21,8 @@ from pbmserv.config import Settings
 from pbmserv.domain.boards import replay
 from pbmserv.domain.deadlines import due
 from pbmserv.domain.pairing import standings
-from pbmserv.domain.tournaments import BOARD_NAME, board_name, describe
+from pbmserv.domain.tournament_text import board_name, describe, winner
+from pbmserv.domain.tournaments import BOARD_NAME
 from pbmserv.games import get_game
 from pbmserv.games.base import Game, Position
 from pbmserv.numbers import clock_days, whole_number
@@ -349,6 +350,7 @@ class TournamentPage:
     game: Game
     standings: list[Any]
     rounds: list[tuple[int, list[Pairing]]]
+    winner: str | None = None  # once finished: the first of the standings, the last left
 
 
 RESULTS = {"1-0": "1-0", "0-1": "0-1", "1/2": "1/2-1/2", "bye": "bye"}
@@ -373,6 +375,8 @@ def tournament_page(session: Session, name: str) -> TournamentPage:
     for g in tournament.games:
         row = None if g.board is None else rows[g.board.id]
         result = RESULTS.get(g.result or "", g.result or ("playing" if g.board else ""))
+        if g.board is None and g.second_id is not None:  # a withdrawn player's, not played
+            result += " forfeit"
         rounds.setdefault(g.round, []).append(
             Pairing(
                 name=board_name(tournament.id, g.round, g.number),
@@ -388,4 +392,5 @@ def tournament_page(session: Session, name: str) -> TournamentPage:
         game=get_game(tournament.game),
         standings=standings(tournament),
         rounds=sorted(rounds.items()),
+        winner=winner(tournament) if tournament.status == "finished" else None,
     )

@@ -1,0 +1,98 @@
+"""What tournaments say: the heading, the state, the pairings and standings of the answers
+to ``tournament`` commands, of the round mails (:mod:`pbmserv.domain.tournaments` sends
+them) and of the web pages, and the names of tournament boards (``t3r2b5``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pbmserv.domain.pairing import DRAW, LOSS, WIN, standings
+from pbmserv.games import get_game
+from pbmserv.render.templates import render
+from pbmserv.store.models import Tournament, TournamentFormat, TournamentStatus
+
+
+def board_name(tournament_id: int, round_: int, number: int) -> str:
+    return f"t{tournament_id}r{round_}b{number}"
+
+
+def pairing_rows(tournament: Tournament, round_: int) -> list[tuple[str, str, str, str, str]]:
+    """(board name, game board number, first, second, result) of one round."""
+    names = {p.user_id: p.user.userid for p in tournament.players}
+    rows = []
+    for g in tournament.games:
+        if g.round != round_:
+            continue
+        if g.second_id is None:
+            rows.append(("-", "-", names[g.first_id], "(bye)", "bye"))
+            continue
+        result = str(g.result or ("" if g.board is None else "playing"))
+        result = {str(WIN): "1-0", str(LOSS): "0-1", str(DRAW): "1/2-1/2"}.get(result, result)
+        if g.board is None:  # a round robin's game of a withdrawn player: never played
+            rows.append(("-", "-", names[g.first_id], names[g.second_id], f"{result} forfeit"))
+            continue
+        name = board_name(tournament.id, g.round, g.number)
+        first, second = names[g.first_id], names[g.second_id]
+        rows.append((name, str(g.board.number), first, second, result))
+    return rows
+
+
+def describe(tournament: Tournament) -> str:
+    game = get_game(tournament.game)
+    params = " ".join(game.format_params(tournament.params))
+    fmt = {"roundrobin": "round robin", "swiss": "Swiss", "knockout": "knockout"}[tournament.format]
+    if tournament.double:
+        fmt = "double round robin"
+    rounds = f", {tournament.rounds} rounds" if tournament.rounds else ""
+    extra = f" {params}" if params else ""
+    return f"Tournament {tournament.name} (t{tournament.id}): {game.display_name}{extra}, {fmt}{rounds}"
+
+
+def standings_text(tournament: Tournament) -> str:
+    """The heading, the state and the standings (``standings``, ``join``, ``withdraw``)."""
+    return round_text(tournament, [], [])
+
+
+def pairings_text(tournament: Tournament, rounds: Sequence[int]) -> str:
+    """The heading, the state and the pairings of ``rounds`` (``pairings``, ``start``)."""
+    return round_text(tournament, rounds, [], with_standings=False)
+
+
+def round_text(
+    tournament: Tournament,
+    rounds: Sequence[int],
+    notes: Sequence[str],
+    *,
+    with_standings: bool = True,
+) -> str:
+    """The text of a round's mail (``notes`` on top: forfeits, rematches), of the final
+    standings (no ``rounds``), and of the answers above."""
+    return render(
+        "mail/tournament.txt.j2",
+        heading=describe(tournament),
+        status=status_line(tournament),
+        standings=standings(tournament) if with_standings else [],
+        rounds=[(r, pairing_rows(tournament, r)) for r in rounds],
+        notes=list(notes),
+    )
+
+
+def winner(tournament: Tournament) -> str | None:
+    """The userid of the winner of a finished tournament: the first of the standings; in a
+    knockout the last player left, none when the last players withdrew."""
+    first = standings(tournament)[0]
+    if tournament.format == TournamentFormat.knockout and first.status:
+        return None  # withdrawn, or out: nobody is left
+    return first.userid
+
+
+def status_line(tournament: Tournament) -> str:
+    if tournament.status == TournamentStatus.open:
+        names = ", ".join(p.user.userid for p in tournament.players) or "nobody yet"
+        return f"Open for entries; joined: {names}."
+    if tournament.status == TournamentStatus.finished:
+        won = winner(tournament)
+        if won is None:
+            return "Finished. Nobody is left to win it: the last players withdrew."
+        return f"Finished. {won} wins tournament {tournament.name}."
+    return f"Round {tournament.current_round} of {tournament.rounds} is being played."

@@ -1,0 +1,136 @@
+"""Creating and cancelling tournaments: each option once, a Swiss's rounds bounded at create,
+``tournament cancel`` for a tournament that has not started (the admins' commands, by mail
+only for the admins named in the settings), names, and the rounds ``pairings`` shows.
+
+Found by a tester: ``--rounds=1000`` was taken at create and refused only at start, the last
+of a repeated option was taken in silence, a tournament that could not start kept its name
+for ever, the error for a long name did not say the limit, ``t1r1b1`` was taken as a name,
+and ``pairings rr1 9`` of a 3-round event said "not paired yet".
+"""
+
+from __future__ import annotations
+
+import pytest
+from mail_lines import overlong
+from sqlalchemy import func, select
+from tournament_play import play
+
+from pbmserv.domain import tournaments
+from pbmserv.store.models import Tournament, TournamentPlayer
+
+
+@pytest.mark.parametrize("rounds", ["1000", "21", "0"])
+def test_swiss_rounds_are_bounded_at_create(shell, rounds):
+    r = shell(f"tournament create sw --game nim --format swiss --rounds={rounds}")
+    assert r.status == 1 and f"--rounds takes rounds, 1 to 20, not {rounds}" in r.body
+    with shell.sessions() as s:
+        assert s.scalar(select(func.count()).select_from(Tournament)) == 0
+    shell.ok(
+        f"tournament create sw --game nim --format swiss --rounds={tournaments.MAX_SWISS_ROUNDS}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("options", "twice"),
+    [
+        ("--game nim --game polis --format swiss", "--game"),
+        ("--game=nim --format swiss --rounds=2 --rounds=3", "--rounds"),
+        ("--game nim --format=swiss --format knockout", "--format"),
+        # (the answer masks a word that could be a password)
+        ("--game nim --format roundrobin --double --double", "********"),
+    ],
+)
+def test_a_repeated_option_is_refused(shell, options, twice):
+    r = shell(f"tournament create cup {options}")
+    assert r.status == 2 and f"{twice} is given more than once" in r.body
+    with shell.sessions() as s:
+        assert s.scalar(select(func.count()).select_from(Tournament)) == 0
+
+
+def test_cancel_removes_a_tournament_that_has_not_started(shell):
+    shell.signup("ann", "bob", "boss")
+    shell.ok("tournament create cup --game nim --format swiss --rounds 3")
+    shell.ok("tournament join cup ann pw-ann")
+    shell.ok("tournament join cup bob pw-bob")
+    r = shell("tournament cancel cup ann pw-ann", channel="mail")
+    assert r.status == 1 and "administrator" in r.body
+    shell.settings.admins = ["boss"]
+    r = shell("tournament cancel cup boss wrong", channel="mail")
+    assert r.status == 1
+    r = shell("tournament cancel cup", channel="mail")  # by mail: an admin and his password
+    assert r.status == 2
+    out = shell.ok("tournament cancel cup boss pw-boss", channel="mail")
+    assert out.subject == "Tournament cup cancelled"
+    assert "A mail tells its players: ann, bob." in " ".join(out.body.split())
+    mails = [m for m in shell.outbox() if m.subject == "Tournament cup cancelled"]
+    assert sorted(m.recipient for m in mails) == ["ann@example.org", "bob@example.org"]
+    assert "cancelled this tournament before it started" in " ".join(mails[0].body.split())
+    assert overlong(mails[0].body) == [] and overlong(out.body) == []
+    with shell.sessions() as s:
+        assert s.scalar(select(func.count()).select_from(Tournament)) == 0
+        assert s.scalar(select(func.count()).select_from(TournamentPlayer)) == 0
+    r = shell("tournament standings cup")
+    assert r.status == 1 and "no tournament 'cup'" in r.body
+    shell.ok("tournament create cup --game nim --format knockout")  # the name is free again
+    assert "Nobody had joined." in shell.ok("tournament cancel cup").body
+
+
+def test_a_started_tournament_cannot_be_cancelled(shell):
+    shell.signup("ann", "bob")
+    shell.ok("tournament create cup --game nim --format swiss")
+    shell.ok("tournament join cup ann pw-ann")
+    shell.ok("tournament join cup bob pw-bob")
+    shell.ok("tournament start cup")
+    r = shell("tournament cancel cup")
+    assert r.status == 1 and "has started: only a tournament that has not started" in r.body
+    assert "t1r1b1" in shell.ok("tournament pairings cup").body
+
+
+def test_cancel_is_in_the_help(shell):
+    body = shell.ok("help").body
+    assert "tournament cancel NAME [USERID PASSWORD]" in body
+    assert "'cancel' removes a tournament that has not started" in body
+
+
+# ----------------------------------------------------------------------------- names and rounds
+
+
+def test_a_name_too_long_says_the_limit(shell):
+    r = shell(f"tournament create {'a' * 40} --game nim --format swiss")
+    assert r.status == 1 and "at most 32 characters, not 40" in r.body
+    shell.ok(f"tournament create {'a' * 32} --game nim --format swiss")
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("t1r1b1", "'t1r1b1' reads as board 1 of round 1 of tournament t1"),
+        ("T12r3b45", "'t12r3b45' reads as board 45 of round 3 of tournament t12"),
+        ("t7", "'t7' reads as tournament number 7"),
+    ],
+)
+def test_a_name_that_reads_as_a_tournament_or_a_board_is_refused(shell, name, why):
+    r = shell(f"tournament create {name} --game nim --format swiss")
+    assert r.status == 1 and why in " ".join(r.body.split())
+    assert "may not have the form t<number>" in " ".join(r.body.split())
+    shell.ok("tournament create t1r1 --game nim --format swiss")  # no board name: allowed
+
+
+def test_pairings_refuses_a_round_the_tournament_does_not_have(shell):
+    shell.signup("ann", "bob", "cat", "dan")
+    shell.ok("tournament create rr1 --game nim -pile=1 --format roundrobin")
+    for u in ("ann", "bob", "cat", "dan"):
+        shell.ok(f"tournament join rr1 {u} pw-{u}")
+    r = shell("tournament pairings rr1 0")
+    assert r.status == 1 and "there is no round 0: rounds count from 1" in r.body
+    assert "not paired yet" in shell.ok("tournament pairings rr1 2").body  # rounds unknown
+    shell.ok("tournament start rr1")
+    for round_ in ("9", "0", "999999"):
+        r = shell(f"tournament pairings rr1 {round_}")
+        assert r.status == 1 and f"there is no round {round_}: rr1 has 3 rounds" in r.body
+    assert "Round 3:\n  not paired yet" in shell.ok("tournament pairings rr1 3").body
+    for name in ("t1r1b1", "t1r1b2", "t1r2b1", "t1r2b2", "t1r3b1", "t1r3b2"):
+        play(shell, name, "first")
+    assert "Finished." in shell.ok("tournament pairings rr1 3").body
+    r = shell("tournament pairings rr1 4")
+    assert r.status == 1 and "there is no round 4: rr1 was over after 3 rounds" in r.body
