@@ -23,7 +23,7 @@ from pbmserv.commands.common import text as _text
 from pbmserv.commands.common import user as _user
 from pbmserv.commands.dispatch import Refused, answer
 from pbmserv.commands.spec import Arg, Call, Command, Kind
-from pbmserv.domain import boards, deadlines, notify, ratings
+from pbmserv.domain import boards, deadlines, notify, players, ratings
 from pbmserv.games.base import MoveError, UnreadableMove
 from pbmserv.render.board_mail import board_mail_body
 from pbmserv.render.results import names
@@ -43,7 +43,7 @@ def _subscribe(call: Call, kind: SubscriptionKind) -> None:
         if board.status is not BoardStatus.active:
             raise Refused(f"{game.display_name} board {number} is over")
         position = boards.position_of(board)
-        if boards.seats_of(board, user) and user.id not in boards.gone_users(board, position):
+        if boards.seats_of(board, user) and user.id not in players.gone_users(board, position):
             raise Refused(f"{user.userid} plays on board {number} and gets its mail anyway")
         found = next((s for s in board.subscriptions if s.user_id == user.id), None)
         if found is None:
@@ -152,7 +152,7 @@ def queue(call: Call) -> None:
             raise Refused(f"{game.display_name} board {number} is over")
         mover = boards.user_to_move(board, position)
         play_now = mover is not None and mover.id == user.id
-        out = boards.out_of_play(board, position, user)
+        out = players.out_of_play(board, position, user)
         if out is not None and not play_now:  # no turn of his own would play it
             raise Refused(out)
         lines: list[str] = []
@@ -230,7 +230,7 @@ def submit(call: Call) -> None:
         position = boards.position_of(board)
         mover = boards.user_to_move(board, position)
         if mover is None or mover.id != user.id:
-            raise board_error(board, position, boards.not_your_turn(board, position, user))
+            raise board_error(board, position, players.not_your_turn(board, position, user))
         copy = game.position_class.deserialize(position.serialize())
         try:
             move = copy.parse_move(text)

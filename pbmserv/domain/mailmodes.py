@@ -59,7 +59,7 @@ def admit(board: Board, user: User, *, out: bool = False, gone: bool = False) ->
     """Whether a board mail to ``user`` goes out now (and note what it holds back).
 
     ``out``: the mail tells him that he is out of the game (it goes on without him);
-    ``gone``: he was out before it (:func:`pbmserv.domain.boards.gone_users`): he gets the
+    ``gone``: he was out before it (:func:`pbmserv.domain.players.gone_users`): he gets the
     result, not the moves of the others, unless he subscribed to them (with robots playing
     on, two players who resigned got 150 board mails each in 20 seconds).
     """

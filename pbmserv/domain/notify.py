@@ -22,8 +22,9 @@ from sqlalchemy.orm import Session
 
 from pbmserv.config import Settings
 from pbmserv.domain import deadlines, limits, mailmodes
-from pbmserv.domain.boards import gone_users, position_of
+from pbmserv.domain.boards import position_of
 from pbmserv.domain.mailmodes import admit
+from pbmserv.domain.players import gone_users
 from pbmserv.domain.proposals import open_vote
 from pbmserv.games.base import Position
 from pbmserv.render.board_mail import (
