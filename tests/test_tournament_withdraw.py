@@ -12,7 +12,7 @@ import json
 from mail_lines import overlong
 from sqlalchemy import select
 from starlette.testclient import TestClient
-from tournament_play import board_of, pairings, play, table
+from tournament_play import board_of, pairings, play, started, table
 
 from pbmserv.domain import clocks, tournaments
 from pbmserv.store.models import Board, BoardStatus, Proposal, Rating, Seat, TournamentGame
@@ -138,11 +138,7 @@ def test_knockout_passes_a_withdrawn_winner_over_and_his_opponent_advances(shell
 def knockout_of_four(shell) -> None:
     """Tournament ``ko`` of Nim with two stones: round 1 is ann-dan (t1r1b1) and bob-cat
     (t1r1b2), ann and bob to move (taking both stones wins)."""
-    shell.signup("ann", "bob", "cat", "dan")
-    shell.ok("tournament create ko --game nim -pile=2 --format knockout")
-    for u in ("ann", "bob", "cat", "dan"):
-        shell.ok(f"tournament join ko {u} pw-{u}")
-    shell.ok("tournament start ko")
+    started(shell, "ko", "-pile=2 --format knockout", ("ann", "bob", "cat", "dan"))
     assert pairings(shell, 1, 1) == [("ann", "dan"), ("bob", "cat")]
 
 
@@ -173,11 +169,7 @@ def test_a_finalist_who_withdraws_during_the_final_loses_it(shell, settings, clo
 
 
 def test_swiss_pairs_a_withdrawn_player_no_more(shell):
-    shell.signup("ann", "bob", "cat", "dan")
-    shell.ok("tournament create sw --game nim -pile=1 --format swiss --rounds 3")
-    for u in ("ann", "bob", "cat", "dan"):
-        shell.ok(f"tournament join sw {u} pw-{u}")
-    shell.ok("tournament start sw")
+    started(shell, "sw", "-pile=1 --format swiss --rounds 3", ("ann", "bob", "cat", "dan"))
     play(shell, "t1r1b1", "first")  # ann beats cat
     shell.ok("tournament withdraw sw dan pw-dan")  # dan to move on t1r1b2: he resigns
     for round_ in (2, 3):
@@ -190,11 +182,7 @@ def test_swiss_pairs_a_withdrawn_player_no_more(shell):
 
 
 def test_round_robin_scores_a_withdrawn_players_later_games_as_forfeits(shell):
-    shell.signup("ann", "bob", "cat", "dan")
-    shell.ok("tournament create rr --game nim -pile=1 --format roundrobin")
-    for u in ("ann", "bob", "cat", "dan"):
-        shell.ok(f"tournament join rr {u} pw-{u}")
-    shell.ok("tournament start rr")
+    started(shell, "rr", "-pile=1 --format roundrobin", ("ann", "bob", "cat", "dan"))
     # R1 ann-dan bob-cat, R2 cat-ann dan-bob, R3 ann-bob cat-dan (test_tournaments)
     shell.ok("tournament withdraw rr ann pw-ann")  # to move on t1r1b1: dan wins
     play(shell, "t1r1b2", "first")  # bob beats cat

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from sqlalchemy import select
-from tournament_play import board_of, mails, pairings, play, table
+from tournament_play import board_of, mails, pairings, play, started, table
 
 from pbmserv.domain import clocks, pairing, tournaments
 from pbmserv.store.models import Board, BoardStatus, Tournament
@@ -81,11 +81,7 @@ def test_only_admins_create_and_start(shell):
 
 
 def test_round_robin_played_out_with_a_nag_and_a_forfeit(shell, clock):
-    shell.signup("ann", "bob", "cat", "dan")
-    shell.ok("tournament create rr --game nim -pile=1 --format roundrobin")
-    for u in ("ann", "bob", "cat", "dan"):
-        shell.ok(f"tournament join rr {u} pw-{u}")
-    shell.ok("tournament start rr")
+    started(shell, "rr", "-pile=1 --format roundrobin", ("ann", "bob", "cat", "dan"))
     # seeds by join order (all rated 1600): the circle method gives
     # R1 1-4 2-3, R2 3-1 4-2, R3 1-2 3-4 (seats by balance, see test_circle_method)
     assert pairings(shell, 1, 1) == [("ann", "dan"), ("bob", "cat")]
@@ -173,11 +169,7 @@ def test_swiss_eight_players(shell, clock):
 
 
 def test_swiss_bye_for_an_odd_count(shell):
-    shell.signup("ann", "bob", "cat")
-    shell.ok("tournament create odd --game nim -pile=1 --format swiss --rounds 2")
-    for u in ("ann", "bob", "cat"):
-        shell.ok(f"tournament join odd {u} pw-{u}")
-    shell.ok("tournament start odd")
+    started(shell, "odd", "-pile=1 --format swiss --rounds 2", ("ann", "bob", "cat"))
     assert pairings(shell, 1, 1) == [("ann", "bob"), ("cat", "")]  # cat: bye (1 point)
     play(shell, "t1r1b1", "first")
     # ann 1, cat 1 (bye), bob 0: bob may not get... ann-cat play, bob (no bye yet) sits out
@@ -186,11 +178,7 @@ def test_swiss_bye_for_an_odd_count(shell):
 
 
 def test_knockout_with_a_replayed_tie_and_board_names(shell):
-    shell.signup("ann", "bob", "cat", "dan", "eve")
-    shell.ok("tournament create ko --game nim -pile=1 --format knockout")
-    for u in ("ann", "bob", "cat", "dan", "eve"):
-        shell.ok(f"tournament join ko {u} pw-{u}")
-    shell.ok("tournament start ko")
+    started(shell, "ko", "-pile=1 --format knockout", ("ann", "bob", "cat", "dan", "eve"))
     # 5 players, bracket of 8: 1-(8), 4-5, 2-(7), 3-(6): three byes to the top seeds
     assert pairings(shell, 1, 1) == [("ann", ""), ("dan", "eve"), ("bob", ""), ("cat", "")]
     play(shell, "t1r1b2", "draw")

@@ -56,3 +56,13 @@ def table(shell, name: str) -> list[tuple[str, float, float, float]]:
 
 def mails(shell, subject: str) -> list[str]:
     return sorted(m.recipient for m in shell.outbox() if m.subject == subject)
+
+
+def started(shell, name: str, options: str, users: tuple[str, ...]) -> None:
+    """Sign ``users`` up, create tournament ``name`` of Nim with ``options``, join them all
+    (in that order: their seeds, all rated alike) and start it."""
+    shell.signup(*users)
+    shell.ok(f"tournament create {name} --game nim {options}")
+    for userid in users:
+        shell.ok(f"tournament join {name} {userid} pw-{userid}")
+    shell.ok(f"tournament start {name}")
