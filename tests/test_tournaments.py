@@ -177,6 +177,31 @@ def test_swiss_bye_for_an_odd_count(shell):
     assert "(bye)" in shell.ok("tournament pairings odd 1").body
 
 
+def test_each_round_mail_tells_its_reader_his_game_or_his_bye(shell):
+    """The round mail was the same table for everybody: which board is mine, do I move
+    first, have I a bye?  And no tournament mail linked the tournament's page."""
+    started(shell, "odd", "-pile=1 --format swiss --rounds 2", ("ann", "bob", "cat"))
+    [number, _, _] = board_of(shell, "t1r1b1")
+
+    def round_mail(userid: str) -> str:
+        [mail] = [
+            m
+            for m in shell.outbox()
+            if m.subject == "Tournament odd round 1" and m.recipient == f"{userid}@example.org"
+        ]
+        return " ".join(mail.body.split())
+
+    assert (
+        f"Your game in round 1: t1r1b1 (Nim board {number}) against bob; you play first."
+        in round_mail("ann")
+    )
+    assert "against ann; you play second. Its board comes in a mail of its own." in (
+        round_mail("bob")
+    )
+    assert round_mail("cat").startswith("You have a bye in round 1: it scores 1.")
+    assert "On the web: https://games.example.org/tournaments/odd" in round_mail("cat")
+
+
 def test_knockout_with_a_replayed_tie_and_board_names(shell):
     started(shell, "ko", "-pile=1 --format knockout", ("ann", "bob", "cat", "dan", "eve"))
     # 5 players, bracket of 8: 1-(8), 4-5, 2-(7), 3-(6): three byes to the top seeds

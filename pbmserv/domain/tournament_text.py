@@ -37,6 +37,33 @@ def pairing_rows(tournament: Tournament, round_: int) -> list[tuple[str, str, st
     return rows
 
 
+def your_round(tournament: Tournament, round_: int, user_id: int) -> str:
+    """What round ``round_`` holds for one player, for the top of his round mail (the table
+    below is everybody's): his board and opponent, or his bye; '' when he has no game in it
+    (out of a knockout)."""
+    names = {p.user_id: p.user.userid for p in tournament.players}
+    for g in tournament.games:
+        if g.round != round_ or user_id not in (g.first_id, g.second_id):
+            continue
+        if g.second_id is None:
+            gets = {
+                TournamentFormat.swiss: "it scores 1",
+                TournamentFormat.knockout: "you go on to the next round",
+            }.get(tournament.format, "it scores nothing")
+            return f"You have a bye in round {round_}: {gets}."
+        if g.board is None:  # a forfeit of a withdrawn player's, with no board
+            return f"Your game in round {round_} is not played: its result is a forfeit."
+        opponent = names[g.second_id if g.first_id == user_id else g.first_id]
+        order = "first" if g.first_id == user_id else "second"
+        name = board_name(tournament.id, g.round, g.number)
+        game = get_game(tournament.game).display_name
+        return (
+            f"Your game in round {round_}: {name} ({game} board {g.board.number}) against "
+            f"{opponent}; you play {order}. Its board comes in a mail of its own."
+        )
+    return ""
+
+
 def describe(tournament: Tournament) -> str:
     game = get_game(tournament.game)
     params = " ".join(game.format_params(tournament.params))

@@ -55,8 +55,9 @@ from pbmserv.domain.pairing import (
     standings,
     swiss_pairs,
 )
-from pbmserv.domain.tournament_text import board_name, describe, round_text
+from pbmserv.domain.tournament_text import board_name, describe, round_text, your_round
 from pbmserv.games import get_game
+from pbmserv.render.links import tournament_link
 from pbmserv.render.results import names, winners
 from pbmserv.render.templates import fill, render
 from pbmserv.store.models import (
@@ -511,5 +512,12 @@ def _round_mail(
     else:
         subject = f"Tournament {tournament.name} round {round_}"
     body = round_text(tournament, [] if final else [round_], notes)
-    users = [p.user for p in tournament.players if not p.withdrawn]
-    notify.mail_users(session, users, subject, body, now)
+    link = tournament_link(tournament)
+    if link:
+        body += f"\nOn the web: {link}\n"
+    for player in tournament.players:  # each with his own game on top
+        if player.withdrawn:
+            continue
+        yours = "" if final else your_round(tournament, round_, player.user_id)
+        text = f"{fill(yours)}\n\n{body}" if yours else body
+        notify.mail_users(session, [player.user], subject, text, now)

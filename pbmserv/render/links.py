@@ -37,6 +37,10 @@ def board_path(game: str, number: int) -> str:
     return f"/boards/{game}/{number}"
 
 
+def tournament_path(name: str) -> str:
+    return f"/tournaments/{name}"
+
+
 def attach(sessions: Any, settings: Settings) -> None:
     """Let every session of ``sessions`` (a sessionmaker) know the base URL and the clocks'
     default periods."""
@@ -50,3 +54,11 @@ def board_link(board: Any) -> str:
     session: Session | None = object_session(board)
     base = session.info.get(INFO_KEY, "") if session is not None else ""
     return f"{base}{board_path(board.game, board.number)}" if base else ""
+
+
+def tournament_link(tournament: Any) -> str:
+    """The page of ``tournament`` (a stored Tournament), or "" when its session knows no base
+    URL."""
+    session: Session | None = object_session(tournament)
+    base = session.info.get(INFO_KEY, "") if session is not None else ""
+    return f"{base}{tournament_path(tournament.name)}" if base else ""
