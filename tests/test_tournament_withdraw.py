@@ -208,3 +208,17 @@ def test_round_robin_scores_a_withdrawn_players_later_games_as_forfeits(shell):
     ]
     final = [m for m in shell.outbox() if m.subject == "Tournament rr final standings"]
     assert len(final) == 3 and "Finished. dan wins tournament rr." in final[0].body
+
+
+def test_a_withdrawn_leader_keeps_his_place_but_does_not_win(shell):
+    """In a Swiss (or a round robin) a withdrawn player keeps his place by score, and the
+    final mail named him the winner."""
+    started(shell, "sw", "-pile=1 --format swiss --rounds 2", ("ann", "bob", "cat", "dan"))
+    play(shell, "t1r1b1", "first")  # ann beats cat
+    play(shell, "t1r1b2", "first")  # dan beats bob
+    play(shell, "t1r2b1", "first")  # dan beats ann: dan 2
+    shell.ok("tournament withdraw sw dan pw-dan")  # no game of his is running
+    play(shell, "t1r2b2", "first")  # bob beats cat: the last game
+    assert [row[0] for row in table(shell, "sw")][:2] == ["dan", "ann"]
+    final = [m for m in shell.outbox() if m.subject == "Tournament sw final standings"]
+    assert final and "Finished. ann wins tournament sw." in final[0].body

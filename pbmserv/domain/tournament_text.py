@@ -105,12 +105,14 @@ def round_text(
 
 
 def winner(tournament: Tournament) -> str | None:
-    """The userid of the winner of a finished tournament: the first of the standings; in a
-    knockout the last player left, none when the last players withdrew."""
-    first = standings(tournament)[0]
-    if tournament.format == TournamentFormat.knockout and first.status:
-        return None  # withdrawn, or out: nobody is left
-    return first.userid
+    """The userid of the winner of a finished tournament: the first of the standings who
+    did not withdraw (a withdrawn leader keeps his place by score, but does not win it); in
+    a knockout the last player left; none when nobody is left."""
+    rows = standings(tournament)
+    if tournament.format == TournamentFormat.knockout:
+        return None if rows[0].status else rows[0].userid  # withdrawn, or out
+    first = next((row for row in rows if row.status != "withdrawn"), None)
+    return None if first is None else first.userid
 
 
 def status_line(tournament: Tournament) -> str:
