@@ -208,6 +208,11 @@ def test_knockout_with_a_replayed_tie_and_board_names(shell):
     assert pairings(shell, 1, 1) == [("ann", ""), ("dan", "eve"), ("bob", ""), ("cat", "")]
     play(shell, "t1r1b2", "draw")
     assert pairings(shell, 1, 1)[-1] == ("eve", "dan")  # replay, seats swapped: t1r1b5
+    [replay] = [m for m in shell.outbox() if m.subject == "Tournament ko round 1 replays"][:1]
+    assert (
+        "dan and eve drew t1r1b2: they play again with the seats swapped (t1r1b5); if that is "
+        "drawn too, dan, the higher seed, goes on." in " ".join(replay.body.split())
+    )
     play(shell, "t1r1b5", "first")  # eve wins
     assert pairings(shell, 1, 2) == [("ann", "eve"), ("bob", "cat")]
     play(shell, "t1r2b1", "second")  # eve beats ann

@@ -381,6 +381,8 @@ def _replays(session: Session, tournament: Tournament, now: datetime) -> bool:
     round_ = tournament.current_round
     rows = [g for g in tournament.games if g.round == round_]
     number = len(rows)
+    players = {p.user_id: p for p in tournament.players}
+    notes: list[str] = []
     for pair, winner in knockout_winners(tournament, round_).items():
         games = [g for g in rows if g.second_id is not None and {g.first_id, g.second_id} == pair]
         if winner is None and len(games) == 1 and games[0].result == DRAW:
@@ -389,8 +391,16 @@ def _replays(session: Session, tournament: Tournament, now: datetime) -> bool:
             assert game.second_id is not None
             swapped = (game.second_id, game.first_id)
             _make_board(session, tournament, round_, number, swapped, now)
+            first, second = players[game.first_id], players[game.second_id]
+            higher = min((first, second), key=lambda p: p.seed or 0)
+            notes.append(
+                f"{first.user.userid} and {second.user.userid} drew "
+                f"{board_name(tournament.id, round_, game.number)}: they play again with the "
+                f"seats swapped ({board_name(tournament.id, round_, number)}); if that is "
+                f"drawn too, {higher.user.userid}, the higher seed, goes on."
+            )
     if number > len(rows):
-        _round_mail(session, tournament, now, replay=True)
+        _round_mail(session, tournament, now, replay=True, notes=notes)
         return True
     return False
 
