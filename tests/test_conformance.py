@@ -261,6 +261,9 @@ def test_parameters(name):
         if p.is_flag:
             assert game.parse_params([f"-{p.name}"])[p.name] is True
             assert game.format_params(game.parse_params([f"-{p.name}"])) == [f"-{p.name}"]
+        # given twice (also by a prefix): refused, not the last one taken in silence
+        with pytest.raises(ParamError, match=f"-{p.name} is given twice"):
+            game.parse_params([f"-{p.name}{value}", f"-{unique}{value}"])
 
 
 @pytest.mark.parametrize("name", [g.name for g in all_games() if 2 in g.players])

@@ -187,12 +187,16 @@ class Game:
         """
         values = self.defaults()
         problems: list[str] = []
+        given: set[str] = set()
         for token in tokens:
             try:
                 name, value = self._parse_param(token)
             except ParamError as exc:
                 problems.append(str(exc))
                 continue
+            if name in given:  # (-size=5 -size=6 took the last, which was not what was read)
+                problems.append(f"-{name} is given twice: give it once")
+            given.add(name)
             values[name] = value
         if problems:
             raise ParamError("; ".join(problems))
