@@ -285,3 +285,15 @@ def test_a_robot_move_that_fails_is_not_tried_again_every_pass(
     tracebacks = [r for r in caplog.records if r.exc_info]
     assert len(tracebacks) == 1 and "nim 101" in tracebacks[0].getMessage()
     assert board(shell, 102).moves  # the other robots played on
+
+
+def test_quick_robots_play_first_in_a_pass(shell):
+    """Robots' turns are played one after another: an easy robot's reply waited behind a
+    strong one's 15 seconds when the strong robot's board was older."""
+    operator_ok(shell, "robot add slow --game nim --level strong")
+    operator_ok(shell, "robot add quick --game nim --level easy")
+    shell.signup("alice")
+    shell.ok("nim challenge slow alice -pile=9")  # 101, the older turn
+    shell.ok("nim challenge quick alice -pile=9")  # 102
+    ran = operator_ok(shell, "robot run").body.splitlines()
+    assert [line.split(":")[0] for line in ran] == ["nim 102", "nim 101"]

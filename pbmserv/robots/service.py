@@ -302,6 +302,7 @@ def run_pending(
         return []
     with readonly_sessions(settings.url)() as session:
         turns = pending(session, unreadable=unreadable)
+    turns.sort(key=_thinking_time)  # (stable: oldest move first among equals)
     done = _answered(answers) + unreadable.take()
     for turn in turns:
         if stop():
@@ -379,6 +380,17 @@ def answer_human(
     with sessions() as session:
         turns = replies(session, since, board_ids)
     return done + [play_turn(sessions, settings, turn, now) for turn in turns]
+
+
+def _thinking_time(turn: Turn) -> float:
+    """How long the robot of ``turn`` may think: the quick ones play first in a pass, so that
+    an easy robot's reply does not wait behind a strong one's 15 seconds (robots' turns are
+    played one after another)."""
+    try:
+        budget = budget_of(turn.level)
+    except ValueError:  # (a level stored before the bounds: it fails when played, as before)
+        return 0.0
+    return budget.seconds or 0.0
 
 
 def _answered(answers: list[votes.Answer]) -> list[Done]:
