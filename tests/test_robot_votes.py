@@ -197,3 +197,20 @@ def test_a_proposal_made_while_the_robot_thinks_is_answered_before_its_move(
     done = run_pending(sessions, settings, lambda: clock.now)
     assert [d.text for d in done][0] == "bot rejects proposal #1: a draw. It is closed."
     assert [m.text for m in board(shell, 101).moves] == ["1"]  # then it moved
+
+
+def test_the_answers_of_a_boards_robots_come_in_one_mail(shell):
+    """Two robots' votes were two board mails to every human within a second."""
+    shell.signup("alice")
+    operator_ok(shell, "robot add bot1 --game nim --level normal")
+    operator_ok(shell, "robot add bot2 --game nim --level normal")
+    shell.ok("nim challenge alice bot1 bot2 -pile=20")
+    shell.ok("nim move 101 alice pw-alice 3")
+    shell.ok("nim move 101 alice pw-alice undo")  # on bot1's turn: it answers first
+    before = len(shell.outbox())
+    ran = operator_ok(shell, "robot run").body
+    assert "bot1 accepts proposal #1" in ran and "bot2 accepts proposal #1. Move 1" in ran
+    to_alice = [m for m in shell.outbox()[before:] if m.recipient == "alice@example.org"]
+    said = " ".join(to_alice[0].body.split())
+    assert "bot1 accepts proposal #1" in said and "Move 1 (3, alice) is taken back." in said
+    assert len(to_alice) == 1 and board(shell, 101).moves == []

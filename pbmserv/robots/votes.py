@@ -18,8 +18,9 @@ human's answer; the board mail with the proposal's lines goes to the humans.
 
 from __future__ import annotations
 
+import itertools
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -68,6 +69,7 @@ class Answer:
     number: int
     userid: str
     note: str  # "robbie rejects proposal #1: a draw. It is closed."
+    notes: tuple[str, ...] = ()  # what the board mail says of it (the note, and why not)
 
 
 class Skips(Protocol):
@@ -148,8 +150,9 @@ def decide(ask: Ask, stop: Callable[[], bool] | None = None) -> bool:
 
 
 def record(session: Session, ask: Ask, agree: bool, now: datetime) -> Answer | None:
-    """Record the answer and mail the board, unless the proposal was closed or the board moved
-    on while the robot thought (None: nothing is owed any more)."""
+    """Record the answer, unless the proposal was closed or the board moved on while the
+    robot thought (None: nothing is owed any more).  The caller mails the board once for
+    the answers of all its robots (:func:`mail_answers`)."""
     board = session.get(Board, ask.board_id, with_for_update=True)
     if board is None or board.status is not BoardStatus.active:
         return None
@@ -163,10 +166,20 @@ def record(session: Session, ask: Ask, agree: bool, now: datetime) -> Answer | N
     user = next(s.user for s in board.seats if s.user_id == ask.user_id)
     word = "accept" if agree else "reject"
     note, position = moves.vote(session, board, position, user, word, now, ask.proposal)
-    notes = [note] if agree else [note, DRAW_REFUSED]
-    after = proposals.open_vote(session, board, position)
-    notify.board_mail(session, board, position, notes, now, actor=user, vote=after)
-    return Answer(ask.game, ask.number, ask.userid, note)
+    notes = (note,) if agree else (note, DRAW_REFUSED)
+    return Answer(ask.game, ask.number, ask.userid, note, notes)
+
+
+def mail_answers(session: Session, board_id: int, answers: Sequence[Answer], now: datetime) -> None:
+    """One board mail to the humans for the answers of a board's robots (two robots' votes
+    were two board mails within a second)."""
+    board = session.get(Board, board_id)
+    if board is None or not answers:
+        return
+    position = boards.position_of(board)
+    notes = [note for answer in answers for note in answer.notes]
+    vote = proposals.open_vote(session, board, position)
+    notify.board_mail(session, board, position, notes, now, vote=vote)
 
 
 def answer_proposals(
@@ -178,20 +191,28 @@ def answer_proposals(
     unreadable: Skips | None = None,
 ) -> list[Answer]:
     """Robots answer the open proposals that wait for them (on ``board_ids`` only, when
-    given): read, think, then one short write per answer.  A board that fails (its position
-    cannot be read, or the answer fails on a fault of ours) goes to ``unreadable`` and the
-    others are answered."""
+    given): read, think, then one short write per board, with one board mail for its robots'
+    answers.  A board that fails (its position cannot be read, or the answer fails on a
+    fault of ours) goes to ``unreadable`` and the others are answered."""
     with readonly_sessions(settings.url)() as session:
         owed = asks(session, board_ids, unreadable)
     done: list[Answer] = []
-    for ask in owed:
+    for board_id, group in itertools.groupby(owed, key=lambda ask: ask.board_id):
+        asked = list(group)
+        first = asked[0]
         try:
-            agree = decide(ask, stop)
+            agrees = [decide(ask, stop) for ask in asked]
             with sessions() as session, session.begin():
-                answer = record(session, ask, agree, now())
+                moment = now()
+                answers = [
+                    answer
+                    for ask, agree in zip(asked, agrees, strict=True)
+                    if (answer := record(session, ask, agree, moment)) is not None
+                ]
+                mail_answers(session, board_id, answers, moment)
         except (boards.BoardError, StaleDataError, IntegrityError) as exc:
             # the board moved on meanwhile (a move, another process's robot): nothing is owed
-            log.info("robot %s on %s %d: no answer (%s)", ask.userid, ask.game, ask.number, exc)
+            log.info("robots on %s %d: no answer (%s)", first.game, first.number, exc)
             continue
         except Stopped:
             raise
@@ -199,11 +220,13 @@ def answer_proposals(
             if unavailable(exc) or unreadable is None:
                 raise
             with readonly_sessions(settings.url)() as session:
-                board = session.get(Board, ask.board_id)
+                board = session.get(Board, board_id)
                 if board is not None:
-                    unreadable.add(board, ask.userid, exc, failed=True)
+                    unreadable.add(board, first.userid, exc, failed=True)
             continue
-        if answer is not None:
-            log.info("robot %s on %s %d: %s", ask.userid, ask.game, ask.number, answer.note)
-            done.append(answer)
+        for answer in answers:
+            log.info(
+                "robot %s on %s %d: %s", answer.userid, answer.game, answer.number, answer.note
+            )
+        done += answers
     return done
