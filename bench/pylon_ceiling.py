@@ -32,7 +32,13 @@ the first move that differs; the seats and the seeds are the same.  ``cpu/g`` is
 game (all seats).  Everything is seeded: a rerun with the same arguments plays the same games.
 
     nice -n 19 .venv/bin/python bench/pylon_ceiling.py [--players 3,4] [--games 100]
-        [--playouts 10] [--first-game 0]
+        [--playouts 10] [--first-game 0] [--symmetric] [--opponent random|greedy]
+
+``--symmetric``: the playouts assume nothing of the opponents, every seat takes its biggest
+capture: a Monte Carlo player a robot could be (issue 19, measured in stop 41 with 30 playouts
+per legal move, three players: 36 of 40 against random, 16.5 of 20 against greedy, at about 20
+CPU seconds per game, where ``easy`` spends about 1).  ``--opponent greedy`` plays the cells
+against the greedy player instead.
 """
 
 from __future__ import annotations
@@ -58,12 +64,6 @@ from pbmserv.games.pylon import PylonPosition  # noqa: E402
 LEVEL = "easy"  # the robot level whose games (seats and seeds) are replayed
 
 
-def start(players: int, index: int) -> tuple[Position, set[int], random.Random]:
-    """Game ``index`` of ``robots.py``'s cell ``pylon:players easy vs random``: the starting
-    position, the robot's seats and the game's random numbers (as ``robots.play_game``)."""
-    return bench.new_game(bench.Task("pylon", players, LEVEL, "random", index))
-
-
 def biggest_capture(pos: PylonPosition, rng: random.Random) -> Move:
     """The move that fills the most points by its captures (none: any move, at random)."""
     moves = pos.placements()  # every legal placement with the points its captures fill
@@ -73,21 +73,24 @@ def biggest_capture(pos: PylonPosition, rng: random.Random) -> Move:
     return rng.choice([p for p, filled in moves.items() if len(filled) == most])
 
 
-def playout(pos: Position, mine: set[int], rng: random.Random) -> float:
+def playout(pos: Position, mine: set[int], rng: random.Random, symmetric: bool = False) -> float:
     """Play ``pos`` (a copy) to its end, opponents at random, ``mine`` taking its biggest
-    capture; the score of ``mine``."""
+    capture (``symmetric``: every seat takes its biggest capture); the score of ``mine``."""
     game = cast(PylonPosition, pos.copy())
     while game.to_move is not None:
-        if game.to_move in mine:
+        if symmetric or game.to_move in mine:
             game.play(biggest_capture(game, rng))
         else:
             game.play(rng.choice(game.move_list()))
     return bench.score_of(game.outcome(), mine)
 
 
-def oracle_player(playouts: int, mine: set[int]) -> Callable[[Position, random.Random], Move]:
+def oracle_player(
+    playouts: int, mine: set[int], symmetric: bool = False
+) -> Callable[[Position, random.Random], Move]:
     """Monte Carlo against random opponents, ``playouts`` per legal move on average, spent by
-    sequential halving; the move with the best mean score."""
+    sequential halving; the move with the best mean score.  ``symmetric``: the playouts assume
+    nothing of the opponents (every seat takes its biggest capture): a robot could play so."""
 
     def choose(pos: Position, rng: random.Random) -> Move:
         moves = bench.legal(pos)
@@ -113,7 +116,7 @@ def oracle_player(playouts: int, mine: set[int]) -> Callable[[Position, random.R
             each = max(1, budget // (rounds * len(alive)))
             for move in alive:
                 for _ in range(each):
-                    total[move] += playout(children[move], mine, sims)
+                    total[move] += playout(children[move], mine, sims, symmetric)
                 runs[move] += each
             alive.sort(key=lambda m: total[m] / runs[m], reverse=True)
             alive = alive[: max(1, (len(alive) + 1) // 2)]
@@ -123,11 +126,13 @@ def oracle_player(playouts: int, mine: set[int]) -> Callable[[Position, random.R
     return choose
 
 
-def oracle_game(players: int, index: int, playouts: int) -> tuple[float, float]:
+def oracle_game(
+    players: int, index: int, playouts: int, symmetric: bool = False, opponent: str = "random"
+) -> tuple[float, float]:
     """(the oracle's score, CPU seconds) in game ``index``, played as ``robots.play_game``."""
     begin = time.process_time()
-    pos, mine, rng = start(players, index)
-    ours, theirs = oracle_player(playouts, mine), bench.player("random")
+    pos, mine, rng = bench.new_game(bench.Task("pylon", players, LEVEL, opponent, index))
+    ours, theirs = oracle_player(playouts, mine, symmetric), bench.player(opponent)
     plies = 0
     while pos.to_move is not None and plies < bench.MAX_PLIES:
         move = (ours if pos.controller(pos.to_move) in mine else theirs)(pos, rng)
@@ -157,6 +162,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--first-game", type=int, default=0, help="number of the first game (its seed)"
     )
+    parser.add_argument(
+        "--symmetric",
+        action="store_true",
+        help="playouts in which every seat takes its biggest capture (no opponent model)",
+    )
+    parser.add_argument("--opponent", choices=("random", "greedy"), default="random")
     args = parser.parse_args(argv)
     header = (
         f"{'setup and player':<22} {'games':>5} {'won':>5} {'shared':>6} {'score':>7} "
@@ -168,11 +179,13 @@ def main(argv: list[str] | None = None) -> None:
         robot: list[float] = []
         oracle_cpu = robot_cpu = 0.0
         for index in range(args.first_game, args.first_game + args.games):
-            value, seconds = oracle_game(players, index, args.playouts)
+            value, seconds = oracle_game(
+                players, index, args.playouts, args.symmetric, args.opponent
+            )
             oracle.append(value)
             oracle_cpu += seconds
             _, value, _, _, seconds = bench.play_game(
-                bench.Task("pylon", players, LEVEL, "random", index)
+                bench.Task("pylon", players, LEVEL, args.opponent, index)
             )
             robot.append(value)
             robot_cpu += seconds
@@ -187,9 +200,10 @@ def main(argv: list[str] | None = None) -> None:
         lines.append(row(f"pylon:{players} oracle {args.playouts}", oracle, oracle_cpu))
         lines.append(row(f"pylon:{players} {LEVEL}", robot, robot_cpu))
     print(
-        f"Pylon against random players: games {args.first_game}-"
-        f"{args.first_game + args.games - 1} of robots.py's '{LEVEL} vs random' cells; "
-        f"oracle: {args.playouts} playouts per legal move on average (sequential halving)"
+        f"Pylon against {args.opponent} players: games {args.first_game}-"
+        f"{args.first_game + args.games - 1} of robots.py's '{LEVEL} vs {args.opponent}' "
+        f"cells; oracle: {args.playouts} playouts per legal move on average (sequential "
+        f"halving){', symmetric playouts' if args.symmetric else ''}"
     )
     print("\n".join(lines))
     command = ["nice", "-n", "19", ".venv/bin/python", "bench/pylon_ceiling.py"]
