@@ -37,7 +37,7 @@ game (all seats).  Everything is seeded: a rerun with the same arguments plays t
 ``--symmetric``: the playouts assume nothing of the opponents, every seat takes its biggest
 capture: a Monte Carlo player a robot could be (issue 19, measured in stop 41 with 30 playouts
 per legal move, three players: 36 of 40 against random, 16.5 of 20 against greedy, at about 20
-CPU seconds per game, where ``easy`` spends about 1).  ``--opponent greedy`` plays the cells
+CPU seconds per game, some ten times ``easy``'s).  ``--opponent greedy`` plays the cells
 against the greedy player instead.
 """
 
