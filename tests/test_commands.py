@@ -366,6 +366,10 @@ def test_help_texts(shell):
     assert "nim move BOARD USERID PASSWORD" in shell.ok("nim help").body
     assert "nim" in shell.ok("list").body
     assert "Usage" in shell("nim challenge --help").body
+    twice = shell("nim challenge alice bob --nagtime=3 --nagtime=7 -pile=3 -pile=4 -pile=5")
+    said = " ".join(twice.body.split())
+    assert twice.status != 0 and "--nagtime is given twice" in said
+    assert said.count("-pile is given twice") == 1, said
     # by mail too: the options a command reads with its words, each with what it does
     assert "--nagtime=DAYS: days without a move before a reminder" in shell.ok("nim help").body
     assert "--format=F: roundrobin, swiss or knockout" in shell.ok("help").body

@@ -391,9 +391,10 @@ def test_a_player_out_of_a_game_that_goes_on_gets_its_result_not_every_move(shel
     for who in ("alice", "bob", "carol"):  # (a resignation before one's first move declines)
         shell.ok(f"nim move 101 {who} pw-{who} 1")
     before = len(shell.outbox())
-    shell.ok("nim move 101 alice pw-alice resign")
+    resigned = shell.ok("nim move 101 alice pw-alice resign")
     told = [m for m in shell.outbox()[before:] if m.recipient == "alice@example.org"]
-    assert told == []  # (the resigning player's own answer is the command's)
+    assert told == []  # (the resigning player's own answer is the command's: it says so)
+    assert "The game goes on without you: you get its result" in resigned.body
     shell.ok("nim move 101 bob pw-bob 1")
     shell.ok("nim move 101 carol pw-carol 1")
     assert "alice" not in [r for r, _ in new_mails(shell, before)]

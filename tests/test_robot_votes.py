@@ -60,7 +60,7 @@ def test_an_undo_takes_back_the_humans_move_with_the_robots_reply(shell):
     reply, which it would only play again: the human could never take back his own slip."""
     shell.signup("alice", "carol")
     operator_ok(shell, "robot add bot --game nim --level normal")
-    shell.ok("nim challenge alice bot -pile=10")
+    shell.ok("nim challenge alice bot -pile=10 --unrated")
     shell.ok("nim move 101 alice pw-alice 1")
     operator_ok(shell, "robot run")  # the robot replies
     [(_, reply, _)] = records(shell)[1:]
@@ -70,7 +70,7 @@ def test_an_undo_takes_back_the_humans_move_with_the_robots_reply(shell):
     assert "bot accepts proposal #1. Moves 1 (1, alice) and 2" in ran
     assert board(shell, 101).moves == []  # alice is to move again from 10 stones
     # three players: alice's own slip, on carol's turn; the robot agrees, carol decides
-    shell.ok("nim challenge alice carol bot -pile=20")
+    shell.ok("nim challenge alice carol bot -pile=20 --unrated")
     shell.ok("nim move 102 alice pw-alice 3")
     shell.ok("nim move 102 alice pw-alice undo")
     ran = operator_ok(shell, "robot run").body
@@ -152,7 +152,7 @@ def test_a_shell_proposal_gets_the_robots_answer_at_once(tmp_path: Path):
     data = tmp_path / "data"
     pbmserv("signup", "alice", "secret1", data=data)
     pbmserv("robot", "add", "bot", "--game", "pylon", "--level", "easy", data=data)
-    assert pbmserv("pylon", "challenge", "alice", "bot", data=data).returncode == 0
+    assert pbmserv("pylon", "challenge", "alice", "bot", "--unrated", data=data).returncode == 0
     moved = pbmserv("pylon", "move", "101", "alice", "secret1", "a1", data=data)
     assert moved.returncode == 0 and "Robot bot played" in moved.stdout, moved.stderr
     assert "on pylon board 101; alice is to move." in moved.stdout
@@ -204,7 +204,7 @@ def test_the_answers_of_a_boards_robots_come_in_one_mail(shell):
     shell.signup("alice")
     operator_ok(shell, "robot add bot1 --game nim --level normal")
     operator_ok(shell, "robot add bot2 --game nim --level normal")
-    shell.ok("nim challenge alice bot1 bot2 -pile=20")
+    shell.ok("nim challenge alice bot1 bot2 -pile=20 --unrated")
     shell.ok("nim move 101 alice pw-alice 3")
     shell.ok("nim move 101 alice pw-alice undo")  # on bot1's turn: it answers first
     before = len(shell.outbox())
@@ -214,3 +214,50 @@ def test_the_answers_of_a_boards_robots_come_in_one_mail(shell):
     said = " ".join(to_alice[0].body.split())
     assert "bot1 accepts proposal #1" in said and "Move 1 (3, alice) is taken back." in said
     assert len(to_alice) == 1 and board(shell, 101).moves == []
+
+
+def test_in_a_rated_game_a_robot_takes_nothing_back(shell):
+    """A player could take back and try again until he won, and farm rating."""
+    shell.signup("alice")
+    operator_ok(shell, "robot add bot --game nim --level normal")
+    shell.ok("nim challenge alice bot -pile=10")
+    shell.ok("nim move 101 alice pw-alice 1")
+    operator_ok(shell, "robot run")
+    shell.ok("nim move 101 alice pw-alice undo")
+    ran = operator_ok(shell, "robot run").body
+    assert "bot rejects proposal #1: to take back moves 1 (1, alice) and 2" in ran
+    assert "A robot takes moves back only in an unrated game" in last_mail_to(shell, "alice")
+    assert len(board(shell, 101).moves) == 2
+
+
+def test_a_robot_that_accepted_waits_for_the_others_before_it_moves(shell, clock):
+    """Its move closed the proposal it had just accepted, so the others could never pass it."""
+    shell.signup("alice", "carol")
+    operator_ok(shell, "robot add bot --game nim --level normal")
+    shell.ok("nim challenge alice bot carol -pile=20 --unrated")
+    shell.ok("nim move 101 alice pw-alice 3")
+    shell.ok("nim move 101 alice pw-alice undo")  # on the robot's turn
+    ran = operator_ok(shell, "robot run").body
+    assert "bot accepts proposal #1" in ran and "played" not in ran
+    again = operator_ok(shell, "robot run").body
+    assert "waits for the other players' answers to a proposal it accepted" in again
+    done = shell.ok("nim move 101 carol pw-carol accept#1")  # and carol can still answer
+    assert "Move 1 (3, alice) is taken back." in " ".join(done.body.split())
+    # unanswered, it waits the board's reminder period (7 days), then plays on
+    shell.ok("nim move 101 alice pw-alice 3")
+    shell.ok("nim move 101 alice pw-alice undo#2")
+    assert "bot accepts proposal #2" in operator_ok(shell, "robot run").body
+    clock.advance(days=6)
+    assert "waits for the other players' answers" in operator_ok(shell, "robot run").body
+    clock.advance(days=2)
+    assert "nim 101: bot played" in operator_ok(shell, "robot run").body
+
+
+def test_a_board_mail_gives_no_clock_dates_for_a_robots_turn(shell):
+    """The clock never nags nor forfeits a robot, and the mails said when it would."""
+    shell.signup("alice")
+    operator_ok(shell, "robot add bot --game nim --level normal")
+    moved = shell.ok("nim challenge alice bot -pile=10")
+    assert "Reminder:" in moved.body  # alice to move
+    shown = shell.ok("nim move 101 alice pw-alice 1")  # now the robot is to move
+    assert "Reminder:" not in shown.body and "Forfeit:" not in shown.body

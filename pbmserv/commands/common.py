@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from pbmserv.commands.dispatch import Refused, Request, answer, error_subject
 from pbmserv.commands.spec import Call
-from pbmserv.domain import boards, deadlines, notify
+from pbmserv.domain import boards, deadlines, notify, players
 from pbmserv.domain.accounts import AuthError, UnknownUserid, authenticate, normalise_userid
 from pbmserv.games.base import Game, MoveError, Position, UnreadableMove
 from pbmserv.numbers import whole_number
@@ -284,6 +284,8 @@ def announce(
         out=out,
     )
     body += reader_tail(call.req, board, position, actor, vote)
+    if actor is not None and actor.id in out and actor.id in players.gone_users(board, position):
+        body += notify.gone_note(board)  # (his resignation: the answer is his mail of it)
     answer(
         call.ctx,
         subject,

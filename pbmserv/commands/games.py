@@ -74,6 +74,11 @@ def _parse_options(tokens: list[str]) -> tuple[dict[str, Any], list[str]]:
             problems.append(f"unknown option '{token}'; valid options: {valid}")
             continue
         name = matches[0]
+        if name in options:  # (--nagtime=3 --nagtime=7 took the last in silence)
+            twice = f"--{name} is given twice: give it once"
+            if twice not in problems:
+                problems.append(twice)
+            continue
         if name == "unrated":
             options[name] = True
             continue

@@ -24,7 +24,7 @@ from pbmserv.games.base import Position
 from pbmserv.numbers import clock_days
 from pbmserv.render.board_mail import Due
 from pbmserv.render.links import CLOCK_KEY
-from pbmserv.store.models import Board, BoardStatus, User
+from pbmserv.store.models import Board, BoardStatus, Robot, User
 
 TOURNAMENT_NAG_DAYS = 1.0
 TOURNAMENT_FORFEIT_DAYS = 7.0
@@ -109,8 +109,10 @@ def due(
     mover = board.user_to_move(position)
     if mover is None:
         return None
+    session = object_session(board)
+    if session is not None and session.get(Robot, mover.id) is not None:
+        return None  # the clock never nags nor forfeits a robot (pbmserv.domain.clocks)
     if defaults is None:
-        session = object_session(board)
         defaults = session.info.get(CLOCK_KEY) if session is not None else None
     nag_days, forfeit_days = periods_of(
         board.options, *(defaults or (Settings.nag_days, Settings.forfeit_days))

@@ -223,6 +223,11 @@ GONE_NOTE = (
 )
 
 
+def gone_note(board: Board) -> str:
+    """What a player put out of a game that goes on gets from now on (:data:`GONE_NOTE`)."""
+    return GONE_NOTE.format(game=board.game, number=board.number)
+
+
 def audience(board: Board) -> list[User]:
     """Everybody who gets this board's mail now: players, ``subscribe`` spectators, and at the
     end the ``notify`` (result-only) spectators."""
@@ -276,9 +281,7 @@ def board_mail(
 
     def tail(user: User) -> str:
         """The line to send back; for a player this mail puts out, what he gets from now on."""
-        if user.id in out and user.id in gone:
-            return reply(user) + GONE_NOTE.format(game=board.game, number=board.number)
-        return reply(user)
+        return reply(user) + (gone_note(board) if user.id in out and user.id in gone else "")
 
     mail_users(
         session,

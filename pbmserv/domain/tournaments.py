@@ -282,6 +282,7 @@ def cancel(
     """Remove a tournament that has not started (one that cannot start kept its name taken
     for ever), and tell its players by mail (not the address ``sender``, which has the
     answer); returns their userids."""
+    _lock(session, tournament)  # a start at the same moment: one of them waits, then sees
     if tournament.status != TournamentStatus.open:
         raise TournamentError(
             f"tournament {tournament.name} has started: only a tournament that has not "
@@ -292,7 +293,8 @@ def cancel(
         "An administrator has cancelled this tournament before it started: your entry is "
         "void, and no game of it is played."
     )
-    body = render("mail/text.txt.j2", lines=[describe(tournament), fill(why)])
+    heading = describe(tournament).replace(f" (t{tournament.id})", "")  # (SQLite reuses it)
+    body = render("mail/text.txt.j2", lines=[heading, fill(why)])
     subject = f"Tournament {tournament.name} cancelled"
     session.delete(tournament)
     session.flush()
@@ -300,7 +302,15 @@ def cancel(
     return [u.userid for u in users]
 
 
+def _lock(session: Session, tournament: Tournament) -> None:
+    """Hold the tournament's row (PostgreSQL) for a change of its state: a cancel and a start
+    at the same moment must not both see it open.  (SQLite writes one at a time.)"""
+    if session.bind is not None and session.bind.dialect.name == "postgresql":
+        session.refresh(tournament, with_for_update=True)
+
+
 def start(session: Session, tournament: Tournament, now: datetime) -> None:
+    _lock(session, tournament)
     if tournament.status != TournamentStatus.open:
         raise TournamentError(f"tournament {tournament.name} has already started")
     players = [p for p in tournament.players if not p.withdrawn]
@@ -342,8 +352,7 @@ def board_finished(session: Session, board: Board, now: datetime) -> None:
     if row is None or row.result is not None:
         return
     tournament = row.tournament
-    if session.bind is not None and session.bind.dialect.name == "postgresql":
-        session.refresh(tournament, with_for_update=True)
+    _lock(session, tournament)
     winners = {board.seats[w].user_id for w in board.winners or []}
     if not winners or len(winners) > 1:
         row.result = DRAW

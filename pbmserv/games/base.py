@@ -194,8 +194,9 @@ class Game:
             except ParamError as exc:
                 problems.append(str(exc))
                 continue
-            if name in given:  # (-size=5 -size=6 took the last, which was not what was read)
-                problems.append(f"-{name} is given twice: give it once")
+            said = f"-{name} is given twice: give it once"
+            if name in given and said not in problems:  # (-size=5 -size=6 took the last)
+                problems.append(said)
             given.add(name)
             values[name] = value
         if problems:

@@ -57,6 +57,7 @@ class Turn:
     level: str
     decline: bool  # challenged in a game it is not listed for, before its first move
     state: str  # the serialised position
+    held_until: datetime | None = None  # it waits for the answers to a proposal it accepted
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,7 @@ def pending(
     board_ids: Collection[int] | None = None,
     *,
     unreadable: Unreadable | None = None,
+    nag_days: float = Settings.nag_days,
 ) -> list[Turn]:
     """Every active board where a robot is to move (or only those of ``board_ids``), oldest
     move first.  The boards come from the index on ``Board.to_move_id``: the cost is the number
@@ -144,7 +146,7 @@ def pending(
         if unreadable.skips(board):
             continue
         try:
-            turn = _turn(board, robot)
+            turn = _turn(session, board, robot, nag_days)
         except Exception as exc:  # noqa: BLE001 - one damaged board must not stop the others
             if unavailable(exc):  # the database went away: no board is to blame
                 raise
@@ -155,7 +157,7 @@ def pending(
     return turns
 
 
-def _turn(board: Board, robot: Robot) -> Turn | None:
+def _turn(session: Session, board: Board, robot: Robot, nag_days: float) -> Turn | None:
     """The robot's turn on ``board``, None if the robot is not to move after all."""
     position = boards.position_of(board)
     mover = boards.user_to_move(board, position)
@@ -174,6 +176,7 @@ def _turn(board: Board, robot: Robot) -> Turn | None:
         robot.level,
         decline,
         position.serialize(),
+        votes.held_until(session, board, position, mover.id, nag_days),
     )
 
 
@@ -210,7 +213,7 @@ def play_turn(
             if turn.decline:
                 _decline(session, when, board, user)
             else:
-                _play(session, when, board, user, text, turn.ply)
+                _play(session, when, board, user, text, turn.ply, settings.nag_days)
     except _AskedMeanwhile as exc:
         log.info("robot %s on %s %d: %s", turn.userid, turn.game, turn.number, exc)
         return Done(turn.game, turn.number, turn.userid, ASKED_MEANWHILE, False)
@@ -236,7 +239,15 @@ class _AskedMeanwhile(_MovedOn):
 ASKED_MEANWHILE = "did not move: a proposal was made while it thought, and it answers that first"
 
 
-def _play(session: Session, now: datetime, board: Board, user: User, text: str, ply: int) -> None:
+def _play(
+    session: Session,
+    now: datetime,
+    board: Board,
+    user: User,
+    text: str,
+    ply: int,
+    nag_days: float,
+) -> None:
     position = boards.position_of(board)
     if board.status is BoardStatus.active and position.ply + 1 != ply:  # (the ply guard's words
         raise _MovedOn(  # are a mail's: "since your mail was written")
@@ -249,6 +260,9 @@ def _play(session: Session, now: datetime, board: Board, user: User, text: str, 
             f"proposal #{vote.number} was made while the robot thought about move {ply}: it "
             "answers the proposal first (its move would close it unanswered); not played"
         )
+    held = votes.held_until(session, board, position, user.id, nag_days)
+    if held is not None and now < held:  # accepted while it thought: the others answer first
+        raise _MovedOn(f"it waits for the other players' answers until {held:%Y-%m-%d %H:%M} UTC")
     played = moves.play(
         session, board, position, user, text, now=now, source="robot", expected_ply=ply
     )
@@ -296,24 +310,28 @@ def run_pending(
     database that cannot be reached raises (the caller's loop backs off and says so once).
     """
     unreadable = Unreadable() if unreadable is None else unreadable
-    try:
-        answers = votes.answer_proposals(sessions, settings, now, stop=stop, unreadable=unreadable)
-    except Stopped:  # the server stops: the answers are made after it starts again
-        return []
+    answers = votes.answer_proposals(sessions, settings, now, stop=stop, unreadable=unreadable)
+    if stop():  # the server stops: the other answers and the moves wait for its restart
+        return _answered(answers) + unreadable.take()
     with readonly_sessions(settings.url)() as session:
-        turns = pending(session, unreadable=unreadable)
+        turns = pending(session, unreadable=unreadable, nag_days=settings.nag_days)
     turns.sort(key=_thinking_time)  # (stable: oldest move first among equals)
     done = _answered(answers) + unreadable.take()
     for turn in turns:
         if stop():
             break
+        if turn.held_until is not None and now() < turn.held_until:  # (not logged: each pass)
+            when = f"{turn.held_until:%Y-%m-%d %H:%M} UTC"
+            why = f"waits for the other players' answers to a proposal it accepted, until {when}"
+            done.append(Done(turn.game, turn.number, turn.userid, why, False))
+            continue
         try:
             result = play_turn(sessions, settings, turn, now, stop)
             if not result.played and result.text == ASKED_MEANWHILE:
                 answers = votes.answer_proposals(
                     sessions, settings, now, [turn.board_id], stop, unreadable
                 )
-                done += _answered(answers)
+                done += _answered(answers) + unreadable.take()
         except Stopped:  # the server stops: this turn is played after it starts again
             log.info(
                 "robot %s on %s %d: stopped while thinking", turn.userid, turn.game, turn.number
@@ -343,7 +361,12 @@ def run_pending(
 
 
 def replies(
-    session: Session, since: datetime, board_ids: Collection[int] | None = None
+    session: Session,
+    since: datetime,
+    board_ids: Collection[int] | None = None,
+    *,
+    unreadable: Unreadable | None = None,
+    nag_days: float = Settings.nag_days,
 ) -> list[Turn]:
     """The robot turns that a human's move at or after ``since`` has just brought about (on the
     boards ``board_ids`` only, when given: the boards a command changed).
@@ -352,7 +375,7 @@ def replies(
     who moved, once.  Robots to move on other boards, or after another robot (robot against
     robot), wait for the server or ``pbmserv robot run``.
     """
-    turns = pending(session, board_ids)
+    turns = pending(session, board_ids, unreadable=unreadable, nag_days=nag_days)
     if not turns:
         return []
     robots = set(session.scalars(select(Robot.user_id)))
@@ -376,9 +399,15 @@ def answer_human(
     one robot reply to each human move made since ``since`` (see :func:`replies`)."""
     if board_ids is not None and not board_ids:
         return []
-    done = _answered(votes.answer_proposals(sessions, settings, now, board_ids))
+    unreadable = Unreadable()  # (a damaged board is named, not a failure of the command)
+    answers = votes.answer_proposals(sessions, settings, now, board_ids, unreadable=unreadable)
+    done = _answered(answers) + unreadable.take()
     with sessions() as session:
-        turns = replies(session, since, board_ids)
+        turns = replies(
+            session, since, board_ids, unreadable=unreadable, nag_days=settings.nag_days
+        )
+    done += unreadable.take()
+    turns = [t for t in turns if t.held_until is None or now() >= t.held_until]
     return done + [play_turn(sessions, settings, turn, now) for turn in turns]
 
 

@@ -6,9 +6,12 @@ answer that never came (his next move closed the proposal unanswered).
 
 What a robot answers: a draw, yes only when it stands clearly worse
 (:func:`pbmserv.robots.accepts_draw`, thought about within its level's budget as a move is); an
-undo, yes: a robot lets a slip be taken back, as a friendly partner does, and the undo takes
-back the human's move with the robots' replies to it
-(:func:`pbmserv.domain.proposals.undo_span`).
+undo, yes in an unrated game (``--unrated``): a robot lets a slip be taken back, as a friendly
+partner does, and the undo takes back the human's move with the robots' replies to it
+(:func:`pbmserv.domain.proposals.undo_span`); in a rated game, no: a player could take back
+and try again until he won, and farm rating.  A robot that has accepted holds its move while
+the others answer (its move would close the proposal), for the board's reminder period
+(:func:`held_until`).
 
 As a robot's move (:mod:`pbmserv.robots.service`): a short read finds the answers owed, the
 robot thinks with no session open, and a short write records the answer only if the proposal is
@@ -22,7 +25,7 @@ import itertools
 import logging
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Protocol
 
 from sqlalchemy import func, select
@@ -32,7 +35,9 @@ from sqlalchemy.orm.exc import StaleDataError
 
 from pbmserv.config import Settings
 from pbmserv.domain import boards, moves, notify, proposals
+from pbmserv.domain.deadlines import periods_of
 from pbmserv.games import get_game
+from pbmserv.games.base import Position
 from pbmserv.robots import accepts_draw, budget_of
 from pbmserv.robots.search import Stopped
 from pbmserv.store.db import readonly_sessions
@@ -40,7 +45,11 @@ from pbmserv.store.models import Board, BoardStatus, Proposal, Robot, Seat
 from pbmserv.store.outage import unavailable
 
 log = logging.getLogger("pbmserv.robots")
-DRAW_REFUSED = "A robot accepts a draw only when it stands clearly worse."
+WHY_NOT = {
+    "draw": "A robot accepts a draw only when it stands clearly worse.",
+    "undo": "A robot takes moves back only in an unrated game (challenge it with --unrated):"
+    " a rated game is not played again until it is won.",
+}
 
 
 @dataclass(frozen=True)
@@ -59,6 +68,7 @@ class Ask:
     seat: int
     level: str
     state: str  # the serialised position
+    unrated: bool  # the game counts for no rating (--unrated)
 
 
 @dataclass(frozen=True)
@@ -136,15 +146,32 @@ def asks(
                     live[0] if live else seat.index,
                     robot.level,
                     position.serialize(),
+                    bool(board.options.get("unrated")),
                 )
             )
     return out
 
 
+def held_until(
+    session: Session, board: Board, position: Position, user_id: int, nag_days: float
+) -> datetime | None:
+    """Until when a robot to move holds its move: it has accepted the open proposal, which
+    waits for the other players' answers, and its move would close it (any move does), so it
+    gives them the board's reminder period to answer; None when it does not wait."""
+    vote = proposals.open_vote(session, board, position)
+    if vote is None or not vote.waiting or user_id in vote.waiting:
+        return None
+    proposal = next(iter(boards.open_proposals(session, board)), None)
+    if proposal is None:
+        return None
+    nag, _ = periods_of(board.options, nag_days, nag_days)
+    return proposal.at + timedelta(days=nag)
+
+
 def decide(ask: Ask, stop: Callable[[], bool] | None = None) -> bool:
     """The robot's answer (True: accept), thought about with no database session open."""
-    if ask.kind == "undo":
-        return True
+    if ask.kind == "undo":  # (rated: a move taken back and tried again until it wins)
+        return ask.unrated
     position = get_game(ask.game).position_class.deserialize(ask.state)
     return accepts_draw(position, ask.seat, budget_of(ask.level), stop)
 
@@ -166,7 +193,7 @@ def record(session: Session, ask: Ask, agree: bool, now: datetime) -> Answer | N
     user = next(s.user for s in board.seats if s.user_id == ask.user_id)
     word = "accept" if agree else "reject"
     note, position = moves.vote(session, board, position, user, word, now, ask.proposal)
-    notes = (note,) if agree else (note, DRAW_REFUSED)
+    notes = (note,) if agree else (note, WHY_NOT[ask.kind])
     return Answer(ask.game, ask.number, ask.userid, note, notes)
 
 
@@ -214,8 +241,9 @@ def answer_proposals(
             # the board moved on meanwhile (a move, another process's robot): nothing is owed
             log.info("robots on %s %d: no answer (%s)", first.game, first.number, exc)
             continue
-        except Stopped:
-            raise
+        except Stopped:  # the server stops: the answers recorded so far are reported
+            log.info("robots on %s %d: stopped while thinking", first.game, first.number)
+            break
         except Exception as exc:  # noqa: BLE001 - one bad board must not stop the other robots
             if unavailable(exc) or unreadable is None:
                 raise
