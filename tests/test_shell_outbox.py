@@ -103,3 +103,33 @@ def test_outgoing_mails_are_listed_and_shown(tmp_path):
     missing = pbmserv("mail", "outbox", "show", "99", data=data)
     assert missing.returncode == 1 and "no mail 99 in the outbox" in missing.stderr
     assert "outbox" not in listed.stderr  # operator commands add no note
+
+
+@pytest.mark.slow
+def test_a_stop_signal_to_the_whole_group_is_a_quiet_stop(tmp_path):
+    """systemd's stop sends SIGTERM to every process of the service: the worker ended a moment
+    before the server heard it, and every stop logged an ERROR 'starting another'."""
+    env = {**os.environ, "PBMSERV_DATA_DIR": str(tmp_path / "data")}
+    env |= {"PBMSERV_NOW": TEST_START.isoformat(), "PBMSERV_WEB_ENABLED": "false"}
+    env.pop("PBMSERV_DATABASE_URL", None)
+    server = subprocess.Popen(
+        [str(BIN / "pbmserv"), "serve", "--port", str(free_port())],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # a group of its own, as a service's
+    )
+    try:
+        assert server.stderr is not None
+        for line in server.stderr:
+            if line.startswith("pbmserv serving on"):
+                break
+        os.killpg(server.pid, signal.SIGTERM)
+        said, after = server.communicate(timeout=30)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    assert server.returncode == 0 and "pbmserv stopped." in said
+    assert "starting another" not in after and " ERROR " not in after, after

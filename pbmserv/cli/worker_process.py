@@ -141,11 +141,12 @@ class WorkerProcess:
                 self.on_done()
             code = process.wait()
             process.stdout.close()
-            if self.stopping.is_set():
-                return
-            log.error("worker process %d ended (%s); starting another", process.pid, code)
+            # A stop signal to the whole process group (systemd's stop, Ctrl-C, timeout) ends
+            # the worker a moment before the server sets ``stopping``: wait before speaking
+            # (an ERROR "starting another" was logged at every stop of the service)
             if self.stopping.wait(RESTART_SECONDS):
                 return
+            log.error("worker process %d ended (%s); starting another", process.pid, code)
             inbox.release_dead_claims(session_factory(self.settings.url))
             with self.lock:
                 if self.stopping.is_set():
