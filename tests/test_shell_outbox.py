@@ -40,20 +40,27 @@ def test_only_a_store_made_in_the_data_directory_is_announced(tmp_path, monkeypa
     assert "created the data directory" not in capsys.readouterr().err
 
 
-@pytest.mark.slow
-def test_a_server_says_it_made_the_data_directory_when_it_starts(tmp_path):
-    """(It said so after "pbmserv stopped.", days later.)"""
-    data = tmp_path / "data"
+def _serve(data, *, own_group: bool = False) -> subprocess.Popen[str]:
+    """``pbmserv serve`` on a free loopback port with the store in ``data``, no web pages,
+    on the test's calendar (the caller stops it)."""
     env = {**os.environ, "PBMSERV_DATA_DIR": str(data), "PBMSERV_NOW": TEST_START.isoformat()}
     env.pop("PBMSERV_DATABASE_URL", None)
     env["PBMSERV_WEB_ENABLED"] = "false"
-    server = subprocess.Popen(
+    return subprocess.Popen(
         [str(BIN / "pbmserv"), "serve", "--port", str(free_port())],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=own_group,
     )
+
+
+@pytest.mark.slow
+def test_a_server_says_it_made_the_data_directory_when_it_starts(tmp_path):
+    """(It said so after "pbmserv stopped.", days later.)"""
+    data = tmp_path / "data"
+    server = _serve(data)
     try:
         assert server.stderr is not None
         before = []
@@ -109,17 +116,7 @@ def test_outgoing_mails_are_listed_and_shown(tmp_path):
 def test_a_stop_signal_to_the_whole_group_is_a_quiet_stop(tmp_path):
     """systemd's stop sends SIGTERM to every process of the service: the worker ended a moment
     before the server heard it, and every stop logged an ERROR 'starting another'."""
-    env = {**os.environ, "PBMSERV_DATA_DIR": str(tmp_path / "data")}
-    env |= {"PBMSERV_NOW": TEST_START.isoformat(), "PBMSERV_WEB_ENABLED": "false"}
-    env.pop("PBMSERV_DATABASE_URL", None)
-    server = subprocess.Popen(
-        [str(BIN / "pbmserv"), "serve", "--port", str(free_port())],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # a group of its own, as a service's
-    )
+    server = _serve(tmp_path / "data", own_group=True)  # a group of its own, as a service's
     try:
         assert server.stderr is not None
         for line in server.stderr:

@@ -123,8 +123,8 @@ def asks(
             robot_seat = next(s for s in board.seats if s.user_id in robots)
             unreadable.add(board, robot_seat.user.userid, exc)
             continue
-        vote = proposals.open_vote(session, board, position)
         proposal = next(iter(boards.open_proposals(session, board)), None)
+        vote = None if proposal is None else proposals.open_vote(session, board, position)
         if vote is None or proposal is None:
             continue
         for seat in sorted(board.seats, key=lambda s: s.index):
@@ -158,11 +158,11 @@ def held_until(
     """Until when a robot to move holds its move: it has accepted the open proposal, which
     waits for the other players' answers, and its move would close it (any move does), so it
     gives them the board's reminder period to answer; None when it does not wait."""
+    proposal = next(iter(boards.open_proposals(session, board)), None)
+    if proposal is None:  # (the common case, asked for every robot turn of every pass)
+        return None
     vote = proposals.open_vote(session, board, position)
     if vote is None or not vote.waiting or user_id in vote.waiting:
-        return None
-    proposal = next(iter(boards.open_proposals(session, board)), None)
-    if proposal is None:
         return None
     nag, _ = periods_of(board.options, nag_days, nag_days)
     return proposal.at + timedelta(days=nag)
