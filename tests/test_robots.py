@@ -297,3 +297,33 @@ def test_quick_robots_play_first_in_a_pass(shell):
     shell.ok("nim challenge quick alice -pile=9")  # 102
     ran = operator_ok(shell, "robot run").body.splitlines()
     assert [line.split(":")[0] for line in ran] == ["nim 102", "nim 101"]
+
+
+def test_a_human_waiting_comes_before_games_of_robots_only(shell):
+    """A game of robots only (an older board) plays after a human's reply, even a slower one."""
+    for name, level in (("r1", "easy"), ("r2", "easy"), ("slow", "strong")):
+        operator_ok(shell, f"robot add {name} --game nim --level {level}")
+    shell.signup("alice")
+    shell.ok("nim challenge r1 r2 -pile=9")  # 101: robots only, the oldest turn
+    shell.ok("nim challenge slow alice -pile=9")  # 102: alice waits for slow's reply
+    ran = operator_ok(shell, "robot run").body.splitlines()
+    assert [line.split(":")[0] for line in ran] == ["nim 102", "nim 101"]
+
+
+def test_the_servers_pass_gives_games_of_robots_only_a_slice_then_looks_again(shell):
+    """With a slice, a pass plays robots-only games until the slice is spent (here at once:
+    one move), oldest first; the next pass takes the next board, so each game gets its turn."""
+    for name in ("r1", "r2", "r3", "r4"):
+        operator_ok(shell, f"robot add {name} --game nim --level easy")
+    shell.ok("nim challenge r1 r2 -pile=9")  # 101
+    shell.ok("nim challenge r3 r4 -pile=9")  # 102
+
+    def one_pass() -> list[int]:
+        shell.clock.advance(seconds=1)
+        done = run_pending(
+            shell.sessions, shell.settings, lambda: shell.clock.now, robots_only_seconds=0
+        )
+        return [d.number for d in done if d.played]
+
+    passes = [one_pass() for _ in range(3)]
+    assert passes == [[101], [102], [101]]

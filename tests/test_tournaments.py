@@ -295,6 +295,11 @@ def test_join_and_standings_by_mail_through_the_worker(shell, settings, sessions
     answers = [m for m in shell.outbox() if m.recipient == "ann@example.org"]
     assert [m.subject for m in answers[-2:]] == ["Tournament cup joined", "Tournament cup Error"]
     assert "already joined" in answers[-1].body and "pw-ann" not in answers[-1].body
+    mail("tournament join cup", 3)  # a usage error: the same subject, without a name
+    mail("tournament jion cup ann pw-ann", 4)
+    answers = [m for m in shell.outbox() if m.recipient == "ann@example.org"]
+    assert [m.subject for m in answers[-2:]] == ["Tournament Error", "Tournament Error"]
+    assert "pw-ann" not in answers[-1].body
     with shell.sessions() as s:
         assert [p.user.userid for p in tournaments.find(s, "cup").players] == ["ann"]
 

@@ -37,6 +37,8 @@ log = logging.getLogger("pbmserv.server")
 POLL_SECONDS = 1.0  # how often the sender looks for mail when nothing woke it
 SEND_GAP_SECONDS = 0.05  # at least this long between two rounds of the sender (see below)
 CLOCK_SECONDS = 300.0  # how often the clocks are checked (nags, forfeits)
+# a pass gives games of robots only this long, then looks again for humans waiting
+ROBOTS_ONLY_SECONDS = 2.0
 ROBOT_POLL_SECONDS = 5.0  # how often the robots look for a turn when no move woke them
 ROBOT_GAP_SECONDS = 0.5  # at least this long between two looks that found nothing to play
 
@@ -168,6 +170,7 @@ class Server:
                     self.clock,
                     stop=self.stopping.is_set,
                     unreadable=self.unreadable,
+                    robots_only_seconds=ROBOTS_ONLY_SECONDS,
                 )
             except Exception as exc:  # noqa: BLE001
                 self.stopping.wait(outage.failed(exc))

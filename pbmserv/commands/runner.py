@@ -42,8 +42,13 @@ def split(line: str) -> list[str]:
 
 def about(words: Sequence[str]) -> str:
     """What a command line is about, for the subject of its error or help answer: ``Polis
-    Board 101`` when the line names a board, ``Polis`` for other game commands, ``pbmserv``
-    for the rest."""
+    Board 101`` when the line names a board, ``Polis`` for other game commands, ``Tournament``
+    for the tournament commands (as their refusals: ``Tournament spring Error``; the name is
+    left out, a word that may be a password), ``pbmserv`` for the rest."""
+    if words and words[0].lower() == "pbmserv":
+        words = words[1:]
+    if words and words[0].lower() == "tournament":
+        return "Tournament"
     if words:
         try:
             name = get_game(words[0]).display_name

@@ -18,6 +18,7 @@ move's.  Robots have no mail address, so nothing is ever mailed to them.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,7 +29,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
 
 from pbmserv.config import Settings
-from pbmserv.domain import accounts, boards, moves, notify, proposals
+from pbmserv.domain import accounts, boards, moves, notify, players, proposals
 from pbmserv.errors import reason
 from pbmserv.games import get_game
 from pbmserv.games.base import MoveError
@@ -58,6 +59,7 @@ class Turn:
     decline: bool  # challenged in a game it is not listed for, before its first move
     state: str  # the serialised position
     held_until: datetime | None = None  # it waits for the answers to a proposal it accepted
+    robots_only: bool = False  # every player still in the game is a robot: no human waits
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,12 @@ def _turn(session: Session, board: Board, robot: Robot, nag_days: float) -> Turn
     decline = board.game != robot.game and not any(
         boards.has_moved(board, s) for s in boards.seats_of(board, mover)
     )
+    gone = players.gone_users(board, position)
+    robots_only = all(
+        session.get(Robot, seat.user_id) is not None
+        for seat in board.seats
+        if seat.user_id not in gone
+    )
     return Turn(
         board.id,
         board.game,
@@ -177,6 +185,7 @@ def _turn(session: Session, board: Board, robot: Robot, nag_days: float) -> Turn
         decline,
         position.serialize(),
         votes.held_until(session, board, position, mover.id, nag_days),
+        robots_only,
     )
 
 
@@ -300,10 +309,17 @@ def run_pending(
     *,
     stop: Callable[[], bool] = lambda: False,
     unreadable: Unreadable | None = None,
+    robots_only_seconds: float | None = None,
 ) -> list[Done]:
     """Robots answer the proposals that wait for them, then play one move on every board where
     a robot is to move now (one pass); a board whose position cannot be read is skipped, and
     listed (once per ``unreadable``) as not played.
+
+    Turns that a human waits for come first, quick robots first among them; games of robots
+    only come last.  With ``robots_only_seconds`` the pass ends once its robots-only turns have
+    thought that long (the server's loop: it starts the next pass at once, which puts a human
+    who moved meanwhile first, so a long robot tournament never holds up a human's reply by
+    more than one robot move; the oldest boards move first, so every game gets its turn).
 
     The turns are read through a read-only session: the server looks after every batch of mail,
     and on SQLite a writer's session would take the write lock from the worker each time.  A
@@ -315,11 +331,17 @@ def run_pending(
         return _answered(answers) + unreadable.take()
     with readonly_sessions(settings.url)() as session:
         turns = pending(session, unreadable=unreadable, nag_days=settings.nag_days)
-    turns.sort(key=_thinking_time)  # (stable: oldest move first among equals)
-    done = _answered(answers) + unreadable.take()
+    turns.sort(key=lambda turn: (turn.robots_only, _thinking_time(turn)))  # (stable: oldest
+    done = _answered(answers) + unreadable.take()  # move first among equals)
+    robots_only_since: float | None = None  # when the pass came to the robots-only games
     for turn in turns:
         if stop():
             break
+        if turn.robots_only and robots_only_seconds is not None:
+            if robots_only_since is None:
+                robots_only_since = time.monotonic()
+            elif time.monotonic() - robots_only_since >= robots_only_seconds:
+                break
         if turn.held_until is not None and now() < turn.held_until:  # (not logged: each pass)
             when = f"{turn.held_until:%Y-%m-%d %H:%M} UTC"
             why = f"waits for the other players' answers to a proposal it accepted, until {when}"
