@@ -171,6 +171,10 @@ class Settings:
         return self.maildir if str(self.maildir) not in ("", ".") else self.data_dir / "Maildir"
 
 
+SECRET_SETTINGS = frozenset({"relay_password", "database_url"})
+"""Settings whose value may hold a password: an error about one never repeats it."""
+
+
 def _checked(values: dict[str, Any], sources: dict[str, str]) -> dict[str, Any]:
     """``values`` converted to their settings' types; SettingsError names every wrong one and
     where it came from (``sources``: a file, an environment variable, else an argument)."""
@@ -184,7 +188,8 @@ def _checked(values: dict[str, Any], sources: dict[str, str]) -> dict[str, Any]:
             out[name] = _check(name, str(kinds[name]), value)
         except ValueError as exc:
             where = sources.get(name, "argument")
-            problems.append(f"{name} ({where}): {exc}, got {value!r}")
+            got = "its value is not shown" if name in SECRET_SETTINGS else f"got {value!r}"
+            problems.append(f"{name} ({where}): {exc}, {got}")
     if problems:
         raise SettingsError("invalid settings: " + "; ".join(problems))
     return out

@@ -11,6 +11,11 @@ MAX_NUMBER = 10**9
 database's integers (a bigger one overflowed in the store)."""
 
 
+MAX_ROW_ID = 2**31 - 1
+"""The largest id a stored row can have (PostgreSQL's ``integer``): an operator's bigger id
+names no row, and overflowed the database's parameter."""
+
+
 def whole_number(text: str) -> int | None:
     """``text`` as a number of ASCII digits up to :data:`MAX_NUMBER`, or None (``int()``
     also takes '²', '١٠١', '1_000' and ' +5 ', and ``'²'.isdigit()`` is True)."""

@@ -97,6 +97,16 @@ def test_a_wrong_value_in_the_file_names_the_file(tmp_path):
         load_settings(config)
 
 
+def test_a_wrong_secret_setting_is_named_but_not_repeated(tmp_path):
+    """A relay password written as a number is a wrong type: the error must not print it."""
+    config = tmp_path / "pbmserv.toml"
+    config.write_text("[pbmserv]\nrelay_password = 12345\ndatabase_url = 7\n")
+    with pytest.raises(SettingsError) as caught:
+        load_settings(config)
+    assert "relay_password" in str(caught.value) and "database_url" in str(caught.value)
+    assert "12345" not in str(caught.value) and "got 7" not in str(caught.value)
+
+
 def test_the_shell_reports_a_wrong_setting_with_status_78(monkeypatch, capsys):
     """A configuration error is no usage error (2) of the command line: EX_CONFIG."""
     from pbmserv.cli.main import main

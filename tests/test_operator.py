@@ -215,3 +215,26 @@ def test_a_server_without_robots_and_clocks_runs_only_its_worker_and_sender(sett
     finally:
         running.stop()
     assert names == ["pbmserv-sender", "pbmserv-worker"]
+
+
+def test_numbers_beyond_any_row_are_refused_not_a_crash(operator, shell):
+    """A number too big for the store's integers (2**31 on PostgreSQL, 2**63 on SQLite) names
+    no tournament, board or mail: it was an internal error (exit 70), and by mail a stranger's
+    one-line mail failed three times and was set aside."""
+    shell.signup("alice")
+    shell.ok("tournament create cup --game nim --format swiss")
+    huge = "99999999999999999999"
+    for number in ("2147483648", huge):
+        for line in (f"tournament standings t{number}", f"tournament pairings t{number}"):
+            result = shell(line)
+            assert result.status == 1 and "there is no tournament" in result.body, result.body
+        shown = shell(f"nim show t{number}r1b1")
+        assert shown.status in (1, 2) and "internal error" not in shown.body, shown.body
+    assert shell("tournament join t1 alice pw-alice").status == 0  # a real number still works
+    for args in (
+        ("mail", "show", huge),
+        ("mail", "retry", huge),
+        ("mail", "outbox", "retry", huge),
+    ):
+        status, out, err = operator(*args)
+        assert status == 2 and "1<=x<=2147483647" in err, (args, out, err)

@@ -126,6 +126,13 @@ def test_a_database_url_that_cannot_be_used(shell, monkeypatch):
     status, err = shell("status")  # a database pbmserv does not run on: a bug's 70 before
     assert status == CONFIG and "names a database pbmserv does not run on" in one_line(err)
     assert "No module named" in err and "secret" not in err
+    url = f"postgresql+psycopg://pbmserv@127.0.0.1:{closed_port()}/pbmserv?password=secret"
+    monkeypatch.setenv("PBMSERV_DATABASE_URL", url)  # the password as libpq's parameter
+    status, err = shell("status")
+    assert status == TEMPFAIL and "password=***" in err and "secret" not in err
+    monkeypatch.setenv("PBMSERV_DATABASE_URL", "postgres ql://pbmserv:secret@host/pbmserv")
+    status, err = shell("status")
+    assert status == CONFIG and "secret" not in err, err
 
 
 @pytest.mark.skipif(

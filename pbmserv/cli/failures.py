@@ -17,7 +17,7 @@ import traceback
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
 
-from pbmserv.cli.store import NoStore, sqlite_file
+from pbmserv.cli.store import NoStore, shown_store
 from pbmserv.commands.dispatch import DONE, REFUSED
 from pbmserv.config import SettingsError
 
@@ -25,17 +25,6 @@ DATAERR = 65  # the store is damaged: restore a backup
 SOFTWARE = 70  # a bug in pbmserv: the traceback says where
 TEMPFAIL = 75  # the store is unreachable or busy: run the command again later
 CONFIG = 78  # the configuration or the installation is wrong: fix it
-
-
-def _where(url: str) -> str:
-    """The store as the operator knows it: a SQLite file, or the URL without its password."""
-    path = sqlite_file(url)
-    if path is not None:
-        return str(path)
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return repr(url)
 
 
 def _backend(url: str) -> str:
@@ -54,7 +43,7 @@ def _first_line(exc: BaseException) -> str:
 def describe(exc: BaseException, url: str) -> tuple[int, str] | None:
     """The exit status and the line to print for a failure of the configuration or of the
     store ``url``; None for anything else (a bug)."""
-    where, first = _where(url), _first_line(exc)
+    where, first = shown_store(url), _first_line(exc)
     text = first.lower()
     if isinstance(exc, SettingsError | NoStore):
         return CONFIG, str(exc)
@@ -65,7 +54,7 @@ def describe(exc: BaseException, url: str) -> tuple[int, str] | None:
         )
     if isinstance(exc, ArgumentError) and ("url" in text or "can't load plugin" in text):
         return CONFIG, (
-            f"database_url {url!r} is no database URL pbmserv can use ({first}); e.g. "
+            f"database_url '{shown_store(url)}' is no database URL pbmserv can use ({first}); e.g. "
             "postgresql+psycopg://pbmserv@/pbmserv, or empty for SQLite in data_dir"
         )
     backend = _backend(url)

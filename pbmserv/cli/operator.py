@@ -20,9 +20,12 @@ from pbmserv.commands.dispatch import Refused, answer, request
 from pbmserv.config import Settings
 from pbmserv.domain import outgoing as out
 from pbmserv.errors import TRACEBACK, stored_reason
+from pbmserv.numbers import MAX_ROW_ID
 from pbmserv.render.links import attach, base_url
 from pbmserv.render.templates import fill, render
 from pbmserv.store.models import Board, BoardStatus, Inbox, InboxStatus, Outbox, OutboxStatus
+
+ROW_ID = click.IntRange(1, MAX_ROW_ID)  # a mail's id, as listed
 
 
 def _settings(ctx: click.Context) -> Settings:
@@ -83,7 +86,7 @@ def _earlier(row: Inbox) -> bool:
 
 
 @mail_group.command("show", help="The raw mail ID and its processing record.")
-@click.argument("message_id", type=int)
+@click.argument("message_id", type=ROW_ID)
 @click.pass_context
 def mail_show(ctx: click.Context, message_id: int) -> None:
     with _sessions(ctx)() as session:
@@ -110,7 +113,7 @@ def mail_show(ctx: click.Context, message_id: int) -> None:
 
 
 @mail_group.command("retry", help="Put mail ID, set aside after failing, back in the queue.")
-@click.argument("message_id", type=int)
+@click.argument("message_id", type=ROW_ID)
 @click.pass_context
 def mail_retry(ctx: click.Context, message_id: int) -> None:
     from pbmserv.mail import inbox  # lazy: the mail gateway, only for the mail commands
@@ -179,7 +182,7 @@ def outbox_list(ctx: click.Context, show_all: bool) -> None:
 
 
 @outbox_group.command("show", help="One outgoing mail: its delivery record, headers and text.")
-@click.argument("mail_id", type=int)
+@click.argument("mail_id", type=ROW_ID)
 @click.pass_context
 def outbox_show(ctx: click.Context, mail_id: int) -> None:
     with _sessions(ctx)() as session:
@@ -190,7 +193,7 @@ def outbox_show(ctx: click.Context, mail_id: int) -> None:
 
 
 @outbox_group.command("retry", help="Send mail ID (failed or stuck) again at once.")
-@click.argument("mail_id", type=int)
+@click.argument("mail_id", type=ROW_ID)
 @click.pass_context
 def outbox_retry(ctx: click.Context, mail_id: int) -> None:
     now = _settings(ctx).clock()

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pbmserv.cli.signals import StopSignals
+from pbmserv.cli.store import shown_store
 from pbmserv.cli.worker_process import WorkerProcess
 from pbmserv.clock import Clock
 from pbmserv.config import Settings
@@ -276,7 +277,7 @@ def run_server(
     where = f"{settings.listen_host}:{settings.listen_port} ({'LMTP' if settings.lmtp else 'SMTP'})"
     what = "" if robots_and_clocks else " (no clocks, no robots: the listening server runs them)"
     role = where if listen else "no port (worker and sender)"
-    log(f"pbmserv serving on {role}{what}; store {settings.url}")
+    log(f"pbmserv serving on {role}{what}; store {shown_store(settings.url)}")
     if server.web is not None:
         log(f"web pages on http://{settings.listen_host}:{server.web.port}/")
     if settings.outbox == "maildir":

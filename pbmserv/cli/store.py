@@ -11,6 +11,7 @@ ends days later).
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -42,6 +43,25 @@ def sqlite_file(url: str) -> Path | None:
     if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
         return None
     return Path(parsed.database).resolve()
+
+
+SECRET_PARAMETER = re.compile(r"pass|secret|token|key", re.I)  # (password=, sslpassword=, ...)
+
+
+def shown_store(url: str) -> str:
+    """The store as the operator may see it in a log or an error: a SQLite file, or the URL
+    without its password, whether written ``user:password@`` or ``?password=`` (the journal
+    and a pasted error keep it for anyone to read)."""
+    path = sqlite_file(url)
+    if path is not None:
+        return str(path)
+    try:
+        parsed = make_url(url)
+    except ArgumentError:  # (not a URL: hide what would be a password in one)
+        return re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1***@", url)
+    query = {k: "***" if SECRET_PARAMETER.search(k) else v for k, v in parsed.query.items()}
+    shown = parsed.set(query=query).render_as_string(hide_password=True)
+    return shown.replace("%2A%2A%2A", "***")  # (the query is written URL-encoded)
 
 
 def require_store(settings: Settings) -> None:

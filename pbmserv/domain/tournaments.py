@@ -57,6 +57,7 @@ from pbmserv.domain.pairing import (
 )
 from pbmserv.domain.tournament_text import board_name, describe, round_text, your_round
 from pbmserv.games import get_game
+from pbmserv.numbers import whole_number
 from pbmserv.render.links import tournament_link
 from pbmserv.render.results import names, winners
 from pbmserv.render.templates import fill, render
@@ -94,8 +95,9 @@ def find(session: Session, name: str) -> Tournament:
     """A tournament by name, or by number as ``t3``."""
     query = select(Tournament).where(Tournament.name == name.lower())
     tournament = session.scalar(query)
-    if tournament is None and re.fullmatch(r"t\d+", name, re.I):
-        tournament = session.get(Tournament, int(name[1:]))
+    number = whole_number(name[1:]) if name[:1].lower() == "t" else None
+    if tournament is None and number is not None:  # (a bigger number overflowed the store)
+        tournament = session.get(Tournament, number)
     if tournament is None:
         raise TournamentError(f"there is no tournament '{name}'")
     return tournament
@@ -106,7 +108,9 @@ def resolve_board(session: Session, game: str, name: str) -> int | None:
     m = BOARD_NAME.fullmatch(name)
     if m is None:
         return None
-    t, r, b = (int(x) for x in m.groups())
+    t, r, b = (whole_number(x) for x in m.groups())
+    if t is None or r is None or b is None:  # beyond any real one (it overflowed the store)
+        return None
     row = session.scalar(
         select(TournamentGame).where(
             TournamentGame.tournament_id == t,
