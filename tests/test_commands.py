@@ -111,6 +111,15 @@ def test_invalid_challenge_lists_every_reason(shell):
     assert shell.outbox() == []
 
 
+def test_a_swap_parameter_where_the_swap_is_always_offered_says_so(shell):
+    shell.signup("alice", "bob")
+    result = shell("pylon challenge alice bob -swap")
+    assert result.status == 1
+    assert "Pylon offers the swap (pie rule) in every two-player game: -swap is not needed" in (
+        " ".join(result.body.split())
+    )
+
+
 def test_challenge_sends_new_board_mails(shell):
     shell.signup("alice", "bob", "carol")
     pending = shell.ok(
@@ -313,6 +322,17 @@ def test_undo_takes_back_the_last_move(shell):
 # ----------------------------------------------------------------------------- show, preview
 
 
+def test_an_earlier_position_is_shown_with_the_record_and_comments_up_to_it(shell):
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    shell.ok("nim move 101 alice pw-alice 3", comment="My first move.")
+    shell.ok("nim move 101 bob pw-bob 2", comment="A later comment.")
+    at1 = shell.ok("nim show 101#1").body
+    assert "Position after move 1 of 2." in at1 and "My first move." in at1
+    assert "1. 3" in at1 and "2. 2" not in at1  # the record up to that position, as then
+    assert "A later comment." not in at1 and "A later comment." in shell.ok("nim show 101").body
+
+
 def test_show_games_preview(shell):
     shell.signup("alice", "bob")
     shell.ok("nim challenge alice bob")
@@ -320,7 +340,7 @@ def test_show_games_preview(shell):
     shell.ok("nim move 101 bob pw-bob 2")
     assert "Pile: 10" in shell.ok("nim show 101").body
     at1 = shell.ok("nim show 101#1").body
-    assert "Pile: 12" in at1 and "Position after move 1." in at1
+    assert "Pile: 12" in at1 and "Position after move 1 of 2." in at1
     assert "Pile: 10" in shell.ok("nim show alice").body
     assert (
         "Pile: 10" in shell.ok("nim show bob next").body

@@ -33,9 +33,9 @@ def test_board_headers_swap_and_finished_board_golden(shell):
     assert "To move: carol (green)." in four.body
     assert "'s turn" not in swapped.body and "To move: bob (blue)." in swapped.body
     assert (  # each move under the player who made it, and what the swap did
-        "  bob (blue)                     you (red)\n"
-        "                                 1. d7-e6\n"
-        "  2. swap (bob takes over blue)  3. b2-c3\n"
+        "  you (red)                      bob (blue)\n"
+        "  1. d7-e6                       2. swap (bob takes over blue)\n"
+        "  3. b2-c3\n"
     ) in swapped.body
     assert "--" not in swapped.body.split("a  b  c")[0]
     assert "<- to move" not in over.body and "Game won by you." in over.body
@@ -50,14 +50,14 @@ def test_after_a_swap_each_move_is_listed_under_the_player_who_made_it(shell):
     for line in ("alice pw-alice e5", "bob pw-bob swap", "alice pw-alice e1", "bob pw-bob e3"):
         shell.ok(f"pylon move 101 {line}")
     mail = shell.ok("pylon move 101 alice pw-alice g3")
-    assert (
-        "\n  bob (o)                     alice (x)\n"
-        "                              1. e5\n"
-        "  2. swap (bob takes over o)  3. e1\n"
-        "  4. e3                       5. g3\n\n"
+    assert (  # the first mover keeps the first column: the rows run on in step
+        "\n  alice (x)                   bob (o)\n"
+        "  1. e5                       2. swap (bob takes over o)\n"
+        "  3. e1                       4. e3\n"
+        "  5. g3\n\n"
     ) in mail.body
     shown = shell.ok("pylon show 101").body  # the whole record: the same rows
-    assert "  2. swap (bob takes over o)  3. e1\n  4. e3                       5. g3\n" in shown
+    assert "  3. e1                       4. e3\n  5. g3\n" in shown
 
 
 def test_error_subjects_follow_one_scheme(shell):

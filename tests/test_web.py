@@ -169,13 +169,15 @@ def test_after_a_swap_each_move_is_under_the_player_who_made_it(shell, settings,
     client = TestClient(create_app(settings, lambda: clock.now))
     moves = _between(client.get("/boards/pylon/101").text, '<table class="moves">', "</table>")
     here = "/boards/pylon/101?ply="
-    assert "<th>bob (o)</th><th>alice (x)</th>" in moves
-    assert f'<tr><th>1.</th><td></td><td><a href="{here}1">e5</a></td></tr>' in moves
+    assert "<th>alice (x)</th><th>bob (o)</th>" in moves  # the first mover's column first
     assert (
-        f'<tr><th>2.</th><td><a href="{here}2">swap (bob takes over o)</a></td>'
-        f'<td><a href="{here}3">e1</a></td></tr>'
+        f'<tr><th>1.</th><td><a href="{here}1">e5</a></td>'
+        f'<td><a href="{here}2">swap (bob takes over o)</a></td></tr>'
     ) in moves
-    assert '<tr><th>3.</th><td><strong aria-current="step">e3</strong></td><td></td></tr>' in moves
+    assert (
+        f'<tr><th>2.</th><td><a href="{here}3">e1</a></td>'
+        '<td><strong aria-current="step">e3</strong></td></tr>'
+    ) in moves
 
 
 def test_unknown_things_answer_404(site):

@@ -123,6 +123,11 @@ class Param:
     def is_flag(self) -> bool:
         return isinstance(self.default, bool)
 
+    @property
+    def word(self) -> str:
+        """As a player writes it: ``-swap``, ``-size=N``."""
+        return f"-{self.name}" if self.is_flag else f"-{self.name}=N"
+
     def describe(self) -> str:
         if self.is_flag:
             return f"-{self.name}: {self.help}"
@@ -210,8 +215,13 @@ class Game:
         matches = [p for p in self.params if p.name == key] or [
             p for p in self.params if key and p.name.startswith(key)
         ]
+        if not matches and key == "swap" and self.swap == "always":
+            raise ParamError(
+                f"{self.display_name} offers the swap (pie rule) in every two-player game: "
+                "-swap is not needed"
+            )
         if len(matches) != 1:
-            valid = ", ".join(p.describe() for p in self.params) or "none"
+            valid = ", ".join(p.word for p in self.params) or "none"  # (the help says more)
             what = "ambiguous" if matches else "unknown"
             raise ParamError(f"{what} {self.name} parameter '{token}'; valid parameters: {valid}")
         param = matches[0]

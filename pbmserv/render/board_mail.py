@@ -94,25 +94,34 @@ def board_subject(board: Board, position: Position, *, new: bool = False) -> str
     return subject.rstrip()
 
 
-def record_rows(entries: Sequence[Entry], seats: int) -> list[list[Entry | None]]:
-    """The record as rows of one column per seat, each entry under the player who made it; a
-    new row starts when the column order wraps.
+def record_rows(
+    entries: Sequence[Entry], seats: int, swapped: bool = False
+) -> list[list[Entry | None]]:
+    """The record as rows of one column per player, each entry under the player who made it,
+    the columns in :func:`column_seats` order; a new row starts when the column order wraps.
 
-    Columns follow the seats as they are now.  A swap (the second move, two players) exchanged
-    the players' seats, so the first move and the swap itself go to the other column: the
-    first move under the player who made it (now in the second seat), the swap under the
-    player who now holds the first seat.  Rows then run on in step from the swap.
+    A swap (the second move, two players) exchanged the players' seats: the columns then stay
+    with the players in the order they first moved, so the first move and the swap share the
+    first row, and the rows run on in step (the first player, now in the second seat, moves
+    next).  ``swapped``: the game had a swap (``entries`` may be the newest ones only).
     """
-    swap = any(is_swap(entry, seats) for entry in entries)
+    swapped = swapped or any(is_swap(entry, seats) for entry in entries)
+    order = column_seats(swapped, seats)
     rows: list[list[Entry | None]] = []
     last = seats
     for entry in entries:
-        column = 1 - entry.seat if swap and entry.ply <= 2 else entry.seat
+        column = entry.seat if swapped and entry.ply <= 2 else order.index(entry.seat)
         if column <= last:
             rows.append([None] * seats)
         rows[-1][column] = entry
         last = column
     return rows
+
+
+def column_seats(swapped: bool, seats: int) -> list[int]:
+    """The seat (as it is now) of each column's player: the seats in order, the two exchanged
+    after a swap (the player who moved first keeps the first column)."""
+    return [1, 0] if swapped and seats == 2 else list(range(seats))
 
 
 def cell_text(entry: Entry, seats: int, swap: str = SWAP_TEXT, by: str | None = None) -> str:
@@ -140,6 +149,7 @@ def move_rows(
     seats: int,
     swap: str = SWAP_TEXT,
     players: Sequence[tuple[int, str]] = (),
+    swapped: bool = False,
 ) -> list[list[str]]:
     """The record as rows of one cell per seat (:func:`record_rows`); ``swap`` is the text of
     a swap's cell (what it did); ``players`` (each seat's user id and the name to show) mark
@@ -147,10 +157,9 @@ def move_rows(
 
     Every entry carries its move number (``7. d7-e6``), the number a player puts after ``#``.
     A seat passed over inside a row (eliminated, resigned) shows ``--``; the cells before the
-    first move of the game are blank (after a swap the first move is in the second column),
-    and so are the cells after the newest entry (their turn is still to come).
+    first move of the game are blank, and so are the cells after the newest entry (their turn is still to come).
     """
-    rows = record_rows(moves, seats)
+    rows = record_rows(moves, seats, swapped)
     out = [
         [
             ""
@@ -199,20 +208,22 @@ def move_list(
     seats = len(board.seats)
     infos = position.seats()
     swap = swap_cell(board, position) if seats == 2 else SWAP_TEXT
-    players = [(s.user_id, s.user.userid) for s in board.seats]
-    rows = move_rows(entries, seats, swap, players)
+    swapped = position.swapped or any(is_swap(entry, seats) for entry in entries)
+    columns = [board.seats[i] for i in column_seats(swapped, seats)]
+    players = [(s.user_id, s.user.userid) for s in columns]
+    rows = move_rows(entries, seats, swap, players, swapped)
     if any(len(c) + 2 > (MAIL_WIDTH - 2) // seats for row in rows for c in row):
         # a move made for another seat names its player by his seat's symbol where the name
         # would not fit the columns (the players' list under the board says who is who)
-        players = [(s.user_id, infos[s.index].symbol) for s in board.seats]
-        rows = move_rows(entries, seats, swap, players)
+        players = [(s.user_id, infos[s.index].symbol) for s in columns]
+        rows = move_rows(entries, seats, swap, players, swapped)
     start = 0 if rounds is None else max(0, len(rows) - rounds)
-    names = [f"{s.user.userid} ({infos[s.index].label})" for s in board.seats]
+    names = [f"{s.user.userid} ({infos[s.index].label})" for s in columns]
     cells = [c for row in rows[start:] for c in row]
     width = max([COLUMN_WIDTH, *(len(c) + 2 for c in cells), *(len(n) + 2 for n in names)])
     if 2 + seats * width > MAIL_WIDTH:  # long names: userids on one line, colours below
-        labels = [f"({infos[s.index].label})" for s in board.seats]
-        names = [s.user.userid for s in board.seats]
+        labels = [f"({infos[s.index].label})" for s in columns]
+        names = [s.user.userid for s in columns]
         width = max([COLUMN_WIDTH, *(len(c) + 2 for c in cells), *(len(n) + 2 for n in names)])
         width = max(width, *(len(x) + 2 for x in labels))
         head = ["".join(f"{n:<{width}}" for n in names), "".join(f"{x:<{width}}" for x in labels)]
@@ -344,14 +355,14 @@ def board_mail_body(
     game = get_game(board.game)
     rounds = None if all_moves else MOVE_MAIL_ROUNDS
     entries: Sequence[Entry]
-    if rounds is None:
-        entries = list(board.moves)
+    if rounds is None:  # (an earlier position: the record up to it, as then)
+        entries = list(board.moves)[:at_ply]
     else:  # a long game's record stays unread
         entries = records.newest_moves(board, rounds * len(board.seats) + 1)
     comments: list[tuple[str, str]] = list(said or [])
     if with_comment and said is None:  # the comments of the newest move a player made
         ply = _newest_players_ply(board, entries)
-        comments = [] if ply is None else records.comments_after(board, ply - 1)
+        comments = [] if ply is None else records.comments_after(board, ply - 1, at_ply)
     params = " ".join(game.format_params(board.params))
     options = format_options(board.options)
     return render(
@@ -362,7 +373,7 @@ def board_mail_body(
             board, position, told=ending_told(board, notes, entries[-1] if entries else None)
         )
         if at_ply is None
-        else f"Position after move {at_ply}.",
+        else f"Position after move {at_ply} of {len(board.moves)}.",
         moves=move_list(board, position, entries, rounds),
         board=render_board(position, over=board.status is not BoardStatus.active),
         players=[

@@ -83,11 +83,15 @@ def plies_of(session: Session, boards: list[Board]) -> dict[int, int]:
     return {board.id: 0 for board in boards} | {board_id: n for board_id, n in counts}
 
 
-def comments_after(board: Board, ply: int) -> list[tuple[str, str]]:
+def comments_after(board: Board, ply: int, up_to: int | None = None) -> list[tuple[str, str]]:
     """The comments written with the entries after ``ply`` (a move, or a queued move or
-    resignation, which brings its own), oldest first: (userid, text)."""
-    if _loaded(board, "comments"):
-        found = sorted((c for c in board.comments if c.ply > ply), key=lambda c: (c.ply, c.id or 0))
+    resignation, which brings its own), and up to ``up_to`` when given (an earlier position
+    shown), oldest first: (userid, text)."""
+    if up_to is not None or _loaded(board, "comments"):
+        last = len(board.moves) if up_to is None else up_to
+        found = sorted(
+            (c for c in board.comments if ply < c.ply <= last), key=lambda c: (c.ply, c.id or 0)
+        )
         return [(c.user.userid, c.text) for c in found]
     rows = _read(board, _comments_after_query(), board_id=board.id, ply=ply)
     return [(userid, text) for userid, text in rows]

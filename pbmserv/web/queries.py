@@ -29,8 +29,10 @@ from pbmserv.numbers import clock_days, whole_number
 from pbmserv.render.board_mail import (
     SWAP_TEXT,
     cell_text,
+    column_seats,
     format_days,
     format_options,
+    is_swap,
     played_by,
     record_rows,
     swap_cell,
@@ -132,12 +134,20 @@ def status_line(board: Board, position: Position, ply: int) -> str:
     return f"It is {user.userid}'s turn ({position.seats()[seat].label})."
 
 
+def _columns(board: Board) -> list[int]:
+    """The seat of each column of the move list: after a swap, the first mover's first."""
+    seats = len(board.seats)
+    return column_seats(any(is_swap(entry, seats) for entry in board.moves), seats)
+
+
 def move_rows(board: Board, position: Position) -> list[list[MoveCell | None]]:
     """The record in rows of one cell per seat, each move under the player who made it, a new
     row when the column order wraps (as mailed: :func:`record_rows`)."""
     seats = len(board.seats)
-    users = {s.index: s.user.userid for s in board.seats}
-    players = [(s.user_id, s.user.userid) for s in board.seats]
+    swapped = any(is_swap(entry, seats) for entry in board.moves)
+    columns = [board.seats[i] for i in _columns(board)]
+    users = {column: s.user.userid for column, s in enumerate(columns)}
+    players = [(s.user_id, s.user.userid) for s in columns]
     swap = swap_cell(board, position) if seats == 2 else SWAP_TEXT
     return [
         [
@@ -150,7 +160,7 @@ def move_rows(board: Board, position: Position) -> list[list[MoveCell | None]]:
             )
             for column, entry in enumerate(row)
         ]
-        for row in record_rows(board.moves, seats)
+        for row in record_rows(board.moves, seats, swapped)
     ]
 
 
@@ -223,7 +233,7 @@ def board_page(
         position=position,
         status=status_line(board, position, shown),
         players=players,
-        columns=[f"{p.userid} ({p.label})" for p in players],
+        columns=[f"{players[i].userid} ({players[i].label})" for i in _columns(board)],
         move_rows=move_rows(board, position),
         comments=[(c.ply, c.user.userid, c.text, c.at) for c in board.comments],
         clock=clock_rows(board, settings, now, current),
