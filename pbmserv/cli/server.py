@@ -222,6 +222,7 @@ class Server:
             lmtp=self.settings.lmtp,
             data_size_limit=self.settings.max_message_bytes,
             timeout=self.settings.smtp_timeout,
+            max_connections=self.settings.smtp_max_connections,
         )
         self.controller.start()
         if self.settings.web_enabled:
