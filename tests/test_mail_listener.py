@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import smtplib
 import socket
 import subprocess
@@ -13,6 +14,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
+from sqlalchemy import create_engine
+from sqlalchemy.exc import OperationalError
 
 from pbmserv.mail.listener import EnvelopeInfo, InboundHandler, make_controller
 
@@ -400,3 +403,54 @@ def test_running_out_of_descriptors_is_one_warning_and_the_listener_lives_on() -
         "WARNING pbmserv.listener the listener cannot accept connections",
         "WARNING pbmserv.listener the listener accepts connections again",
     ] * 2, "\n".join(lines)
+
+
+def disk_full(tmp_path) -> OperationalError:
+    """SQLite's own error for a full disk (SQLITE_FULL), made by a database that may not grow."""
+    engine = create_engine(f"sqlite:///{tmp_path / 'full.sqlite3'}")
+    try:
+        with engine.begin() as connection:
+            connection.exec_driver_sql("CREATE TABLE t (x BLOB)")
+        with engine.begin() as connection:
+            connection.exec_driver_sql("PRAGMA max_page_count = 2")
+            connection.exec_driver_sql("INSERT INTO t VALUES (zeroblob(100000))")
+    except OperationalError as exc:
+        return exc
+    finally:
+        engine.dispose()
+    raise AssertionError("the database grew")
+
+
+def test_a_full_or_gone_database_is_one_warning_a_streak_not_a_traceback_a_mail(
+    tmp_path, caplog
+) -> None:
+    """A full disk wrote 228 lines for 3 mails answered 451 (a traceback each): now one
+    warning while it lasts, and one line when mail is stored again."""
+    full = disk_full(tmp_path)
+    assert "database or disk is full" in str(full)
+    failures: list[Exception] = [full, full, full]
+
+    async def store(raw: bytes, envelope: EnvelopeInfo) -> None:
+        if failures:
+            raise failures.pop()
+
+    handler = InboundHandler(store, accept, clock=lambda: NOW)
+    controller = make_controller(handler, "127.0.0.1", free_port(), timeout=10)
+    controller.start()
+    try:
+        with caplog.at_level("INFO", logger="pbmserv.listener"):
+            for _ in range(3):
+                with client(controller) as smtp, pytest.raises(smtplib.SMTPDataError) as info:
+                    smtp.sendmail("alice@example.org", ["pbmserv@localhost"], RAW)
+                assert info.value.smtp_code == 451
+            with client(controller) as smtp:
+                smtp.sendmail("alice@example.org", ["pbmserv@localhost"], RAW)
+    finally:
+        controller.stop()
+    said = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert not any(r.exc_info for r in said)
+    assert [r.getMessage() for r in said] == [
+        "listener: the database cannot be used (OperationalError: OperationalError: database "
+        "or disk is full); answering 451 meanwhile (no more warnings until it works again)",
+        "listener works again (after 3 failed tries)",
+    ]
