@@ -43,6 +43,7 @@ RANGES: dict[str, tuple[float | None, float | None]] = {
     "max_message_bytes": (1, None),
     "max_recipients": (1, None),
     "smtp_timeout": (1, None),
+    "smtp_max_connections": (1, 100_000),
     "max_commands_per_mail": (1, None),
     "workers": (0, None),
     "max_answers_per_day": (0, None),
@@ -85,7 +86,10 @@ class Settings:
     accept_recipients: list[str] = field(default_factory=lambda: ["pbmserv@localhost"])
     max_message_bytes: int = 1_000_000
     max_recipients: int = 20
-    smtp_timeout: int = 300
+    smtp_timeout: int = 300  # seconds a session may wait between two commands, then closed
+    # sessions open at once (more are answered 421 and closed): the listener shares the
+    # process, and its file descriptors, with the web pages and the store
+    smtp_max_connections: int = 100
     max_commands_per_mail: int = 10
     # worker processes `pbmserv serve` starts beside the listener, each with a core of its own
     # (more than one pays on PostgreSQL only: SQLite has one writer); 0: a thread of the server

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import smtplib
 import socket
+import subprocess
+import sys
+import textwrap
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
+from sqlalchemy import create_engine
+from sqlalchemy.exc import OperationalError
 
 from pbmserv.mail.listener import EnvelopeInfo, InboundHandler, make_controller
 
@@ -51,11 +58,25 @@ def accept(address: str) -> bool:
     return address.lower() in {"pbmserv@localhost", "ploy@localhost"}
 
 
-def start(recorder: Recorder, *, lmtp: bool = False, limit: int = 100_000, max_rcpt: int = 5):
+def start(
+    recorder: Recorder,
+    *,
+    lmtp: bool = False,
+    limit: int = 100_000,
+    max_rcpt: int = 5,
+    timeout: float = 10,
+    max_connections: int = 100,
+):
     store = recorder.store_sync if recorder.sync else recorder.store
     handler = InboundHandler(store, accept, max_recipients=max_rcpt, clock=lambda: NOW)
     controller = make_controller(
-        handler, "127.0.0.1", free_port(), lmtp=lmtp, data_size_limit=limit, timeout=10
+        handler,
+        "127.0.0.1",
+        free_port(),
+        lmtp=lmtp,
+        data_size_limit=limit,
+        timeout=timeout,
+        max_connections=max_connections,
     )
     controller.start()
     return controller
@@ -256,3 +277,180 @@ def test_handle_exception_answers_451() -> None:
     handler = InboundHandler(Recorder().store, accept)
     answer = asyncio.run(handler.handle_exception(ValueError("boom")))
     assert answer == "451 4.3.0 Temporary failure, please retry"
+
+
+def greeted(controller) -> socket.socket:
+    """A raw connection that has read the listener's first line."""
+    conn = socket.create_connection((controller.hostname, controller.port), timeout=10)
+    assert conn.recv(1024).startswith(b"220 ")
+    return conn
+
+
+def read_to_end(conn: socket.socket) -> bytes:
+    got = b""
+    while chunk := conn.recv(1024):
+        got += chunk
+    return got
+
+
+@pytest.mark.parametrize("lmtp", [False, True])
+def test_connections_past_the_cap_are_answered_421_and_closed(lmtp: bool, caplog) -> None:
+    """1,100 idle connections took every descriptor of the process: past the cap a new one
+    is answered 421 and closed, and a place set free serves again."""
+    recorder = Recorder()
+    controller = start(recorder, lmtp=lmtp, max_connections=2)
+    held = [greeted(controller), greeted(controller)]
+    try:
+        with caplog.at_level("INFO", logger="pbmserv.listener"):
+            for _ in range(3):
+                with socket.create_connection(
+                    (controller.hostname, controller.port), timeout=10
+                ) as late:
+                    assert (
+                        read_to_end(late) == b"421 4.7.0 Too many connections, try again later\r\n"
+                    )
+        refusals = [r.getMessage() for r in caplog.records if "refused (421)" in r.getMessage()]
+        assert refusals == ["1 SMTP connections refused (421): 2 are open (smtp_max_connections)"]
+        held.pop().close()
+        deadline = time.monotonic() + 10
+        while True:  # the listener sees the close a moment later
+            conn = socket.create_connection((controller.hostname, controller.port), timeout=10)
+            first = conn.recv(1024)
+            conn.close()
+            if first.startswith(b"220 ") or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert first.startswith(b"220 ")
+        if not lmtp:
+            time.sleep(0.2)  # the probe above has left
+            with client(controller) as smtp:
+                smtp.sendmail("alice@example.org", ["pbmserv@localhost"], RAW)
+            assert len(recorder.got) == 1
+    finally:
+        for conn in held:
+            conn.close()
+        controller.stop()
+
+
+def test_an_idle_session_is_closed_after_the_timeout() -> None:
+    controller = start(Recorder(), timeout=1)
+    try:
+        conn = greeted(controller)
+        started = time.monotonic()
+        with conn:
+            assert read_to_end(conn) == b""
+        assert 0.5 < time.monotonic() - started < 5
+    finally:
+        controller.stop()
+
+
+OUT_OF_DESCRIPTORS = textwrap.dedent(
+    """
+    import logging, resource, sys, time
+    from pbmserv.mail.listener import InboundHandler, make_controller
+
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s %(message)s")
+
+    async def store(raw, envelope):
+        print("stored", flush=True)
+
+    handler = InboundHandler(store, lambda address: True)
+    controller = make_controller(handler, "127.0.0.1", 0, max_connections=1000)
+    controller.port = int(sys.argv[1])
+    controller.start()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))
+    print("ready", flush=True)
+    sys.stdin.readline()
+    controller.stop()
+    """
+)
+
+
+def test_running_out_of_descriptors_is_one_warning_and_the_listener_lives_on() -> None:
+    """asyncio logged a traceback for every failed accept(), 107,198 in 6 seconds: now one
+    warning a streak, and the listener serves again once descriptors are free."""
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-c", OUT_OF_DESCRIPTORS, str(port)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert server.stdin and server.stdout and server.stderr
+    held: list[socket.socket] = []
+    try:
+        assert server.stdout.readline() == b"ready\n"
+        for _ in range(2):  # two streaks
+            for _ in range(80):  # more than the 64 descriptors the listener has
+                held.append(socket.create_connection(("127.0.0.1", port), timeout=10))
+            time.sleep(2.5)  # asyncio retries the accept every second
+            for conn in held:
+                conn.close()
+            held.clear()
+            time.sleep(0.5)
+            with smtplib.SMTP("127.0.0.1", port, timeout=10) as smtp:
+                smtp.sendmail("alice@example.org", ["pbmserv@localhost"], RAW)
+            assert server.stdout.readline() == b"stored\n"
+    finally:
+        for conn in held:
+            conn.close()
+        _, err = server.communicate(b"stop\n", timeout=30)
+    text = err.decode()
+    assert "Traceback" not in text, text[:3000]
+    lines = [line for line in text.splitlines() if line.startswith(("WARNING", "ERROR"))]
+    assert [line.split(" (")[0] for line in lines] == [
+        "WARNING pbmserv.listener the listener cannot accept connections",
+        "WARNING pbmserv.listener the listener accepts connections again",
+    ] * 2, "\n".join(lines)
+
+
+def disk_full(tmp_path) -> OperationalError:
+    """SQLite's own error for a full disk (SQLITE_FULL), made by a database that may not grow."""
+    engine = create_engine(f"sqlite:///{tmp_path / 'full.sqlite3'}")
+    try:
+        with engine.begin() as connection:
+            connection.exec_driver_sql("CREATE TABLE t (x BLOB)")
+        with engine.begin() as connection:
+            connection.exec_driver_sql("PRAGMA max_page_count = 2")
+            connection.exec_driver_sql("INSERT INTO t VALUES (zeroblob(100000))")
+    except OperationalError as exc:
+        return exc
+    finally:
+        engine.dispose()
+    raise AssertionError("the database grew")
+
+
+def test_a_full_or_gone_database_is_one_warning_a_streak_not_a_traceback_a_mail(
+    tmp_path, caplog
+) -> None:
+    """A full disk wrote 228 lines for 3 mails answered 451 (a traceback each): now one
+    warning while it lasts, and one line when mail is stored again."""
+    full = disk_full(tmp_path)
+    assert "database or disk is full" in str(full)
+    failures: list[Exception] = [full, full, full]
+
+    async def store(raw: bytes, envelope: EnvelopeInfo) -> None:
+        if failures:
+            raise failures.pop()
+
+    handler = InboundHandler(store, accept, clock=lambda: NOW)
+    controller = make_controller(handler, "127.0.0.1", free_port(), timeout=10)
+    controller.start()
+    try:
+        with caplog.at_level("INFO", logger="pbmserv.listener"):
+            for _ in range(3):
+                with client(controller) as smtp, pytest.raises(smtplib.SMTPDataError) as info:
+                    smtp.sendmail("alice@example.org", ["pbmserv@localhost"], RAW)
+                assert info.value.smtp_code == 451
+            with client(controller) as smtp:
+                smtp.sendmail("alice@example.org", ["pbmserv@localhost"], RAW)
+    finally:
+        controller.stop()
+    said = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert not any(r.exc_info for r in said)
+    assert [r.getMessage() for r in said] == [
+        "listener: the database cannot be used (OperationalError: OperationalError: database "
+        "or disk is full); answering 451 meanwhile (no more warnings until it works again)",
+        "listener works again (after 3 failed tries)",
+    ]

@@ -67,6 +67,10 @@ def test_what_no_mail_is_to_blame_for():
     assert unavailable(gone())
     locked = OperationalError("UPDATE", {}, Exception("database is locked"))
     assert unavailable(locked)
+    full = OperationalError("INSERT", {}, Exception("database or disk is full"))
+    assert unavailable(full)  # the operator's to mend, not a mail's
+    readonly = OperationalError("INSERT", {}, Exception("attempt to write a readonly database"))
+    assert not unavailable(readonly)  # a page that tried to write (PRAGMA query_only): a bug
     assert not unavailable(OperationalError("SELECT", {}, Exception("too many SQL variables")))
     assert not unavailable(ProgrammingError("SELECT", {}, Exception("syntax error")))
     assert not unavailable(ValueError("substring not found"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import socket
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -220,3 +221,82 @@ def test_commands_that_only_look_never_create_a_store(shell, tmp_path):
     status, err = shell("db", "upgrade")
     assert status == 0 and f"created the data directory {data.resolve()}" in err
     assert shell("status") == (0, "")
+
+
+def sqlite_connections(monkeypatch, adjust) -> None:  # type: ignore[no-untyped-def]
+    """Every SQLite connection the commands open from now on goes through ``adjust``: the
+    errors they meet are SQLite's own, on the real code path."""
+    from sqlite3 import dbapi2
+
+    from pbmserv.store import db
+
+    real = dbapi2.connect
+
+    def connect(database, *args, **kwargs):  # type: ignore[no-untyped-def]
+        return adjust(real, database, *args, **kwargs)
+
+    monkeypatch.setattr(dbapi2, "connect", connect)
+    db._session_factory.cache_clear()  # no engine of an earlier command is reused
+
+
+def test_a_full_disk_is_no_unreachable_server(shell, monkeypatch):
+    """SQLITE_FULL said "cannot be reached ... is its server running?"."""
+
+    def full(real, database, *args, **kwargs):  # type: ignore[no-untyped-def]
+        connection = real(database, *args, **kwargs)
+        connection.execute("PRAGMA max_page_count = 3")  # the disk is full at 3 pages
+        return connection
+
+    sqlite_connections(monkeypatch, full)
+    status, err = shell("db", "upgrade")
+    created, rest = err.split("\n", 1)  # (the new store is said first)
+    line = one_line(rest)
+    assert created.startswith("pbmserv: created the data directory")
+    assert status == TEMPFAIL and "is full (database or disk is full)" in line, line
+    assert "free space on its disk, then run the command again" in line
+    assert "server" not in line
+
+
+def test_a_read_only_store_says_so(shell, monkeypatch, tmp_path):
+    """A store this user may not write ("attempt to write a readonly database") is the
+    installation's to fix (78), not a server to wait for (75).  The file is opened read-only
+    here, since chmod does not stop root."""
+    path = store(tmp_path)
+
+    def read_only(real, database, *args, **kwargs):  # type: ignore[no-untyped-def]
+        kwargs["uri"] = True
+        return real(f"file:{database}?mode=ro", *args, **kwargs)
+
+    sqlite_connections(monkeypatch, read_only)
+    status, err = shell("signup", "bob", "secret2", "bob@example.org")
+    line = one_line(err)
+    assert status == CONFIG and "cannot be written (attempt to write a readonly database)" in line
+    assert str(path) in line and "check the permissions of the file and its directory" in line
+
+
+def test_a_taken_port_is_temporary_not_refused(tmp_path):
+    """A second ``make run`` on the same ports exited 1, "refused by the rules": now 75, as
+    the port may free (the server before it stopping), with one line that says what to do."""
+    from test_crash import BIN
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PBMSERV_")}
+        env |= {
+            "PBMSERV_DATA_DIR": str(tmp_path / "data"),
+            "PBMSERV_LISTEN_PORT": str(port),
+            "PBMSERV_WEB_ENABLED": "false",
+            "PBMSERV_WORKERS": "0",
+            "PBMSERV_NOW": TEST_START.isoformat(),
+        }
+        served = subprocess.run(
+            [str(BIN / "pbmserv"), "serve"], env=env, capture_output=True, timeout=60
+        )
+    err = served.stderr.decode()
+    assert served.returncode == TEMPFAIL, err
+    line = one_line("\n".join(x for x in err.splitlines() if x.startswith("Error")))
+    assert f"cannot serve on 127.0.0.1:{port}:" in line and "address already in use" in line
+    assert "stop it or choose other ports, then start again" in line
+    assert "Traceback" not in err

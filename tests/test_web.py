@@ -5,6 +5,7 @@ and the link in every board mail."""
 from __future__ import annotations
 
 import re
+import socket
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -12,8 +13,9 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 from markupsafe import escape
-from sqlalchemy import select, text
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import create_engine, select, text
+from sqlalchemy.exc import DBAPIError, ProgrammingError
+from sqlalchemy.orm import sessionmaker
 from starlette.testclient import TestClient
 from web_site import GAMES, HOSTILE, PLAYERS, build, play
 
@@ -203,6 +205,69 @@ def test_unknown_things_answer_404(site):
         assert response.status_code == 404, path
         assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
     assert "Not found" in client.get("/players/nobody").text
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Outage:
+    """Sessions of the store, or while ``down`` of a PostgreSQL that refuses connections."""
+
+    def __init__(self, settings) -> None:  # type: ignore[no-untyped-def]
+        self.up = readonly_sessions(settings.url)
+        dead = create_engine(f"postgresql+psycopg://pbmserv@127.0.0.1:{closed_port()}/pbmserv")
+        self.gone = sessionmaker(bind=dead)
+        self.down = False
+
+    def __call__(self):  # type: ignore[no-untyped-def]
+        return (self.gone if self.down else self.up)()
+
+
+def test_a_database_outage_answers_503_and_warns_once(shell, settings, clock, caplog):
+    """An unreachable database gave a bare 'Internal Server Error' and a traceback for every
+    request: now a short page with a Retry-After, and one warning per streak."""
+    build(shell)
+    store = Outage(settings)
+    client = TestClient(create_app(settings, lambda: clock.now, store))  # type: ignore[arg-type]
+    assert client.get("/").status_code == 200
+    store.down = True
+    with caplog.at_level("INFO"):
+        for path in ("/", "/boards/ploy/101", "/players/alice", "/", "/tournaments"):
+            response = client.get(path)
+            assert response.status_code == 503, path
+            assert response.headers["retry-after"] == "30"
+            assert response.headers["content-type"].startswith("text/html")
+            assert "the database is unavailable" in response.text
+            assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+        assert client.get("/static/nothing.css").status_code == 404  # no page: no end
+        store.down = False
+        assert client.get("/players/alice").status_code == 200
+        assert client.get("/").status_code == 200
+    said = [r for r in caplog.records if r.name.startswith("pbmserv")]
+    lines = [(r.levelname, r.getMessage()) for r in said]
+    assert not any(r.exc_info for r in said), lines
+    assert len(lines) == 2, lines
+    assert lines[0][0] == "WARNING" and lines[0][1].startswith(
+        "web pages: the database cannot be used (OperationalError: OperationalError: "
+        "connection failed"
+    )
+    assert lines[0][1].endswith("answering 503 meanwhile (no more warnings until it works again)")
+    assert lines[1] == ("WARNING", "web pages works again (after 5 failed tries)")
+
+
+def test_a_bug_in_a_page_is_still_a_500_with_its_traceback(site, monkeypatch, caplog):
+    from pbmserv.web import queries
+
+    def broken(*args, **kwargs):
+        raise ProgrammingError("SELECT", {}, Exception("no such column: boards.nope"))
+
+    numbers, client = site
+    monkeypatch.setattr(queries, "board_lists", broken)
+    client = TestClient(client.app, raise_server_exceptions=False)
+    assert client.get("/").status_code == 500
 
 
 def test_lists_players_and_tournament(site, shell):

@@ -27,6 +27,31 @@ TEMPFAIL = 75  # the store is unreachable or busy: run the command again later
 CONFIG = 78  # the configuration or the installation is wrong: fix it
 
 
+class Failure(Exception):
+    """A failure a command has put in words itself, with its exit status (``serve``'s port)."""
+
+    def __init__(self, status: int, line: str) -> None:
+        super().__init__(line)
+        self.status = status
+
+
+# what makes ``serve`` fail for now (75: start it again later); any other OSError of its start
+# is the configuration's (78): an address not on this host, a port it may not bind, a directory
+# it may not write
+TEMPORARY_OS_ERRORS = frozenset({errno.EADDRINUSE, errno.ENOSPC, errno.EMFILE, errno.ENFILE})
+
+
+def cannot_serve(exc: OSError, where: str) -> Failure:
+    """``pbmserv serve`` could not start: 75 for a taken port (the other server may stop, as
+    an old one does on a restart) or a full disk, else 78.  It was 1, "refused", which is
+    for the rules."""
+    status = TEMPFAIL if exc.errno in TEMPORARY_OS_ERRORS else CONFIG
+    line = f"cannot serve on {where}: {exc.strerror or exc}"
+    if exc.errno == errno.EADDRINUSE:
+        line += " (another server runs there?): stop it or choose other ports, then start again"
+    return Failure(status, line)
+
+
 def _backend(url: str) -> str:
     """The kind of database ``url`` names (``postgresql``, ``mysql``), or "" if none."""
     try:
@@ -45,6 +70,8 @@ def describe(exc: BaseException, url: str) -> tuple[int, str] | None:
     store ``url``; None for anything else (a bug)."""
     where, first = shown_store(url), _first_line(exc)
     text = first.lower()
+    if isinstance(exc, Failure):
+        return exc.status, str(exc)
     if isinstance(exc, SettingsError | NoStore):
         return CONFIG, str(exc)
     if type(exc).__name__ == "UnknownRevision":  # (pbmserv.store.migrate: alembic, lazily)
@@ -79,6 +106,16 @@ def describe(exc: BaseException, url: str) -> tuple[int, str] | None:
             return CONFIG, (
                 f"cannot open the store {where} ({first}): is the data directory right, and "
                 "may this user write to it?"
+            )
+        if "database or disk is full" in text or "no space left on device" in text:
+            return TEMPFAIL, (
+                f"the store {where} is full ({first}): free space on its disk, then run the "
+                "command again"
+            )
+        if "readonly database" in text or "read-only file system" in text:
+            return CONFIG, (
+                f"the store {where} cannot be written ({first}): check the permissions of "
+                "the file and its directory (the user that runs pbmserv must own them)"
             )
         if "locked" in text or "busy" in text:
             return TEMPFAIL, f"the store {where} is busy ({first}): run the command again"

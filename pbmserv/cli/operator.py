@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.cli.db import db_group
+from pbmserv.cli.failures import cannot_serve
 from pbmserv.cli.robots import robot_group
 from pbmserv.cli.store import open_store
 from pbmserv.commands.dispatch import Refused, answer, request
@@ -341,9 +342,7 @@ def serve(
             log=lambda text: print(text, file=sys.stderr, flush=True),
         )
     except OSError as exc:  # the port is taken, the data directory is not writable, ...
-        raise Refused(
-            f"cannot serve on {settings.listen_host}:{settings.listen_port}: {exc.strerror or exc}"
-        ) from None
+        raise cannot_serve(exc, f"{settings.listen_host}:{settings.listen_port}") from None
     answer(ctx, "pbmserv serve", "pbmserv stopped.\n")
 
 

@@ -31,6 +31,7 @@ from pbmserv.mail.worker import run_worker
 from pbmserv.render.links import attach
 from pbmserv.robots.service import Unreadable, run_pending
 from pbmserv.store.db import session_factory
+from pbmserv.store.lock import ClocksLock
 from pbmserv.store.outage import Outage
 from pbmserv.web.serve import WebServer
 
@@ -42,6 +43,7 @@ CLOCK_SECONDS = 300.0  # how often the clocks are checked (nags, forfeits)
 ROBOTS_ONLY_SECONDS = 2.0
 ROBOT_POLL_SECONDS = 5.0  # how often the robots look for a turn when no move woke them
 ROBOT_GAP_SECONDS = 0.5  # at least this long between two looks that found nothing to play
+STANDBY_SECONDS = 30.0  # how often a server whose store's clocks run elsewhere looks again
 
 
 class Server:
@@ -75,6 +77,8 @@ class Server:
         self.robots = threading.Event()  # a move was played: a robot may be to move
         self.unreadable = Unreadable()  # robot boards whose position cannot be read: skipped
         self.threads: list[threading.Thread] = []
+        self.clocks_lock = ClocksLock(settings.url)  # one process per store runs them
+        self.standby = False  # another process runs the clocks and the robots of the store
         self.controller: Any = None
         self.web: Any = None  # pbmserv.web.serve.WebServer while the pages are served
         self.workers = [
@@ -198,15 +202,47 @@ class Server:
             log.warning("%d mails of a crashed worker are queued again", released)
         loops = [(self._sender_loop, "sender")]
         if self.robots_and_clocks:
-            loops += [(self._clock_loop, "clocks"), (self._robot_loop, "robots")]
+            if self.clocks_lock.acquire():
+                loops += self._clocks_and_robots()
+            else:
+                self.standby = True
+                log.warning(
+                    "another pbmserv process runs the clocks and the robots of this store "
+                    "(%s): this one runs without them, and takes them over once that one stops",
+                    self.clocks_lock.path or "PostgreSQL advisory lock",
+                )
+                loops.append((self._standby_loop, "standby"))
         for worker in self.workers:
             worker.start()
         if not self.workers:
             loops.insert(0, (self._worker_loop, "worker"))
         for target, name in loops:
-            thread = threading.Thread(target=target, name=f"pbmserv-{name}", daemon=True)
-            thread.start()
-            self.threads.append(thread)
+            self._spawn(target, name)
+
+    def _clocks_and_robots(self) -> list[tuple[Callable[[], None], str]]:
+        return [(self._clock_loop, "clocks"), (self._robot_loop, "robots")]
+
+    def _spawn(self, target: Callable[[], None], name: str) -> None:
+        thread = threading.Thread(target=target, name=f"pbmserv-{name}", daemon=True)
+        thread.start()
+        self.threads.append(thread)
+
+    def _standby_loop(self) -> None:
+        """Take the clocks and the robots over when the process that ran them has stopped."""
+        outage = Outage("standby", log)
+        while not self.stopping.wait(STANDBY_SECONDS):
+            try:
+                got = self.clocks_lock.acquire()
+            except Exception as exc:  # noqa: BLE001
+                outage.failed(exc)
+                continue
+            outage.worked()
+            if got:
+                log.warning("this process runs the clocks and the robots of the store now")
+                self.standby = False
+                for target, name in self._clocks_and_robots():
+                    self._spawn(target, name)
+                return
 
     def _bind(self) -> None:
         """Start the listener, then the web pages (OSError: a port is taken)."""
@@ -223,6 +259,7 @@ class Server:
             lmtp=self.settings.lmtp,
             data_size_limit=self.settings.max_message_bytes,
             timeout=self.settings.smtp_timeout,
+            max_connections=self.settings.smtp_max_connections,
         )
         self.controller.start()
         if self.settings.web_enabled:
@@ -244,9 +281,10 @@ class Server:
         self.work.set()
         self.outgoing.set()
         self.robots.set()
-        for thread in self.threads:
+        for thread in list(self.threads):
             thread.join(timeout=30)
         self.threads.clear()
+        self.clocks_lock.release()
 
 
 def run_server(
@@ -276,6 +314,8 @@ def run_server(
         raise
     where = f"{settings.listen_host}:{settings.listen_port} ({'LMTP' if settings.lmtp else 'SMTP'})"
     what = "" if robots_and_clocks else " (no clocks, no robots: the listening server runs them)"
+    if server.standby:
+        what = " (no clocks, no robots: another server on this store runs them)"
     role = where if listen else "no port (worker and sender)"
     log(f"pbmserv serving on {role}{what}; store {shown_store(settings.url)}")
     if server.web is not None:

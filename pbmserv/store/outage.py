@@ -20,7 +20,18 @@ BACKOFF_FIRST = 0.1  # seconds before the first retry (a SQLite lock is over by 
 BACKOFF_MOST = 5.0  # ... doubling up to this: an outage's end is noticed within seconds
 
 
-_GONE = ("connect", "server closed", "terminating", "locked", "busy", "unable to open")
+# (SQLite's words; a full disk is no mail's fault either, and ends with the operator's help as
+# an outage does: PostgreSQL's says so by its SQLSTATE, 53100.  Not "readonly database": the
+# pages read with PRAGMA query_only, where it means a page tried to write, a bug.)
+_GONE = (
+    "connect",
+    "server closed",
+    "terminating",
+    "locked",
+    "busy",
+    "unable to open",
+    "database or disk is full",
+)
 
 
 def unavailable(exc: BaseException) -> bool:
@@ -43,10 +54,12 @@ def unavailable(exc: BaseException) -> bool:
 
 
 class Outage:
-    """One loop's streak of failed rounds (``name`` says which loop in the log)."""
+    """One loop's streak of failed rounds (``name`` says which loop in the log;
+    ``meanwhile`` what it does until the database works again, when that is not retrying
+    with back-off: the listener answers 451, the web pages 503)."""
 
-    def __init__(self, name: str, log: logging.Logger) -> None:
-        self.name, self.log = name, log
+    def __init__(self, name: str, log: logging.Logger, meanwhile: str = "") -> None:
+        self.name, self.log, self.meanwhile = name, log, meanwhile
         self.failures = 0
         self.said: set[str] = set()  # what the streak logged: the same failure is not logged again
 
@@ -57,18 +70,18 @@ class Outage:
         if key not in self.said:
             if down:
                 self.log.warning(
-                    "%s: the database cannot be used (%s); retrying with back-off, up to every "
-                    "%g s (no more warnings until it works again)",
+                    "%s: the database cannot be used (%s); %s (no more warnings until it "
+                    "works again)",
                     self.name,
                     reason(exc),
-                    BACKOFF_MOST,
+                    self.meanwhile or f"retrying with back-off, up to every {BACKOFF_MOST:g} s",
                 )
             else:  # a bug, most likely: its traceback, once per streak
                 self.log.error(
-                    "%s failed (%s); retrying with back-off (this error is not logged again "
-                    "until a round works)",
+                    "%s failed (%s); %s (this error is not logged again until a round works)",
                     self.name,
                     reason(exc),
+                    self.meanwhile or "retrying with back-off",
                     exc_info=exc,
                 )
             self.said.add(key)

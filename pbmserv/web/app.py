@@ -3,15 +3,22 @@
 Only GET and HEAD are routed (anything else is 405), every page reads in a rolled-back read-only
 transaction, and the Content-Security-Policy allows no script at all and styles only from our
 own style sheet, so the pages work, and must work, without JavaScript.
+
+A database that cannot be used (gone, full) answers 503 with a short page and a Retry-After,
+and is one warning a streak (:class:`pbmserv.store.outage.Outage`): it was a bare "Internal
+Server Error" and a traceback for every request.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 import jinja2
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -24,9 +31,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pbmserv.config import Settings
 from pbmserv.resources import templates_dir
+from pbmserv.store.outage import Outage, unavailable
 from pbmserv.web import routes
 from pbmserv.web.db import readonly_sessions
 
+log = logging.getLogger("pbmserv.web")
+RETRY_AFTER_SECONDS = 30  # what a 503 asks a client to wait
+UNAVAILABLE = "The games cannot be shown just now: the database is unavailable. Try again soon."
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
         "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
@@ -61,6 +72,26 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+class StreakEnd:
+    """Ends the pages' failing streak (one line) at the first page answered again; the
+    static files read no database and say nothing about it."""
+
+    def __init__(self, app: ASGIApp, outage: Outage) -> None:
+        self.app, self.outage = app, outage
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or str(scope.get("path", "")).startswith("/static/"):
+            await self.app(scope, receive, send)
+            return
+
+        async def watch(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] < 500:
+                self.outage.worked()
+            await send(message)
+
+        await self.app(scope, receive, watch)
 
 
 def environment() -> jinja2.Environment:
@@ -117,6 +148,16 @@ def create_app(
             request, "error.html.j2", exc.status_code, code=exc.status_code, message=exc.detail
         )
 
+    outage = Outage("web pages", log, meanwhile="answering 503 meanwhile")
+
+    async def database_error(request: Request, exc: Exception) -> Response:
+        if not unavailable(exc):
+            raise exc  # a bug: a 500, with its traceback in the log
+        outage.failed(exc)
+        response = web.page(request, "error.html.j2", 503, code=503, message=UNAVAILABLE)
+        response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
+
     app = Starlette(
         routes=[
             *routes.routes(web),
@@ -124,6 +165,10 @@ def create_app(
                 "/static", StaticFiles(directory=templates_dir() / "web" / "static"), name="static"
             ),
         ],
-        exception_handlers={HTTPException: http_error},
+        exception_handlers={
+            HTTPException: http_error,
+            DBAPIError: database_error,
+            PoolTimeout: database_error,
+        },
     )
-    return SecurityHeaders(app)
+    return SecurityHeaders(StreakEnd(app, outage))

@@ -1,0 +1,90 @@
+"""The clocks and the robots of a store run in one process: the one that holds its lock.
+
+Why: a second ``pbmserv serve`` on the same store (other ports, same data directory or
+database) ran the clocks and the robots too, so two processes nagged, forfeited and searched
+every robot move.  On SQLite the lock is an ``flock`` on a file beside the store; on
+PostgreSQL a session-level advisory lock on a connection held open.  Either is freed when its
+process ends, however it ends, so a server that takes over never waits for a stale lock.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.pool import NullPool
+
+from pbmserv.files import private_file
+
+ADVISORY_KEY = 0x70626D73_636C6B73  # "pbmsclks": pbmserv's clocks and robots
+
+
+class ClocksLock:
+    """``acquire()`` without waiting; held until ``release()`` or the process's end."""
+
+    def __init__(self, url: str) -> None:
+        parsed = make_url(url)
+        self.url = url
+        self.path: Path | None = None
+        if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+            store = Path(str(parsed.database))
+            self.path = store.with_name(store.name + "-serve.lock")
+        self._file: int | None = None
+        self._connection: Any = None
+
+    @property
+    def held(self) -> bool:
+        return self._file is not None or self._connection is not None
+
+    def acquire(self) -> bool:
+        """Take the lock if no other process holds it; whether this one holds it now."""
+        if self.held:
+            return True
+        if self.path is not None:
+            return self._acquire_file(self.path)
+        if make_url(self.url).get_backend_name() == "postgresql":
+            return self._acquire_advisory()
+        return True  # a database of this process alone
+
+    def _acquire_file(self, path: Path) -> bool:
+        fd = os.open(private_file(path), os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())  # who holds it, for a curious operator
+        self._file = fd
+        return True
+
+    def _acquire_advisory(self) -> bool:
+        engine = create_engine(self.url, poolclass=NullPool)
+        connection = engine.connect()
+        try:
+            got = connection.scalar(text("SELECT pg_try_advisory_lock(:k)"), {"k": ADVISORY_KEY})
+            connection.commit()  # the lock is the session's: no transaction stays open
+        except BaseException:
+            connection.close()
+            engine.dispose()
+            raise
+        if not got:
+            connection.close()
+            engine.dispose()
+            return False
+        self._connection = connection
+        return True
+
+    def release(self) -> None:
+        if self._file is not None:
+            os.close(self._file)  # (closing the only descriptor frees the flock)
+            self._file = None
+        if self._connection is not None:
+            engine = self._connection.engine
+            self._connection.close()  # the session ends, and its advisory lock with it
+            engine.dispose()
+            self._connection = None
