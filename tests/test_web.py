@@ -15,7 +15,7 @@ from markupsafe import escape
 from sqlalchemy import select, text
 from sqlalchemy.exc import DBAPIError
 from starlette.testclient import TestClient
-from web_site import GAMES, HOSTILE, PLAYERS, build, play
+from web_site import GAMES, HOSTILE, PLAYERS, build, more_tournaments, play
 
 from pbmserv.config import Settings, load_settings
 from pbmserv.domain import boards, clocks
@@ -230,6 +230,47 @@ def test_lists_players_and_tournament(site, shell):
     board_page = client.get(first.group(1)).text
     assert 'Board t1r1b1 of <a href="/tournaments/t1">tournament t1</a>' in board_page
     assert "spring" in client.get("/tournaments").text
+
+
+def _standings(html: str) -> tuple[list[str], list[list[str]]]:
+    """The header cells and the rows' cells of a tournament page's standings table."""
+    table = _between(html, '<table class="list standings">', "</table>")
+    head = re.findall(r"<th>(.*?)</th>", _between(table, "<thead>", "</thead>"))
+    rows = re.findall(r"<tr>(.*?)</tr>", _between(table, "<tbody>", "</tbody>"))
+    return head, [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in rows]
+
+
+def test_standings_have_no_empty_column_and_a_knockout_no_buchholz(site, shell):
+    """The standings had a seventh column with no heading (empty unless a player withdrew),
+    and a knockout showed Buchholz and Berger, which it does not rank by."""
+    numbers, client = site
+    more_tournaments(shell)
+    head, rows = _standings(client.get("/tournaments/spring").text)
+    assert head == [
+        "#",
+        "Player",
+        "Score",
+        "Buchholz",
+        '<abbr title="Sonneborn-Berger">S-B</abbr>',
+        "Played",
+    ]
+    assert len(rows) == 4 and all(len(cells) == len(head) for cells in rows)
+    shell.ok("tournament withdraw spring dave pw-dave")
+    page = client.get("/tournaments/spring").text
+    head, rows = _standings(page)
+    assert head[-1] == "Status" and all(len(cells) == len(head) for cells in rows)
+    assert [cells[-1] for cells in rows].count("withdrawn") == 1
+    assert "Ties are broken by Buchholz" in page
+    for name in ("early", "cup"):  # open, then running
+        page = client.get(f"/tournaments/{name}").text
+        head, rows = _standings(page)
+        assert head == ["#", "Player", "Seed", "Score", "Played"], name
+        assert len(rows) == 4 and all(len(cells) == len(head) for cells in rows)
+        assert "Buchholz" not in page and "Berger" not in page
+        assert "ranked by the round they went out in" in page
+    shell.ok("tournament withdraw cup dave pw-dave")
+    head, rows = _standings(client.get("/tournaments/cup").text)
+    assert head[-1] == "Status" and "withdrawn" in [cells[-1] for cells in rows]
 
 
 # ----------------------------------------------------------------------------- safety
