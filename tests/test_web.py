@@ -576,3 +576,17 @@ def test_options_are_shown_as_written_in_the_mail_and_the_page_title(shell, sett
     client = TestClient(create_app(settings, lambda: clock.now))
     title = _between(client.get("/boards/ploy/101").text, "<title>", "</title>")
     assert "(--forfeittime=5 --nagtime=1.5)" in title
+
+
+def test_a_flag_option_is_shown_as_written_in_the_mail_and_the_page_title(shell, settings, clock):
+    """``--unrated`` is stored as True: both headings read ``(--unrated=True)``."""
+    shell.signup("alice", "bob")
+    mail = shell.ok("polis challenge alice bob --unrated --nagtime=2")
+    assert "Summary of Polis Board 101 (--nagtime=2 --unrated)\n" in mail.body
+    assert "=True" not in mail.body
+    client = TestClient(create_app(settings, lambda: clock.now))
+    html = client.get("/boards/polis/101").text
+    assert _between(html, "<title>", "</title>").startswith(
+        "Polis Board 101 (--nagtime=2 --unrated) - "
+    )
+    assert "<h1>Polis Board 101 (--nagtime=2 --unrated)</h1>" in html and "=True" not in html
