@@ -409,9 +409,7 @@ def test_base_url_from_the_settings(monkeypatch):
     assert links.base_url(settings) == "http://127.0.0.1:9191"
     assert links.base_url(Settings(listen_host="0.0.0.0")) == "http://localhost:8080"
     assert links.base_url(Settings(listen_host="::1", web_port=81)) == "http://[::1]:81"
-    assert (
-        links.base_url(Settings(web_base_url="https://x.example/pbm/")) == "https://x.example/pbm"
-    )
+    assert links.base_url(Settings(web_base_url="https://x.example/")) == "https://x.example"
     assert links.base_url(Settings(web_enabled=False, web_base_url="https://x.example")) == ""
 
 
