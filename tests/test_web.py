@@ -300,6 +300,27 @@ def test_security_headers_and_no_inline_script_or_style(site):
     assert client.get("/static/web.css").headers["content-type"].startswith("text/css")
 
 
+def test_a_trailing_slash_redirects_relative_whatever_the_host_header(site):
+    """``/players/alice/`` answered 307 to ``http://<Host header>/players/alice``: a client
+    chose the host the redirect pointed at."""
+    numbers, client = site
+    board = f"/boards/ploy/{numbers['ploy']}"
+    for path, location in (
+        ("/players/alice/", "/players/alice"),
+        (f"{board}/?ply=1", f"{board}?ply=1"),
+        ("/tournaments//", "/tournaments"),
+        ("//evil.example/", "/evil.example"),  # never //host: another host
+        ("/%5Cevil.example/", "/%5Cevil.example"),  # nor /\host, read as //host by browsers
+    ):
+        url = "http://testserver" + path  # (a bare //host would be read as a host)
+        response = client.get(url, headers={"Host": "evil.example"}, follow_redirects=False)
+        assert response.status_code == 307, path
+        assert response.headers["location"] == location, path
+        assert "evil.example/" not in response.headers["location"]
+    assert client.get("/players/alice/").url.path == "/players/alice"  # and it arrives
+    assert client.head("/players/alice/", follow_redirects=False).status_code == 307
+
+
 def test_only_get_and_head(site):
     numbers, client = site
     path = f"/boards/ploy/{numbers['ploy']}"

@@ -126,4 +126,5 @@ def create_app(
         ],
         exception_handlers={HTTPException: http_error},
     )
+    app.router.redirect_slashes = False  # routes.without_slash redirects, relative
     return SecurityHeaders(app)
