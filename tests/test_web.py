@@ -15,7 +15,7 @@ from markupsafe import escape
 from sqlalchemy import select, text
 from sqlalchemy.exc import DBAPIError
 from starlette.testclient import TestClient
-from web_site import GAMES, HOSTILE, PLAYERS, build, more_tournaments, play
+from web_site import GAMES, HOSTILE, PLAYERS, build, more_tournaments, mover_and_moves, play
 
 from pbmserv.config import Settings, load_settings
 from pbmserv.domain import boards, clocks
@@ -319,6 +319,32 @@ def test_a_trailing_slash_redirects_relative_whatever_the_host_header(site):
         assert "evil.example/" not in response.headers["location"]
     assert client.get("/players/alice/").url.path == "/players/alice"  # and it arrives
     assert client.head("/players/alice/", follow_redirects=False).status_code == 307
+
+
+def test_pages_are_revalidated_with_an_etag(site, shell):
+    """The pages had no caching headers at all (the static files had ETag and 304): a browser
+    could show a board as it was before the last move."""
+    numbers, client = site
+    board = f"/boards/ploy/{numbers['ploy']}"
+    for path in ("/", board, "/players/alice", "/tournaments/spring"):
+        first = client.get(path)
+        assert first.headers["cache-control"] == "no-cache", path
+        etag = first.headers["etag"]
+        again = client.get(path, headers={"If-None-Match": etag})
+        assert again.status_code == 304 and again.content == b"", path
+        assert again.headers["etag"] == etag and again.headers["cache-control"] == "no-cache"
+        assert "frame-ancestors 'none'" in again.headers["content-security-policy"]
+        assert client.get(path, headers={"If-None-Match": f'"x", W/{etag}'}).status_code == 304
+        assert client.get(path, headers={"If-None-Match": '"other"'}).status_code == 200
+    etag = client.get(board).headers["etag"]
+    mover, moves = mover_and_moves(shell, "ploy", numbers["ploy"])
+    shell.ok(f"ploy move {numbers['ploy']} {mover} pw-{mover} {moves[0]}")
+    changed = client.get(board, headers={"If-None-Match": etag})
+    assert changed.status_code == 200 and changed.headers["etag"] != etag
+    missing = client.get("/players/nobody")
+    assert missing.status_code == 404 and missing.headers["cache-control"] == "no-cache"
+    assert "etag" not in missing.headers
+    assert "etag" in client.get("/static/web.css").headers  # the static files keep theirs
 
 
 def test_only_get_and_head(site):
