@@ -21,6 +21,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pbmserv.clock import Clock, make_clock, parse_instant
 
@@ -134,7 +135,9 @@ class Settings:
     # read-only web pages (pbmserv.web), served on listen_host by `pbmserv serve`
     web_enabled: bool = True
     web_port: int = 8080  # 0: any free port
-    web_base_url: str = ""  # empty: http://<listen_host>:<web_port>; used for board mail links
+    # empty: http://<listen_host>:<web_port>; used for board mail links; an http(s) URL of the
+    # root of a host (the pages cannot be served under a path prefix)
+    web_base_url: str = ""
     # seconds a connection has to send a request's head, after it opened or after the last
     # answer (else it is closed), and how many may be open at once (more are closed at once):
     # the pages share the process, and its file descriptors, with the mail gateway
@@ -250,7 +253,33 @@ def _check(name: str, kind: str, value: Any) -> Any:
             parse_instant(value)
         except ValueError as exc:
             raise ValueError(f"Value error, {exc}") from None
+    if name == "web_base_url" and value:
+        _check_base_url(value)
     return value
+
+
+def _check_base_url(value: str) -> None:
+    """``web_base_url`` goes into every board mail as a link: an absolute http(s) URL of the
+    root of a host.  The pages link to ``/boards/...`` and ``/static/...`` from the root, so
+    behind a proxy under a path prefix they would break: a path is refused, not half served."""
+    url = urlsplit(value)
+    try:
+        host = url.hostname if url.port is None or url.port >= 0 else None
+    except ValueError:  # a port that is no number
+        host = None
+    if url.scheme.lower() not in ("http", "https") or not host or url.username is not None:
+        raise ValueError(
+            "Value error, web_base_url must be an absolute http or https URL, such as "
+            "https://games.example.org, or empty"
+        )
+    if value != value.strip():
+        raise ValueError("Value error, web_base_url has spaces around it")
+    if url.path not in ("", "/") or url.query or url.fragment:
+        raise ValueError(
+            "Value error, web_base_url must be the root of a host, with no path: the pages "
+            "link from the root (/boards/..., /static/...), so serve them at the root of a "
+            "host of their own (https://pbm.example.org), not under a path prefix"
+        )
 
 
 def _in_range(name: str, value: float) -> Any:

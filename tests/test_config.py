@@ -42,6 +42,7 @@ SAMPLES = {
     "outbox": ("smtp", "smtp"),
     "relay_password": ("s3cret", "s3cret"),
     "now": ("2026-11-01T12:00:00+00:00", "2026-11-01T12:00:00+00:00"),
+    "web_base_url": ("https://pbm.example.org", "https://pbm.example.org"),
 }
 
 
@@ -88,6 +89,38 @@ def test_a_wrong_value_is_a_clear_error(variable, value, message, monkeypatch):
     monkeypatch.setenv(variable, value)
     with pytest.raises(SettingsError, match=message.replace("(", r"\(").replace(")", r"\)")):
         load_settings()
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("javascript:alert(1)", "must be an absolute http or https URL"),
+        ("games.example.org", "must be an absolute http or https URL"),
+        ("ftp://games.example.org", "must be an absolute http or https URL"),
+        ("https://", "must be an absolute http or https URL"),
+        ("https://games.example.org:port", "must be an absolute http or https URL"),
+        ("https://me:secret@games.example.org", "must be an absolute http or https URL"),
+        ("https://games.example.org ", "has spaces around it"),
+        ("https://host/pbm", "must be the root of a host, with no path"),
+        ("https://host/pbm/", "serve them at the root of a host of their own"),
+        ("https://host/?x=1", "must be the root of a host"),
+    ],
+)
+def test_web_base_url_is_an_http_url_of_the_root_of_a_host(value, message, monkeypatch, tmp_path):
+    """Anything was taken and mailed as the link of every board (``javascript:alert(1)``, a
+    name with no scheme), and a path prefix gave pages whose root-absolute links broke."""
+    monkeypatch.setenv("PBMSERV_WEB_BASE_URL", value)
+    with pytest.raises(SettingsError) as raised:
+        load_settings()
+    assert "web_base_url (environment PBMSERV_WEB_BASE_URL): Value error" in str(raised.value)
+    assert message in str(raised.value)
+    config = tmp_path / "pbmserv.toml"
+    config.write_text(f'[pbmserv]\nweb_base_url = "{value}"\n')
+    monkeypatch.delenv("PBMSERV_WEB_BASE_URL")
+    with pytest.raises(SettingsError, match="web_base_url"):
+        load_settings(config)
+    for good in ("", "https://games.example.org", "http://127.0.0.1:8080/", "https://[::1]:81"):
+        assert Settings(web_base_url=good).web_base_url == good
 
 
 def test_a_wrong_value_in_the_file_names_the_file(tmp_path):

@@ -225,6 +225,15 @@ def test_knockout_with_a_replayed_tie_and_board_names(shell):
         assert t.status == "finished"
         # the winner, then by the round in which they went out, then by score
         assert [x.userid for x in tournaments.standings(t)] == ["bob", "eve", "cat", "ann", "dan"]
+    # the mail shows what a knockout ranks by: no Buchholz or Sonneborn-Berger columns
+    said = shell.ok("tournament standings ko").body
+    assert "Buchh" not in said and "S-B" not in said and "Sonneborn" not in said
+    assert "  Rank  Player           Seed  Score Games\n" in said
+    assert "     3  cat                 3    2.0     2  out in round 2\n" in said
+    assert " ".join(said.split()).endswith(
+        "Score: win 1, draw 1/2, loss 0, bye 1. Players are ranked by the round they went out "
+        "in (those still in first), then by score, then by seed."
+    )
     r = shell("nim show t1r9b1")
     assert r.status == 1 and "no nim board t1r9b1" in r.body
 

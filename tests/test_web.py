@@ -17,7 +17,7 @@ from sqlalchemy import create_engine, select, text
 from sqlalchemy.exc import DBAPIError, ProgrammingError
 from sqlalchemy.orm import sessionmaker
 from starlette.testclient import TestClient
-from web_site import GAMES, HOSTILE, PLAYERS, build, play
+from web_site import GAMES, HOSTILE, PLAYERS, build, more_tournaments, mover_and_moves, play
 
 from pbmserv.config import Settings, load_settings
 from pbmserv.domain import boards, clocks
@@ -299,6 +299,47 @@ def test_lists_players_and_tournament(site, shell):
     assert "spring" in client.get("/tournaments").text
 
 
+def _standings(html: str) -> tuple[list[str], list[list[str]]]:
+    """The header cells and the rows' cells of a tournament page's standings table."""
+    table = _between(html, '<table class="list standings">', "</table>")
+    head = re.findall(r"<th>(.*?)</th>", _between(table, "<thead>", "</thead>"))
+    rows = re.findall(r"<tr>(.*?)</tr>", _between(table, "<tbody>", "</tbody>"))
+    return head, [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in rows]
+
+
+def test_standings_have_no_empty_column_and_a_knockout_no_buchholz(site, shell):
+    """The standings had a seventh column with no heading (empty unless a player withdrew),
+    and a knockout showed Buchholz and Berger, which it does not rank by."""
+    numbers, client = site
+    more_tournaments(shell)
+    head, rows = _standings(client.get("/tournaments/spring").text)
+    assert head == [
+        "#",
+        "Player",
+        "Score",
+        "Buchholz",
+        '<abbr title="Sonneborn-Berger">S-B</abbr>',
+        "Played",
+    ]
+    assert len(rows) == 4 and all(len(cells) == len(head) for cells in rows)
+    shell.ok("tournament withdraw spring dave pw-dave")
+    page = client.get("/tournaments/spring").text
+    head, rows = _standings(page)
+    assert head[-1] == "Status" and all(len(cells) == len(head) for cells in rows)
+    assert [cells[-1] for cells in rows].count("withdrawn") == 1
+    assert "Ties are broken by Buchholz" in page
+    for name in ("early", "cup"):  # open, then running
+        page = client.get(f"/tournaments/{name}").text
+        head, rows = _standings(page)
+        assert head == ["#", "Player", "Seed", "Score", "Played"], name
+        assert len(rows) == 4 and all(len(cells) == len(head) for cells in rows)
+        assert "Buchholz" not in page and "Berger" not in page
+        assert "ranked by the round they went out in" in page
+    shell.ok("tournament withdraw cup dave pw-dave")
+    head, rows = _standings(client.get("/tournaments/cup").text)
+    assert head[-1] == "Status" and "withdrawn" in [cells[-1] for cells in rows]
+
+
 # ----------------------------------------------------------------------------- safety
 
 
@@ -324,6 +365,53 @@ def test_security_headers_and_no_inline_script_or_style(site):
         assert headers["x-content-type-options"] == "nosniff"
         assert headers["referrer-policy"] == "no-referrer"
     assert client.get("/static/web.css").headers["content-type"].startswith("text/css")
+
+
+def test_a_trailing_slash_redirects_relative_whatever_the_host_header(site):
+    """``/players/alice/`` answered 307 to ``http://<Host header>/players/alice``: a client
+    chose the host the redirect pointed at."""
+    numbers, client = site
+    board = f"/boards/ploy/{numbers['ploy']}"
+    for path, location in (
+        ("/players/alice/", "/players/alice"),
+        (f"{board}/?ply=1", f"{board}?ply=1"),
+        ("/tournaments//", "/tournaments"),
+        ("//evil.example/", "/evil.example"),  # never //host: another host
+        ("/%5Cevil.example/", "/%5Cevil.example"),  # nor /\host, read as //host by browsers
+    ):
+        url = "http://testserver" + path  # (a bare //host would be read as a host)
+        response = client.get(url, headers={"Host": "evil.example"}, follow_redirects=False)
+        assert response.status_code == 307, path
+        assert response.headers["location"] == location, path
+        assert "evil.example/" not in response.headers["location"]
+    assert client.get("/players/alice/").url.path == "/players/alice"  # and it arrives
+    assert client.head("/players/alice/", follow_redirects=False).status_code == 307
+
+
+def test_pages_are_revalidated_with_an_etag(site, shell):
+    """The pages had no caching headers at all (the static files had ETag and 304): a browser
+    could show a board as it was before the last move."""
+    numbers, client = site
+    board = f"/boards/ploy/{numbers['ploy']}"
+    for path in ("/", board, "/players/alice", "/tournaments/spring"):
+        first = client.get(path)
+        assert first.headers["cache-control"] == "no-cache", path
+        etag = first.headers["etag"]
+        again = client.get(path, headers={"If-None-Match": etag})
+        assert again.status_code == 304 and again.content == b"", path
+        assert again.headers["etag"] == etag and again.headers["cache-control"] == "no-cache"
+        assert "frame-ancestors 'none'" in again.headers["content-security-policy"]
+        assert client.get(path, headers={"If-None-Match": f'"x", W/{etag}'}).status_code == 304
+        assert client.get(path, headers={"If-None-Match": '"other"'}).status_code == 200
+    etag = client.get(board).headers["etag"]
+    mover, moves = mover_and_moves(shell, "ploy", numbers["ploy"])
+    shell.ok(f"ploy move {numbers['ploy']} {mover} pw-{mover} {moves[0]}")
+    changed = client.get(board, headers={"If-None-Match": etag})
+    assert changed.status_code == 200 and changed.headers["etag"] != etag
+    missing = client.get("/players/nobody")
+    assert missing.status_code == 404 and missing.headers["cache-control"] == "no-cache"
+    assert "etag" not in missing.headers
+    assert "etag" in client.get("/static/web.css").headers  # the static files keep theirs
 
 
 def test_only_get_and_head(site):
@@ -435,9 +523,7 @@ def test_base_url_from_the_settings(monkeypatch):
     assert links.base_url(settings) == "http://127.0.0.1:9191"
     assert links.base_url(Settings(listen_host="0.0.0.0")) == "http://localhost:8080"
     assert links.base_url(Settings(listen_host="::1", web_port=81)) == "http://[::1]:81"
-    assert (
-        links.base_url(Settings(web_base_url="https://x.example/pbm/")) == "https://x.example/pbm"
-    )
+    assert links.base_url(Settings(web_base_url="https://x.example/")) == "https://x.example"
     assert links.base_url(Settings(web_enabled=False, web_base_url="https://x.example")) == ""
 
 
@@ -602,3 +688,17 @@ def test_options_are_shown_as_written_in_the_mail_and_the_page_title(shell, sett
     client = TestClient(create_app(settings, lambda: clock.now))
     title = _between(client.get("/boards/ploy/101").text, "<title>", "</title>")
     assert "(--forfeittime=5 --nagtime=1.5)" in title
+
+
+def test_a_flag_option_is_shown_as_written_in_the_mail_and_the_page_title(shell, settings, clock):
+    """``--unrated`` is stored as True: both headings read ``(--unrated=True)``."""
+    shell.signup("alice", "bob")
+    mail = shell.ok("polis challenge alice bob --unrated --nagtime=2")
+    assert "Summary of Polis Board 101 (--nagtime=2 --unrated)\n" in mail.body
+    assert "=True" not in mail.body
+    client = TestClient(create_app(settings, lambda: clock.now))
+    html = client.get("/boards/polis/101").text
+    assert _between(html, "<title>", "</title>").startswith(
+        "Polis Board 101 (--nagtime=2 --unrated) - "
+    )
+    assert "<h1>Polis Board 101 (--nagtime=2 --unrated)</h1>" in html and "=True" not in html

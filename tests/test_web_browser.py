@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from browser import browser_env
 from sqlalchemy import select
-from web_site import build
+from web_site import PLAYERS, build, more_tournaments, mover_and_moves
 
 from pbmserv.domain import boards
 from pbmserv.store.models import Board
@@ -93,6 +93,82 @@ def test_board_pages_in_chromium(shell, settings, clock, sessions, tmp_path):
                 browser.close()
     finally:
         served.stop()
+
+
+def _serve_and_browse(settings, clock, check) -> None:  # type: ignore[no-untyped-def]
+    """Serve the pages on 127.0.0.1 and hand ``check`` Chromium and the base URL."""
+    sync_playwright = _browser_or_skip()
+    served = WebServer(settings, lambda: clock.now)
+    served.start()
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(
+                executable_path=CHROMIUM,
+                args=["--no-sandbox", "--disable-dev-shm-usage"],
+                env=browser_env(),
+            )
+            try:
+                check(browser, f"http://127.0.0.1:{served.port}")
+            finally:
+                browser.close()
+    finally:
+        served.stop()
+
+
+def _too_wide(page, base: str, paths: list[str]) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    """The paths whose document is wider than the window, with their width."""
+    width = page.viewport_size["width"]
+    wide = {}
+    for path in paths:
+        response = page.goto(base + path)
+        assert response is not None and response.status == 200, path
+        scroll = page.evaluate("document.documentElement.scrollWidth")
+        if scroll > width:
+            wide[path] = scroll
+    return wide
+
+
+LONG_URL = "https://example.org/" + "a" * 280  # 300 characters, no space to break at
+
+
+def test_a_long_comment_does_not_widen_the_board_page(shell, settings, clock):
+    """A comment without spaces (a long URL) made the board page 2,372 px wide at any size."""
+    shell.signup("alice", "bob")
+    shell.ok("ploy challenge alice bob")
+    mover, moves = mover_and_moves(shell, "ploy", 101)
+    shell.ok(f"ploy move 101 {mover} pw-{mover} {moves[0]}", comment=LONG_URL)
+
+    def check(browser, base: str) -> None:  # type: ignore[no-untyped-def]
+        for width in (1280, 390):
+            page = browser.new_page(
+                viewport={"width": width, "height": 800}, java_script_enabled=False
+            )
+            assert _too_wide(page, base, ["/boards/ploy/101"]) == {}, width
+            assert LONG_URL in page.locator(".comment pre").inner_text().replace("\n", "")
+            page.close()
+
+    _serve_and_browse(settings, clock, check)
+
+
+def test_every_kind_of_page_fits_a_phone(shell, settings, clock):
+    """At 390 px no page may be wider than the window (the header bar stopped at 390 while
+    the tables ran past it): wide tables scroll inside their own box."""
+    numbers = build(shell)
+    more_tournaments(shell)
+    paths = ["/", "/games", "/games/ploy", "/tournaments"]
+    paths += [f"/boards/{game}/{number}" for game, number in numbers.items()]
+    paths += [f"/boards/{game}/{number}?ply=1" for game, number in numbers.items()]
+    paths += [f"/players/{userid}" for userid in PLAYERS]
+    paths += ["/tournaments/spring", "/tournaments/summer", "/tournaments/cup"]
+    paths += ["/tournaments/early"]
+
+    def check(browser, base: str) -> None:  # type: ignore[no-untyped-def]
+        page = browser.new_page(viewport={"width": 390, "height": 844}, java_script_enabled=False)
+        assert _too_wide(page, base, paths) == {}
+        page.screenshot(path=str(ARTIFACTS / "web-phone-tournament.png"))
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    _serve_and_browse(settings, clock, check)
 
 
 def _check_pages(browser, base, numbers, expected, tmp_path):  # type: ignore[no-untyped-def]

@@ -53,3 +53,16 @@ def build(shell) -> dict[str, int]:
         shell.ok(f"tournament join spring {userid} pw-{userid}")
     shell.ok("tournament start spring")
     return numbers
+
+
+def more_tournaments(shell) -> None:
+    """After :func:`build`: a running Swiss (summer) and knockout (cup), an open knockout
+    (early), so that every format and state has a page."""
+    shell.ok("tournament create summer --game ploy --format swiss --rounds 2")
+    shell.ok("tournament create cup --game ploy --format knockout")
+    shell.ok("tournament create early --game pylon --format knockout")
+    for name in ("summer", "cup", "early"):
+        for userid in PLAYERS:
+            shell.ok(f"tournament join {name} {userid} pw-{userid}")
+    shell.ok("tournament start summer")
+    shell.ok("tournament start cup")

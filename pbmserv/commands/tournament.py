@@ -245,7 +245,7 @@ GROUP = Group(
         Command(
             "standings",
             standings,
-            "Score, Buchholz, Sonneborn-Berger.",
+            "Scores and tie-breaks (a knockout: the round each player went out in).",
             (NAME,),
             aliases=("stand",),
         ),

@@ -204,7 +204,11 @@ def points(result: GameResult | None, tournament: Tournament) -> tuple[float, fl
 
 
 def standings(tournament: Tournament) -> list[Standing]:
-    """The players in standing order with score, Buchholz and Sonneborn-Berger."""
+    """The players in standing order with score, Buchholz and Sonneborn-Berger.
+
+    A knockout ranks by the round a player went out in (those still in first), then score,
+    then seed: Buchholz and Sonneborn-Berger weigh the opponents of a round robin or a Swiss,
+    and mean nothing among players who met different opponents in a bracket."""
     table = {
         p.user_id: Standing(
             p.user_id, p.user.userid, p.seed or 0, status="withdrawn" if p.withdrawn else ""
@@ -225,16 +229,16 @@ def standings(tournament: Tournament) -> list[Standing]:
         table[player].played += 1
         table[player].buchholz += table[opponent].score
         table[player].berger += share * table[opponent].score
-    out_in: dict[int, int] = {}  # knockout: who went out later ranks higher
-    if tournament.format == TournamentFormat.knockout:
+    if tournament.format == TournamentFormat.knockout:  # who went out later ranks higher
         out_in = eliminated(tournament)
         for user_id, round_ in out_in.items():
             if not table[user_id].status:
                 table[user_id].status = f"out in round {round_}"
-    ordered = sorted(
-        table.values(),
-        key=lambda s: (-out_in.get(s.user_id, 10**6), -s.score, -s.buchholz, -s.berger, s.seed),
-    )
+        ordered = sorted(
+            table.values(), key=lambda s: (-out_in.get(s.user_id, 10**6), -s.score, s.seed)
+        )
+    else:
+        ordered = sorted(table.values(), key=lambda s: (-s.score, -s.buchholz, -s.berger, s.seed))
     for i, s in enumerate(ordered, start=1):
         s.rank = i
     return ordered

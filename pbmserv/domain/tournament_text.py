@@ -99,6 +99,8 @@ def round_text(
         heading=describe(tournament),
         status=status_line(tournament),
         standings=standings(tournament) if with_standings else [],
+        knockout=tournament.format == TournamentFormat.knockout,
+        bye_scores=tournament.format != TournamentFormat.roundrobin,
         rounds=[(r, pairing_rows(tournament, r)) for r in rounds],
         notes=list(notes),
     )

@@ -10,9 +10,10 @@ them out on ordinary boards.
   :mod:`pbmserv.domain.boards` for every finished board), the next round is paired and its boards
   created, and every player gets the pairings and standings; after the last round the final
   standings.
-- Scores: win 1, draw 1/2, loss 0; a Swiss bye scores 1, a round-robin bye (sitting out) 0.
-  Standings: score, then Buchholz (sum of the opponents' scores), then Sonneborn-Berger (the
-  scores of beaten opponents plus half those of drawn ones), then seed.
+- Scores: win 1, draw 1/2, loss 0; a Swiss or knockout bye scores 1, a round-robin bye
+  (sitting out) 0.  Standings: score, then Buchholz (sum of the opponents' scores), then
+  Sonneborn-Berger (the scores of beaten opponents plus half those of drawn ones), then seed;
+  a knockout's: the round a player went out in (those still in first), then score, then seed.
 - Round robin: the circle method (seed 1 fixed, the others rotate); ``--double`` plays the whole
   cycle again with seats swapped.  Seats: the player with fewer first seats so far moves first;
   on equal counts the one who was second in his last game; otherwise the higher seed.

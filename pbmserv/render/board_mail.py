@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from pbmserv.games import get_game
-from pbmserv.games.base import FORFEIT, RESIGN, SWAP, Position, SeatInfo
+from pbmserv.games.base import FORFEIT, RESIGN, SWAP, Game, Position, SeatInfo
 from pbmserv.numbers import clock_days
 from pbmserv.render.links import board_link
 from pbmserv.render.results import ending
@@ -363,11 +363,9 @@ def board_mail_body(
     if with_comment and said is None:  # the comments of the newest move a player made
         ply = _newest_players_ply(board, entries)
         comments = [] if ply is None else records.comments_after(board, ply - 1, at_ply)
-    params = " ".join(game.format_params(board.params))
-    options = format_options(board.options)
     return render(
         "mail/board.txt.j2",
-        heading=heading(game.display_name, board.number, params, options),
+        heading=fill(f"Summary of {board_title(board, game)}"),
         notes=[fill(note) for note in notes],
         turn=turn_line(
             board, position, told=ending_told(board, notes, entries[-1] if entries else None)
@@ -392,23 +390,30 @@ def board_mail_body(
 
 
 def format_options(options: Mapping[str, object]) -> str:
-    """``--forfeittime=5 --nagtime=1.5``: the server options as a player writes them (days
-    are stored as floats; ``5.0`` is not what he wrote)."""
+    """``--forfeittime=5 --nagtime=1.5 --unrated``: the server options as a player writes
+    them (days are stored as floats, ``5.0`` is not what he wrote; a flag is stored as True,
+    ``--unrated=True`` is not either).
 
-    def number(value: object) -> str:
+    >>> format_options({"unrated": True, "nagtime": 1.5, "forfeittime": 5.0})
+    '--forfeittime=5 --nagtime=1.5 --unrated'
+    """
+
+    def option(name: str, value: object) -> str:
+        if value is True:
+            return f"--{name}"
         if isinstance(value, float) and value.is_integer():
-            return str(int(value))
-        return str(value)
+            value = int(value)
+        return f"--{name}={value}"
 
-    return " ".join(f"--{k}={number(v)}" for k, v in sorted(options.items()))
+    return " ".join(option(k, v) for k, v in sorted(options.items()) if v is not False)
 
 
-def heading(game: str, number: int, params: str, options: str) -> str:
-    """``Summary of Ploy Board 101``, with the parameters and options in brackets (wrapped,
-    so that the first line keeps the classic heading)."""
-    suffix = " ".join(x for x in (params, options) if x)
-    text = f"Summary of {game} Board {number}" + (f" ({suffix})" if suffix else "")
-    return fill(text)
+def board_title(board: Board, game: Game) -> str:
+    """``Ploy Board 101 (-size=4 --unrated)``: the game, the number, the parameters and options
+    as written; the heading of the board's mails (after "Summary of") and of its web page."""
+    params = " ".join(game.format_params(board.params))
+    suffix = " ".join(x for x in (params, format_options(board.options)) if x)
+    return f"{game.display_name} Board {board.number}" + (f" ({suffix})" if suffix else "")
 
 
 def _newest_players_ply(board: Board, recent: Sequence[Entry]) -> int | None:

@@ -11,6 +11,7 @@ Server Error" and a traceback for every request.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable
 from datetime import datetime
@@ -120,8 +121,31 @@ class Web:
         self.templates = Jinja2Templates(env=environment())
 
     def page(self, request: Request, name: str, status: int = 200, **context: Any) -> Response:
+        """The page rendered; a 200 carries an ETag of its body and answers 304 to a request
+        that holds it, so a browser revalidating (``no-cache``) gets no page it already has."""
         context.setdefault("server_name", self.settings.server_name)
-        return self.templates.TemplateResponse(request, name, context, status_code=status)
+        response = self.templates.TemplateResponse(request, name, context, status_code=status)
+        return revalidated(request, response)
+
+
+NO_CACHE = "no-cache"  # a page changes with every move: keep it, but ask before showing it
+
+
+def revalidated(request: Request, response: Response) -> Response:
+    """``response`` with ``Cache-Control: no-cache``, and for a 200 an ETag (a hash of the
+    body); a 304 without a body when the request's If-None-Match names that ETag."""
+    response.headers["Cache-Control"] = NO_CACHE
+    if response.status_code != 200:
+        return response
+    etag = f'"{hashlib.sha256(response.body).hexdigest()[:32]}"'
+    response.headers["ETag"] = etag
+    held = {
+        tag.strip().removeprefix("W/")
+        for tag in request.headers.get("if-none-match", "").split(",")
+    }
+    if etag in held or "*" in held:
+        return Response(status_code=304, headers={"ETag": etag, "Cache-Control": NO_CACHE})
+    return response
 
 
 def create_app(
@@ -171,4 +195,5 @@ def create_app(
             PoolTimeout: database_error,
         },
     )
+    app.router.redirect_slashes = False  # routes.without_slash redirects, relative
     return SecurityHeaders(StreakEnd(app, outage))

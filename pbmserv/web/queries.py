@@ -28,10 +28,10 @@ from pbmserv.games.base import Game, Position
 from pbmserv.numbers import clock_days, whole_number
 from pbmserv.render.board_mail import (
     SWAP_TEXT,
+    board_title,
     cell_text,
     column_seats,
     format_days,
-    format_options,
     is_swap,
     played_by,
     record_rows,
@@ -109,13 +109,6 @@ class BoardPage:
     clock: list[tuple[str, str]]
     tournament: str | None = None  # the board's name in its tournament, t1r2b3
     tournament_page: str | None = None  # the tournament's page name, t1
-
-
-def heading(board: Board, game: Game) -> str:
-    params = " ".join(game.format_params(board.params))
-    options = format_options(board.options)
-    extra = " ".join(x for x in (params, options) if x)
-    return f"{game.display_name} Board {board.number}" + (f" ({extra})" if extra else "")
 
 
 def status_line(board: Board, position: Position, ply: int) -> str:
@@ -227,7 +220,7 @@ def board_page(
     return BoardPage(
         board=board,
         game=game,
-        heading=heading(board, game),
+        heading=board_title(board, game),
         ply=shown,
         plies=plies,
         position=position,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -43,7 +44,18 @@ def routes(web: Web) -> list[Route]:
         get("/players/{userid}", player),
         get("/tournaments", tournaments),
         get("/tournaments/{name}", tournament),
+        get("/{path:path}/", without_slash),  # last: only what no route above took
     ]
+
+
+def without_slash(web: Web, request: Request) -> Response:
+    """``/players/alice/`` redirects to ``/players/alice``, relative: Starlette's own redirect
+    was an absolute URL built from the request's Host header, which a client chooses.  The
+    path is quoted and its leading slashes collapsed, so ``//host/`` or ``/\\host/`` cannot
+    become a redirect to another host."""
+    target = quote("/" + request.path_params["path"].strip("/"))
+    query = request.scope.get("query_string", b"").decode("latin-1")
+    return Response(status_code=307, headers={"Location": target + (f"?{query}" if query else "")})
 
 
 def _number(text: str) -> int:
