@@ -14,7 +14,7 @@ from sqlalchemy import event, select
 
 from pbmserv.domain import boards
 from pbmserv.games import get_game
-from pbmserv.render.board_mail import MOVE_MAIL_ROUNDS, board_mail_body, move_rows
+from pbmserv.render.board_mail import MOVE_MAIL_ROUNDS, board_mail_body, is_swap, move_rows
 from pbmserv.store.models import Board, Comment, MoveRecord
 
 TEXTS = ["a1", "a1", "swap", "pass"]
@@ -113,7 +113,8 @@ def test_the_newest_rounds_x_seats_plus_one_entries_give_the_last_rows(seats, ro
         seat = (seat + 1 + skip) % seats
         entries.append(MoveRecord(ply=ply, seat=seat, text=text, auto=text == "pass"))
     whole = move_rows(entries, seats)
-    newest = move_rows(entries[-(rounds * seats + 1) :], seats)
+    swapped = any(is_swap(entry, seats) for entry in entries)  # (callers: position.swapped)
+    newest = move_rows(entries[-(rounds * seats + 1) :], seats, swapped=swapped)
     assert newest[-rounds:] == whole[-rounds:]
 
 
