@@ -129,7 +129,7 @@ def test_serve_on_a_taken_port_says_so(data):
         taken.listen()
         port = taken.getsockname()[1]
         result = pbmserv("serve", "--port", str(port), data=data)
-    assert result.returncode == 1
+    assert result.returncode == 75  # (temporary: the other server may stop)
     assert f"cannot serve on 127.0.0.1:{port}" in result.stderr
     assert "Traceback" not in result.stderr
 
