@@ -346,3 +346,21 @@ def test_a_preview_out_of_turn_says_whose_move_it_is(shell):
     ) in " ".join(pylon.body.split())
     alice = shell.ok("pylon preview 101 e5", channel="mail", sender="alice@example.org")
     assert "It is o's" not in alice.body
+
+
+def test_a_reply_to_our_answer_runs_only_its_body(shell, settings, sessions, clock):
+    shell.signup("bob")
+    asked = _mail(shell, settings, sessions, clock, "bob@example.org", "password reset bob", "")
+    reset = [m for m in asked if "password new bob CODE" not in m.body][-1]  # (not the answer)
+    code = reset.body.split("password new bob ")[1].split()[0]
+    body = f"password new bob {code} Zq8-echo-new\n\n> {reset.body.splitlines()[0]}\n"
+    out = _mail(
+        shell, settings, sessions, clock, "bob@example.org", "Re: pbmserv password reset", body
+    )
+    assert [m.subject for m in out] == ["pbmserv password new"], out[0].body
+    assert "The password of bob is changed." in out[0].body
+    # a reply to an answer with nothing of its own: no command, and it says why
+    again = _mail(shell, settings, sessions, clock, "bob@example.org", "Re: List of Ploy games", "")
+    assert [m.subject for m in again] == ["pbmserv Error"]
+    assert "unknown game" not in again[0].body
+    assert "Your subject is that of one of our mails" in again[0].body

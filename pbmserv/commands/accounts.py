@@ -12,6 +12,7 @@ from pbmserv.commands.listing import games_table
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
 from pbmserv.domain import accounts, confirmation
 from pbmserv.games import all_games, get_game
+from pbmserv.render import subjects
 from pbmserv.store.models import Board, BoardStatus, Seat, User
 
 
@@ -80,7 +81,7 @@ def _confirmation_answer(
     if done.own is not None:
         answer(ctx, done.own.subject, done.own.body + "\n" + _text(lines))
     else:
-        answer(ctx, "pbmserv confirmation", _text(lines))
+        answer(ctx, subjects.server("confirmation"), _text(lines))
 
 
 def signup(call: Call) -> None:
@@ -121,7 +122,7 @@ def signup(call: Call) -> None:
     lines = [f"Welcome, {userid}: you are signed up."]
     lines += [f"Mail goes to {a}." for a in addresses] or ["No mail address is registered."]
     lines += ["", "Send 'help' for the list of commands and games."]
-    answer(ctx, "pbmserv signup", _text(lines))
+    answer(ctx, subjects.server("signup"), _text(lines))
 
 
 def change_password(call: Call) -> None:
@@ -135,7 +136,7 @@ def change_password(call: Call) -> None:
         accounts.set_password(user, req.settings, new)
     answer(
         ctx,
-        "pbmserv change password",
+        subjects.server("change password"),
         f"The password of {accounts.normalise_userid(userid)} is changed.\n",
     )
 
@@ -173,7 +174,7 @@ def change_address(call: Call) -> None:
     name = accounts.normalise_userid(userid)
     if not new:
         lines = [f"The addresses of {name} are now:", *[f"  {a}" for a in addresses]]
-        answer(ctx, "pbmserv change address", _text(lines))
+        answer(ctx, subjects.server("change address"), _text(lines))
         return
     lines = [
         f"The addresses of {name} will be: " + ", ".join(addresses),
@@ -201,7 +202,7 @@ def signoff(call: Call) -> None:
         user.addresses.clear()
         user.password_hash = "!closed"  # no password verifies; the userid stays reserved
         user.accepts_challenges = False
-    answer(ctx, "pbmserv signoff", f"The account {user.userid} is closed. Goodbye.\n")
+    answer(ctx, subjects.server("signoff"), f"The account {user.userid} is closed. Goodbye.\n")
 
 
 def list_games(call: Call) -> None:
@@ -213,7 +214,7 @@ def list_games(call: Call) -> None:
                 game = get_game(name)
             except KeyError as exc:
                 raise Refused(str(exc.args[0])) from None
-            answer(ctx, f"List of {game.display_name} games", games_table(call, game, []))
+            answer(ctx, subjects.GAME_LIST(game=game.display_name), games_table(call, game, []))
         return
     lines = ["Games on this server:", ""]
     for game in all_games():
@@ -223,7 +224,7 @@ def list_games(call: Call) -> None:
         lines.append(f"  {game.name:<8} {players:>4} players")
         lines.append(f"      {game.summary}")  # (wrapped, indented alike)
     lines += ["", "Send '<game> help' for the rules and commands of one game."]
-    answer(ctx, "List of games", _text(lines))
+    answer(ctx, subjects.GAMES_LIST(), _text(lines))
 
 
 USERID = Arg("userid", Kind.USERID)

@@ -26,6 +26,7 @@ from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import accounts, boards, deadlines, notify
 from pbmserv.games.base import MoveError, ParamError
+from pbmserv.render import subjects
 from pbmserv.render.board_mail import board_key, board_mail_body, board_subject, reply_line
 from pbmserv.render.results import names
 from pbmserv.render.templates import render
@@ -102,7 +103,7 @@ def message(call: Call) -> None:
             users.append(user)
         lines = [f"{sender.userid} writes:", "", text, ""]
         lines.append(f"Answer: message USERID PASSWORD {sender.userid}")
-        subject = f"pbmserv message from {sender.userid}"
+        subject = subjects.MESSAGE_FROM(userid=sender.userid)
         sent = notify.player_text(
             session,
             req.settings,
@@ -127,7 +128,7 @@ def message(call: Call) -> None:
         head += ["", not_sent("It", refused)]
     if robots:
         head += ["", f"Not to {names(robots)}: {ROBOTS_READ_NOTHING}"]
-    answer(call.ctx, "pbmserv message", _verbatim(head))
+    answer(call.ctx, subjects.server("message"), _verbatim(head))
 
 
 ROBOTS_READ_NOTHING = "robots read no messages (they have no mail)."
@@ -153,8 +154,10 @@ def broadcast(call: Call) -> None:
         query = select(User).options(selectinload(User.addresses))
         users = [u for u in session.scalars(query) if not u.password_hash.startswith("!")]
         lines = [f"A message to every player of this server (from {admin}):", "", text]
-        count = notify.mail_users(session, users, "pbmserv broadcast", _verbatim(lines), req.now)
-    answer(call.ctx, "pbmserv broadcast", f"The message went to {count} addresses.\n")
+        count = notify.mail_users(
+            session, users, subjects.server("broadcast"), _verbatim(lines), req.now
+        )
+    answer(call.ctx, subjects.server("broadcast"), f"The message went to {count} addresses.\n")
 
 
 # ----------------------------------------------------------------------------- all show
@@ -190,7 +193,7 @@ def all_show(call: Call) -> None:
             if len(parts) < MAX_NAMED:  # (a command draws at most so many)
                 parts.append(board_mail_body(board, position, due=deadlines.due(board, position)))
         userid = user.userid
-    subject = f"pbmserv boards of {userid}"
+    subject = subjects.BOARDS_OF(userid=userid)
     if not parts:
         answer(call.ctx, subject, f"{userid} has no {which} boards.\n")
         return
@@ -252,7 +255,11 @@ def preview_new(call: Call) -> None:
         played.append(position.format_move(value))
         position.play(value)
     what = f"a new {game.display_name} game ({game.min_players} players)"
-    answer(call.ctx, f"{game.display_name} Preview", preview_body(what, 0, played, position))
+    answer(
+        call.ctx,
+        subjects.game(game.display_name, "Preview"),
+        preview_body(what, 0, played, position),
+    )
 
 
 def subscribe_all(call: Call) -> None:
@@ -275,7 +282,7 @@ def subscribe_all(call: Call) -> None:
             added.append(str(board.number))
     what = ", ".join(added) if added else "none (no other active boards)"
     text = f"{userid} now gets every mail of these {game.display_name} boards: {what}."
-    answer(call.ctx, f"{game.display_name} subscribe all", _text([text]))
+    answer(call.ctx, subjects.game(game.display_name, "subscribe all"), _text([text]))
 
 
 TEXT_OPTION = ("text",)

@@ -14,6 +14,7 @@ from pbmserv.domain import boards, deadlines, notify, players
 from pbmserv.domain.accounts import AuthError, UnknownUserid, authenticate, normalise_userid
 from pbmserv.games.base import Game, MoveError, Position, UnreadableMove
 from pbmserv.numbers import whole_number
+from pbmserv.render import subjects
 from pbmserv.render.board_mail import (
     OpenVote,
     board_key,
@@ -123,7 +124,7 @@ def load_board(session: Session, game: Game, number: int, *, lock: bool = False)
     try:
         return boards.find_board(session, game, number, for_update=lock)
     except boards.BoardError as exc:
-        subject = error_subject(f"{game.display_name} Board {number}")
+        subject = error_subject(subjects.board(game.display_name, number))
         raise Refused(str(exc), subject=subject) from None
 
 
@@ -158,7 +159,7 @@ def board_error(board: Board, position: Position, message: str, tail: str = "") 
     line to send back, when the sender is the player to move)."""
     due = deadlines.due(board, position)
     body = "The board is unchanged:\n\n" + board_mail_body(board, position, due=due) + tail
-    subject = error_subject(f"{game_name(board)} Board {board.number}")
+    subject = error_subject(subjects.board(game_name(board), board.number))
     return Refused(message, subject=subject, body=body, board=board_key(board))
 
 

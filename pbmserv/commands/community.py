@@ -25,6 +25,7 @@ from pbmserv.commands.dispatch import Refused, answer
 from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import boards, deadlines, notify, players, ratings
 from pbmserv.games.base import MoveError, UnreadableMove
+from pbmserv.render import subjects
 from pbmserv.render.board_mail import board_mail_body
 from pbmserv.render.results import names
 from pbmserv.render.templates import render, render_board
@@ -55,7 +56,7 @@ def _subscribe(call: Call, kind: SubscriptionKind) -> None:
         lines = [f"{user.userid} now gets {what} of {game.display_name} board {number}."]
         due = deadlines.due(board, position)
         body = _text(lines) + "\n" + board_mail_body(board, position, due=due)
-    answer(call.ctx, f"{game.display_name} Board {number} {word}", body)
+    answer(call.ctx, subjects.board(game.display_name, number, word), body)
 
 
 def subscribe(call: Call) -> None:
@@ -81,7 +82,7 @@ def unsubscribe(call: Call) -> None:
         board.subscriptions.remove(found)
     answer(
         call.ctx,
-        f"{game.display_name} Board {number} unsubscribe",
+        subjects.board(game.display_name, number, "unsubscribe"),
         f"{user.userid} gets no more mail of {game.display_name} board {number}.\n",
     )
 
@@ -103,7 +104,7 @@ def chat(call: Call) -> None:
         ]
         if all(u.id != user.id for u in listeners):
             raise Refused(f"only the players and spectators of board {number} may chat there")
-        subject = f"{game.display_name} Board {number} Chat"
+        subject = subjects.board(game.display_name, number, "Chat")
         body = render("mail/chat.txt.j2", userid=user.userid, text=said, number=number, game=game)
         seen: list[User] = []
         for u in listeners:
@@ -202,7 +203,7 @@ def queue(call: Call) -> None:
         else:
             games.play(call, number, user_id, text, None)
         return
-    answer(call.ctx, f"{game.display_name} Board {number} queue", _text(lines))
+    answer(call.ctx, subjects.board(game.display_name, number, "queue"), _text(lines))
 
 
 def _cancelled(where: str, move: str | None, resigned: bool, said: bool) -> str:
@@ -251,7 +252,7 @@ def submit(call: Call) -> None:
         outcome = copy.outcome()
         if outcome is not None:
             body += f"\nThe game would end: {outcome.reason}.\n"
-    answer(call.ctx, f"{game.display_name} Board {number} Submitted", body)
+    answer(call.ctx, subjects.board(game.display_name, number, "Submitted"), body)
 
 
 def confirm(call: Call) -> None:
@@ -286,7 +287,7 @@ def standings(call: Call) -> None:
             (f"Inactive players (no finished game in {ratings.INACTIVE_DAYS} days)", inactive),
         ],
     )
-    answer(call.ctx, f"{game.display_name} Standings", body)
+    answer(call.ctx, subjects.game(game.display_name, "Standings"), body)
 
 
 PLAYER = (Arg("board", Kind.BOARD), Arg("userid", Kind.USERID), Arg("password", Kind.PASSWORD))

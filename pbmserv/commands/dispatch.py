@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.clock import system_clock
 from pbmserv.config import Settings
+from pbmserv.render import subjects
 
 DONE, REFUSED, USAGE = 0, 1, 2
 
@@ -94,7 +95,7 @@ class Request:
 def error_subject(about: str) -> str:
     """The subject of every error answer: ``Polis Board 101 Error``, ``Polis Error``,
     ``pbmserv Error`` (the classic servers' ``<Game> Board <n> Error``, one spelling for all)."""
-    return f"{about} Error"
+    return subjects.error(about)
 
 
 class Refused(click.ClickException):

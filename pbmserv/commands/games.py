@@ -36,6 +36,7 @@ from pbmserv.domain.proposals import open_vote
 from pbmserv.games import get_game
 from pbmserv.games.base import Game, MoveError, ParamError, PlayersError
 from pbmserv.numbers import MAX_CLOCK_DAYS, MIN_CLOCK_DAYS, clock_days
+from pbmserv.render import subjects
 from pbmserv.render.board_mail import (
     board_key,
     board_mail_body,
@@ -294,7 +295,7 @@ def resign(call: Call, number: int, user_id: int) -> None:
         ):  # a tournament game cannot be declined: resigning it loses it
             note, new_position = boards.decline(session, board, player, req.now)
             if new_position is None:
-                subject = f"{game.display_name} Board {number}"
+                subject = subjects.board(game.display_name, number)
                 others = [seat.user for seat in board.seats]
                 said = req.comment.strip()
                 stars = "*" * 72  # the comment's frame in a board mail
@@ -319,7 +320,7 @@ def resign(call: Call, number: int, user_id: int) -> None:
             )
             answer(
                 call.ctx,
-                f"{game.display_name} Board {number} {mover.userid if mover else ''}".rstrip(),
+                subjects.board(game.display_name, number, mover.userid if mover else ""),
                 body,
             )
             return
@@ -391,7 +392,7 @@ def preview(call: Call) -> None:
             )
         what = f"{game.display_name} board {number}"
         body = preview_body(what, start, played, position, note=note)
-    answer(call.ctx, f"{game.display_name} Board {number} Preview", body)
+    answer(call.ctx, subjects.board(game.display_name, number, "Preview"), body)
 
 
 # ----------------------------------------------------------------------------- declarations

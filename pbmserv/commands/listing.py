@@ -19,6 +19,7 @@ from pbmserv.commands.spec import Call
 from pbmserv.domain import accounts, boards, deadlines
 from pbmserv.domain.proposals import open_vote
 from pbmserv.games.base import Game
+from pbmserv.render import subjects
 from pbmserv.render.board_mail import board_key, board_mail_body, board_subject
 from pbmserv.render.results import short_result
 from pbmserv.render.templates import fill, render
@@ -40,7 +41,7 @@ def show(call: Call) -> None:
         found = _select_boards(session, game, userids, filters[0] if filters else "active")
         numbers = [str(b.number) for b in found]
     if not numbers:
-        answer(call.ctx, f"{game.display_name} Boards", "No boards match.\n")
+        answer(call.ctx, subjects.game(game.display_name, "Boards"), "No boards match.\n")
         return
     show_boards(call, numbers[:MAX_NAMED], _not_drawn(game, words, len(numbers)))
 
@@ -59,7 +60,7 @@ def show_boards(call: Call, words: list[str], note: str = "") -> None:
     """Draw the boards ``words`` names (``101``, ``101#5``), with ``note`` at the end."""
     game = call.game
     parts = []
-    subjects = []
+    heads = []
     key: str | None = None
     with call.req.sessions() as session:
         for word in words:
@@ -79,14 +80,14 @@ def show_boards(call: Call, words: list[str], note: str = "") -> None:
                 )
                 + tail
             )
-            subjects.append(board_subject(board, position))
+            heads.append(board_subject(board, position))
             key = board_key(board) if at is None else None
     sep = "\n" + "=" * 72 + "\n\n"
-    if len(subjects) == 1:
-        answer(call.ctx, subjects[0], parts[0], board=key, summary=f"{key} shown.")
+    if len(heads) == 1:
+        answer(call.ctx, heads[0], parts[0], board=key, summary=f"{key} shown.")
     else:
         body = sep.join(parts) + (f"{sep}{note}\n" if note else "")
-        answer(call.ctx, f"{game.display_name} Boards", body)
+        answer(call.ctx, subjects.game(game.display_name, "Boards"), body)
 
 
 MAX_LISTED = 100
@@ -176,7 +177,7 @@ def games(call: Call) -> None:
     game = call.game
     answer(
         call.ctx,
-        f"List of {game.display_name} games",
+        subjects.GAME_LIST(game=game.display_name),
         games_table(call, game, call.args["filters"]),
     )
 
@@ -184,4 +185,4 @@ def games(call: Call) -> None:
 def history(call: Call) -> None:
     game = call.game
     body = games_table(call, game, call.args["userids"], finished=True)
-    answer(call.ctx, f"{game.display_name} History", body)
+    answer(call.ctx, subjects.game(game.display_name, "History"), body)

@@ -9,6 +9,7 @@ from pbmserv.commands.common import board_arg, call_login, load_board
 from pbmserv.commands.dispatch import Refused, answer
 from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain.mailmodes import MODES, set_board_mode, set_user_mode
+from pbmserv.render import subjects
 from pbmserv.render.templates import fill
 from pbmserv.store.models import User
 
@@ -37,7 +38,7 @@ def user_notifications(call: Call) -> None:
         if call.args.get("mode"):
             set_user_mode(session, user, _mode(call.args["mode"], call.usage) or "every")
         text = f"{user.userid} gets {_describe(user.notify)}, on every board without its own mode."
-    answer(call.ctx, "pbmserv notifications", fill(text) + "\n")
+    answer(call.ctx, subjects.server("notifications"), fill(text) + "\n")
 
 
 def board_notifications(call: Call) -> None:
@@ -59,7 +60,7 @@ def board_notifications(call: Call) -> None:
             f"On {game.display_name} board {number} {user.userid} gets "
             f"{_describe(own or user.notify)} ({source})."
         )
-    answer(call.ctx, f"{game.display_name} Board {number} notifications", fill(text) + "\n")
+    answer(call.ctx, subjects.board(game.display_name, number, "notifications"), fill(text) + "\n")
 
 
 TOP_COMMANDS: tuple[Command, ...] = (

@@ -12,12 +12,13 @@ from pbmserv.commands.common import user as _user
 from pbmserv.commands.dispatch import Refused, answer
 from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import accounts, clocks, deadlines
+from pbmserv.render import subjects
 from pbmserv.render.templates import fill
 from pbmserv.store.models import User
 
 
 def _accept(call: Call, accepts: bool) -> None:
-    word = "accept" if accepts else "reject"
+    word: subjects.ServerTopic = "accept" if accepts else "reject"
     req, user_id = call.req, call_login(call)
     with req.sessions() as session, session.begin():
         user = _user(session, user_id)
@@ -26,7 +27,7 @@ def _accept(call: Call, accepts: bool) -> None:
             user.seeking = 0
         userid = user.userid
     text = "accepts challenges" if accepts else "does not accept challenges any more"
-    answer(call.ctx, f"pbmserv {word}", f"{userid} {text}.\n")
+    answer(call.ctx, subjects.server(word), f"{userid} {text}.\n")
 
 
 def accept_command(call: Call) -> None:
@@ -56,7 +57,7 @@ def limit_command(call: Call) -> None:
         active = accounts.active_games(session, user)
         userid = user.userid
     text = f"at most {limit} active games" if limit is not None else "any number of games"
-    answer(call.ctx, "pbmserv limit", f"{userid} takes {text} (now {active} active).\n")
+    answer(call.ctx, subjects.server("limit"), f"{userid} takes {text} (now {active} active).\n")
 
 
 def seek_command(call: Call) -> None:
@@ -75,7 +76,7 @@ def seek_command(call: Call) -> None:
         if count
         else f"{userid} seeks no games."
     )
-    answer(call.ctx, "pbmserv seek", fill(text) + "\n")
+    answer(call.ctx, subjects.server("seek"), fill(text) + "\n")
 
 
 def vacation_command(call: Call) -> None:
@@ -115,7 +116,7 @@ def vacation_command(call: Call) -> None:
                 user.vacation_used = (user.vacation_used or 0.0) + days
                 user.vacation_until = now + timedelta(days=days)
         lines = [_vacation_status(user, now)]
-    answer(call.ctx, "pbmserv vacation", _text(lines))
+    answer(call.ctx, subjects.server("vacation"), _text(lines))
 
 
 def _vacation_status(user: User, now: datetime) -> str:

@@ -8,6 +8,7 @@ from pbmserv.commands.common import load_board, parse_board_number
 from pbmserv.commands.dispatch import answer
 from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import boards, record
+from pbmserv.render import subjects
 
 
 def export(call: Call) -> None:
@@ -30,7 +31,7 @@ def export(call: Call) -> None:
             f"JSON record ({record.FORMAT}, version {record.VERSION}; the format is\n"
             "described in docs/record-format.md):\n\n" + data
         )
-    answer(call.ctx, f"{game.display_name} Board {number} record", "\n".join(parts))
+    answer(call.ctx, subjects.board(game.display_name, number, "record"), "\n".join(parts))
 
 
 COMMANDS: tuple[Command, ...] = (

@@ -25,6 +25,7 @@ from pbmserv.commands import (
 from pbmserv.commands.dispatch import Refused, answer
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
 from pbmserv.games import all_games, get_game
+from pbmserv.render import subjects
 from pbmserv.render.templates import fill, render
 
 WIDTH = 74  # help lines are indented by two blanks in a mail of 76 columns
@@ -60,7 +61,7 @@ def help_command(call: Call) -> None:
             game = get_game(name)
         except KeyError:
             raise unknown_topic(name) from None
-        answer(call.ctx, f"{game.display_name} help", game_help(game.name))
+        answer(call.ctx, subjects.game(game.display_name, "help"), game_help(game.name))
         return
     text = render(
         "help/pbmserv.txt",
@@ -71,7 +72,7 @@ def help_command(call: Call) -> None:
         game=help_lines(GAME.commands, "GAME"),
         tournament=help_lines(GROUPS["tournament"].commands, "tournament"),
     )
-    answer(call.ctx, "pbmserv help", text)
+    answer(call.ctx, subjects.server("help"), text)
 
 
 def unknown_topic(name: str) -> Refused:
@@ -89,7 +90,7 @@ def unknown_topic(name: str) -> Refused:
 
 
 def game_help_command(call: Call) -> None:
-    answer(call.ctx, f"{call.game.display_name} help", game_help(call.game.name))
+    answer(call.ctx, subjects.game(call.game.display_name, "help"), game_help(call.game.name))
 
 
 HELP = Command(

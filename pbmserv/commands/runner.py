@@ -28,6 +28,7 @@ from pbmserv.commands.dispatch import (
 )
 from pbmserv.games import get_game
 from pbmserv.numbers import whole_number
+from pbmserv.render import subjects
 from pbmserv.render.templates import render, usage_line
 
 
@@ -57,7 +58,7 @@ def about(words: Sequence[str]) -> str:
         number = words[2].partition("#")[0] if len(words) > 2 else ""
         board = whole_number(number)
         if board is not None and words[1].lower() not in ("challenge", "chall", "games"):
-            return f"{name} Board {board}"
+            return subjects.board(name, board)
         return name
     return "pbmserv"
 
@@ -178,7 +179,7 @@ def run(
             req.answers.append(Answer(failed(words), _error_body(message, hint), USAGE))
         else:
             help_text = help_as_typed(exc.format_message() + "\n", req.channel)
-            req.answers.append(Answer(f"{about(words)} help", help_text, USAGE))
+            req.answers.append(Answer(subjects.help_about(about(words)), help_text, USAGE))
     except click.UsageError as exc:
         message, hint = usage_error(exc, req.channel)
         req.answers.append(Answer(failed(words), _error_body(message, hint), USAGE))
@@ -190,7 +191,7 @@ def run(
         req.answers.append(Answer(failed(words), "Aborted.\n", USAGE))
     printed = out.getvalue()
     if printed:  # --help output
-        subject = f"{about(words)} help"
+        subject = subjects.help_about(about(words))
         req.answers.append(Answer(subject, help_as_typed(printed, req.channel)))
     if not req.answers:
         req.answers.append(Answer(failed(words), "Nothing to do.\n", USAGE))

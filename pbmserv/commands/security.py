@@ -21,6 +21,7 @@ from pbmserv.commands.games import create_challenge
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
 from pbmserv.domain import accounts, confirmation, tokens
 from pbmserv.games import get_game
+from pbmserv.render import subjects
 from pbmserv.render.templates import fill
 from pbmserv.store.models import AuthFailure, Token, TokenKind, User
 
@@ -43,7 +44,7 @@ def _no_yes(req: Request, code: str) -> Refused:
     return Refused(
         "nothing was confirmed: your mail says something of its own besides the code in its "
         "subject, and such a reply is not taken for a yes.",
-        subject="pbmserv: nothing confirmed",
+        subject=subjects.NOTHING_CONFIRMED(),
         body=fill(
             "If you did not ask for the mail with this code, send the line below (the code "
             "is withdrawn, and an account that gave your address never mails it again), or "
@@ -80,7 +81,7 @@ def confirm(call: Call) -> None:
             payload = token.payload
             challenge = (payload["game"], payload["players"], payload["options"], user.id)
     if challenge is None:
-        answer(ctx, "pbmserv confirm", message)
+        answer(ctx, subjects.server("confirm"), message)
         return
     game, players, options, user_id = challenge
     create_challenge(get_game(game), req, ctx, players, options, confirmed_by=user_id)
@@ -108,7 +109,7 @@ def refuse(call: Call) -> None:
             done = f"the challenge '{line}' will not start."
         else:
             done = f"the password of {user.userid} stays as it is."
-    answer(call.ctx, "pbmserv refuse", fill(f"The code is withdrawn: {done}") + "\n")
+    answer(call.ctx, subjects.server("refuse"), fill(f"The code is withdrawn: {done}") + "\n")
 
 
 def password_reset(call: Call) -> None:
@@ -131,7 +132,7 @@ def password_reset(call: Call) -> None:
         )
     answer(
         call.ctx,
-        "pbmserv password reset",
+        subjects.server("password reset"),
         fill(
             f"If {userid} has a confirmed address, a code has been mailed there (one code at "
             "a time: while a code mailed earlier works, no new one is sent; a code works once, "
@@ -160,7 +161,7 @@ def password_new(call: Call) -> None:
         session.execute(
             delete(AuthFailure).where(AuthFailure.key.in_([f"user:{userid}", f"owner:{userid}"]))
         )
-    answer(call.ctx, "pbmserv password new", f"The password of {userid} is changed.\n")
+    answer(call.ctx, subjects.server("password new"), f"The password of {userid} is changed.\n")
 
 
 CODE = Arg("code", Kind.PASSWORD, from_shell=False)

@@ -17,18 +17,19 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from pbmserv.commands.common import admin, call_login, text, whole_number
-from pbmserv.commands.dispatch import Refused, answer, error_subject
+from pbmserv.commands.dispatch import Refused, answer
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
 from pbmserv.domain import tournament_text, tournaments
 from pbmserv.games import get_game
 from pbmserv.games.base import ParamError, PlayersError
+from pbmserv.render import subjects
 from pbmserv.store.models import Tournament, User
 
 SUBJECT = "Tournament"
 
 
 def _refused(message: str, name: str = "") -> Refused:
-    return Refused(message, subject=error_subject(f"{SUBJECT} {name}".rstrip()))
+    return Refused(message, subject=subjects.error(f"{SUBJECT} {name}".rstrip()))
 
 
 def _admin(call: Call) -> str:
@@ -93,7 +94,7 @@ def create(call: Call) -> None:
             raise _refused(str(exc), name) from None
         body = tournament_text.standings_text(tournament)
         body += f"\nJoin with: tournament join {tournament.name} USERID PASSWORD\n"
-    answer(ctx, f"{SUBJECT} {name} created", body)
+    answer(ctx, subjects.tournament(name, "created"), body)
 
 
 def start(call: Call) -> None:
@@ -106,7 +107,7 @@ def start(call: Call) -> None:
         except tournaments.TournamentError as exc:
             raise _refused(str(exc), tournament.name) from None
         body = tournament_text.pairings_text(tournament, [tournament.current_round])
-    answer(ctx, f"{SUBJECT} {tournament.name} round 1", body)
+    answer(ctx, subjects.ROUND(name=tournament.name, count=1), body)
 
 
 def cancel(call: Call) -> None:
@@ -121,7 +122,7 @@ def cancel(call: Call) -> None:
             raise _refused(str(exc), name) from None
     players = f"A mail tells its players: {', '.join(told)}." if told else "Nobody had joined."
     body = text([heading, f"It is cancelled and removed; its name is free again. {players}"])
-    answer(ctx, f"{SUBJECT} {name} cancelled", body)
+    answer(ctx, subjects.tournament(name, "cancelled"), body)
 
 
 def join(call: Call) -> None:
@@ -136,7 +137,7 @@ def join(call: Call) -> None:
         except tournaments.TournamentError as exc:
             raise _refused(str(exc), tournament.name) from None
         body = f"{user.userid} has joined.\n\n" + tournament_text.standings_text(tournament)
-    answer(ctx, f"{SUBJECT} {tournament.name} joined", body)
+    answer(ctx, subjects.tournament(tournament.name, "joined"), body)
 
 
 def withdraw(call: Call) -> None:
@@ -151,7 +152,7 @@ def withdraw(call: Call) -> None:
         except tournaments.TournamentError as exc:
             raise _refused(str(exc), tournament.name) from None
         body = text(notes) + "\n" + tournament_text.standings_text(tournament)
-    answer(ctx, f"{SUBJECT} {tournament.name} withdrawn", body)
+    answer(ctx, subjects.tournament(tournament.name, "withdrawn"), body)
 
 
 def standings(call: Call) -> None:
@@ -159,7 +160,7 @@ def standings(call: Call) -> None:
     with req.sessions() as session:
         tournament = _find(session, call.args["name"])
         body = tournament_text.standings_text(tournament)
-    answer(ctx, f"{SUBJECT} {tournament.name} standings", body)
+    answer(ctx, subjects.tournament(tournament.name, "standings"), body)
 
 
 def pairings(call: Call) -> None:
@@ -181,7 +182,7 @@ def pairings(call: Call) -> None:
         else:
             rounds = [tournament.current_round] if tournament.current_round else []
         body = tournament_text.pairings_text(tournament, rounds)
-    answer(ctx, f"{SUBJECT} {tournament.name} pairings", body)
+    answer(ctx, subjects.tournament(tournament.name, "pairings"), body)
 
 
 def list_tournaments(call: Call) -> None:
@@ -191,7 +192,7 @@ def list_tournaments(call: Call) -> None:
         lines = [
             f"{tournament_text.describe(t)}: {t.status}, {len(t.players)} players" for t in rows
         ] or ["There are no tournaments."]
-    answer(ctx, "Tournaments", "\n".join(lines) + "\n")
+    answer(ctx, subjects.TOURNAMENTS(), "\n".join(lines) + "\n")
 
 
 def _find(session: Session, name: str) -> Tournament:

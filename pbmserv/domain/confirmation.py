@@ -32,6 +32,7 @@ from sqlalchemy.orm import Session
 from pbmserv.config import Settings
 from pbmserv.domain import limits, tokens
 from pbmserv.domain.notify import queue_mail
+from pbmserv.render import subjects
 from pbmserv.render.templates import fill, render
 from pbmserv.store.models import (
     Address,
@@ -67,7 +68,7 @@ class Confirmations:
     refused: list[str] = field(default_factory=list)
 
 
-SUBJECT = "confirm "
+SUBJECT = subjects.CONFIRM.text.removesuffix("{code}")
 """A code mail's subject is ``confirm CODE``, so that a reply to it (the subject kept) confirms."""
 
 
@@ -124,7 +125,7 @@ def address_mail(
         "",
         *_refuse_lines(code),
     ]
-    return Confirmation(address, SUBJECT + code, _text(lines))
+    return Confirmation(address, subjects.CONFIRM(code=code), _text(lines))
 
 
 def _refuse_lines(code: str) -> list[str]:
@@ -236,7 +237,7 @@ def challenge_mail(
         "",
         *_refuse_lines(code),
     ]
-    return Confirmation("", SUBJECT + code, _text(lines))
+    return Confirmation("", subjects.CONFIRM(code=code), _text(lines))
 
 
 class Reset(enum.Enum):
@@ -273,7 +274,13 @@ def reset_mails(session: Session, settings: Settings, user: User, now: datetime)
         f"'refuse {code}': your password stays as it is.",
     ]
     for address in allowed:
-        queue_mail(session, address, f"{settings.server_name} password reset", _text(lines), now)
+        queue_mail(
+            session,
+            address,
+            subjects.PASSWORD_RESET(server=settings.server_name),
+            _text(lines),
+            now,
+        )
     return Reset.mailed
 
 

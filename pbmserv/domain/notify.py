@@ -27,6 +27,7 @@ from pbmserv.domain.mailmodes import admit
 from pbmserv.domain.players import gone_users
 from pbmserv.domain.proposals import open_vote
 from pbmserv.games.base import Position
+from pbmserv.render import subjects
 from pbmserv.render.board_mail import (
     OpenVote,
     board_mail_body,
@@ -306,7 +307,7 @@ def nag_mail(
     """The reminder to the player to move: the board with the note on top.  It goes out at
     once whatever his notification mode (see :mod:`pbmserv.domain.mailmodes`)."""
     body = board_mail_body(board, position, notes=[note], due=deadlines.due(board, position))
-    subject = f"Nag: {game_name(board)} Board {board.number} {mover.userid}"
+    subject = subjects.NAG(game=game_name(board), board=board.number, userid=mover.userid)
     tail = reply_tail(board, position, open_vote(session, board, position))
     mail_users(session, [mover], subject, body, now, tail=tail)
 
@@ -351,7 +352,7 @@ def send_digests(session: Session, now: datetime) -> int:
         count = len(parts)
         head = f"Your daily digest: {count} board{'s' if count != 1 else ''} changed.\n\n"
         body = head + ("\n" + "=" * 72 + "\n\n").join(parts)
-        subject = f"pbmserv digest: {count} board{'s' if count != 1 else ''}"
+        subject = subjects.DIGEST(count=count, s="s" if count != 1 else "")
         mail_users(session, [user], subject, body, now)
         for seat in user_seats:
             seat.digest_pending = False

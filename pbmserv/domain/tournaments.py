@@ -59,6 +59,7 @@ from pbmserv.domain.pairing import (
 from pbmserv.domain.tournament_text import board_name, describe, round_text, your_round
 from pbmserv.games import get_game
 from pbmserv.numbers import whole_number
+from pbmserv.render import subjects
 from pbmserv.render.links import tournament_link
 from pbmserv.render.results import names, winners
 from pbmserv.render.templates import fill, render
@@ -300,7 +301,7 @@ def cancel(
     )
     heading = describe(tournament).replace(f" (t{tournament.id})", "")  # (SQLite reuses it)
     body = render("mail/text.txt.j2", lines=[heading, fill(why)])
-    subject = f"Tournament {tournament.name} cancelled"
+    subject = subjects.tournament(tournament.name, "cancelled")
     session.delete(tournament)
     session.flush()
     notify.mail_users(session, users, subject, body, now, skip_address=sender)
@@ -530,11 +531,11 @@ def _round_mail(
 ) -> None:
     round_ = tournament.current_round
     if final:
-        subject = f"Tournament {tournament.name} final standings"
+        subject = subjects.tournament(tournament.name, "final standings")
     elif replay:
-        subject = f"Tournament {tournament.name} round {round_} replays"
+        subject = subjects.ROUND_REPLAYS(name=tournament.name, count=round_)
     else:
-        subject = f"Tournament {tournament.name} round {round_}"
+        subject = subjects.ROUND(name=tournament.name, count=round_)
     body = round_text(tournament, [] if final else [round_], notes)
     link = tournament_link(tournament)
     if link:

@@ -14,6 +14,7 @@ from email.message import Message
 from html.parser import HTMLParser
 
 from pbmserv.commands.grammar import split_words
+from pbmserv.mail.flowed import unflow
 
 
 def decode_bytes(data: bytes, charset: str | None = None) -> str:
@@ -46,6 +47,11 @@ _SURROGATES = re.compile(r"[\udc80-\udcff]+")
 def unsurrogate(text: str) -> str:
     """Undeclared 8-bit bytes that the ``email`` package kept as surrogate escapes, decoded."""
     return _SURROGATES.sub(lambda m: decode_bytes(bytes(ord(c) - 0xDC00 for c in m.group())), text)
+
+
+# ``white-space: pre`` (and ``pre-wrap``, ``pre-line``) keep line breaks as ``<pre>`` does
+_PRE_STYLE = re.compile(r"white-space\s*:\s*pre", re.I)
+_VERBATIM = "\x01"  # marks the text of a line inside ``<pre>``: its blanks are kept
 
 
 class _HtmlToText(HTMLParser):
@@ -83,11 +89,15 @@ class _HtmlToText(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self.skip = 0
+        self.pre: list[str] = []  # the open tags whose text keeps its line breaks and blanks
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in self.SKIP:
             self.skip += 1
-        elif tag == "blockquote":
+            return
+        if tag == "pre" or _PRE_STYLE.search(dict(attrs).get("style") or ""):
+            self.pre.append(tag)
+        if tag == "blockquote":
             self.parts.append("\n\x00+\n")
         elif tag in self.BLOCKS:
             self.parts.append("\n")
@@ -97,6 +107,8 @@ class _HtmlToText(HTMLParser):
             self.parts.append("\n")
 
     def handle_endtag(self, tag: str) -> None:
+        if tag in self.pre:
+            del self.pre[len(self.pre) - 1 - self.pre[::-1].index(tag) :]
         if tag in self.SKIP:
             self.skip = max(0, self.skip - 1)
         elif tag == "blockquote":
@@ -105,7 +117,13 @@ class _HtmlToText(HTMLParser):
             self.parts.append("\n")
 
     def handle_data(self, data: str) -> None:
-        if not self.skip:
+        if self.skip:
+            return
+        data = data.replace(_VERBATIM, "")
+        if self.pre:  # a board, a command per line: its lines stay lines, its columns columns
+            lines = data.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+            self.parts.append("\n".join(_VERBATIM + line.expandtabs() for line in lines))
+        else:
             self.parts.append(re.sub(r"\s+", " ", data))
 
     def text(self) -> str:
@@ -118,7 +136,11 @@ class _HtmlToText(HTMLParser):
             if raw == "\x00-":
                 depth = max(0, depth - 1)
                 continue
-            line = " ".join(split_words(raw))
+            if _VERBATIM in raw:
+                line = raw.replace(_VERBATIM, "").rstrip()
+                line = line if line.strip() else ""
+            else:
+                line = " ".join(split_words(raw))
             if line and depth:
                 line = "> " * depth + line
             if line or (lines and lines[-1]):
@@ -183,7 +205,15 @@ def _part_text(part: Message, notes: list[str]) -> str:
         charset = part.get_content_charset()
     except Exception:  # noqa: BLE001
         charset = None
-    return decode_bytes(payload, charset)
+    text = decode_bytes(payload, charset)
+    try:
+        flowed = str(part.get_param("format", "")).lower() == "flowed"
+        delsp = str(part.get_param("delsp", "")).lower() == "yes"
+    except Exception:  # noqa: BLE001
+        flowed = delsp = False
+    if flowed and part.get_content_type() == "text/plain":  # (its soft line breaks joined)
+        text = unflow(text, delsp)
+    return text
 
 
 def _filename(part: Message) -> str | None:

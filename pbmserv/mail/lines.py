@@ -72,6 +72,9 @@ _PHONE_SIGNATURE = re.compile(
 
 
 LEFT_OUT = "[a line not understood: left out]"
+# a game parameter or server option (``-classic``, ``--forfeittime=10``): a line of them alone
+# below a command line is its tail, cut off by a line break, and is reported, never a comment
+_OPTION = re.compile(r"--?[A-Za-z][\w-]*(?:=\S*)?")
 
 
 @dataclass
@@ -166,6 +169,7 @@ def read_body(
     out = BodyLines()
     comment: list[str] = []
     top = True
+    after_command = False  # the line above is a command line
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -178,10 +182,14 @@ def read_body(
             i += 1
             continue
         if span or line.lstrip().startswith(">"):
-            top = True  # the block below a quote starts afresh
+            top, after_command = True, False  # the block below a quote starts afresh
             i += span or 1
             continue
-        kind = _kind(_words(line), top, words_cmd, verbs_l)
+        words = _words(line)
+        kind = _kind(words, top, words_cmd, verbs_l)
+        if kind == "text" and after_command and words and all(map(_OPTION.fullmatch, words)):
+            kind = "unclear"  # the tail of the command line above, cut off by a line break
+        after_command = kind == "command"
         if kind == "command":
             out.commands.append(clean_command(line))
         elif kind == "unclear":

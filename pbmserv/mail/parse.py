@@ -29,6 +29,7 @@ from pbmserv.mail.decode import collect_text, decode_bytes, unsurrogate
 from pbmserv.mail.lines import clean_command, line_kind, read_body
 from pbmserv.mail.policy import POLICY
 from pbmserv.numbers import whole_number
+from pbmserv.render import subjects
 
 MAX_COMMANDS = 10
 MAX_COMMENT_LINES = 200
@@ -220,13 +221,25 @@ def without_reply_prefixes(subject: str) -> str:
 def subject_command(subject: str, command_words: Collection[str]) -> str | None:
     """The command in a subject, or None: ``Re:``/``Fwd:``... prefixes and ``**`` dropped.
 
-    Our own reply subjects (``Ploy Board 101 alice``, ``Ploy Board 101 Error``) are not
-    commands, so replying to a board mail with the command in the body just works.
+    Our own subjects replied to (:func:`our_subject`) are not commands, so replying to a
+    board mail, a help or an error with the command in the body just works.
     """
     line = without_reply_prefixes(subject)
-    if not is_command(line, command_words) or board_subject(line) is not None:
+    if not is_command(line, command_words) or our_subject(subject):
         return None
     return line
+
+
+def our_subject(subject: str) -> bool:
+    """Whether ``subject`` is that of one of our mails, replied to or forwarded
+    (``Re: List of Ploy games``, ``Re: pbmserv Error``; :func:`pbmserv.render.subjects.ours`),
+    or a board mail's (``Ploy Board 101 alice``, with or without ``Re:``): never a command
+    line.  A Subject without ``Re:`` that reads as one of ours (``Ploy help``) is typed by
+    the player, and runs; ``Re: confirm CODE`` is meant to run."""
+    line = without_reply_prefixes(subject)
+    if board_subject(line) is not None:
+        return True
+    return line != clean_command(subject) and subjects.ours(line)
 
 
 def board_subject(line: str) -> tuple[str, int, str | None] | None:
@@ -498,7 +511,7 @@ def _read_commands(
     if line:
         commands.append(line)
         result.subject_is_command = True
-    elif result.subject:
+    elif result.subject and not our_subject(result.subject):
         line = without_reply_prefixes(result.subject)
         if line_kind(line, words, verbs) == "unclear":  # ``plois mvoe 101 alice PASSWORD e2``
             unclear.append(line)

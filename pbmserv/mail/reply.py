@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 from pbmserv.commands.dispatch import DONE, Answer
 from pbmserv.commands.grammar import mask_unread
+from pbmserv.render import subjects
 from pbmserv.render.templates import fill
 
 RULE = "=" * 72
@@ -114,13 +115,9 @@ def assemble(
     if refused:
         body += f"\n{RULE}\n\n" + quote_mail(subject, text, mask)
     body += tail_sections(not_understood, notes, mask)
-    subjects = sorted({a.subject for a in answers})
-    if len(subjects) == 1:  # e.g. every section is about the same board
-        head = subjects[0]
-    else:
-        head = f"pbmserv: answers to {count} commands" + (
-            f" ({refused} refused)" if refused else ""
-        )
+    heads = sorted({a.subject for a in answers})
+    # one subject when every section is about the same board
+    head = heads[0] if len(heads) == 1 else subjects.answers(count, refused)
     return Answer(head, body, status)
 
 

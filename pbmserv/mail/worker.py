@@ -30,9 +30,10 @@ from pbmserv.domain import accounts, confirmation, limits, notify, tokens
 from pbmserv.errors import reason, stored_reason, with_traceback
 from pbmserv.games import get_game
 from pbmserv.mail import inbox
-from pbmserv.mail.parse import ParsedMail, board_subject, without_reply_prefixes
+from pbmserv.mail.parse import ParsedMail, board_subject, our_subject, without_reply_prefixes
 from pbmserv.mail.prepare import Claims, Prepared, check_passwords, prepare
 from pbmserv.mail.reply import assemble, bounded, tail_sections
+from pbmserv.render import subjects
 from pbmserv.render.templates import fill, render
 from pbmserv.store.db import readonly_sessions
 from pbmserv.store.models import Inbox, InboxStatus
@@ -374,7 +375,7 @@ def _process(
         if allowance == 1:
             answers = [
                 Answer(
-                    "pbmserv: answer limit reached",
+                    subjects.LIMIT_REACHED(),
                     fill(
                         f"This server has answered the mails from {sender} as often as it does "
                         "in one day. Further mails are not answered until tomorrow (UTC), "
@@ -444,7 +445,7 @@ def _run_commands(
         if (code := confirmation.code_in_subject(a.subject))
     ]
     if codes:  # the answer carries a code in its subject, so that a reply confirms
-        answer.subject = confirmation.SUBJECT + codes[0]
+        answer.subject = subjects.CONFIRM(code=codes[0])
     return [answer], verified, codes
 
 
@@ -503,11 +504,13 @@ def _no_command(parsed: ParsedMail, mask: Callable[[str], str]) -> Answer:
     subject = parsed.subject or ""
     first = subject.split()[0] if subject.split() else ""
     close = grammar.suggest(first, grammar.command_words()) if first else None
+    board = _board_named(subject)
     body = render(
         "mail/nocommand.txt.j2",
         subject=mask(subject),
         suggestion=close or "",
-        board=_board_named(subject),
+        board=board,
+        ours=board is None and our_subject(subject),
         notes=[],
     )
     unread = parsed.not_understood[1:] if parsed.subject_not_understood else parsed.not_understood

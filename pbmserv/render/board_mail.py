@@ -14,6 +14,7 @@ from datetime import datetime
 from pbmserv.games import get_game
 from pbmserv.games.base import FORFEIT, RESIGN, SWAP, Game, Position, SeatInfo
 from pbmserv.numbers import clock_days
+from pbmserv.render import subjects
 from pbmserv.render.links import board_link
 from pbmserv.render.results import ending
 from pbmserv.render.templates import fill, render, render_board
@@ -90,8 +91,8 @@ def subject_user(board: Board, position: Position) -> str:
 
 
 def board_subject(board: Board, position: Position, *, new: bool = False) -> str:
-    subject = f"{'New ' if new else ''}{game_name(board)} Board {board.number} {subject_user(board, position)}"
-    return subject.rstrip()
+    shape = subjects.NEW_BOARD if new else subjects.BOARD
+    return shape(game=game_name(board), board=board.number, what=subject_user(board, position))
 
 
 def record_rows(

@@ -33,6 +33,7 @@ from pbmserv.domain import accounts, boards, moves, notify, players, proposals
 from pbmserv.errors import reason
 from pbmserv.games import get_game
 from pbmserv.games.base import MoveError
+from pbmserv.render import subjects
 from pbmserv.render.templates import fill
 from pbmserv.robots import budget_of, choose_move, votes
 from pbmserv.robots.search import Stopped
@@ -294,7 +295,7 @@ def _decline(session: Session, now: datetime, board: Board, user: User) -> None:
     note, position = boards.decline(session, board, user, now)
     others = [s.user for s in board.seats]
     if position is None:
-        subject = f"{boards.game_of(board).display_name} Board {board.number}"
+        subject = subjects.board(boards.game_of(board).display_name, board.number)
         notify.text_mail(session, others, subject, [fill(note)], now, actor=user)
         return
     notify.board_mail(
