@@ -231,6 +231,12 @@ def test_tick_says_where_its_links_point_without_web_base_url(shell, clock):
     bare = replace(shell.settings, web_base_url="", listen_host="127.0.0.1", web_port=8080)
     req = Request(settings=bare, sessions=shell.sessions, now=clock.now)
     [result] = run(build_cli(), ["tick"], req)
+    assert result.status == 0 and "Warning" not in result.body  # no mail written: nothing said
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    clock.advance(days=8)  # alice is reminded by this tick
+    req = Request(settings=bare, sessions=shell.sessions, now=clock.now)
+    [result] = run(build_cli(), ["tick"], req)
     said = " ".join(result.body.split())
     assert result.status == 0
     assert "Warning: web_base_url is empty, so board mails link to http://127.0.0.1:8080" in said

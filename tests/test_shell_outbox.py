@@ -130,3 +130,23 @@ def test_a_stop_signal_to_the_whole_group_is_a_quiet_stop(tmp_path):
             server.wait()
     assert server.returncode == 0 and "pbmserv stopped." in said
     assert "starting another" not in after and " ERROR " not in after, after
+
+
+def test_the_note_says_a_running_server_sends_the_mails(tmp_path):
+    """With a server holding the store's lock, "'pbmserv serve' sends them" sent the user to
+    start a second one."""
+    from pbmserv.store.lock import ClocksLock
+
+    data = tmp_path / "data"
+    for user in ("alice", "bob"):
+        assert pbmserv("signup", user, f"pw-{user}", f"{user}@x.org", data=data).returncode == 0
+    lock = ClocksLock(f"sqlite:///{data / 'pbmserv.sqlite3'}")  # as the server holds it
+    assert lock.acquire()
+    try:
+        new = pbmserv("polis", "challenge", "alice", "bob", data=data)
+    finally:
+        lock.release()
+    assert "2 mails wait in the outbox" in new.stderr
+    assert "the running server sends them" in new.stderr and "'pbmserv serve'" not in new.stderr
+    moved = pbmserv("polis", "move", "101", "alice", "pw-alice", "d7-e6", data=data)
+    assert "'pbmserv serve' sends them" in moved.stderr  # (no server now)

@@ -152,7 +152,7 @@ CASES = [
         {},
         [
             "Preview of Plotto board 101: 7. c2\n",
-            "The game would end: line of four for player 2.\n",
+            "The game would end: line of four for player 2; won by player 2.\n",
         ],
         ["after move 6: c2", "Game over", "letter + number"],
     ),

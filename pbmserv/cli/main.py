@@ -160,10 +160,16 @@ def _outbox_note(req: Request) -> None:
     with req.sessions() as session:
         count = waiting_after(session, req.sessions.newest_mail)  # type: ignore[attr-defined]
     if count:
+        from pbmserv.store.lock import served  # lazy: only when mails wait
+
         noun = "mail waits" if count == 1 else "mails wait"
+        who = (
+            "the running server sends them"
+            if served(req.settings.url)
+            else ("'pbmserv serve' sends them")
+        )
         click.echo(
-            f"pbmserv: {count} {noun} in the outbox: "
-            "'pbmserv mail outbox list' lists them, 'pbmserv serve' sends them.",
+            f"pbmserv: {count} {noun} in the outbox: 'pbmserv mail outbox list' lists them, {who}.",
             err=True,
         )
 

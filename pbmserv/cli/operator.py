@@ -274,18 +274,23 @@ def tick(ctx: click.Context) -> None:
     from pbmserv.domain.housekeeping import housekeeping  # lazy: only for `tick`
 
     now, sessions, settings = request(ctx).now, _sessions(ctx), _settings(ctx)
+    with sessions() as session:
+        before = out.newest_mail(session)
     report = check_clocks(sessions, settings, now)
     lines = report.lines(now) + housekeeping(sessions, settings, now)
+    with sessions() as session:
+        queued = out.newest_mail(session) > before
     sent = _deliver_now(settings, sessions)
     if sent:
         lines.append(f"Mails sent: {sent}")
-    answer(ctx, "pbmserv tick", _text(lines + _link_warning(settings)))
+    answer(ctx, "pbmserv tick", _text(lines + _link_warning(settings, queued)))
 
 
-def _link_warning(settings: Settings) -> list[str]:
+def _link_warning(settings: Settings, queued: bool) -> list[str]:
     """Board mails link to the pages by this process's settings: a tick from cron that does
-    not read the server's config mails links to a port nobody serves."""
-    if not settings.web_enabled or settings.web_base_url:
+    not read the server's config mails links to a port nobody serves.  Said only when this
+    tick wrote mails (every quiet run from cron said it)."""
+    if not queued or not settings.web_enabled or settings.web_base_url:
         return []
     return [
         fill(

@@ -108,10 +108,22 @@ def preview_body(
         head = f"Preview of {what} after move {start}: no moves"
     lines = [head, *([fill(note)] if note else []), "Nothing is stored."]
     body = text(lines) + "\n" + render_board(position)
+    return body + would_end(position)
+
+
+def would_end(position: Position) -> str:
+    """How the game would end in ``position`` (a preview, a submitted move): why, and who
+    would win, by colour ('' while it goes on)."""
     outcome = position.outcome()
-    if outcome is not None:
-        body += "\n" + fill(f"The game would end: {outcome.reason}.") + "\n"
-    return body
+    if outcome is None:
+        return ""
+    infos = position.seats()
+    won = [  # (Plotto's seats are numbers)
+        f"player {label}" if label.isdigit() else label
+        for label in (infos[seat].label for seat in outcome.winners)
+    ]
+    result = f"won by {' and '.join(won)}" if won else "a draw"
+    return "\n" + fill(f"The game would end: {outcome.reason}; {result}.") + "\n"
 
 
 def user(session: Session, user_id: int) -> User:

@@ -18,6 +18,7 @@ from pbmserv.commands.common import (
     move_error,
     not_sent,
     queued_comment,
+    would_end,
 )
 from pbmserv.commands.common import text as _text
 from pbmserv.commands.common import user as _user
@@ -248,10 +249,7 @@ def submit(call: Call) -> None:
             f"To play it send: {game.name} confirm {number} {user.userid} PASSWORD",
             "The board after the move:",
         ]
-        body = _text(lines) + "\n" + render_board(copy)
-        outcome = copy.outcome()
-        if outcome is not None:
-            body += f"\nThe game would end: {outcome.reason}.\n"
+        body = _text(lines) + "\n" + render_board(copy) + would_end(copy)
     answer(call.ctx, subjects.board(game.display_name, number, "Submitted"), body)
 
 

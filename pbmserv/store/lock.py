@@ -88,3 +88,13 @@ class ClocksLock:
             self._connection.close()  # the session ends, and its advisory lock with it
             engine.dispose()
             self._connection = None
+
+
+def served(url: str) -> bool:
+    """Whether a ``pbmserv serve`` runs the clocks and robots of the store ``url`` now (holds
+    its lock): a shell command tells its user who sends the mails it queued."""
+    lock = ClocksLock(url)
+    try:
+        return not lock.acquire()
+    finally:
+        lock.release()
