@@ -111,6 +111,14 @@ def test_invalid_challenge_lists_every_reason(shell):
     assert shell.outbox() == []
 
 
+def test_a_refused_challenges_usage_counts_the_games_players(shell):
+    shell.signup("alice")
+    polis = shell("polis challenge alice zed").body
+    ploy = shell("ploy challenge alice zed").body
+    assert "Usage: polis challenge USERID1 USERID2 [-param[=value]]" in polis
+    assert "Usage: ploy challenge USERID1 .. USERID4 [-param[=value]]" in ploy
+
+
 def test_a_swap_parameter_where_the_swap_is_always_offered_says_so(shell):
     shell.signup("alice", "bob")
     result = shell("pylon challenge alice bob -swap")

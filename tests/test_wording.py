@@ -233,7 +233,7 @@ CASES = [
         [],
         "plotto challenge alice nosuch",
         {},
-        ["\nUsage: plotto challenge USERID1 USERID2 ... [-param[=value]] [--option=value]\n"],
+        ["\nUsage: plotto challenge USERID1 .. USERID4 [-param[=value]] [--option=value]\n"],
         ["\n[--option=value]"],
     ),
     # 13. a decline that restarts the game says what it lost

@@ -162,7 +162,7 @@ def create_challenge(
                 "Invalid challenge: " + "; ".join(problems),
                 subject=error_subject(game.display_name),
                 body=usage_line(
-                    f"Usage: {game.name} challenge USERID1 USERID2 ... [-param[=value]] "
+                    f"Usage: {game.name} challenge {players_words(game)} [-param[=value]] "
                     "[--option=value]"
                 )
                 + "\n"
@@ -396,6 +396,14 @@ def preview(call: Call) -> None:
 
 
 # ----------------------------------------------------------------------------- declarations
+
+def players_words(game: Game) -> str:
+    """The challenge's players as its usage writes them: ``USERID1 USERID2`` for a game of
+    two, ``USERID1 .. USERID4`` for one of up to four."""
+    if game.max_players == 2:
+        return "USERID1 USERID2"
+    return f"USERID1 .. USERID{game.max_players}"  # (the usage keeps to one line)
+
 
 BOARD = Arg("board", Kind.BOARD)
 USERID = Arg("userid", Kind.USERID)
