@@ -45,6 +45,7 @@ def test_an_undo_never_takes_back_a_resignation_nor_brings_its_player_back(shell
     for line in ("bob pw-bob a1", "carol pw-carol c1", "eve pw-eve e1", "bob pw-bob a3"):
         shell.ok(f"pylon move 101 {line}")
     queued = shell.ok("pylon resign 101 eve pw-eve", comment="I have to leave, sorry.")
+    assert queued.subject == "Pylon Board 101 queue"  # as the queue command's: no board here
     shell.ok("pylon move 101 carol pw-carol c5")
     resigned = _mail(shell, "bob").body  # eve's resignation came with carol's move
     refused = shell("pylon move 101 carol pw-carol undo")

@@ -318,12 +318,8 @@ def resign(call: Call, number: int, user_id: int) -> None:
                     f"takes effect on your turn.{instead}{queued_comment(req.comment)}"
                 ]
             )
-            answer(
-                call.ctx,
-                subjects.board(game.display_name, number, mover.userid if mover else ""),
-                body,
-            )
-            return
+            answer(call.ctx, subjects.board(game.display_name, number, "queue"), body)
+            return  # (the subject of the queue command's answer: no board in it)
         played = moves.play(
             session,
             board,
@@ -396,6 +392,7 @@ def preview(call: Call) -> None:
 
 
 # ----------------------------------------------------------------------------- declarations
+
 
 def players_words(game: Game) -> str:
     """The challenge's players as its usage writes them: ``USERID1 USERID2`` for a game of
