@@ -327,3 +327,23 @@ def test_the_servers_pass_gives_games_of_robots_only_a_slice_then_looks_again(sh
 
     passes = [one_pass() for _ in range(3)]
     assert passes == [[101], [102], [101]]
+
+
+def test_a_strong_robots_game_of_robots_only_is_not_starved_by_quick_ones(shell):
+    """Games of robots only take turns oldest first whatever their levels: by thinking time,
+    two quick games would take every slice and the strong robots' game would never move."""
+    for name, level in (("s1", "strong"), ("s2", "strong"), ("e1", "easy"), ("e2", "easy")):
+        operator_ok(shell, f"robot add {name} --game nim --level {level}")
+    operator_ok(shell, "robot add e3 --game nim --level easy")
+    operator_ok(shell, "robot add e4 --game nim --level easy")
+    shell.ok("nim challenge s1 s2 -pile=9")  # 101: the oldest
+    shell.ok("nim challenge e1 e2 -pile=9")  # 102
+    shell.ok("nim challenge e3 e4 -pile=9")  # 103
+    played = []
+    for _ in range(3):
+        shell.clock.advance(seconds=1)
+        done = run_pending(
+            shell.sessions, shell.settings, lambda: shell.clock.now, robots_only_seconds=0
+        )
+        played += [d.number for d in done if d.played]
+    assert played == [101, 102, 103]

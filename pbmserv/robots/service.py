@@ -317,7 +317,7 @@ def run_pending(
     listed (once per ``unreadable``) as not played.
 
     Turns that a human waits for come first, quick robots first among them; games of robots
-    only come last.  With ``robots_only_seconds`` the pass ends once its robots-only turns have
+    only come last, oldest first.  With ``robots_only_seconds`` the pass ends once its robots-only turns have
     thought that long (the server's loop: it starts the next pass at once, which puts a human
     who moved meanwhile first, so a long robot tournament never holds up a human's reply by
     more than one robot move; the oldest boards move first, so every game gets its turn).
@@ -332,8 +332,8 @@ def run_pending(
         return _answered(answers) + unreadable.take()
     with readonly_sessions(settings.url)() as session:
         turns = pending(session, unreadable=unreadable, nag_days=settings.nag_days)
-    turns.sort(key=lambda turn: (turn.robots_only, _thinking_time(turn)))  # (stable: oldest
-    done = _answered(answers) + unreadable.take()  # move first among equals)
+    turns.sort(key=_order)
+    done = _answered(answers) + unreadable.take()
     robots_only_since: float | None = None  # when the pass came to the robots-only games
     for turn in turns:
         if stop():
@@ -432,6 +432,14 @@ def answer_human(
     done += unreadable.take()
     turns = [t for t in turns if t.held_until is None or now() >= t.held_until]
     return done + [play_turn(sessions, settings, turn, now) for turn in turns]
+
+
+def _order(turn: Turn) -> tuple[bool, float]:
+    """Where ``turn`` comes in a pass (the sort is stable: oldest move first among equals):
+    a human's reply first, quick robots first; then games of robots only, oldest first
+    whatever their levels (by thinking time, quick games would take every slice and a strong
+    robot's game would never move)."""
+    return (turn.robots_only, 0.0 if turn.robots_only else _thinking_time(turn))
 
 
 def _thinking_time(turn: Turn) -> float:
