@@ -45,6 +45,7 @@ RANGES: dict[str, tuple[float | None, float | None]] = {
     "max_recipients": (1, None),
     "smtp_timeout": (1, None),
     "smtp_max_connections": (1, 100_000),
+    "smtp_max_connections_per_host": (1, 100_000),
     "max_commands_per_mail": (1, None),
     "workers": (0, None),
     "max_answers_per_day": (0, None),
@@ -91,6 +92,8 @@ class Settings:
     # sessions open at once (more are answered 421 and closed): the listener shares the
     # process, and its file descriptors, with the web pages and the store
     smtp_max_connections: int = 100
+    # from one client address (Postfix delivers over up to 20 connections by default)
+    smtp_max_connections_per_host: int = 20
     max_commands_per_mail: int = 10
     # worker processes `pbmserv serve` starts beside the listener, each with a core of its own
     # (more than one pays on PostgreSQL only: SQLite has one writer); 0: a thread of the server

@@ -191,6 +191,26 @@ def test_a_reply_with_words_of_its_own_confirms_nothing(shell):
     assert confirmed(shell, "mallory2") == [(victim, True)]  # quoted text and signature only
 
 
+def test_an_html_complaint_beside_an_empty_plain_part_confirms_nothing(shell):
+    """multipart/alternative with an empty text/plain part and the complaint in HTML: the
+    empty plain part was read, a bare reply, and confirmed the code."""
+    victim = "victim3@elsewhere.example"
+    mail(shell, "mallory@evil.example", f"signup mallory3 pw-mallory-13 {victim}")
+    [code_mail] = mails_to(shell, victim)
+    raw = (
+        f"From: {victim}\nTo: {shell.settings.server_address}\nSubject: Re: {code_mail.subject}\n"
+        f"Message-ID: {make_msgid(domain='client.example')}\nMIME-Version: 1.0\n"
+        'Content-Type: multipart/alternative; boundary="b"\n\n'
+        "--b\nContent-Type: text/plain; charset=utf-8\n\n\n"
+        "--b\nContent-Type: text/html; charset=utf-8\n\n"
+        "<p>I never signed up for this. STOP mailing me.</p>\n--b--\n"
+    ).encode()
+    inbox.store(shell.sessions, raw, victim, [shell.settings.server_address], shell.clock.now)
+    worker.process_batch(shell.sessions, shell.settings, lambda: shell.clock.now)
+    assert confirmed(shell, "mallory3") == [(victim, False)]
+    assert "nothing was confirmed" in flat(mails_to(shell, victim)[-1])
+
+
 def test_a_line_of_its_own_or_a_bare_reply_confirms(shell):
     """The yes: ``confirm CODE`` as a line of the body (whatever else the mail says), or a
     reply with nothing of its own but a phone's signature."""

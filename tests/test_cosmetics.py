@@ -58,6 +58,8 @@ def test_after_a_swap_each_move_is_listed_under_the_player_who_made_it(shell):
     ) in mail.body
     shown = shell.ok("pylon show 101").body  # the whole record: the same rows
     assert "  3. e1                       4. e3\n  5. g3\n" in shown
+    before = shell.ok("pylon show 101#1").body  # before the swap: the same columns
+    assert "  alice (x)     bob (o)\n  1. e5\n\n" in before
 
 
 def test_error_subjects_follow_one_scheme(shell):

@@ -66,6 +66,7 @@ def start(
     max_rcpt: int = 5,
     timeout: float = 10,
     max_connections: int = 100,
+    max_per_host: int | None = None,
 ):
     store = recorder.store_sync if recorder.sync else recorder.store
     handler = InboundHandler(store, accept, max_recipients=max_rcpt, clock=lambda: NOW)
@@ -77,6 +78,7 @@ def start(
         data_size_limit=limit,
         timeout=timeout,
         max_connections=max_connections,
+        max_per_host=max_per_host,
     )
     controller.start()
     return controller
@@ -310,7 +312,10 @@ def test_connections_past_the_cap_are_answered_421_and_closed(lmtp: bool, caplog
                         read_to_end(late) == b"421 4.7.0 Too many connections, try again later\r\n"
                     )
         refusals = [r.getMessage() for r in caplog.records if "refused (421)" in r.getMessage()]
-        assert refusals == ["1 SMTP connections refused (421): 2 are open (smtp_max_connections)"]
+        assert refusals == [
+            "1 SMTP connections refused (421): 2 are open, 2 from 127.0.0.1 "
+            "(smtp_max_connections, smtp_max_connections_per_host)"
+        ]
         held.pop().close()
         deadline = time.monotonic() + 10
         while True:  # the listener sees the close a moment later
@@ -454,3 +459,22 @@ def test_a_full_or_gone_database_is_one_warning_a_streak_not_a_traceback_a_mail(
         "or disk is full); answering 451 meanwhile (no more warnings until it works again)",
         "listener works again (after 3 failed tries)",
     ]
+
+
+def test_one_client_address_cannot_hold_every_session() -> None:
+    """A client holding sessions open (a NOOP now and then restarts the idle timer) got every
+    other sender a 421: one address has at most ``max_per_host`` of them."""
+    controller = start(Recorder(), max_connections=10, max_per_host=2)
+    held = [greeted(controller), greeted(controller)]
+    try:
+        with socket.create_connection((controller.hostname, controller.port), timeout=10) as late:
+            assert read_to_end(late).startswith(b"421 ")
+        other = socket.create_connection(
+            (controller.hostname, controller.port), timeout=10, source_address=("127.0.0.2", 0)
+        )
+        with other:  # another address still has its session
+            assert other.recv(1024).startswith(b"220 ")
+    finally:
+        for conn in held:
+            conn.close()
+        controller.stop()

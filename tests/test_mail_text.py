@@ -42,6 +42,11 @@ def mail(body: str, content_type: str = "text/plain; charset=utf-8", cte: str = 
         ),  # Outlook
         ('<div style="white-space: pre-wrap">one\ntwo</div>three\nfour', "one\ntwo\nthree four"),
         ("<span>one\ntwo</span>", "one two"),  # outside pre, a line break is a blank
+        (  # an inner element's end closes it only, not the outer pre block
+            '<div style="white-space:pre-wrap"><div>Hi,</div>ploy a\nploy b\n</div>',
+            "Hi,\nploy a\nploy b",
+        ),
+        ("<pre>one<br>two\nthree</pre>", "one\ntwo\nthree"),  # (br has no end tag)
         ("<pre>one \x01\ntwo</pre>", "one\ntwo"),
         (
             f"<div>ok</div><blockquote><pre>{BOARD}</pre></blockquote>",
@@ -78,7 +83,7 @@ def test_a_board_quoted_in_pre_is_quoted_back_line_by_line() -> None:
         ("Hello \nworld\n", True, "Helloworld\n"),
         ("Hello\r\nworld\r\n", False, "Hello\nworld\n"),
         ("a \nb \nc\nd\n", False, "a b c\nd\n"),
-        ("first \n-- \nsig\n", False, "first -- \nsig\n"),  # (flowed into: as the RFC says)
+        ("first \n-- \nsig\n", False, "first \n-- \nsig\n"),  # the signature stays apart
         ("text\n-- \nsig \nmore\n", False, "text\n-- \nsig more\n"),
         (" From me\n >not a quote\n  two\n", False, "From me\n>not a quote\n two\n"),
         (">> deep \n>> line\n> shallow\n", False, ">> deep line\n> shallow\n"),
@@ -92,7 +97,9 @@ def test_unflow(flowed: str, delsp: bool, text: str) -> None:
     assert unflow(flowed, delsp) == text
 
 
-WORD = st.text(string.ascii_letters + string.digits + "-=#.", min_size=1, max_size=12)
+WORD = st.text(string.ascii_letters + string.digits + "-=#.", min_size=1, max_size=12).filter(
+    lambda word: word != "--"  # (a line "-- " is the signature separator, never a soft break)
+)
 
 
 @given(st.lists(st.lists(WORD, min_size=1, max_size=12), max_size=8), st.randoms())
@@ -134,6 +141,13 @@ def test_wrapped_lines_come_back_whole(lines: list[list[str]], random) -> None:
         ),
         # not flowed: the line cut off is listed as not understood, never a comment
         ("text/plain; charset=utf-8", "8bit", f"{CHALLENGE}\n{OPTIONS}\n", [CHALLENGE], [OPTIONS]),
+        (
+            "text/plain",
+            "8bit",
+            "ploy challenge a b c d\n-partnership\n",
+            ["ploy challenge a b c d"],
+            ["-partnership"],
+        ),
     ],
 )
 def test_soft_wrapped_commands(
@@ -142,3 +156,17 @@ def test_soft_wrapped_commands(
     p = parse_message(mail(body, content_type, cte))
     assert (p.commands, p.not_understood) == (commands, unread)
     assert OPTIONS not in p.comment and "e4-e3" not in p.comment
+
+
+def test_a_signature_after_a_soft_break_is_never_read() -> None:
+    """A soft break before "-- " joined the signature to the text: its lines ran."""
+    body = "Hi Bob, see you \r\n-- \r\npolis resign 103 alice secret1\r\n"
+    p = parse_message(mail(body, "text/plain; charset=utf-8; format=flowed", "8bit"))
+    assert p.commands == [] and "resign" not in p.comment and "secret1" not in p.comment
+
+
+def test_a_signature_that_looks_like_a_flag_stays_the_comment() -> None:
+    """Only a game's flags, ``--options`` and ``-name=value`` are a command's cut-off tail."""
+    p = parse_message(mail("polis move 101 alice pw a7-a6\n-Alice\n", "text/plain", "8bit"))
+    assert p.commands == ["polis move 101 alice pw a7-a6"] and p.not_understood == []
+    assert "-Alice" in p.comment

@@ -6,6 +6,8 @@ takes them over when the first stops."""
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.pool import NullPool
 from waiting import wait_until
 
 from pbmserv.cli import server as server_module
@@ -58,3 +60,45 @@ def test_the_lock_is_the_stores(settings, tmp_path):
     finally:
         for lock in (one, two, other):
             lock.release()
+
+
+def _lose(lock: ClocksLock) -> None:
+    """What a database restart does to the holder: its lock is gone without a word (on
+    SQLite, where it cannot happen so, the lock is let go under the server's feet)."""
+    if lock._connection is None:
+        lock.release()
+        return
+    pid = lock._connection.scalar(text("SELECT pg_backend_pid()"))
+    lock._connection.commit()
+    engine = create_engine(lock.url, poolclass=NullPool)
+    with engine.connect() as other:
+        other.scalar(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+    engine.dispose()
+
+
+def test_a_server_that_lost_its_lock_gives_way_then_takes_it_again(
+    settings, clock, caplog, quick, monkeypatch
+):
+    """A PostgreSQL restart ends the connection that holds the advisory lock: the holder ran
+    on, and a standby took the lock too, so both ran the clocks and the robots.  The holder
+    asks its lock at every round now, and waits as a standby once it is gone."""
+    monkeypatch.setattr(server_module, "CLOCK_SECONDS", 0.05)  # (every loop wakes quickly)
+    monkeypatch.setattr(server_module, "ROBOT_POLL_SECONDS", 0.05)
+    server = server_module.Server(settings, listen=False, clock=lambda: clock.now)
+    server.start()
+    try:
+        with caplog.at_level("INFO", logger="pbmserv.server"):
+            assert {"clocks", "robots"} <= loops(server)
+            _lose(server.clocks_lock)
+            wait_until(lambda: "of the store now" in caplog.text, "taken again")
+
+            def alive(name: str) -> int:
+                return [t.name for t in server.threads if t.is_alive()].count(f"pbmserv-{name}")
+
+            wait_until(lambda: alive("clocks") == 1 and alive("robots") == 1, "one of each")
+            assert not server.standby
+    finally:
+        server.stop()
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert said[0].startswith("this process lost the lock of the store's clocks and robots")
+    assert said[1] == "this process runs the clocks and the robots of the store now"

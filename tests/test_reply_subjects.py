@@ -109,6 +109,17 @@ def test_no_subject_of_ours_replied_to_is_ever_read(subject: str, prefix: str) -
 
 
 @given(
+    our_subjects(),
+    st.sampled_from(["Re: ", "Fwd: "]),
+    st.sampled_from([" [SPAM]", " (fwd)", " [ext] (2)", " [***SPAM*** 7.1]"]),
+)
+def test_a_tag_after_a_subject_of_ours_changes_nothing(subject: str, prefix: str, tag: str) -> None:
+    """'Re: Polis Board 101 bob [SPAM]' ran as a move with '[SPAM]' as its password (a
+    filter that tags every mail cost the player a failed login a mail)."""
+    assert read(prefix + subject + tag) == ([], [])
+
+
+@given(
     st.sampled_from(["alice", "bob-2", "x"]),
     st.text(string.ascii_letters + string.digits + "-!", min_size=1, max_size=16),
     st.sampled_from(["a7-a6", "e4-e3#8", "swap", "resign"]),

@@ -131,9 +131,16 @@ def test_a_database_url_that_cannot_be_used(shell, monkeypatch):
     monkeypatch.setenv("PBMSERV_DATABASE_URL", url)  # the password as libpq's parameter
     status, err = shell("status")
     assert status == TEMPFAIL and "password=***" in err and "secret" not in err
-    monkeypatch.setenv("PBMSERV_DATABASE_URL", "postgres ql://pbmserv:secret@host/pbmserv")
-    status, err = shell("status")
-    assert status == CONFIG and "secret" not in err, err
+    for mistyped in (
+        "postgres ql://pbmserv:secret@host/pbmserv",
+        "postgresql+psycopg//pbmserv:secret@host/pbmserv",  # (no '://')
+        "pbmserv:secret@host",
+        "postgresql+psycopg://pbmserv:secret@host:abc/pbmserv",  # a port that is no number
+    ):
+        monkeypatch.setenv("PBMSERV_DATABASE_URL", mistyped)
+        status, err = shell("status")
+        assert status == CONFIG and "is no database URL" in one_line(err), err
+        assert "secret" not in err and "Traceback" not in err, err
 
 
 @pytest.mark.skipif(

@@ -56,8 +56,17 @@ def _backend(url: str) -> str:
     """The kind of database ``url`` names (``postgresql``, ``mysql``), or "" if none."""
     try:
         return make_url(url).get_backend_name() if url else ""
-    except ArgumentError:
+    except (ArgumentError, ValueError):
         return ""
+
+
+def _parses(url: str) -> bool:
+    """Whether ``url`` reads as a database URL (a port that is no number is a ValueError)."""
+    try:
+        make_url(url)
+    except (ArgumentError, ValueError):
+        return False
+    return True
 
 
 def _first_line(exc: BaseException) -> str:
@@ -69,6 +78,8 @@ def describe(exc: BaseException, url: str) -> tuple[int, str] | None:
     """The exit status and the line to print for a failure of the configuration or of the
     store ``url``; None for anything else (a bug)."""
     where, first = shown_store(url), _first_line(exc)
+    if url and url in first:  # (SQLAlchemy repeats a URL it cannot parse, password and all)
+        first = first.replace(url, where)
     text = first.lower()
     if isinstance(exc, Failure):
         return exc.status, str(exc)
@@ -79,9 +90,11 @@ def describe(exc: BaseException, url: str) -> tuple[int, str] | None:
             f"{exc}; install that pbmserv again, or restore the backup taken before it "
             "migrated the database"
         )
-    if isinstance(exc, ArgumentError) and ("url" in text or "can't load plugin" in text):
+    if (isinstance(exc, ArgumentError) and ("url" in text or "can't load plugin" in text)) or (
+        isinstance(exc, ValueError) and not _parses(url)
+    ):
         return CONFIG, (
-            f"database_url '{shown_store(url)}' is no database URL pbmserv can use ({first}); e.g. "
+            f"database_url '{where}' is no database URL pbmserv can use ({first}); e.g. "
             "postgresql+psycopg://pbmserv@/pbmserv, or empty for SQLite in data_dir"
         )
     backend = _backend(url)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -43,6 +44,7 @@ CLOCK_SECONDS = 300.0  # how often the clocks are checked (nags, forfeits)
 ROBOTS_ONLY_SECONDS = 2.0
 ROBOT_POLL_SECONDS = 5.0  # how often the robots look for a turn when no move woke them
 ROBOT_GAP_SECONDS = 0.5  # at least this long between two looks that found nothing to play
+LOCK_TRY_SECONDS = 1.0  # how long a starting server tries for the clocks lock
 STANDBY_SECONDS = 30.0  # how often a server whose store's clocks run elsewhere looks again
 
 
@@ -79,6 +81,8 @@ class Server:
         self.threads: list[threading.Thread] = []
         self.clocks_lock = ClocksLock(settings.url)  # one process per store runs them
         self.standby = False  # another process runs the clocks and the robots of the store
+        self._charge = threading.Lock()  # (the clock and robot loops both ask _in_charge)
+        self._generation = 0  # of the clock and robot loops: one more at each lost lock
         self.controller: Any = None
         self.web: Any = None  # pbmserv.web.serve.WebServer while the pages are served
         self.workers = [
@@ -150,8 +154,8 @@ class Server:
 
     def _clock_loop(self) -> None:
         """The clocks and the housekeeping every ``CLOCK_SECONDS``; after a failure, sooner."""
-        outage = Outage("clocks", log)
-        while not self.stopping.is_set():
+        outage, generation = Outage("clocks", log), self._generation
+        while not self.stopping.is_set() and self._in_charge(generation):
             pause = 0.0
             for job in (tick, housekeeping):
                 try:  # apart: one failing must not stop the other
@@ -166,8 +170,8 @@ class Server:
     def _robot_loop(self) -> None:
         """Robots think here, never in the worker or the listener; mails go out as for humans.
         A board that cannot be read is skipped until its row changes (``self.unreadable``)."""
-        outage = Outage("robots", log)
-        while not self.stopping.is_set():
+        outage, generation = Outage("robots", log), self._generation
+        while not self.stopping.is_set() and self._in_charge(generation):
             try:
                 done = run_pending(
                     self.sessions,
@@ -202,7 +206,7 @@ class Server:
             log.warning("%d mails of a crashed worker are queued again", released)
         loops = [(self._sender_loop, "sender")]
         if self.robots_and_clocks:
-            if self.clocks_lock.acquire():
+            if self._take_clocks_lock():
                 loops += self._clocks_and_robots()
             else:
                 self.standby = True
@@ -218,6 +222,39 @@ class Server:
             loops.insert(0, (self._worker_loop, "worker"))
         for target, name in loops:
             self._spawn(target, name)
+
+    def _take_clocks_lock(self) -> bool:
+        """Try for a moment: a shell command that looks whether a server runs holds the lock
+        (shared) for an instant, and a server starting then went to standby for 30 s."""
+        deadline = time.monotonic() + LOCK_TRY_SECONDS
+        while not self.clocks_lock.acquire():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
+    def _in_charge(self, generation: int) -> bool:
+        """Whether a clock or robot loop started in ``generation`` still runs: this process
+        asks its lock every round (:meth:`ClocksLock.check`), and once it is lost says so once
+        and waits as a standby; the loops of that generation end (one that slept through a
+        take-over must not run beside the new ones)."""
+        with self._charge:
+            if self.standby or generation != self._generation:
+                return False
+            try:
+                held = self.clocks_lock.check()
+            except Exception:  # noqa: BLE001
+                held = False
+            if held:
+                return True
+            self.standby = True
+            self._generation += 1
+            log.warning(
+                "this process lost the lock of the store's clocks and robots (the database "
+                "connection that held it ended): it runs without them until it takes it again"
+            )
+            self._spawn(self._standby_loop, "standby")
+            return False
 
     def _clocks_and_robots(self) -> list[tuple[Callable[[], None], str]]:
         return [(self._clock_loop, "clocks"), (self._robot_loop, "robots")]
@@ -260,6 +297,7 @@ class Server:
             data_size_limit=self.settings.max_message_bytes,
             timeout=self.settings.smtp_timeout,
             max_connections=self.settings.smtp_max_connections,
+            max_per_host=self.settings.smtp_max_connections_per_host,
         )
         self.controller.start()
         if self.settings.web_enabled:

@@ -38,7 +38,7 @@ def sqlite_file(url: str) -> Path | None:
     """The file of a SQLite store (None: another database, or SQLite in memory)."""
     try:
         parsed = make_url(url)
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # (a port that is no number: ValueError)
         return None  # (opening it says what is wrong with the URL)
     if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
         return None
@@ -57,8 +57,8 @@ def shown_store(url: str) -> str:
         return str(path)
     try:
         parsed = make_url(url)
-    except ArgumentError:  # (not a URL: hide what would be a password in one)
-        return re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1***@", url)
+    except (ArgumentError, ValueError):  # not a URL: nothing before its last '@' is shown
+        return "***@" + url.rpartition("@")[2] if "@" in url else url
     query = {k: "***" if SECRET_PARAMETER.search(k) else v for k, v in parsed.query.items()}
     shown = parsed.set(query=query).render_as_string(hide_password=True)
     return shown.replace("%2A%2A%2A", "***")  # (the query is written URL-encoded)

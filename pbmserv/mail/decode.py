@@ -84,19 +84,32 @@ class _HtmlToText(HTMLParser):
         }  # fmt: skip
     )
     SKIP = frozenset({"script", "style", "head", "title", "template", "noscript"})
+    VOID = frozenset(
+        {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source"}
+        | {"track", "wbr"}
+    )  # (elements without an end tag)
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self.skip = 0
-        self.pre: list[str] = []  # the open tags whose text keeps its line breaks and blanks
+        # every open element, and whether it keeps its text's line breaks and blanks (<pre>,
+        # white-space:pre): an end tag closes its own element only, never an outer one.  The
+        # positions of each name and the count of verbatim ones keep every tag O(1) amortised
+        # (a hostile mail of 60,000 nested tags and 60,000 stray end tags took 58 s)
+        self.open: list[tuple[str, bool]] = []
+        self.where: dict[str, list[int]] = {}
+        self.verbatim = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in self.SKIP:
             self.skip += 1
             return
-        if tag == "pre" or _PRE_STYLE.search(dict(attrs).get("style") or ""):
-            self.pre.append(tag)
+        if tag not in self.VOID:
+            verbatim = tag == "pre" or bool(_PRE_STYLE.search(dict(attrs).get("style") or ""))
+            self.where.setdefault(tag, []).append(len(self.open))
+            self.open.append((tag, verbatim))
+            self.verbatim += verbatim
         if tag == "blockquote":
             self.parts.append("\n\x00+\n")
         elif tag in self.BLOCKS:
@@ -107,8 +120,13 @@ class _HtmlToText(HTMLParser):
             self.parts.append("\n")
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in self.pre:
-            del self.pre[len(self.pre) - 1 - self.pre[::-1].index(tag) :]
+        opened = self.where.get(tag)
+        if opened:  # close it, and what was left open inside it
+            start = opened[-1]
+            while len(self.open) > start:
+                name, verbatim = self.open.pop()
+                self.where[name].pop()
+                self.verbatim -= verbatim
         if tag in self.SKIP:
             self.skip = max(0, self.skip - 1)
         elif tag == "blockquote":
@@ -120,7 +138,7 @@ class _HtmlToText(HTMLParser):
         if self.skip:
             return
         data = data.replace(_VERBATIM, "")
-        if self.pre:  # a board, a command per line: its lines stay lines, its columns columns
+        if self.verbatim:  # a board, a command per line: its lines stay lines, its columns too
             lines = data.replace("\r\n", "\n").replace("\r", "\n").split("\n")
             self.parts.append("\n".join(_VERBATIM + line.expandtabs() for line in lines))
         else:
@@ -284,8 +302,14 @@ def _readable_parts(
 
 
 def _choose_alternative(children: list[Message]) -> Message:
+    """The plain text alternative, unless it is empty: then the HTML one (an HTML-only
+    complaint under ``Re: confirm CODE`` with an empty plain part confirmed the code)."""
     for wanted in ("text/plain", "text/html"):
         for child in children:
-            if child.get_content_type() == wanted and not _is_attachment(child):
-                return child
+            if child.get_content_type() != wanted or _is_attachment(child):
+                continue
+            payload = child.get_payload(decode=True)
+            if wanted == "text/plain" and isinstance(payload, bytes) and not payload.strip():
+                continue
+            return child
     return children[-1]

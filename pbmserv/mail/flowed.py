@@ -41,6 +41,9 @@ def unflow(text: str, delsp: bool = False) -> str:
         if joined is not None and depth != depth_joined:  # improperly flowed: ends here
             out.append(_write(depth_joined, joined))
             joined = None
+        if body == "-- " and joined is not None:  # the signature starts a line of its own,
+            out.append(_write(depth_joined, joined))  # even after a soft break (what follows
+            joined = None  # it is never read as the mail's text)
         flowed = body.endswith(" ") and body != "-- "
         if flowed and delsp:
             body = body[:-1]

@@ -21,11 +21,13 @@ iPhone") is neither command nor comment.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from pbmserv.commands.grammar import closest, split_words
+from pbmserv.games import all_games
 from pbmserv.numbers import whole_number
 
 DEFAULT_VERBS: frozenset[str] = frozenset(
@@ -75,6 +77,20 @@ LEFT_OUT = "[a line not understood: left out]"
 # a game parameter or server option (``-classic``, ``--forfeittime=10``): a line of them alone
 # below a command line is its tail, cut off by a line break, and is reported, never a comment
 _OPTION = re.compile(r"--?[A-Za-z][\w-]*(?:=\S*)?")
+
+
+def _is_option(word: str) -> bool:
+    """Whether ``word`` reads as a parameter or option: ``--anything``, ``-name=value``, or
+    a flag one of the games has (``-partnership``); a signature such as ``-Alice`` does not."""
+    if not _OPTION.fullmatch(word):
+        return False
+    return word.startswith("--") or "=" in word or word[1:].lower() in _game_flags()
+
+
+@functools.cache
+def _game_flags() -> frozenset[str]:
+    """The flags of every game (loaded only when a line might be a command's cut-off tail)."""
+    return frozenset(p.name for game in all_games() for p in game.params if p.is_flag)
 
 
 @dataclass
@@ -187,7 +203,7 @@ def read_body(
             continue
         words = _words(line)
         kind = _kind(words, top, words_cmd, verbs_l)
-        if kind == "text" and after_command and words and all(map(_OPTION.fullmatch, words)):
+        if kind == "text" and after_command and words and all(map(_is_option, words)):
             kind = "unclear"  # the tail of the command line above, cut off by a line break
         after_command = kind == "command"
         if kind == "command":

@@ -153,35 +153,49 @@ class Gate:
     """The sessions a listener has open, shared by its protocols (all on the listener's
     loop), and the streak of failed accepts.  Refusals are logged at most once a minute."""
 
-    def __init__(self, max_connections: int) -> None:
+    def __init__(self, max_connections: int, max_per_host: int | None = None) -> None:
         self.max_connections = max_connections
+        self.max_per_host = max_per_host or max_connections
         self.open = 0
+        self.hosts: dict[str, int] = {}  # the sessions open per client address
         self.refused = 0  # connections refused at the cap since the last log line
         self.logged_at = -CAP_LOG_SECONDS
         self.failed_at: float | None = None  # the last failed accept() of a streak
 
-    def enter(self) -> bool:
-        """Whether a new connection may have a session (then it counts until it leaves)."""
+    def enter(self, host: str = "") -> bool:
+        """Whether a new connection from ``host`` may have a session (then it counts until it
+        leaves): at most ``max_connections`` in all, and ``max_per_host`` from one address, so
+        that one client holding sessions open cannot shut every other sender out."""
         # (the connections the failing round accepted before its failure come a moment later)
         if self.failed_at is not None and time.monotonic() - self.failed_at > STREAK_OVER_SECONDS:
             log.warning("the listener accepts connections again")
             self.failed_at = None
-        if self.open >= self.max_connections:
+        from_host = self.hosts.get(host, 0)
+        if self.open >= self.max_connections or from_host >= self.max_per_host:
             self.refused += 1
             now = time.monotonic()
             if now - self.logged_at >= CAP_LOG_SECONDS:
                 log.warning(
-                    "%d SMTP connections refused (421): %d are open (smtp_max_connections)",
+                    "%d SMTP connections refused (421): %d are open, %d from %s "
+                    "(smtp_max_connections, smtp_max_connections_per_host)",
                     self.refused,
                     self.open,
+                    from_host,
+                    host or "?",
                 )
                 self.refused, self.logged_at = 0, now
             return False
         self.open += 1
+        self.hosts[host] = from_host + 1
         return True
 
-    def leave(self) -> None:
+    def leave(self, host: str = "") -> None:
         self.open -= 1
+        left = self.hosts.get(host, 1) - 1
+        if left > 0:
+            self.hosts[host] = left
+        else:
+            self.hosts.pop(host, None)
 
     def loop_exception(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         """The loop's exception handler: an ``accept()`` that failed for want of descriptors
@@ -206,12 +220,15 @@ class _Capped(SMTP):
 
     gate: Gate
     _counted = False
+    _host = ""  # the client's address, as counted
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         if self._counted:  # (STARTTLS would come here again)
             super().connection_made(transport)
             return
-        if not self.gate.enter():
+        peer = transport.get_extra_info("peername")
+        self._host = str(peer[0]) if isinstance(peer, tuple) and peer else ""
+        if not self.gate.enter(self._host):
             assert isinstance(transport, asyncio.WriteTransport)
             transport.write(BUSY)
             transport.close()  # (after the buffered 421 is written)
@@ -223,7 +240,7 @@ class _Capped(SMTP):
         if not self._counted:  # refused: aiosmtpd has no session to end
             return
         self._counted = False
-        self.gate.leave()
+        self.gate.leave(self._host)
         super().connection_lost(error)
 
 
@@ -259,6 +276,7 @@ def make_controller(
     data_size_limit: int = 10_000_000,
     timeout: float = 300,
     max_connections: int = 100,
+    max_per_host: int | None = None,
     hostname: str | None = None,
     ready_timeout: float = 5.0,
 ) -> Listener:
@@ -266,7 +284,7 @@ def make_controller(
     return Listener(
         handler,
         lmtp=lmtp,
-        gate=Gate(max_connections),
+        gate=Gate(max_connections, max_per_host),
         hostname=host,
         port=port,
         ready_timeout=ready_timeout,

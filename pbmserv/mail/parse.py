@@ -239,7 +239,16 @@ def our_subject(subject: str) -> bool:
     line = without_reply_prefixes(subject)
     if board_subject(line) is not None:
         return True
-    return line != clean_command(subject) and subjects.ours(line)
+    if line == clean_command(subject):  # no reply prefix: typed by the player
+        return False
+    words = line.split()  # a reply: a board subject with anything after it, a filter's tag
+    if len(words) >= 3 and words[1].lower() == "board" and whole_number(words[2]) is not None:
+        return True  # ("Re: Polis Board 101 bob [SPAM]" ran: "[SPAM]" as the password)
+    return subjects.ours(line) or subjects.ours(_TAGS.sub("", line))
+
+
+# what a filter or a mail program adds after a Subject: "[SPAM]", "(fwd)"
+_TAGS = re.compile(r"(?:\s*(?:\[[^\]]*\]|\([^)]*\)))+\s*$")
 
 
 def board_subject(line: str) -> tuple[str, int, str | None] | None:

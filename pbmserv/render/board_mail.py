@@ -200,16 +200,22 @@ def swap_cell(board: Board, position: Position, width: int = MAIL_WIDTH) -> str:
 
 
 def move_list(
-    board: Board, position: Position, entries: Sequence[Entry], rounds: int | None
+    board: Board,
+    position: Position,
+    entries: Sequence[Entry],
+    rounds: int | None,
+    swapped: bool = False,
 ) -> list[str]:
     """The move list in columns, one per seat, headed by the players' names (never cut):
     every row of ``entries`` (the record), or the last ``rounds`` of them (``entries`` may
     then be the newest ``rounds`` × seats + 1 entries only: a row holds at most one entry per
-    seat and starts where the column order wraps, so those rows come out as from the whole)."""
+    seat and starts where the column order wraps, so those rows come out as from the whole);
+    ``swapped``: the game had a swap that ``entries`` and ``position`` may not show yet (an
+    earlier position's record)."""
     seats = len(board.seats)
     infos = position.seats()
     swap = swap_cell(board, position) if seats == 2 else SWAP_TEXT
-    swapped = position.swapped or any(is_swap(entry, seats) for entry in entries)
+    swapped = swapped or position.swapped or any(is_swap(entry, seats) for entry in entries)
     columns = [board.seats[i] for i in column_seats(swapped, seats)]
     players = [(s.user_id, s.user.userid) for s in columns]
     rows = move_rows(entries, seats, swap, players, swapped)
@@ -373,7 +379,8 @@ def board_mail_body(
         )
         if at_ply is None
         else f"Position after move {at_ply} of {len(board.moves)}.",
-        moves=move_list(board, position, entries, rounds),
+        # (an earlier position's record may end before the swap: the columns are the board's)
+        moves=move_list(board, position, entries, rounds, at_ply is not None and _had_swap(board)),
         board=render_board(position, over=board.status is not BoardStatus.active),
         players=[
             _player_line(info, board.seats[i].user.userid)
@@ -388,6 +395,10 @@ def board_mail_body(
         clock=clock_lines(board, due),
         link=board_link(board),
     )
+
+
+def _had_swap(board: Board) -> bool:
+    return any(is_swap(entry, len(board.seats)) for entry in board.moves)
 
 
 def format_options(options: Mapping[str, object]) -> str:

@@ -9,6 +9,7 @@ process ends, however it ends, so a server that takes over never waits for a sta
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 from pathlib import Path
@@ -79,21 +80,50 @@ class ClocksLock:
         self._connection = connection
         return True
 
+    def check(self) -> bool:
+        """Whether this process still holds the lock.  A PostgreSQL lock lives as long as its
+        connection: a database restart or a dropped connection frees it without a word, and a
+        standby then takes it, so the holder asks at every round and gives way if it is gone."""
+        if self._connection is None:
+            return self._file is not None
+        try:
+            self._connection.scalar(text("SELECT 1"))
+            self._connection.commit()
+        except Exception:  # noqa: BLE001 - any failure: the session, and its lock, are gone
+            self.release()
+            return False
+        return True
+
     def release(self) -> None:
         if self._file is not None:
             os.close(self._file)  # (closing the only descriptor frees the flock)
             self._file = None
         if self._connection is not None:
-            engine = self._connection.engine
-            self._connection.close()  # the session ends, and its advisory lock with it
+            connection, self._connection = self._connection, None
+            engine = connection.engine
+            with contextlib.suppress(Exception):  # (a connection already broken)
+                connection.close()  # the session ends, and its advisory lock with it
             engine.dispose()
-            self._connection = None
 
 
 def served(url: str) -> bool:
     """Whether a ``pbmserv serve`` runs the clocks and robots of the store ``url`` now (holds
-    its lock): a shell command tells its user who sends the mails it queued."""
+    its lock): a shell command tells its user who sends the mails it queued.  It only looks:
+    it never makes the lock file (owned by whoever ran the command, the server could not open
+    it) and takes a shared lock on SQLite, which a starting server's try can outlast."""
     lock = ClocksLock(url)
+    if lock.path is not None:
+        try:
+            fd = os.open(lock.path, os.O_RDONLY)
+        except OSError:  # no file: no server has run on this store
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)  # (frees the shared lock)
+        return False
     try:
         return not lock.acquire()
     finally:

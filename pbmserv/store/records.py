@@ -88,9 +88,9 @@ def comments_after(board: Board, ply: int, up_to: int | None = None) -> list[tup
     resignation, which brings its own), and up to ``up_to`` when given (an earlier position
     shown), oldest first: (userid, text)."""
     if up_to is not None or _loaded(board, "comments"):
-        last = len(board.moves) if up_to is None else up_to
         found = sorted(
-            (c for c in board.comments if ply < c.ply <= last), key=lambda c: (c.ply, c.id or 0)
+            (c for c in board.comments if ply < c.ply and (up_to is None or c.ply <= up_to)),
+            key=lambda c: (c.ply, c.id or 0),
         )
         return [(c.user.userid, c.text) for c in found]
     rows = _read(board, _comments_after_query(), board_id=board.id, ply=ply)
