@@ -8,7 +8,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from browser import browser_env
+from browser import launch
 from test_web_browser import ARTIFACTS, CHROMIUM, _browser_or_skip
 
 from pbmserv.mail.compose import OutgoingMail, build_message
@@ -49,11 +49,7 @@ def test_board_mail_html_on_a_phone(shell, tmp_path):
     board_lines = lines[edges[0] : edges[1] + 1]  # the drawing, coordinates to coordinates
     assert len(board_lines) > 20
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-dev-shm-usage"],
-            env=browser_env(),
-        )
+        browser = launch(pw, CHROMIUM)
         try:
             page = browser.new_page(viewport=PHONE, device_scale_factor=2, is_mobile=True)
             page.set_content(html)

@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from browser import browser_env
+from browser import launch
 from sqlalchemy import select
 from web_site import PLAYERS, build, more_tournaments, mover_and_moves
 
@@ -77,36 +77,25 @@ def test_board_pages_in_chromium(shell, settings, clock, sessions, tmp_path):
     numbers = build(shell)
     expected = _pieces(sessions, numbers)
     ARTIFACTS.mkdir(exist_ok=True)
-    served = WebServer(settings, lambda: clock.now)  # uvicorn on 127.0.0.1, a free port
-    served.start()
-    base = f"http://127.0.0.1:{served.port}"
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(
-                executable_path=CHROMIUM,
-                args=["--no-sandbox", "--disable-dev-shm-usage"],
-                env=browser_env(),
-            )
-            try:
-                _check_pages(browser, base, numbers, expected, tmp_path)
-            finally:
-                browser.close()
-    finally:
-        served.stop()
+    _serve_and_browse(
+        settings,
+        clock,
+        lambda browser, base: _check_pages(browser, base, numbers, expected, tmp_path),
+        sync_playwright,
+    )
 
 
-def _serve_and_browse(settings, clock, check) -> None:  # type: ignore[no-untyped-def]
-    """Serve the pages on 127.0.0.1 and hand ``check`` Chromium and the base URL."""
-    sync_playwright = _browser_or_skip()
+def _serve_and_browse(  # type: ignore[no-untyped-def]
+    settings, clock, check, sync_playwright=None
+) -> None:
+    """Serve the pages on 127.0.0.1 (uvicorn, a free port) and hand ``check`` Chromium and
+    the base URL."""
+    sync_playwright = sync_playwright or _browser_or_skip()
     served = WebServer(settings, lambda: clock.now)
     served.start()
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(
-                executable_path=CHROMIUM,
-                args=["--no-sandbox", "--disable-dev-shm-usage"],
-                env=browser_env(),
-            )
+            browser = launch(pw, CHROMIUM)
             try:
                 check(browser, f"http://127.0.0.1:{served.port}")
             finally:
