@@ -68,11 +68,16 @@ def _lose(lock: ClocksLock) -> None:
     if lock._connection is None:
         lock.release()
         return
-    pid = lock._connection.scalar(text("SELECT pg_backend_pid()"))
-    lock._connection.commit()
-    engine = create_engine(lock.url, poolclass=NullPool)
-    with engine.connect() as other:
-        other.scalar(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+    engine = create_engine(lock.url, poolclass=NullPool)  # (the server's threads use the
+    with engine.connect() as other:  # lock's connection: the test does not touch it)
+        holders = other.scalars(
+            text(
+                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND database"
+                " = (SELECT oid FROM pg_database WHERE datname = current_database())"
+            )
+        ).all()
+        assert len(holders) == 1, holders
+        other.scalar(text("SELECT pg_terminate_backend(:pid)"), {"pid": holders[0]})
     engine.dispose()
 
 
