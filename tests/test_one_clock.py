@@ -107,3 +107,10 @@ def test_a_server_that_lost_its_lock_gives_way_then_takes_it_again(
     said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert said[0].startswith("this process lost the lock of the store's clocks and robots")
     assert said[1] == "this process runs the clocks and the robots of the store now"
+
+
+def test_a_store_of_this_process_alone_is_always_its_own():
+    """SQLite in memory has no file to lock and no other process: the lock is this one's, and
+    stays so (checking it sent such a server to standby at once)."""
+    lock = ClocksLock("sqlite://")
+    assert lock.acquire() and lock.check()

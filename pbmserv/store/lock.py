@@ -35,6 +35,7 @@ class ClocksLock:
             store = Path(str(parsed.database))
             self.path = store.with_name(store.name + "-serve.lock")
         self._file: int | None = None
+        self._alone = False
         self._connection: Any = None
 
     @property
@@ -49,7 +50,8 @@ class ClocksLock:
             return self._acquire_file(self.path)
         if make_url(self.url).get_backend_name() == "postgresql":
             return self._acquire_advisory()
-        return True  # a database of this process alone
+        self._alone = True  # a database of this process alone: nobody else to lock out
+        return True
 
     def _acquire_file(self, path: Path) -> bool:
         fd = os.open(private_file(path), os.O_RDWR)
@@ -85,7 +87,7 @@ class ClocksLock:
         connection: a database restart or a dropped connection frees it without a word, and a
         standby then takes it, so the holder asks at every round and gives way if it is gone."""
         if self._connection is None:
-            return self._file is not None
+            return self._file is not None or self._alone
         try:
             self._connection.scalar(text("SELECT 1"))
             self._connection.commit()
