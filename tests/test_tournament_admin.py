@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from mail_lines import overlong
 from sqlalchemy import func, select
-from tournament_play import play
+from tournament_play import play, started
 
 from pbmserv.domain import tournaments
 from pbmserv.store.models import Tournament, TournamentPlayer
@@ -76,11 +76,7 @@ def test_cancel_removes_a_tournament_that_has_not_started(shell):
 
 
 def test_a_started_tournament_cannot_be_cancelled(shell):
-    shell.signup("ann", "bob")
-    shell.ok("tournament create cup --game nim --format swiss")
-    shell.ok("tournament join cup ann pw-ann")
-    shell.ok("tournament join cup bob pw-bob")
-    shell.ok("tournament start cup")
+    started(shell, "cup", "--format swiss", ("ann", "bob"))
     r = shell("tournament cancel cup")
     assert r.status == 1 and "has started: only a tournament that has not started" in r.body
     assert "t1r1b1" in shell.ok("tournament pairings cup").body

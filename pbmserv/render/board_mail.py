@@ -380,7 +380,7 @@ def board_mail_body(
         if at_ply is None
         else f"Position after move {at_ply} of {len(board.moves)}.",
         # (an earlier position's record may end before the swap: the columns are the board's)
-        moves=move_list(board, position, entries, rounds, at_ply is not None and _had_swap(board)),
+        moves=move_list(board, position, entries, rounds, at_ply is not None and had_swap(board)),
         board=render_board(position, over=board.status is not BoardStatus.active),
         players=[
             _player_line(info, board.seats[i].user.userid)
@@ -397,7 +397,8 @@ def board_mail_body(
     )
 
 
-def _had_swap(board: Board) -> bool:
+def had_swap(board: Board) -> bool:
+    """Whether the board's record holds a swap (its move list's columns follow it)."""
     return any(is_swap(entry, len(board.seats)) for entry in board.moves)
 
 

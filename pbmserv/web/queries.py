@@ -32,7 +32,7 @@ from pbmserv.render.board_mail import (
     cell_text,
     column_seats,
     format_days,
-    is_swap,
+    had_swap,
     played_by,
     record_rows,
     swap_cell,
@@ -129,16 +129,15 @@ def status_line(board: Board, position: Position, ply: int) -> str:
 
 def _columns(board: Board) -> list[int]:
     """The seat of each column of the move list: after a swap, the first mover's first."""
-    seats = len(board.seats)
-    return column_seats(any(is_swap(entry, seats) for entry in board.moves), seats)
+    return column_seats(had_swap(board), len(board.seats))
 
 
 def move_rows(board: Board, position: Position) -> list[list[MoveCell | None]]:
     """The record in rows of one cell per seat, each move under the player who made it, a new
     row when the column order wraps (as mailed: :func:`record_rows`)."""
     seats = len(board.seats)
-    swapped = any(is_swap(entry, seats) for entry in board.moves)
-    columns = [board.seats[i] for i in _columns(board)]
+    swapped = had_swap(board)
+    columns = [board.seats[i] for i in column_seats(swapped, seats)]
     users = {column: s.user.userid for column, s in enumerate(columns)}
     players = [(s.user_id, s.user.userid) for s in columns]
     swap = swap_cell(board, position) if seats == 2 else SWAP_TEXT
