@@ -167,6 +167,10 @@ def test_a_reply_with_the_move_alone_gets_the_line_to_send(shell, settings, sess
     assert "no command found" in out[0].body
     assert "Your subject names Polis board 101. To move there" in out[0].body
     assert "\n  polis move 101 alice PASSWORD <move>\n" in out[0].body
+    # in any language, and an answer's topic word is no userid
+    for subject in ("回复: Polis Board 101 queue", "TR: Polis Board 101 Preview"):
+        out = _mail(shell, settings, sessions, clock, "alice@example.org", subject, "a7-a6\n")
+        assert "\n  polis move 101 USERID PASSWORD <move>\n" in out[0].body, subject
     # a subject that names no board of ours gets no such line
     other = _mail(
         shell, settings, sessions, clock, "alice@example.org", "Re: Chess Board 5", "e4\n"

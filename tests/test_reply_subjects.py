@@ -102,7 +102,12 @@ def our_subjects(draw: st.DrawFn) -> str:
     return shape(**values)
 
 
-@given(our_subjects(), st.sampled_from(["Re: ", "RE: ", "Aw: ", "Fwd: ", "Re: Re: ", "SV:"]))
+# what mail programs write in front of a reply or a forward, in their users' languages
+PREFIXES = ["Re: ", "RE: ", "Aw: ", "Fwd: ", "Re: Re: ", "SV:", "TR: ", "RV: ", "Odp: ", "R: "]
+PREFIXES += ["Antw: ", "YNT: ", "ΑΠ: ", "回复：", "回复: ", "转发: ", "Ｒｅ：", "Re[2]: ", "VS: "]
+
+
+@given(our_subjects(), st.sampled_from(PREFIXES))
 def test_no_subject_of_ours_replied_to_is_ever_read(subject: str, prefix: str) -> None:
     assert subjects.ours(subject)
     assert read(prefix + subject) == ([], [])
@@ -126,7 +131,14 @@ def test_a_tag_after_a_subject_of_ours_changes_nothing(subject: str, prefix: str
 )
 def test_a_move_in_a_reply_subject_still_runs(userid: str, password: str, move: str) -> None:
     line = f"polis move 101 {userid} {password} {move}"
-    assert subject_command("Re: " + line, command_words()) == line
+    for prefix in ("Re: ", "回复：", "Odp: ", "Ｒｅ： "):
+        assert subject_command(prefix + line, command_words()) == line
+
+
+@pytest.mark.parametrize("word", ["Read:", "Rex:", "Board:", "polis", "r", "回:"])
+def test_only_known_prefixes_are_dropped(word: str) -> None:
+    assert not subjects.is_reply_prefix(word)
+    assert subjects.without_reply_prefixes(f"{word} x") == f"{word} x"
 
 
 def test_the_builders_write_what_is_recognised() -> None:

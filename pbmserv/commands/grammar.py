@@ -43,6 +43,7 @@ from pbmserv.commands.spec import (
 )
 from pbmserv.domain.accounts import MIN_PASSWORD
 from pbmserv.games import all_games, game_names
+from pbmserv.render import subjects
 
 MASK = "********"
 CUTOFF = 0.75  # how close a misspelt command word must be to a command's name
@@ -388,17 +389,14 @@ def _read_slots(tokens: list[str], games: Collection[str], guess: bool) -> _Slot
     return _Slots(frozenset(hide), frozenset(logins))
 
 
-_REPLY_PREFIX = re.compile(r"[A-Za-z]{1,4}:")
-
-
 def _unread_slots(tokens: list[str], games: frozenset[str]) -> set[int]:
     """The words to mask in a line that looks like a command but was not run (see
     :func:`mask_unread`)."""
     hide = set(_line_slots(tokens, games, True).hide)  # the rule of every other line
     bare = [_bare(t) for t in tokens]
-    # the first word, past a subject's reply prefixes (``Re:``, ``Fwd:``, ``AW:``)
+    # the first word, past a subject's reply prefixes (``Re:``, ``AW:``, ``回复:``)
     first = next(
-        (k for k, w in enumerate(bare) if w and not _REPLY_PREFIX.fullmatch(tokens[k])), None
+        (k for k, w in enumerate(bare) if w and not subjects.is_reply_prefix(tokens[k])), None
     )
     if first is None:
         return hide

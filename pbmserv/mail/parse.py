@@ -43,7 +43,6 @@ MAX_TEXT_LINES = 1000
 MAX_TEXT_CHARS = 64_000
 MAX_HEADER_CHARS = 1000  # of the Subject and the headers kept (a Subject is one command line)
 
-_REPLY_PREFIX = re.compile(r"^\s*(?:(?:re|fwd?|aw|wg|sv|vs|antw)\s*(?:\[\d+\])?\s*:\s*)+", re.I)
 _MSGID = re.compile(r"<[\x21-\x3b\x3d\x3f-\x7e]{1,250}>")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
@@ -212,7 +211,7 @@ def without_reply_prefixes(subject: str) -> str:
     """A subject without its ``Re:``/``Fwd:``... prefixes and ``**`` markers, blanks single."""
     line = clean_command(subject)
     while True:
-        shorter = clean_command(_REPLY_PREFIX.sub("", line).removeprefix("**"))
+        shorter = clean_command(subjects.without_reply_prefixes(line).removeprefix("**"))
         if shorter == line:
             return line
         line = shorter

@@ -529,7 +529,7 @@ def _board_named(subject: str) -> dict[str, str] | None:
         game = get_game(word)
     except KeyError:
         return None
-    if not userid or userid.lower() == "error" or accounts.check_userid(userid) is not None:
+    if not userid or userid.casefold() in subjects.BOARD_TOPICS or accounts.check_userid(userid):
         userid = "USERID"
     return {"title": game.display_name, "game": game.name, "number": str(number), "userid": userid}
 

@@ -15,6 +15,7 @@ what we write and what we skip.  ``confirm CODE`` is the one shape whose reply i
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
@@ -44,6 +45,12 @@ TournamentTopic = Literal[
     "created", "cancelled", "joined", "withdrawn", "standings", "pairings", "final standings"
 ]
 SERVER = "pbmserv"
+# The words after ``Board N`` that name what an answer is about, not the player to move.
+BOARD_TOPICS = frozenset(
+    w.casefold()
+    for w in ("Error", "help", "record", "subscribe", "unsubscribe", "Chat", "queue")
+    + ("Submitted", "Preview", "notifications")
+)
 
 # What each field of a shape matches: a word, a number, a few words (a server's name).
 _FIELDS = {
@@ -164,3 +171,33 @@ def answers(count: int, refused: int) -> str:
     if refused:
         return ANSWERS_REFUSED(count=count, refused=refused)
     return ANSWERS(count=count)
+
+
+# What mail programs put before a Subject they reply to or forward, in the languages they
+# speak (Outlook, Thunderbird, Gmail, Apple Mail, Foxmail...): ``TR:`` (French), ``RV:``
+# (Spanish), ``Odp:`` (Polish), ``回复:`` (Chinese).  A prefix not known here left our own
+# Subject read as a command.  Compared in NFKC and casefolded, so ``Ｒｅ：`` is ``Re:``.
+REPLY_WORDS = frozenset(
+    ("re", "fw", "fwd", "aw", "wg", "sv", "vs", "vb", "vl", "antw", "doorst", "tr", "rv")
+    + ("r", "rif", "i", "res", "enc", "odp", "pd", "ynt", "ilt", "i\u0307lt", "atb", "pārs")
+    + ("απ", "σχετ", "πρθ", "отв", "пересл", "השב", "הועבר", "رد", "回复", "回覆")
+    + ("答复", "转发", "轉寄", "返信", "転送", "답장", "전달")
+)
+_PREFIX = re.compile(r"\s*([^\s:：\[\]]{1,8})\s*(?:\[\d+\])?\s*[:：]")
+
+
+def is_reply_prefix(word: str) -> bool:
+    """Whether ``word`` (``Re:``, ``AW[2]:``, ``回复：``) is a reply or forward prefix."""
+    found = _PREFIX.fullmatch(word)
+    return found is not None and _reply_word(found[1])
+
+
+def without_reply_prefixes(line: str) -> str:
+    """``line`` without the reply and forward prefixes at its start (``Re: AW: TR: ...``)."""
+    while (found := _PREFIX.match(line)) is not None and _reply_word(found[1]):
+        line = line[found.end() :]
+    return line.lstrip()
+
+
+def _reply_word(word: str) -> bool:
+    return unicodedata.normalize("NFKC", word).casefold() in REPLY_WORDS
