@@ -141,6 +141,8 @@ def test_a_reply_with_the_command_below_the_quote(shell, settings, sessions, clo
     assert len(answer) == 1 and answer[0].subject == "Polis Board 101 bob", answer[0].body
     to_bob = [m for m in out if m.recipient == "bob@example.org"][0]
     assert "Your turn!" in to_bob.body and "  1. d7-e6" in to_bob.body
+    # one "Last move:" line, the clock's: the board names the move it shows as the previous
+    assert to_bob.body.count("Last move:") == 1 and "\nPrevious move: d7-e6.\n" in to_bob.body
     assert to_bob.body.endswith("polis move 101 bob PASSWORD <move>#2\n")
 
 

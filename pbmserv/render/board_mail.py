@@ -328,7 +328,9 @@ def clock_lines(board: Board, due: Due | None = None) -> list[str]:
     def fmt(t: datetime) -> str:
         return t.strftime("%Y-%m-%d %H:%M UTC")
 
-    lines = [f"Started:   {fmt(board.created)}", f"Last move: {fmt(board.last_move_at)}"]
+    lines = [f"Started:   {fmt(board.created)}"]
+    if board.moves:  # (a new board's "last move" was the time it was made)
+        lines.append(f"Last move: {fmt(board.last_move_at)}")
     if board.finished_at:
         lines.append(f"Finished:  {fmt(board.finished_at)}")
     if total := clock_days(board.options.get("totaltime")):  # (one the clocks can use)

@@ -164,7 +164,9 @@ def clock_rows(
     def fmt(t: datetime) -> str:
         return t.strftime("%Y-%m-%d %H:%M UTC")
 
-    rows = [("Started", fmt(board.created)), ("Last move", fmt(board.last_move_at))]
+    rows = [("Started", fmt(board.created))]
+    if board.moves:  # (as the board mail: a new board's "last move" was its making)
+        rows.append(("Last move", fmt(board.last_move_at)))
     if board.finished_at:
         rows.append(("Finished", fmt(board.finished_at)))
     elif board.status is BoardStatus.active:
