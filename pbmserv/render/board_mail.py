@@ -329,7 +329,7 @@ def clock_lines(board: Board, due: Due | None = None) -> list[str]:
         return t.strftime("%Y-%m-%d %H:%M UTC")
 
     lines = [f"Started:   {fmt(board.created)}"]
-    if board.moves:  # (a new board's "last move" was the time it was made)
+    if records.recorded_plies(board):  # (a new board's "last move" was its making)
         lines.append(f"Last move: {fmt(board.last_move_at)}")
     if board.finished_at:
         lines.append(f"Finished:  {fmt(board.finished_at)}")

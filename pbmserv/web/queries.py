@@ -165,7 +165,7 @@ def clock_rows(
         return t.strftime("%Y-%m-%d %H:%M UTC")
 
     rows = [("Started", fmt(board.created))]
-    if board.moves:  # (as the board mail: a new board's "last move" was its making)
+    if records.recorded_plies(board):  # (as the board mail: a new board has none)
         rows.append(("Last move", fmt(board.last_move_at)))
     if board.finished_at:
         rows.append(("Finished", fmt(board.finished_at)))
