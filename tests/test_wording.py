@@ -142,7 +142,11 @@ CASES = [
         PLOY_3,
         "ploy resign 101 alice pw-alice",
         {},
-        ["\nalice resigned.\nGame won by bob.\n", "  G (green)    alice  (resigned)\n"],
+        [  # the seat's note on its line; the players by the marks the drawing uses
+            "\nalice resigned.\nGame won by bob.\n",
+            "\n   (X) green    resigned\n",
+            "  (X) green    alice  (resigned)\n",
+        ],
         ["Game over", "(green resigned)", "out; resigned"],
     ),
     (

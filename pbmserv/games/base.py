@@ -80,10 +80,19 @@ class SeatInfo:
     """What the server shows about one seat: its colour or symbol, team, and whether it plays on."""
 
     label: str  # "green", "red", "o", "x", "1" ...
-    symbol: str  # one character used on the board drawing
+    symbol: str  # how the board drawing marks the seat's pieces: "b", "o", "1", Ploy's "[X]"
     team: int | None = None  # seats with equal team numbers play together
     in_play: bool = True
     note: str = ""  # e.g. "eliminated by red", "absorbed by yellow"
+
+    def named(self) -> str:
+        """The seat as the players' lists show it, by the mark the board uses: ``o``,
+        ``b (blue)``, ``[X] red`` (a bracketed mark needs no more brackets)."""
+        if self.label == self.symbol:
+            return self.symbol
+        if len(self.symbol) > 1:
+            return f"{self.symbol} {self.label}"
+        return f"{self.symbol} ({self.label})"
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from pbmserv.games.base import (
 )
 from pbmserv.games.endless import DrawWatch
 from pbmserv.games.ploy.tables import (
+    BRACKETS,
     CANON,
     COLOURS,
     COMMANDER,
@@ -157,7 +158,7 @@ class PloyPosition(Position):
         return tuple(
             SeatInfo(
                 COLOURS[s],
-                COLOURS[s][0].upper(),
+                BRACKETS[s][0] + "X" + BRACKETS[s][1],  # as the drawing brackets its pieces
                 team=s % 2 if part else None,
                 in_play=self.status[s] == IN,
                 note=self.notes[s],
