@@ -97,12 +97,14 @@ class SeatInfo:
 
 @dataclass(frozen=True)
 class Capture:
-    """What a move captures beyond what its text and the drawing show (Pylon's in-place
-    capture): the points of each seat's captured pieces, and the points the capture fills with
-    pieces of the mover."""
+    """What a move captures, for the board mail (a drawing shows only the last move, and a
+    mail may report several: a reply and the queued or robot moves after it): the points of
+    each seat's captured pieces (``pieces`` names them), and the points the capture fills with
+    pieces of the mover (Pylon's in-place capture)."""
 
     taken: Mapping[int, tuple[str, ...]]
     added: tuple[str, ...] = ()
+    pieces: str = "marble"  # the captured pieces' name: "marble", "dog", "heavy lance"
 
 
 @dataclass(frozen=True)
@@ -387,9 +389,8 @@ class Position(ABC):
         return 1
 
     def capture(self, move: Move) -> Capture | None:
-        """What the legal ``move`` of the seat to move would capture, where its text does not
-        say it (the board mail tells the players); None in games whose notation or drawing
-        shows every capture."""
+        """What the legal ``move`` of the seat to move would capture (the board mail tells the
+        players); None when it captures nothing, and in games without captures."""
         return None
 
     def queue_text(self, text: str) -> str:

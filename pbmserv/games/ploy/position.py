@@ -25,7 +25,9 @@ from typing import Any, Self
 
 from pbmserv.games.base import (
     PASS,
+    Capture,
     IllegalMove,
+    Move,
     Outcome,
     PlayersError,
     Position,
@@ -239,6 +241,16 @@ class PloyPosition(Position):
         if capture and self._ends(move):
             text += "#"
         return text
+
+    def capture(self, move: Move) -> Capture | None:
+        """The piece the legal ``move`` captures (its text says only ``x``), by its army."""
+        if not isinstance(move, int):
+            return None
+        frm, to = move & 127, move >> 7 & 127
+        q = self.board[to] if to != frm else 0
+        if not q:
+            return None
+        return Capture({q >> 12: (NAMES[to],)}, pieces=KIND_NAMES[q >> 8 & 15])
 
     def _ends(self, move: int) -> bool:
         """Whether playing ``move`` ends the game (for the ``#`` suffix)."""
