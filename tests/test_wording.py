@@ -237,8 +237,11 @@ CASES = [
         [],
         "plotto challenge alice nosuch",
         {},
-        ["\nUsage: plotto challenge USERID1 .. USERID4 [-param[=value]] [--option=value]\n"],
-        ["\n[--option=value]"],
+        [
+            "\nUsage: plotto challenge USERID1 USERID2 [USERID3 [USERID4]] [-tournament]\n"
+            "    [-swap] [--OPTION=V]\n"
+        ],
+        ["\n[--OPTION=V]\n"],
     ),
     # 13. a decline that restarts the game says what it lost
     (
