@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import select
 
 from pbmserv.domain import boards
@@ -115,8 +116,27 @@ def test_a_refused_challenges_usage_counts_the_games_players(shell):
     shell.signup("alice")
     polis = shell("polis challenge alice zed").body
     ploy = shell("ploy challenge alice zed").body
-    assert "Usage: polis challenge USERID1 USERID2 [-param[=value]]" in polis
-    assert "Usage: ploy challenge USERID1 .. USERID4 [-param[=value]]" in ploy
+    assert "Usage: polis challenge USERID1 USERID2 [-swap] [--OPTION=V]\n" in polis
+    assert "Usage: ploy challenge USERID1 USERID2 [USERID3 USERID4] [-partnership]" in ploy
+
+
+@pytest.mark.parametrize("game", ["polis", "ploy", "pylon", "plotto"])
+def test_one_challenge_usage_everywhere(shell, game):
+    """A refused challenge, the challenge's --help and the game's help give one usage, of
+    the game's own player counts and parameters; the game's rules agree with it."""
+    shell.signup("alice")
+    refused = " ".join(shell(f"{game} challenge alice zed").body.split())
+    usage = refused.split("Usage: ", 1)[1].split(" Parameters:")[0]
+    words = usage.split()
+    assert words[:2] == [game, "challenge"] and words[-1] == "[--OPTION=V]"
+    assert "[..]" not in usage and ".." not in words
+    helped = " ".join(shell(f"{game} challenge --help").body.split())
+    assert f"Usage: pbmserv {game} challenge [OPTIONS] {' '.join(words[2:])}" in helped
+    rules = " ".join(shell(f"{game} help").body.split())
+    assert usage in rules
+    assert f"{game} challenge {' '.join(words[2:4])}" in rules  # (the rules' own lines)
+    if game == "polis":
+        assert "[USERID3" not in rules
 
 
 def test_a_swap_parameter_where_the_swap_is_always_offered_says_so(shell):

@@ -142,7 +142,11 @@ CASES = [
         PLOY_3,
         "ploy resign 101 alice pw-alice",
         {},
-        ["\nalice resigned.\nGame won by bob.\n", "  G (green)    alice  (resigned)\n"],
+        [  # the seat's note on its line; the players by the marks the drawing uses
+            "\nalice resigned.\nGame won by bob.\n",
+            "\n   (X) green    resigned\n",
+            "  (X) green    alice  (resigned)\n",
+        ],
         ["Game over", "(green resigned)", "out; resigned"],
     ),
     (
@@ -233,8 +237,11 @@ CASES = [
         [],
         "plotto challenge alice nosuch",
         {},
-        ["\nUsage: plotto challenge USERID1 .. USERID4 [-param[=value]] [--option=value]\n"],
-        ["\n[--option=value]"],
+        [
+            "\nUsage: plotto challenge USERID1 USERID2 [USERID3 [USERID4]] [-tournament]\n"
+            "    [-swap] [--OPTION=V]\n"
+        ],
+        ["\n[--OPTION=V]\n"],
     ),
     # 13. a decline that restarts the game says what it lost
     (

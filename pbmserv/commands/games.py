@@ -161,10 +161,7 @@ def create_challenge(
             raise Refused(
                 "Invalid challenge: " + "; ".join(problems),
                 subject=error_subject(game.display_name),
-                body=usage_line(
-                    f"Usage: {game.name} challenge {players_words(game)} [-param[=value]] "
-                    "[--option=value]"
-                )
+                body=usage_line(f"Usage: {challenge_usage(game)}")
                 + "\n"
                 + text(
                     [
@@ -394,12 +391,10 @@ def preview(call: Call) -> None:
 # ----------------------------------------------------------------------------- declarations
 
 
-def players_words(game: Game) -> str:
-    """The challenge's players as its usage writes them: ``USERID1 USERID2`` for a game of
-    two, ``USERID1 .. USERID4`` for one of up to four."""
-    if game.max_players == 2:
-        return "USERID1 USERID2"
-    return f"USERID1 .. USERID{game.max_players}"  # (the usage keeps to one line)
+def challenge_usage(game: Game) -> str:
+    """``polis challenge USERID1 USERID2 [-swap] [--OPTION=V]``: the one usage of a game's
+    challenge, as its --help, its game's help and a refused challenge's answer give it."""
+    return next(c for c in COMMANDS if c.name == "challenge").usage(game.name, game)
 
 
 BOARD = Arg("board", Kind.BOARD)
@@ -413,7 +408,7 @@ COMMANDS: tuple[Command, ...] = (
         challenge,
         "Start a new game at once; the first player moves first.",
         (
-            Arg("players", Kind.TEXT, many=True, metavar="USERID1 USERID2 [..]"),
+            Arg("players", Kind.TEXT, many=True, metavar="USERID1 USERID2 [..]", players=True),
             Arg(
                 "options",
                 Kind.OPTIONS,

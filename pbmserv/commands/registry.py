@@ -25,17 +25,21 @@ from pbmserv.commands import (
 from pbmserv.commands.dispatch import Refused, answer
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
 from pbmserv.games import all_games, get_game
+from pbmserv.games.base import Game
 from pbmserv.render import subjects
 from pbmserv.render.templates import fill, render
 
 WIDTH = 74  # help lines are indented by two blanks in a mail of 76 columns
 
 
-def help_lines(commands: Iterable[Command], prefix: str = "") -> list[str]:
-    """Usage (with aliases, not typos) and the help line of each command, wrapped for a mail."""
+def help_lines(
+    commands: Iterable[Command], prefix: str = "", game: Game | None = None
+) -> list[str]:
+    """Usage (with aliases, not typos) and the help line of each command, wrapped for a mail;
+    with ``game``, the usage of its own players and parameters."""
     lines: list[str] = []
     for command in commands:
-        usage = command.usage(prefix)
+        usage = command.usage(prefix, game)
         text = command.help
         if command.aliases:
             text += f" Also: {', '.join(command.aliases)}."
@@ -50,7 +54,8 @@ def help_lines(commands: Iterable[Command], prefix: str = "") -> list[str]:
 
 def game_help(name: str) -> str:
     """A game's rules, then its commands."""
-    commands = render("help/commands.txt", game=name, lines=help_lines(GAME.commands, name))
+    lines = help_lines(GAME.commands, name, get_game(name))
+    commands = render("help/commands.txt", game=name, lines=lines)
     return render(f"help/{name}.txt") + "\n" + commands
 
 

@@ -49,6 +49,19 @@ class Kind(enum.Enum):
     OPTIONS = "options"
 
 
+def players_words(game: Game) -> str:
+    """A challenge's players as the game seats them: ``USERID1 USERID2`` (Polis),
+    ``USERID1 USERID2 [USERID3 USERID4]`` (Ploy: 2 or 4), ``USERID1 USERID2 [USERID3
+    [USERID4]]`` (2 to 4)."""
+    counts = sorted(game.players)
+    more = ""
+    for low, high in reversed(list(zip(counts, counts[1:], strict=False))):
+        ids = " ".join(f"USERID{i}" for i in range(low + 1, high + 1))
+        more = f"[{ids}{' ' + more if more else ''}]"
+    needed = " ".join(f"USERID{i}" for i in range(1, counts[0] + 1))
+    return f"{needed} {more}".rstrip()
+
+
 def _param_word(param: Param) -> str:
     return f"-{param.name}" if param.is_flag else f"-{param.name}=N"
 
@@ -78,8 +91,15 @@ class Arg:
     from_shell: bool = True  # PASSWORD: PBMSERV_PASSWORD or a prompt may stand for it
     meanings: tuple[tuple[str, str], ...] = ()  # OPTIONS: each option word and what it does
     game_params: bool = False  # OPTIONS: the game's own -PARAM words are among them
+    players: bool = False  # TEXT: a challenge's userids, as many as the game seats
 
-    def usage(self) -> str:
+    def usage(self, game: Game | None = None) -> str:
+        """The argument in a usage line; where the game is known, its own player counts and
+        parameters (``USERID1 USERID2 [USERID3 [USERID4]]``, ``[-size=N] [--OPTION=V]``)."""
+        if game is not None and self.players:
+            return players_words(game)
+        if game is not None and self.game_params:
+            return " ".join([*(f"[{_param_word(p)}]" for p in game.params), "[--OPTION=V]"])
         if self.metavar:
             return self.metavar
         text = self.name.upper() + ("..." if self.many else "")
@@ -103,12 +123,12 @@ class Command:
         """Every word that names the command: its name, aliases and typos."""
         return (self.name, *self.aliases, *self.typos)
 
-    def usage(self, prefix: str = "") -> str:
-        words = [w for w in (prefix, self.name, *(a.usage() for a in self.args)) if w]
+    def usage(self, prefix: str = "", game: Game | None = None) -> str:
+        words = [w for w in (prefix, self.name, *(a.usage(game) for a in self.args)) if w]
         return " ".join(words)
 
-    def metavar(self) -> str:
-        return " ".join(a.usage() for a in self.args)
+    def metavar(self, game: Game | None = None) -> str:
+        return " ".join(a.usage(game) for a in self.args)
 
     def option_lines(self, game: Game | None = None) -> list[tuple[str, str]]:
         """Each option word the command takes and what it does: ``--help`` lists them (click

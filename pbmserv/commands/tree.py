@@ -85,7 +85,7 @@ def _board_names(ctx: click.Context, game: str, words: list[str], *, every: bool
 
 def click_command(spec: Command, prefix: str, game: Game | None = None) -> click.Command:
     """The click command of a declaration: its usage and help come from the declaration."""
-    usage = spec.usage(prefix)
+    usage = spec.usage(prefix, game)
 
     @click.pass_context
     def callback(ctx: click.Context, args: tuple[str, ...]) -> None:
@@ -101,7 +101,7 @@ def click_command(spec: Command, prefix: str, game: Game | None = None) -> click
         spec.handler(Call(req, ctx, spec, bound, game, usage))
 
     params: list[click.Parameter] = [
-        click.Argument(["args"], nargs=-1, type=click.UNPROCESSED, metavar=spec.metavar())
+        click.Argument(["args"], nargs=-1, type=click.UNPROCESSED, metavar=spec.metavar(game))
     ]
     options = spec.option_lines(game)
     epilog = None

@@ -80,20 +80,31 @@ class SeatInfo:
     """What the server shows about one seat: its colour or symbol, team, and whether it plays on."""
 
     label: str  # "green", "red", "o", "x", "1" ...
-    symbol: str  # one character used on the board drawing
+    symbol: str  # how the board drawing marks the seat's pieces: "b", "o", "1", Ploy's "[X]"
     team: int | None = None  # seats with equal team numbers play together
     in_play: bool = True
     note: str = ""  # e.g. "eliminated by red", "absorbed by yellow"
 
+    def named(self) -> str:
+        """The seat as the players' lists show it, by the mark the board uses: ``o``,
+        ``b (blue)``, ``[X] red`` (a bracketed mark needs no more brackets)."""
+        if self.label == self.symbol:
+            return self.symbol
+        if len(self.symbol) > 1:
+            return f"{self.symbol} {self.label}"
+        return f"{self.symbol} ({self.label})"
+
 
 @dataclass(frozen=True)
 class Capture:
-    """What a move captures beyond what its text and the drawing show (Pylon's in-place
-    capture): the points of each seat's captured pieces, and the points the capture fills with
-    pieces of the mover."""
+    """What a move captures, for the board mail (a drawing shows only the last move, and a
+    mail may report several: a reply and the queued or robot moves after it): the points of
+    each seat's captured pieces (``pieces`` names them), and the points the capture fills with
+    pieces of the mover (Pylon's in-place capture)."""
 
     taken: Mapping[int, tuple[str, ...]]
     added: tuple[str, ...] = ()
+    pieces: str = "marble"  # the captured pieces' name: "marble", "dog", "heavy lance"
 
 
 @dataclass(frozen=True)
@@ -378,9 +389,8 @@ class Position(ABC):
         return 1
 
     def capture(self, move: Move) -> Capture | None:
-        """What the legal ``move`` of the seat to move would capture, where its text does not
-        say it (the board mail tells the players); None in games whose notation or drawing
-        shows every capture."""
+        """What the legal ``move`` of the seat to move would capture (the board mail tells the
+        players); None when it captures nothing, and in games without captures."""
         return None
 
     def queue_text(self, text: str) -> str:

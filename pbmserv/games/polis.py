@@ -39,8 +39,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Self
 
 from pbmserv.games.base import (
+    Capture,
     Game,
     IllegalMove,
+    Move,
     Outcome,
     Position,
     SeatInfo,
@@ -429,6 +431,24 @@ class PolisPosition(Position):
             why = self.draws.record(self.position_key(), bool(captured), self.ply + 1)
             if why is not None:
                 self.result = ((), why)
+
+    def capture(self, move: Move) -> Capture | None:
+        """The dogs the legal ``move`` captures, by owner (the mover's own among them when a hop
+        leaves one flanked): resolved as :meth:`_apply` does, on a copy of the board."""
+        if not isinstance(move, int):
+            return None
+        frm, to = move >> 6, move & 63
+        board, chariots, mover = self.board[:], self.chariots[:], self.turn
+        board[frm], board[to] = EMPTY, board[frm]
+        if IS_CHARIOT[board[to]]:
+            chariots[mover] = to
+        _hop(board, to, mover, self.stunned, chariots)
+        taken: dict[int, list[str]] = {}
+        for sq in _captures(board, _stun(board, chariots, mover)):
+            taken.setdefault(OWNER[board[sq]], []).append(square_name(sq))
+        if not taken:
+            return None
+        return Capture({o: tuple(taken[o]) for o in sorted(taken)}, pieces="dog")
 
     def repetitions(self) -> int:
         return self.draws.current_repeats()

@@ -303,8 +303,7 @@ def reply_line(
 
 
 def _player_line(info: SeatInfo, userid: str) -> str:
-    label = info.symbol if info.label == info.symbol else f"{info.symbol} ({info.label})"
-    line = f"{label:<12} {userid}"
+    line = f"{info.named():<12} {userid}"
     if info.note:
         line += f"  ({info.note})"
     elif not info.in_play:

@@ -1,6 +1,6 @@
-"""What a move did that its text does not say, in words for the board mail: the marbles a Pylon
-placement captured and where the capturer's marbles went, the players a move knocked out (a
-Ploy commander captured, a partner absorbed).
+"""What a move did that its text does not say, in words for the board mail: what it captured
+(a Polis dog, a Ploy piece, the marbles of a Pylon placement and where the capturer's marbles
+went), the players it knocked out (a Ploy commander captured, a partner absorbed).
 
 The board service asks this while it plays the move, when the position before it is still at
 hand; the note then travels with the board mail of that move like "bob has swapped sides.".
@@ -31,15 +31,18 @@ def move_notes(
     seat in play ``before`` it and out ``after`` it."""
     move = f"Move {ply} ({text}, {mover})"
     notes = []
-    if capture is not None and capture.added:
+    if capture is not None and capture.taken:
         taken = " and ".join(
-            f"{users[owner]}'s {before[owner].label} {_marbles(points)} at {', '.join(points)}"
+            f"{users[owner]}'s {before[owner].label} {_pieces(capture.pieces, points)} "
+            f"at {', '.join(points)}"
             for owner, points in capture.taken.items()
         )
-        added = (
-            f"{before[seat].label} {_marbles(capture.added)} added at {', '.join(capture.added)}"
-        )
-        notes.append(f"{move} captures {taken}: {added}.")
+        if capture.added:
+            taken += (
+                f": {before[seat].label} {_pieces(capture.pieces, capture.added)} added at "
+                + ", ".join(capture.added)
+            )
+        notes.append(f"{move} captures {taken}.")
     for other, (was, now) in enumerate(zip(before, after, strict=True)):
         if was.in_play and not now.in_play:
             why = f": {now.note}" if now.note else ""
@@ -47,5 +50,5 @@ def move_notes(
     return [textwrap.fill(note, WIDTH) for note in notes]
 
 
-def _marbles(points: Sequence[str]) -> str:
-    return "marble" if len(points) == 1 else "marbles"
+def _pieces(name: str, points: Sequence[str]) -> str:
+    return name if len(points) == 1 else f"{name}s"

@@ -85,7 +85,7 @@ class MoveCell:
 class PlayerRow:
     seat: int
     label: str
-    symbol: str
+    named: str  # the seat by its board mark (SeatInfo.named)
     userid: str
     note: str
     in_play: bool
@@ -206,7 +206,7 @@ def board_page(
         PlayerRow(
             seat=s.index,
             label=infos[s.index].label,
-            symbol=infos[s.index].symbol,
+            named=infos[s.index].named(),
             userid=s.user.userid,
             note=infos[s.index].note,
             in_play=infos[s.index].in_play,

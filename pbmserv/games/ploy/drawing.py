@@ -32,7 +32,7 @@ def board_context(position: PloyPosition) -> dict[str, Any]:
             parts.append(f"also moves {', '.join(armies)}")
         seats.append(
             {
-                "mark": BRACKETS[s][0] + "X" + BRACKETS[s][1],
+                "mark": info.symbol,
                 "label": info.label,
                 "team": None if info.team is None else ("green+yellow", "red+blue")[info.team],
                 "text": "; ".join(parts),

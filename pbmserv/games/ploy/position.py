@@ -25,7 +25,9 @@ from typing import Any, Self
 
 from pbmserv.games.base import (
     PASS,
+    Capture,
     IllegalMove,
+    Move,
     Outcome,
     PlayersError,
     Position,
@@ -34,6 +36,7 @@ from pbmserv.games.base import (
 )
 from pbmserv.games.endless import DrawWatch
 from pbmserv.games.ploy.tables import (
+    BRACKETS,
     CANON,
     COLOURS,
     COMMANDER,
@@ -157,7 +160,7 @@ class PloyPosition(Position):
         return tuple(
             SeatInfo(
                 COLOURS[s],
-                COLOURS[s][0].upper(),
+                BRACKETS[s][0] + "X" + BRACKETS[s][1],  # as the drawing brackets its pieces
                 team=s % 2 if part else None,
                 in_play=self.status[s] == IN,
                 note=self.notes[s],
@@ -238,6 +241,16 @@ class PloyPosition(Position):
         if capture and self._ends(move):
             text += "#"
         return text
+
+    def capture(self, move: Move) -> Capture | None:
+        """The piece the legal ``move`` captures (its text says only ``x``), by its army."""
+        if not isinstance(move, int):
+            return None
+        frm, to = move & 127, move >> 7 & 127
+        q = self.board[to] if to != frm else 0
+        if not q:
+            return None
+        return Capture({q >> 12: (NAMES[to],)}, pieces=KIND_NAMES[q >> 8 & 15])
 
     def _ends(self, move: int) -> bool:
         """Whether playing ``move`` ends the game (for the ``#`` suffix)."""
