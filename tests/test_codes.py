@@ -5,6 +5,8 @@ side of tests/test_abuse.py's at-rest test: the retention and the migration)."""
 from __future__ import annotations
 
 from datetime import timedelta
+
+import pytest
 from email.utils import make_msgid
 
 from sqlalchemy import func, select
@@ -288,3 +290,26 @@ def test_a_reply_to_a_reset_mail_changes_nothing_and_its_code_can_be_refused(she
     assert "the password of carol stays as it is" in flat(mails_to(shell, "carol@example.org")[-1])
     mail(shell, "carol@example.org", f"password new carol {code} Pw-new-123")
     assert "this code has been used already" in mails_to(shell, "carol@example.org")[-1].body
+
+
+@pytest.mark.parametrize("after", ["- NO, STOP", "NO", "no thanks"])
+def test_a_confirm_line_with_words_after_its_code_confirms_nothing(shell, after):
+    """A forged sign-up's victim replies with an empty body and 'Re: confirm CODE - NO, STOP':
+    the words after the code were dropped and the address confirmed.  Now such a line, in the
+    Subject, the body or the shell, is a complaint: nothing is confirmed, and the code still
+    works for a plain yes."""
+    shell.settings.max_stranger_answers_per_day = 10
+    victim = "vic1@example.com"
+    mail(shell, "forger@evil.example", f"signup fx0 forgepw {victim}")
+    [code_mail] = mails_to(shell, victim)
+    code = code_of(code_mail)
+    mail(shell, victim, f"Re: {code_mail.subject} {after}")
+    mail(shell, victim, "hello", f"confirm {code} {after}")
+    for answer in mails_to(shell, victim)[1:]:
+        assert "nothing was confirmed: your line has words of its own after" in flat(answer)
+        assert f"\n  refuse {code}\n" in answer.body and f"\n  confirm {code}\n" in answer.body
+    refused = shell(f"confirm {code} {after}")
+    assert refused.status == 1 and "nothing was confirmed" in refused.body
+    assert confirmed(shell, "fx0") == [(victim, False)]
+    mail(shell, victim, f"Re: {code_mail.subject}")
+    assert confirmed(shell, "fx0") == [(victim, True)]
