@@ -313,3 +313,17 @@ def test_a_confirm_line_with_words_after_its_code_confirms_nothing(shell, after)
     assert confirmed(shell, "fx0") == [(victim, False)]
     mail(shell, victim, f"Re: {code_mail.subject}")
     assert confirmed(shell, "fx0") == [(victim, True)]
+
+
+def test_a_confirm_line_below_prose_is_read_whatever_the_code(shell):
+    """Below prose a line is a command only with a number in it: a code of letters alone (one
+    in 28) was read as prose, and "Yes, that was me. / confirm CODE" confirmed nothing."""
+    from pbmserv.commands import build_commands
+    from pbmserv.domain.tokens import new_code
+    from pbmserv.mail.parse import parse_message
+
+    build_commands()
+    for _ in range(300):
+        line = f"confirm {new_code()}"
+        raw = f"From: a@example.org\nSubject: Re: hello\n\nYes, that was me.\n\n{line}\n"
+        assert parse_message(raw.encode()).commands == [line]

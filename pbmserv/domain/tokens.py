@@ -30,7 +30,13 @@ class TokenError(Exception):
 
 
 def new_code() -> str:
-    return base64.b32encode(secrets.token_bytes(10)).decode("ascii")
+    """A new code, always with a digit: below a mail's prose a line is read as a command only
+    when it holds a number (:mod:`pbmserv.mail.lines`), and "confirm CODE" with a code of
+    letters alone (one in 28) was taken for prose, so the yes was lost."""
+    while True:
+        code = base64.b32encode(secrets.token_bytes(10)).decode("ascii")
+        if any(c.isdigit() for c in code):
+            return code
 
 
 def digest(code: str) -> str:
