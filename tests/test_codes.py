@@ -11,7 +11,7 @@ from email.utils import make_msgid
 
 from sqlalchemy import func, select
 
-from pbmserv.domain import limits
+from pbmserv.domain import limits, tokens
 from pbmserv.domain.housekeeping import housekeeping
 from pbmserv.mail import inbox, worker
 from pbmserv.store.models import Address, Outbox, OutboxStatus, Token, TokenKind, User
@@ -327,3 +327,24 @@ def test_a_confirm_line_below_prose_is_read_whatever_the_code(shell):
         line = f"confirm {new_code()}"
         raw = f"From: a@example.org\nSubject: Re: hello\n\nYes, that was me.\n\n{line}\n"
         assert parse_message(raw.encode()).commands == [line]
+
+
+def test_a_reset_code_from_before_signoff_does_not_reopen_the_account(shell):
+    """'password reset erin', then 'signoff erin PW': the code mailed before still set a new
+    password and erin played again.  signoff withdraws the account's codes, and 'password
+    new' refuses a closed account whatever code it is given."""
+    shell.signup("erin", "bob")
+    mail(shell, "mallory@evil.example", "password reset erin")
+    code = mails_to(shell, "erin@example.org")[-1].body.split("password new erin ")[1].split()[0]
+    shell.ok("signoff erin pw-erin")
+    assert codes(shell, TokenKind.reset) == 0
+    refused = shell(f"password new erin {code} pw-erin-new", channel="mail", sender="x@example.org")
+    assert refused.status == 1 and "cannot set the password" in refused.body
+    assert shell("polis challenge erin bob pw-erin-new").status == 1
+    with shell.sessions() as s, s.begin():  # a code that outlived the signoff, however
+        erin = s.scalar(select(User).where(User.userid == "erin"))
+        code = tokens.issue(s, TokenKind.reset, user_id=erin.id, now=shell.clock.now, hours=48)
+    refused = shell(f"password new erin {code} pw-erin-new")
+    assert refused.status == 1 and "the account erin is closed" in refused.body
+    with shell.sessions() as s:
+        assert s.scalar(select(User.password_hash).where(User.userid == "erin")) == "!closed"

@@ -10,7 +10,7 @@ from pbmserv.commands.common import text as _text
 from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.listing import games_table
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
-from pbmserv.domain import accounts, confirmation
+from pbmserv.domain import accounts, confirmation, tokens
 from pbmserv.games import all_games, get_game
 from pbmserv.render import subjects
 from pbmserv.store.models import Board, BoardStatus, Seat, User
@@ -201,6 +201,7 @@ def signoff(call: Call) -> None:
         assert user is not None
         user.addresses.clear()
         user.password_hash = "!closed"  # no password verifies; the userid stays reserved
+        tokens.withdraw_all(session, user_id)  # a reset code mailed before would reopen it
         user.accepts_challenges = False
     answer(ctx, subjects.server("signoff"), f"The account {user.userid} is closed. Goodbye.\n")
 

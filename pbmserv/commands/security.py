@@ -160,6 +160,8 @@ def password_new(call: Call) -> None:
             raise Refused(f"cannot set the password: {exc}") from None
         if user is None or token.user_id != user.id:
             raise Refused("cannot set the password: this code is unknown")
+        if user.password_hash.startswith("!"):  # closed (or a robot): no password opens it
+            raise Refused(f"cannot set the password: the account {userid} is closed")
         accounts.set_password(user, req.settings, new)
         session.execute(
             delete(AuthFailure).where(AuthFailure.key.in_([f"user:{userid}", f"owner:{userid}"]))

@@ -109,6 +109,11 @@ def withdraw(session: Session, codes: list[str]) -> None:
         session.execute(delete(Token).where(Token.token_hash.in_([digest(c) for c in codes])))
 
 
+def withdraw_all(session: Session, user_id: int) -> None:
+    """Delete every code of an account (it is closed: no code may open it again)."""
+    session.execute(delete(Token).where(Token.user_id == user_id))
+
+
 def purge(session: Session, now: datetime) -> int:
     """Delete used and expired codes."""
     result = session.execute(
