@@ -348,3 +348,24 @@ def test_a_reset_code_from_before_signoff_does_not_reopen_the_account(shell):
     assert refused.status == 1 and "the account erin is closed" in refused.body
     with shell.sessions() as s:
         assert s.scalar(select(User.password_hash).where(User.userid == "erin")) == "!closed"
+
+
+def test_an_old_code_applies_the_latest_change_of_addresses(shell):
+    """frank asks for frank2 (code T1), goes back to frank, then asks for both: the answer
+    says T1 is still waiting, and T1 once applied its own request (frank2 alone) and deleted
+    frank.  A waiting code now applies the latest request, by mail or from the shell."""
+    shell.signup("frank")
+    change = "change address frank pw-frank"
+    mail(shell, "frank@example.org", f"{change} frank2@example.org")
+    [t1] = mails_to(shell, "frank2@example.org")
+    mail(shell, "frank@example.org", f"{change} frank@example.org")
+    mail(shell, "frank@example.org", f"{change} frank@example.org frank2@example.org")
+    assert "is still waiting" in mails_to(shell, "frank@example.org")[-1].body
+    mail(shell, "frank2@example.org", f"confirm {code_of(t1)}")
+    assert confirmed(shell, "frank") == [("frank2@example.org", True), ("frank@example.org", True)]
+    shell.signup("gina")  # the shell's change confirms at once; a code mailed before keeps it
+    mail(shell, "gina@example.org", "change address gina pw-gina gina2@example.org")
+    [t2] = mails_to(shell, "gina2@example.org")
+    shell.ok("change address gina pw-gina gina@example.org gina2@example.org")
+    mail(shell, "gina2@example.org", f"confirm {code_of(t2)}")
+    assert confirmed(shell, "gina") == [("gina2@example.org", True), ("gina@example.org", True)]

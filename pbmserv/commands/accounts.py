@@ -161,6 +161,7 @@ def change_address(call: Call) -> None:
             accounts.Address(address=a, confirmed=a not in new) for a in [*addresses, *kept]
         )
         session.flush()
+        confirmation.restate(session, user, addresses, req.now)
         if new:
             done = confirmation.mail_confirmations(
                 session, req.settings, user, new, req.now, sender=req.sender, replace=addresses

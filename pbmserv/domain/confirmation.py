@@ -191,6 +191,20 @@ def mail_confirmations(
     return done
 
 
+def restate(session: Session, user: User, addresses: list[str], now: datetime) -> None:
+    """After a change of addresses, every code of ``user`` still waiting applies this latest
+    request: confirmed, it leaves the account ``addresses``.  A code kept the list of its
+    own, older request, and confirming it dropped an address asked for since."""
+    waiting = select(Token).where(
+        Token.kind == TokenKind.address,
+        Token.user_id == user.id,
+        Token.used_at.is_(None),
+        Token.expires > now,
+    )
+    for token in session.scalars(waiting):
+        token.payload = {"replace": list(addresses)}
+
+
 def confirm_address(session: Session, token: Token) -> Address | None:
     """Mark the token's address confirmed; after a change of addresses, drop the old ones."""
     row = session.scalar(
