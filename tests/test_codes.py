@@ -369,3 +369,24 @@ def test_an_old_code_applies_the_latest_change_of_addresses(shell):
     shell.ok("change address gina pw-gina gina@example.org gina2@example.org")
     mail(shell, "gina2@example.org", f"confirm {code_of(t2)}")
     assert confirmed(shell, "gina") == [("gina2@example.org", True), ("gina@example.org", True)]
+
+
+def test_codes_to_a_players_confirmed_address_count_under_its_daily_cap(shell):
+    """60 sign-ups forged from alice's confirmed address sent her 47 codes in a day (only the
+    cap on her answers stopped them) and made 47 throw-away accounts.  Codes count under
+    max_mails_per_recipient_per_day whoever gets them; her answers keep their own cap."""
+    shell.settings.max_mails_per_recipient_per_day = 3
+    shell.signup("alice", "bob")
+    for i in range(5):
+        mail(shell, "alice@example.org", f"signup squat{i} pass{i}xx")
+    answers = mails_to(shell, "alice@example.org")
+    assert [a.subject.startswith("confirm ") for a in answers] == [True] * 3 + [False] * 2
+    assert "No mail could be sent to alice@example.org today" in flat(answers[-1])
+    assert codes(shell, TokenKind.address) == 3
+    with shell.sessions() as s:
+        assert s.scalar(select(func.count()).select_from(User)) == 2 + 3
+    mail(shell, "alice@example.org", "polis challenge alice bob")  # a code too
+    assert "no code can be mailed to alice@example.org today" in flat(mails_to(shell, "alice@example.org")[-1])
+    assert codes(shell, TokenKind.challenge) == 0
+    mail(shell, "alice@example.org", "help")  # her answers are not capped by it
+    assert mails_to(shell, "alice@example.org")[-1].subject == "pbmserv help"

@@ -179,7 +179,7 @@ def mail_confirmations(
         elif tokens.pending(session, TokenKind.address, now, user_id=user.id, address=address):
             done.waiting.append(address)
         elif address == own:  # the answer carries it: made only if the answer will go out
-            if limits.answer_expected(session, settings, address, now):
+            if limits.code_allowed(session, settings, address, now):
                 done.own = address_mail(session, settings, user, address, now, replace)
             else:
                 done.capped.append(address)

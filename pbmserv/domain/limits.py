@@ -89,6 +89,16 @@ def answer_expected(session: Session, settings: Settings, sender: str, now: date
     )
 
 
+def code_allowed(session: Session, settings: Settings, address: str, now: datetime) -> bool:
+    """May the answer to an unauthenticated mail from ``address`` carry a new code (counted
+    here)?  Only if the answer goes out, and every code counts under the cap on mails to one
+    address: a player's confirmed address has a cap of its own for answers, not for codes
+    (60 sign-ups forged from one got 47 codes and 47 throw-away accounts in a day)."""
+    if not answer_expected(session, settings, address, now):
+        return False
+    return not is_confirmed(session, address) or recipient_allowed(session, settings, address, now)
+
+
 def recipient_allowed(session: Session, settings: Settings, address: str, now: datetime) -> bool:
     """May one more capped mail (answer, confirmation) go to ``address`` today?"""
     return bump(session, f"rcpt:{address}", now) <= settings.max_mails_per_recipient_per_day
