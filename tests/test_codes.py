@@ -390,3 +390,19 @@ def test_codes_to_a_players_confirmed_address_count_under_its_daily_cap(shell):
     assert codes(shell, TokenKind.challenge) == 0
     mail(shell, "alice@example.org", "help")  # her answers are not capped by it
     assert mails_to(shell, "alice@example.org")[-1].subject == "pbmserv help"
+
+
+def test_plus_addresses_share_the_caps_of_their_mailbox(shell):
+    """8 mails each from target+0..7@example.com all got answers: each +tag had caps of its
+    own.  The caps now count the mailbox (+detail dropped); answers still go to the address
+    written."""
+    shell.settings.max_stranger_answers_per_day = 3
+    shell.settings.max_mails_per_recipient_per_day = 4
+    for i in range(8):
+        mail(shell, f"target+{i}@example.com", "help")
+    sent = [row.recipient for row in shell.outbox()]
+    assert sent == [f"target+{i}@example.com" for i in range(4)]  # 3 answers and the notice
+    for i in range(4):  # codes to the same mailbox: its cap is spent
+        mail(shell, "mallory@evil.example", f"signup squat{i} pw-squat target+x{i}@example.com")
+    assert len(shell.outbox()) == 4 + 4  # (mallory's answers, no code)
+    assert codes(shell, TokenKind.address) == 0
