@@ -5,10 +5,9 @@ side of tests/test_abuse.py's at-rest test: the retention and the migration)."""
 from __future__ import annotations
 
 from datetime import timedelta
-
-import pytest
 from email.utils import make_msgid
 
+import pytest
 from sqlalchemy import func, select
 
 from pbmserv.domain import limits, tokens
@@ -386,7 +385,9 @@ def test_codes_to_a_players_confirmed_address_count_under_its_daily_cap(shell):
     with shell.sessions() as s:
         assert s.scalar(select(func.count()).select_from(User)) == 2 + 3
     mail(shell, "alice@example.org", "polis challenge alice bob")  # a code too
-    assert "no code can be mailed to alice@example.org today" in flat(mails_to(shell, "alice@example.org")[-1])
+    assert "no code can be mailed to alice@example.org today" in flat(
+        mails_to(shell, "alice@example.org")[-1]
+    )
     assert codes(shell, TokenKind.challenge) == 0
     mail(shell, "alice@example.org", "help")  # her answers are not capped by it
     assert mails_to(shell, "alice@example.org")[-1].subject == "pbmserv help"

@@ -95,7 +95,9 @@ def signup(call: Call) -> None:
     if problem:
         raise Refused(problem)
     if not req.trusted and accounts.is_admin(req.settings, userid):  # rights come with it
-        raise Refused(f"the userid '{userid}' is reserved: the operator signs it up; choose another")
+        raise Refused(
+            f"the userid '{userid}' is reserved: the operator signs it up; choose another"
+        )
     _check_new_password(password)
     addresses = _addresses(req, call.args["addresses"])
     with req.sessions() as session, session.begin():

@@ -529,7 +529,9 @@ def admin_problems(session: Session, settings: Settings) -> list[str]:
                 f"from the shell (pbmserv signup {name} PASSWORD ADDRESS)"
             )
         elif user.password_hash.startswith("!"):
-            problems.append(f"the administrator '{name}' named in the config has closed its account")
+            problems.append(
+                f"the administrator '{name}' named in the config has closed its account"
+            )
         elif not confirmed_addresses(user):
             problems.append(
                 f"the administrator '{name}' has no confirmed address and cannot act by mail: "
