@@ -7,9 +7,10 @@ from __future__ import annotations
 from datetime import timedelta
 from email.utils import make_msgid
 
+import pytest
 from sqlalchemy import func, select
 
-from pbmserv.domain import limits
+from pbmserv.domain import limits, tokens
 from pbmserv.domain.housekeeping import housekeeping
 from pbmserv.mail import inbox, worker
 from pbmserv.store.models import Address, Outbox, OutboxStatus, Token, TokenKind, User
@@ -288,3 +289,121 @@ def test_a_reply_to_a_reset_mail_changes_nothing_and_its_code_can_be_refused(she
     assert "the password of carol stays as it is" in flat(mails_to(shell, "carol@example.org")[-1])
     mail(shell, "carol@example.org", f"password new carol {code} Pw-new-123")
     assert "this code has been used already" in mails_to(shell, "carol@example.org")[-1].body
+
+
+@pytest.mark.parametrize("after", ["- NO, STOP", "NO", "no thanks"])
+def test_a_confirm_line_with_words_after_its_code_confirms_nothing(shell, after):
+    """A forged sign-up's victim replies with an empty body and 'Re: confirm CODE - NO, STOP':
+    the words after the code were dropped and the address confirmed.  Now such a line, in the
+    Subject, the body or the shell, is a complaint: nothing is confirmed, and the code still
+    works for a plain yes."""
+    shell.settings.max_stranger_answers_per_day = 10
+    victim = "vic1@example.com"
+    mail(shell, "forger@evil.example", f"signup fx0 forgepw {victim}")
+    [code_mail] = mails_to(shell, victim)
+    code = code_of(code_mail)
+    mail(shell, victim, f"Re: {code_mail.subject} {after}")
+    mail(shell, victim, "hello", f"confirm {code} {after}")
+    for answer in mails_to(shell, victim)[1:]:
+        assert "nothing was confirmed: your line has words of its own after" in flat(answer)
+        assert f"\n  refuse {code}\n" in answer.body and f"\n  confirm {code}\n" in answer.body
+    refused = shell(f"confirm {code} {after}")
+    assert refused.status == 1 and "nothing was confirmed" in refused.body
+    assert confirmed(shell, "fx0") == [(victim, False)]
+    mail(shell, victim, f"Re: {code_mail.subject}")
+    assert confirmed(shell, "fx0") == [(victim, True)]
+
+
+def test_a_confirm_line_below_prose_is_read_whatever_the_code(shell):
+    """Below prose a line is a command only with a number in it: a code of letters alone (one
+    in 28) was read as prose, and "Yes, that was me. / confirm CODE" confirmed nothing."""
+    from pbmserv.commands import build_commands
+    from pbmserv.domain.tokens import new_code
+    from pbmserv.mail.parse import parse_message
+
+    build_commands()
+    for _ in range(300):
+        line = f"confirm {new_code()}"
+        raw = f"From: a@example.org\nSubject: Re: hello\n\nYes, that was me.\n\n{line}\n"
+        assert parse_message(raw.encode()).commands == [line]
+
+
+def test_a_reset_code_from_before_signoff_does_not_reopen_the_account(shell):
+    """'password reset erin', then 'signoff erin PW': the code mailed before still set a new
+    password and erin played again.  signoff withdraws the account's codes, and 'password
+    new' refuses a closed account whatever code it is given."""
+    shell.signup("erin", "bob")
+    mail(shell, "mallory@evil.example", "password reset erin")
+    code = mails_to(shell, "erin@example.org")[-1].body.split("password new erin ")[1].split()[0]
+    shell.ok("signoff erin pw-erin")
+    assert codes(shell, TokenKind.reset) == 0
+    refused = shell(f"password new erin {code} pw-erin-new", channel="mail", sender="x@example.org")
+    assert refused.status == 1 and "cannot set the password" in refused.body
+    assert shell("polis challenge erin bob pw-erin-new").status == 1
+    with shell.sessions() as s, s.begin():  # a code that outlived the signoff, however
+        erin = s.scalar(select(User).where(User.userid == "erin"))
+        code = tokens.issue(s, TokenKind.reset, user_id=erin.id, now=shell.clock.now, hours=48)
+    refused = shell(f"password new erin {code} pw-erin-new")
+    assert refused.status == 1 and "the account erin is closed" in refused.body
+    with shell.sessions() as s:
+        assert s.scalar(select(User.password_hash).where(User.userid == "erin")) == "!closed"
+
+
+def test_an_old_code_applies_the_latest_change_of_addresses(shell):
+    """frank asks for frank2 (code T1), goes back to frank, then asks for both: the answer
+    says T1 is still waiting, and T1 once applied its own request (frank2 alone) and deleted
+    frank.  A waiting code now applies the latest request, by mail or from the shell."""
+    shell.signup("frank")
+    change = "change address frank pw-frank"
+    mail(shell, "frank@example.org", f"{change} frank2@example.org")
+    [t1] = mails_to(shell, "frank2@example.org")
+    mail(shell, "frank@example.org", f"{change} frank@example.org")
+    mail(shell, "frank@example.org", f"{change} frank@example.org frank2@example.org")
+    assert "is still waiting" in mails_to(shell, "frank@example.org")[-1].body
+    mail(shell, "frank2@example.org", f"confirm {code_of(t1)}")
+    assert confirmed(shell, "frank") == [("frank2@example.org", True), ("frank@example.org", True)]
+    shell.signup("gina")  # the shell's change confirms at once; a code mailed before keeps it
+    mail(shell, "gina@example.org", "change address gina pw-gina gina2@example.org")
+    [t2] = mails_to(shell, "gina2@example.org")
+    shell.ok("change address gina pw-gina gina@example.org gina2@example.org")
+    mail(shell, "gina2@example.org", f"confirm {code_of(t2)}")
+    assert confirmed(shell, "gina") == [("gina2@example.org", True), ("gina@example.org", True)]
+
+
+def test_codes_to_a_players_confirmed_address_count_under_its_daily_cap(shell):
+    """60 sign-ups forged from alice's confirmed address sent her 47 codes in a day (only the
+    cap on her answers stopped them) and made 47 throw-away accounts.  Codes count under
+    max_mails_per_recipient_per_day whoever gets them; her answers keep their own cap."""
+    shell.settings.max_mails_per_recipient_per_day = 3
+    shell.signup("alice", "bob")
+    for i in range(5):
+        mail(shell, "alice@example.org", f"signup squat{i} pass{i}xx")
+    answers = mails_to(shell, "alice@example.org")
+    assert [a.subject.startswith("confirm ") for a in answers] == [True] * 3 + [False] * 2
+    assert "No mail could be sent to alice@example.org today" in flat(answers[-1])
+    assert codes(shell, TokenKind.address) == 3
+    with shell.sessions() as s:
+        assert s.scalar(select(func.count()).select_from(User)) == 2 + 3
+    mail(shell, "alice@example.org", "polis challenge alice bob")  # a code too
+    assert "no code can be mailed to alice@example.org today" in flat(
+        mails_to(shell, "alice@example.org")[-1]
+    )
+    assert codes(shell, TokenKind.challenge) == 0
+    mail(shell, "alice@example.org", "help")  # her answers are not capped by it
+    assert mails_to(shell, "alice@example.org")[-1].subject == "pbmserv help"
+
+
+def test_plus_addresses_share_the_caps_of_their_mailbox(shell):
+    """8 mails each from target+0..7@example.com all got answers: each +tag had caps of its
+    own.  The caps now count the mailbox (+detail dropped); answers still go to the address
+    written."""
+    shell.settings.max_stranger_answers_per_day = 3
+    shell.settings.max_mails_per_recipient_per_day = 4
+    for i in range(8):
+        mail(shell, f"target+{i}@example.com", "help")
+    sent = [row.recipient for row in shell.outbox()]
+    assert sent == [f"target+{i}@example.com" for i in range(4)]  # 3 answers and the notice
+    for i in range(4):  # codes to the same mailbox: its cap is spent
+        mail(shell, "mallory@evil.example", f"signup squat{i} pw-squat target+x{i}@example.com")
+    assert len(shell.outbox()) == 4 + 4  # (mallory's answers, no code)
+    assert codes(shell, TokenKind.address) == 0

@@ -130,3 +130,44 @@ def test_pairings_refuses_a_round_the_tournament_does_not_have(shell):
     assert "Finished." in shell.ok("tournament pairings rr1 3").body
     r = shell("tournament pairings rr1 4")
     assert r.status == 1 and "there is no round 4: rr1 was over after 3 rounds" in r.body
+
+
+def test_an_admins_userid_gives_no_rights_to_whoever_signs_it_up_by_mail(shell):
+    """With admins = ["boss"] and no account boss, anyone could 'signup boss PW' by mail and
+    then create tournaments and broadcast.  By mail an admin's userid cannot be signed up,
+    and an admin account (one made by mail before its userid was named, say) acts by mail
+    only once one of its addresses is confirmed."""
+    mallory = {"channel": "mail", "sender": "mallory@evil.example"}
+    shell.ok("signup chief pw-chief", **mallory)  # before 'chief' is named an admin
+    shell.settings.admins = ["Boss", "chief"]
+    refused = shell("signup boss pw-boss", **mallory)
+    assert refused.status == 1 and "the userid 'boss' is reserved" in refused.body
+    refused = shell("tournament create cup chief pw-chief --game nim --format swiss", **mallory)
+    assert refused.status == 1 and "only once an address of the account is confirmed" in (
+        " ".join(refused.body.split())
+    )
+    refused = shell("broadcast chief pw-chief", comment="Free prizes!", **mallory)
+    assert refused.status == 1 and "is confirmed" in " ".join(refused.body.split())
+    shell.ok("signup boss pw-boss boss@example.org")  # the operator's, from the shell
+    shell.ok("tournament create cup boss pw-boss --game nim --format swiss", **mallory)
+
+
+def test_the_server_says_at_start_which_admins_cannot_act_by_mail(shell, clock, caplog):
+    from pbmserv.cli.server import Server
+
+    shell.ok("signup chief pw-chief", channel="mail", sender="chief@example.org")
+    shell.settings.admins = ["boss", "chief", "root", "gone"]
+    shell.signup("root", "gone")
+    shell.ok("signoff gone pw-gone")
+    running = Server(shell.settings, listen=False, clock=lambda: clock.now, robots_and_clocks=False)
+    with caplog.at_level("WARNING", logger="pbmserv.server"):
+        running.start()
+        running.stop()
+    said = [r.getMessage() for r in caplog.records if "administrator" in r.getMessage()]
+    assert said == [
+        "the administrator 'boss' named in the config has no account: sign it up from the "
+        "shell (pbmserv signup boss PASSWORD ADDRESS)",
+        "the administrator 'chief' has no confirmed address and cannot act by mail: set one "
+        "from the shell (pbmserv change address chief PASSWORD ADDRESS)",
+        "the administrator 'gone' named in the config has closed its account",
+    ]

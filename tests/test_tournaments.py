@@ -340,3 +340,24 @@ def test_swiss_random_results_keep_the_rules(count):
     for p in players:  # seats stay balanced: never more than two apart
         seq = data.colours[p]
         assert abs(seq.count("first") - seq.count("second")) <= 2
+
+
+def test_joining_by_mail_needs_a_confirmed_address(shell, clock):
+    """An account that never confirmed an address joined a tournament by mail, and since a
+    tournament's players are never removed, its userid was held for ever.  By mail the
+    account now needs a confirmed address to join; the shell's accounts are as before."""
+    from pbmserv.domain.housekeeping import housekeeping
+
+    shell.ok("tournament create cup --game nim --format swiss")
+    shell.ok("signup squat pw-squat", channel="mail", sender="victim@example.org")
+    refused = shell("tournament join cup squat pw-squat", channel="mail", sender="x@example.org")
+    assert refused.status == 1 and "once an address of the account is confirmed" in refused.body
+    clock.advance(days=shell.settings.unconfirmed_account_days + 1)
+    housekeeping(shell.sessions, shell.settings, clock.now)
+    assert shell("tournament join cup squat pw-squat").status == 1  # removed: no such player
+    shell.signup("ann")
+    shell.ok("signup bob pw-bob")  # the shell's: no address at all, joins from the shell
+    shell.ok("tournament join cup ann pw-ann", channel="mail", sender="ann@example.org")
+    shell.ok("tournament join cup bob pw-bob")
+    with shell.sessions() as s:
+        assert [p.user.userid for p in tournaments.find(s, "cup").players] == ["ann", "bob"]

@@ -22,6 +22,7 @@ from pbmserv.cli.store import shown_store
 from pbmserv.cli.worker_process import WorkerProcess
 from pbmserv.clock import Clock
 from pbmserv.config import Settings
+from pbmserv.domain import accounts
 from pbmserv.domain.clocks import tick
 from pbmserv.domain.housekeeping import housekeeping
 from pbmserv.mail import inbox
@@ -204,6 +205,7 @@ class Server:
         released = inbox.release_dead_claims(self.sessions)
         if released:
             log.warning("%d mails of a crashed worker are queued again", released)
+        self._check_admins()
         loops = [(self._sender_loop, "sender")]
         if self.robots_and_clocks:
             if self._take_clocks_lock():
@@ -222,6 +224,14 @@ class Server:
             loops.insert(0, (self._worker_loop, "worker"))
         for target, name in loops:
             self._spawn(target, name)
+
+    def _check_admins(self) -> None:
+        """Say which administrators named in the config cannot act by mail (mail cannot sign
+        up their userids: the operator makes their accounts)."""
+        with self.sessions() as session:
+            problems = accounts.admin_problems(session, self.settings)
+        for problem in problems:
+            log.warning("%s", problem)
 
     def _take_clocks_lock(self) -> bool:
         """Try for a moment: a shell command that looks whether a server runs holds the lock

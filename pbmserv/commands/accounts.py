@@ -10,7 +10,7 @@ from pbmserv.commands.common import text as _text
 from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.listing import games_table
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
-from pbmserv.domain import accounts, confirmation
+from pbmserv.domain import accounts, confirmation, tokens
 from pbmserv.games import all_games, get_game
 from pbmserv.render import subjects
 from pbmserv.store.models import Board, BoardStatus, Seat, User
@@ -94,6 +94,10 @@ def signup(call: Call) -> None:
     problem = accounts.check_userid(userid)
     if problem:
         raise Refused(problem)
+    if not req.trusted and accounts.is_admin(req.settings, userid):  # rights come with it
+        raise Refused(
+            f"the userid '{userid}' is reserved: the operator signs it up; choose another"
+        )
     _check_new_password(password)
     addresses = _addresses(req, call.args["addresses"])
     with req.sessions() as session, session.begin():
@@ -161,6 +165,7 @@ def change_address(call: Call) -> None:
             accounts.Address(address=a, confirmed=a not in new) for a in [*addresses, *kept]
         )
         session.flush()
+        confirmation.restate(session, user, addresses, req.now)
         if new:
             done = confirmation.mail_confirmations(
                 session, req.settings, user, new, req.now, sender=req.sender, replace=addresses
@@ -201,6 +206,7 @@ def signoff(call: Call) -> None:
         assert user is not None
         user.addresses.clear()
         user.password_hash = "!closed"  # no password verifies; the userid stays reserved
+        tokens.withdraw_all(session, user_id)  # a reset code mailed before would reopen it
         user.accepts_challenges = False
     answer(ctx, subjects.server("signoff"), f"The account {user.userid} is closed. Goodbye.\n")
 

@@ -11,7 +11,14 @@ from sqlalchemy.orm import Session
 from pbmserv.commands.dispatch import Refused, Request, answer, error_subject
 from pbmserv.commands.spec import Call
 from pbmserv.domain import boards, deadlines, notify, players
-from pbmserv.domain.accounts import AuthError, UnknownUserid, authenticate, normalise_userid
+from pbmserv.domain.accounts import (
+    AuthError,
+    UnknownUserid,
+    authenticate,
+    confirmed_addresses,
+    is_admin,
+    normalise_userid,
+)
 from pbmserv.games.base import Game, MoveError, Position, UnreadableMove
 from pbmserv.numbers import whole_number
 from pbmserv.render import subjects
@@ -325,7 +332,11 @@ def not_sent(what: str, refused: dict[str, str]) -> str:
 
 
 def admin(call: Call, *, refused: Callable[[str], Refused] = Refused) -> str:
-    """Who acts as administrator: the shell operator, or an authenticated admin by mail."""
+    """Who acts as administrator: the shell operator, or an authenticated admin by mail.
+
+    The rights come with the userid named in the config, so by mail the account must also
+    have a confirmed address: one made by mail (before its userid was named, or before mail
+    signups of admins' userids were refused) proves nothing until its address is confirmed."""
     req, userid = call.req, call.args.get("userid")
     if req.trusted and userid is None:
         return "operator"
@@ -333,8 +344,16 @@ def admin(call: Call, *, refused: Callable[[str], Refused] = Refused) -> str:
         # answer would mask every word of the line as a possible password
         usage = call.usage.replace("[USERID PASSWORD]", "USERID PASSWORD")
         raise refused(f"by mail this needs an administrator's userid and password: {usage}")
-    login(req, userid, call.args["password"])
-    admins = {normalise_userid(a) for a in req.settings.admins}
-    if normalise_userid(userid) not in admins:
+    user_id = login(req, userid, call.args["password"])
+    if not is_admin(req.settings, userid):
         raise refused(f"only an administrator may do this, and {userid} is not one")
+    if req.trusted:
+        return normalise_userid(userid)
+    with req.sessions() as session:
+        user = session.get(User, user_id)
+        if user is None or not confirmed_addresses(user):
+            raise refused(
+                f"{userid} acts as an administrator by mail only once an address of the "
+                "account is confirmed"
+            )
     return normalise_userid(userid)

@@ -176,6 +176,11 @@ def create_challenge(
                     f"{challenger.userid} has asked for {req.settings.max_challenges_per_day} "
                     "challenges by mail today; try again tomorrow (UTC)"
                 )
+            if not limits.recipient_allowed(session, req.settings, req.sender or "", req.now):
+                raise Refused(  # (its code counts under the cap on mails to one address)
+                    f"no code can be mailed to {req.sender} today: an address gets only so "
+                    "many mails from us a day; try again tomorrow (UTC)"
+                )
             mail = confirmation.challenge_mail(
                 session, req.settings, challenger, game.name, players, words, req.now
             )

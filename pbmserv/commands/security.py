@@ -6,7 +6,8 @@ password reset) and are checked by :mod:`pbmserv.domain.tokens` (hashed, expirin
 A code is declared as a password argument, so it is masked wherever a line is quoted.
 
 A reply to a code mail keeps ``confirm CODE`` in its Subject; it is a yes only when it says
-nothing of its own.  Whoever got a code he never asked for answers it too, and "I never
+nothing of its own, and a confirm line only when nothing follows its code ("Re: confirm
+CODE - NO, STOP" is a complaint, wherever it is written).  Whoever got a code he never asked for answers it too, and "I never
 signed up, STOP" once confirmed a forged sign-up.  Such a reply confirms nothing and is told
 the two lines to send: ``refuse CODE`` and ``confirm CODE`` (a line of the body is a yes).
 """
@@ -36,14 +37,13 @@ def _usable(session: Session, code: str, req: Request, doing: str) -> Token:
         raise Refused(f"cannot {doing}: {exc}") from None
 
 
-def _no_yes(req: Request, code: str) -> Refused:
-    """The answer to a reply whose Subject carries the code and whose body says more: nothing
-    is confirmed, and the lines to send are given (the refusal first: a copy of this answer
+def _no_yes(req: Request, code: str, why: str) -> Refused:
+    """The answer to a confirm line that says more than the code (``why``): nothing is
+    confirmed, and the lines to send are given (the refusal first: a copy of this answer
     pasted back unquoted refuses before it could confirm)."""
     hours = req.settings.token_hours
     return Refused(
-        "nothing was confirmed: your mail says something of its own besides the code in its "
-        "subject, and such a reply is not taken for a yes.",
+        f"nothing was confirmed: {why}, and such a line is not taken for a yes.",
         subject=subjects.NOTHING_CONFIRMED(),
         body=fill(
             "If you did not ask for the mail with this code, send the line below (the code "
@@ -66,8 +66,11 @@ def confirm(call: Call) -> None:
         token = _usable(session, code, req, "confirm")
         if token.kind is TokenKind.reset:
             raise Refused(RESET_CODE)
+        if call.args.get("_extra"):  # "confirm CODE - NO, STOP": a complaint, no yes
+            raise _no_yes(req, code, "your line has words of its own after the code")
         if req.from_subject and req.mail.says_more:
-            raise _no_yes(req, code)
+            why = "your mail says something of its own besides the code in its subject"
+            raise _no_yes(req, code, why)
         token.used_at = req.now
         user = session.get(User, token.user_id)
         assert user is not None
@@ -157,6 +160,8 @@ def password_new(call: Call) -> None:
             raise Refused(f"cannot set the password: {exc}") from None
         if user is None or token.user_id != user.id:
             raise Refused("cannot set the password: this code is unknown")
+        if user.password_hash.startswith("!"):  # closed (or a robot): no password opens it
+            raise Refused(f"cannot set the password: the account {userid} is closed")
         accounts.set_password(user, req.settings, new)
         session.execute(
             delete(AuthFailure).where(AuthFailure.key.in_([f"user:{userid}", f"owner:{userid}"]))

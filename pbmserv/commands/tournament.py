@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from pbmserv.commands.common import admin, call_login, text, whole_number
 from pbmserv.commands.dispatch import Refused, answer
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
-from pbmserv.domain import tournament_text, tournaments
+from pbmserv.domain import accounts, tournament_text, tournaments
 from pbmserv.games import get_game
 from pbmserv.games.base import ParamError, PlayersError
 from pbmserv.render import subjects
@@ -132,6 +132,14 @@ def join(call: Call) -> None:
         tournament = _find(session, name)
         user = session.get(User, user_id)
         assert user is not None
+        if not req.trusted and not accounts.confirmed_addresses(user):
+            # a player in a tournament is never removed: an account that never confirmed an
+            # address would hold its userid for ever
+            raise _refused(
+                f"{user.userid} joins by mail once an address of the account is confirmed "
+                "(with the code mailed to it)",
+                tournament.name,
+            )
         try:
             tournaments.join(session, tournament, user, req.now)
         except tournaments.TournamentError as exc:

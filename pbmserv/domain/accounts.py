@@ -509,3 +509,32 @@ def after_challenge(users: list[User]) -> None:
     for user in users:
         if user.seeking:
             user.seeking -= 1
+
+
+def is_admin(settings: Settings, userid: str) -> bool:
+    """Whether ``userid`` is one of the administrators named in the config."""
+    return normalise_userid(userid) in {normalise_userid(a) for a in settings.admins}
+
+
+def admin_problems(session: Session, settings: Settings) -> list[str]:
+    """Why an administrator named in the config cannot act by mail, and what the operator
+    does about it.  The rights come with the userid, so mail cannot sign an admin's userid up
+    (whoever did first would be admin), and an admin by mail needs a confirmed address."""
+    problems = []
+    for name in dict.fromkeys(normalise_userid(a) for a in settings.admins):
+        user = find_user(session, name)
+        if user is None:
+            problems.append(
+                f"the administrator '{name}' named in the config has no account: sign it up "
+                f"from the shell (pbmserv signup {name} PASSWORD ADDRESS)"
+            )
+        elif user.password_hash.startswith("!"):
+            problems.append(
+                f"the administrator '{name}' named in the config has closed its account"
+            )
+        elif not confirmed_addresses(user):
+            problems.append(
+                f"the administrator '{name}' has no confirmed address and cannot act by mail: "
+                f"set one from the shell (pbmserv change address {name} PASSWORD ADDRESS)"
+            )
+    return problems

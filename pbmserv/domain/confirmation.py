@@ -179,7 +179,7 @@ def mail_confirmations(
         elif tokens.pending(session, TokenKind.address, now, user_id=user.id, address=address):
             done.waiting.append(address)
         elif address == own:  # the answer carries it: made only if the answer will go out
-            if limits.answer_expected(session, settings, address, now):
+            if limits.code_allowed(session, settings, address, now):
                 done.own = address_mail(session, settings, user, address, now, replace)
             else:
                 done.capped.append(address)
@@ -189,6 +189,20 @@ def mail_confirmations(
         else:
             done.capped.append(address)
     return done
+
+
+def restate(session: Session, user: User, addresses: list[str], now: datetime) -> None:
+    """After a change of addresses, every code of ``user`` still waiting applies this latest
+    request: confirmed, it leaves the account ``addresses``.  A code kept the list of its
+    own, older request, and confirming it dropped an address asked for since."""
+    waiting = select(Token).where(
+        Token.kind == TokenKind.address,
+        Token.user_id == user.id,
+        Token.used_at.is_(None),
+        Token.expires > now,
+    )
+    for token in session.scalars(waiting):
+        token.payload = {"replace": list(addresses)}
 
 
 def confirm_address(session: Session, token: Token) -> Address | None:

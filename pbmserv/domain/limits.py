@@ -3,7 +3,8 @@
 An authenticated command from a player's confirmed address, and its answer, is never capped
 (the worker does not even count it).  Everything else is counted per UTC day in
 ``answer_counts`` under a key that names what is counted: answers to a player's address,
-answers to strangers, mails to one recipient, challenges asked for by one account.
+answers to strangers, mails to one recipient, challenges asked for by one account.  An
+address counts as its mailbox (:func:`mailbox`: ``+detail`` dropped).
 
 One thing is capped even for an authenticated player: how often his own text (``message``,
 ``chat``) may be mailed to somebody else (:func:`message_refusal`).  Being a player makes him
@@ -32,6 +33,19 @@ def today(session: Session, key: str, now: datetime) -> int:
     return counters.count_of(session, key.lower()[:320], now.strftime("%Y-%m-%d"))
 
 
+def mailbox(address: str) -> str:
+    """The mailbox a cap counts for ``address``: its local part's ``+detail`` dropped, as mail
+    servers deliver ``target+7@example.com`` to ``target@example.com`` (eight such addresses
+    once had eight times the caps).  The address answered stays the one written.
+
+    >>> mailbox("Target+7@Example.com"), mailbox("+news@example.com")
+    ('target@example.com', '+news@example.com')
+    """
+    local, _, domain = address.strip().lower().rpartition("@")
+    base = local.partition("+")[0]
+    return f"{base}@{domain}" if base and domain else address.strip().lower()
+
+
 def is_confirmed(session: Session, address: str) -> bool:
     """Whether some account has confirmed ``address``."""
     return bool(
@@ -47,8 +61,8 @@ def _answer_cap(session: Session, settings: Settings, sender: str) -> tuple[int,
     """The day's cap of answers to ``sender``, its counter's key, and whether the address is
     a player's confirmed one."""
     if is_confirmed(session, sender):
-        return settings.max_answers_per_day, f"answers:{sender}", True
-    return settings.max_stranger_answers_per_day, f"stranger:{sender}", False
+        return settings.max_answers_per_day, f"answers:{mailbox(sender)}", True
+    return settings.max_stranger_answers_per_day, f"stranger:{mailbox(sender)}", False
 
 
 def answer_allowance(session: Session, settings: Settings, sender: str, now: datetime) -> int:
@@ -85,13 +99,24 @@ def answer_expected(session: Session, settings: Settings, sender: str, now: date
         return False
     return (
         confirmed
-        or today(session, f"rcpt:{sender}", now) < settings.max_mails_per_recipient_per_day
+        or today(session, f"rcpt:{mailbox(sender)}", now) < settings.max_mails_per_recipient_per_day
     )
+
+
+def code_allowed(session: Session, settings: Settings, address: str, now: datetime) -> bool:
+    """May the answer to an unauthenticated mail from ``address`` carry a new code (counted
+    here)?  Only if the answer goes out, and every code counts under the cap on mails to one
+    address: a player's confirmed address has a cap of its own for answers, not for codes
+    (60 sign-ups forged from one got 47 codes and 47 throw-away accounts in a day)."""
+    if not answer_expected(session, settings, address, now):
+        return False
+    return not is_confirmed(session, address) or recipient_allowed(session, settings, address, now)
 
 
 def recipient_allowed(session: Session, settings: Settings, address: str, now: datetime) -> bool:
     """May one more capped mail (answer, confirmation) go to ``address`` today?"""
-    return bump(session, f"rcpt:{address}", now) <= settings.max_mails_per_recipient_per_day
+    key = f"rcpt:{mailbox(address)}"
+    return bump(session, key, now) <= settings.max_mails_per_recipient_per_day
 
 
 def challenge_allowed(session: Session, settings: Settings, userid: str, now: datetime) -> bool:
@@ -104,7 +129,7 @@ def message_refusal(
     """Why one more mail carrying ``author``'s own text may not go to ``address`` today, or
     None: it may, and it is counted (per author and address, and per address from everybody,
     so that many sock accounts of one spammer add up)."""
-    pair, total = f"message:{author}>{address}", f"messages:{address}"
+    pair, total = f"message:{author}>{mailbox(address)}", f"messages:{mailbox(address)}"
     for key, cap, whom in (
         (pair, settings.max_messages_per_pair_per_day, author),
         (total, settings.max_messages_per_recipient_per_day, "players"),

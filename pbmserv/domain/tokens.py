@@ -30,7 +30,13 @@ class TokenError(Exception):
 
 
 def new_code() -> str:
-    return base64.b32encode(secrets.token_bytes(10)).decode("ascii")
+    """A new code, always with a digit: below a mail's prose a line is read as a command only
+    when it holds a number (:mod:`pbmserv.mail.lines`), and "confirm CODE" with a code of
+    letters alone (one in 28) was taken for prose, so the yes was lost."""
+    while True:
+        code = base64.b32encode(secrets.token_bytes(10)).decode("ascii")
+        if any(c.isdigit() for c in code):
+            return code
 
 
 def digest(code: str) -> str:
@@ -101,6 +107,11 @@ def withdraw(session: Session, codes: list[str]) -> None:
     nobody got must not stand for one that waits."""
     if codes:
         session.execute(delete(Token).where(Token.token_hash.in_([digest(c) for c in codes])))
+
+
+def withdraw_all(session: Session, user_id: int) -> None:
+    """Delete every code of an account (it is closed: no code may open it again)."""
+    session.execute(delete(Token).where(Token.user_id == user_id))
 
 
 def purge(session: Session, now: datetime) -> int:
