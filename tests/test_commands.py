@@ -297,6 +297,21 @@ def test_decline_restarts_or_removes(shell):
         assert "removed" in shell.ok(line).body, line
 
 
+def test_a_queued_move_counts_as_moved_so_resigning_is_no_decline(shell):
+    """A player whose moves were all played from his queue has played: resigning loses the
+    game, it does not remove it (else queued moves left a lost game unrated)."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    shell.ok("polis queue 101 bob pw-bob b2-b3")
+    played = shell.ok("polis move 101 alice pw-alice a7-a6")
+    assert "b2-b3 (Auto)" in played.body
+    shell.ok("polis move 101 alice pw-alice g7-g6")
+    resigned = shell.ok("polis resign 101 bob pw-bob")
+    assert "declined" not in resigned.body
+    assert "Game won by alice" in resigned.body
+    assert "Game won by alice" in shell.ok("polis show 101").body
+
+
 # ----------------------------------------------------------------------------- votes
 
 
