@@ -49,6 +49,17 @@ def test_change_password_and_address(shell):
     assert {"a@example.org", "b@example.org", "bob@example.org"} <= recipients
 
 
+def test_change_address_without_an_address_is_a_usage_error_in_the_shell(shell):
+    """The shell has no sender to stand for a missing address: the line must not remove them."""
+    shell.signup("alice")
+    empty = shell("change address alice pw-alice")
+    assert empty.status == 2 and "give the new addresses" in empty.body
+    assert "Usage: pbmserv change address" in empty.body
+    shell.signup("bob")
+    shell.ok("nim challenge alice bob")
+    assert "alice@example.org" in {m.recipient for m in shell.outbox()}
+
+
 def test_passwords_are_case_sensitive(shell):
     shell.signup("alice", "bob")
     shell.ok("nim challenge alice bob")

@@ -145,6 +145,8 @@ def change_address(call: Call) -> None:
     req, ctx = call.req, call.ctx
     userid = call.args["userid"]
     addresses = _addresses(req, call.args["addresses"])
+    if not addresses:  # the shell has no sender: an empty line would remove every address
+        raise click.UsageError(f"give the new addresses; usage: {call.usage}")
     user_id = call_login(call)
     done = confirmation.Confirmations()
     with req.sessions() as session, session.begin():
