@@ -107,14 +107,17 @@ def create_challenge(
     words: list[str],
     *,
     confirmed_by: int | None = None,
+    comment: str | None = None,
 ) -> None:
     """Create a board; by mail only once the challenger has confirmed it.
 
     A challenge by mail must come from the confirmed address of one of the players (the
     challenger).  It then waits, mailing nobody but the challenger a code
-    (:func:`pbmserv.domain.confirmation.challenge_mail`); ``confirm CODE`` calls this again
-    with ``confirmed_by`` set, and the board is created and mailed to the players.
+    (:func:`pbmserv.domain.confirmation.challenge_mail`), its mail's comment kept with it;
+    ``confirm CODE`` calls this again with ``confirmed_by`` and that ``comment`` set, and the
+    board is created and mailed to the players, the comment under it as a move's is.
     """
+    said = (req.comment if comment is None else comment).strip()
     at_most(players, "players")  # (before any of them is looked up)
     params_tokens = [w for w in words if not w.startswith("--")]
     option_tokens = [w for w in words if w.startswith("--")]
@@ -180,7 +183,7 @@ def create_challenge(
                     "challenges by mail today; try again tomorrow (UTC)"
                 )
             mail = confirmation.challenge_mail(
-                session, req.settings, challenger, game.name, players, words, req.now
+                session, req.settings, challenger, game.name, players, words, req.now, said
             )
             answer(ctx, mail.subject, mail.body)
             return
@@ -188,7 +191,14 @@ def create_challenge(
         accounts.after_challenge(users)
         notes: list[str] = []
         boards.run_automatic(board, position, now=req.now, notes=notes)
-        body = board_mail_body(board, position, notes=notes, due=deadlines.due(board, position))
+        writer = next((u for u in users if u.id == confirmed_by), users[0])
+        body = board_mail_body(
+            board,
+            position,
+            notes=notes,
+            due=deadlines.due(board, position),
+            said=[(writer.userid, said)] if said else None,
+        )
         subject = board_subject(board, position, new=True)
         tail = reply_tail(board, position)
         notify.mail_users(
