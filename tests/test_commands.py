@@ -415,6 +415,20 @@ def test_a_command_names_and_draws_at_most_ten_boards_or_players(shell):
     assert "a command takes at most 500 moves, this one names 501" in refused.body
 
 
+def test_list_of_several_games_is_one_answer_with_a_table_per_game_each_named(shell):
+    """By mail the answers of one line share a mail: each table carries its game's name, and
+    the subject names no one game (it once read "List of Ploy games" over Polis's boards)."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    listed = shell.ok("list polis ploy", channel="mail", sender="alice@example.org")
+    assert listed.subject == "List of games"
+    polis, ploy = listed.body.split("Ploy games:")
+    assert polis.startswith("Polis games:") and "alice bob" in polis
+    assert "No Ploy boards match." in ploy
+    one = shell.ok("list polis")
+    assert one.subject == "List of Polis games" and one.body.startswith("Polis games:")
+
+
 def test_help_texts(shell):
     assert "signup USERID PASSWORD" in shell.ok("help").body
     assert "nim move BOARD USERID PASSWORD" in shell.ok("nim help").body
