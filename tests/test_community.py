@@ -135,6 +135,20 @@ def test_chat_goes_to_players_and_spectators_only_from_them(shell):
     assert "nothing to say" in shell("nim chat 101 alice pw-alice").body
 
 
+def test_chat_skips_a_spectator_who_asked_for_the_result_only(shell):
+    """'notify' is the board's final mail only: no chat reaches dave, nor names him."""
+    shell.signup("alice", "bob", "carol", "dave")
+    shell.ok("nim challenge alice bob")
+    shell.ok("nim subscribe 101 carol pw-carol")
+    shell.ok("nim notify 101 dave pw-dave")
+    before = len(shell.outbox())
+    said = shell.ok("nim chat 101 bob pw-bob hello all")
+    assert "\nSent to alice and carol.\n" in said.body
+    assert sorted(u for u, _ in new_mails(shell, before)) == ["alice", "carol"]
+    own = shell.ok("nim chat 101 dave pw-dave good luck")  # he may still chat himself
+    assert "\nSent to alice, bob and carol.\n" in own.body
+
+
 def test_chat_lines_to_one_address_are_capped_a_day(shell, settings):
     """A spectator's chat reaches the players of any board he subscribes to: capped, even
     with his password from his own address (his text is not the game)."""

@@ -100,11 +100,13 @@ def chat(call: Call) -> None:
     with req.sessions() as session, session.begin():
         board = load_board(session, game, number)
         user = _user(session, user_id)
-        listeners = [
-            u for u in [s.user for s in board.seats] + [s.user for s in board.subscriptions]
-        ]
-        if all(u.id != user.id for u in listeners):
+        players = [s.user for s in board.seats]
+        if all(u.id != user.id for u in players + [s.user for s in board.subscriptions]):
             raise Refused(f"only the players and spectators of board {number} may chat there")
+        # a spectator who asked for the result only ('notify') gets no chat
+        listeners = players + [
+            s.user for s in board.subscriptions if s.kind is SubscriptionKind.all
+        ]
         subject = subjects.board(game.display_name, number, "Chat")
         body = render("mail/chat.txt.j2", userid=user.userid, text=said, number=number, game=game)
         seen: list[User] = []
