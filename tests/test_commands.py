@@ -124,10 +124,30 @@ def test_invalid_challenge_lists_every_reason(shell):
 
 def test_a_refused_challenges_usage_counts_the_games_players(shell):
     shell.signup("alice")
-    polis = shell("polis challenge alice zed").body
-    ploy = shell("ploy challenge alice zed").body
+    polis = shell("polis challenge alice zed --bogus").body
+    ploy = shell("ploy challenge alice zed --bogus").body
     assert "Usage: polis challenge USERID1 USERID2 [-param[=value]]" in polis
     assert "Usage: ploy challenge USERID1 .. USERID4 [-param[=value]]" in ploy
+    assert "no player 'zed'" in polis  # (with the usage problem, every problem is said)
+
+
+def test_a_challenge_refused_for_its_players_shows_no_usage(shell):
+    """Only a line's wrong words call for the usage: a player who takes no challenges, is
+    unknown or full, or a sender who is no player, is a refusal of a right line."""
+    shell.signup("alice", "bob", "dave")
+    shell.ok("reject dave pw-dave")
+    for line, why, kw in (
+        ("pylon challenge alice dave", "dave does not accept challenges", {}),
+        ("pylon challenge alice zed", "there is no player 'zed'", {}),
+        (
+            "pylon challenge alice bob",
+            "registered to one of the players",
+            {"channel": "mail", "sender": "mallory@example.org"},
+        ),
+    ):
+        refused = shell(line, **kw)
+        assert refused.status == 1 and why in refused.body, line
+        assert "Usage:" not in refused.body and "Parameters:" not in refused.body, line
 
 
 def test_a_swap_parameter_where_the_swap_is_always_offered_says_so(shell):

@@ -121,7 +121,7 @@ def create_challenge(
     at_most(players, "players")  # (before any of them is looked up)
     params_tokens = [w for w in words if not w.startswith("--")]
     option_tokens = [w for w in words if w.startswith("--")]
-    problems: list[str] = []
+    problems: list[str] = []  # of the line's words: the answer shows the usage
     options, option_problems = _parse_options(option_tokens)
     problems += option_problems
     params: dict[str, bool | int] = game.defaults()
@@ -136,19 +136,20 @@ def create_challenge(
         game.check_players(len(userids), params)
     except PlayersError as exc:
         problems.append(str(exc))
+    refusals: list[str] = []  # of the players named or the sender: no usage to show
     with req.sessions() as session, session.begin():
         users = []
         for userid in userids:
             found = accounts.find_user(session, userid)
             if found is None or found.password_hash.startswith("!"):
-                problems.append(f"there is no player '{userid}'")
+                refusals.append(f"there is no player '{userid}'")
             elif not found.accepts_challenges:
-                problems.append(f"{userid} does not accept challenges")
+                refusals.append(f"{userid} does not accept challenges")
             elif found.robot is not None and found.robot.game != game.name:
                 theirs = get_game(found.robot.game).display_name
-                problems.append(f"{userid} is a robot that plays {theirs} only")
+                refusals.append(f"{userid} is a robot that plays {theirs} only")
             elif reason := accounts.over_limit(session, found):
-                problems.append(reason)
+                refusals.append(reason)
             else:
                 users.append(found)
         challenger = None
@@ -156,13 +157,17 @@ def create_challenge(
             owners = [u for u in users if accounts.is_owner_address(u, req.sender)]
             challenger = owners[0] if owners else None
             if challenger is None:
-                problems.append(
+                refusals.append(
                     "a challenge by mail must come from an address registered to one of the "
                     "players (and confirmed)"
                 )
+        if refusals and not problems:
+            raise Refused(
+                "Invalid challenge: " + "; ".join(refusals), subject=error_subject(game.display_name)
+            )
         if problems:
             raise Refused(
-                "Invalid challenge: " + "; ".join(problems),
+                "Invalid challenge: " + "; ".join(problems + refusals),
                 subject=error_subject(game.display_name),
                 body=usage_line(
                     f"Usage: {game.name} challenge {players_words(game)} [-param[=value]] "
