@@ -349,15 +349,40 @@ def test_accept_and_reject(shell):
 def test_limit_refuses_challenges_over_it(shell):
     shell.signup("alice", "bob", "carol")
     answer = shell.ok("limit bob pw-bob 1")
-    assert "bob takes at most 1 active games (now 0 active)" in answer.body
+    assert "bob takes at most 1 active game (now 0 active)" in answer.body
     shell.ok("nim challenge alice bob -pile=1")
     refused = shell("nim challenge carol bob")
-    assert refused.status == 1 and "bob has 1 active games and takes at most 1" in refused.body
+    assert refused.status == 1 and "bob has 1 active game and takes at most 1" in refused.body
     shell.ok("nim move 101 alice pw-alice 1")  # the game ends: room for one more
     shell.ok("nim challenge carol bob")
     shell.ok("limit bob pw-bob none")
     shell.ok("nim challenge alice bob")
     assert shell("limit bob pw-bob many").status == 2
+
+
+def test_a_limit_under_the_games_played_and_a_seek_it_blocks_say_so(shell):
+    """A limit below what he plays holds off new challenges: the answer says so, and a seek
+    that the limit blocks says that too (it was refused later without a word)."""
+    shell.signup("alice", "bob", "dave")
+    shell.ok("nim challenge alice dave")
+    shell.ok("nim challenge bob dave")
+    said = " ".join(shell.ok("limit dave pw-dave 1").body.split())
+    assert said == (
+        "dave takes at most 1 active game. He has 2 active now, so challenges to him are "
+        "refused until he is under the limit."
+    )
+    sought = " ".join(shell.ok("seek dave pw-dave 2").body.split())
+    assert "dave seeks 2 more games" in sought
+    assert "His limit of 1 active game (2 active now) refuses every challenge until he is " in (
+        sought
+    )
+    shell.ok("limit dave pw-dave 3")
+    sought = " ".join(shell.ok("seek dave pw-dave 2").body.split())
+    assert sought.endswith(
+        "His limit of 3 active games (2 active now) lets only 1 more start for now."
+    )
+    shell.ok("limit dave pw-dave 5")
+    assert "His limit" not in shell.ok("seek dave pw-dave 2").body
 
 
 def test_seek_counts_down_and_turns_accept_on(shell):
