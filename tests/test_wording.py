@@ -231,7 +231,7 @@ CASES = [
     (
         "usage-on-one-line",
         [],
-        "plotto challenge alice nosuch",
+        "plotto challenge alice bob --bogus",
         {},
         ["\nUsage: plotto challenge USERID1 .. USERID4 [-param[=value]] [--option=value]\n"],
         ["\n[--option=value]"],
