@@ -463,6 +463,22 @@ def test_help_texts(shell):
     assert "--format=F: roundrobin, swiss or knockout" in shell.ok("help").body
 
 
+def test_a_command_word_is_a_help_topic(shell):
+    """'help challenge' (PBMSERV.md: help [topic]) was refused; by shell and mail it gives the
+    command's usage and description, for every game where it is a game's command."""
+    for channel in ("shell", "mail"):
+        kw = {"channel": channel, "sender": "x@example.org"} if channel == "mail" else {}
+        challenge = shell.ok("help challenge", **kw)
+        assert challenge.subject == "pbmserv help"
+        assert challenge.body.startswith("GAME challenge USERID1 USERID2")
+        assert "Start a new game at once" in challenge.body and "GAME is one of:" in challenge.body
+        assert "GAME move BOARD USERID PASSWORD" in shell.ok("help MOVE", **kw).body
+        assert shell.ok("help limit", **kw).body.startswith("limit USERID PASSWORD N|none")
+        assert "change address USERID PASSWORD" in shell.ok("help change", **kw).body
+    wrong = shell("help movee")
+    assert wrong.status == 1 and "Did you mean 'help move'?" in wrong.body
+
+
 def test_cache_agrees_with_replay(shell):
     shell.signup("alice", "bob")
     shell.ok("nim challenge alice bob -pile=40")
