@@ -185,7 +185,16 @@ def test_preview_new_and_subscribe_all(shell):
     n = len(shell.outbox())
     shell.ok("polis move 102 bob pw-bob d7-e6")
     assert len(_to(shell, "carol@example.org", n)) == 1
-    assert "none" in shell.ok("polis subscribe all carol pw-carol").body
+    again = shell.ok("polis subscribe all carol pw-carol").body
+    assert again == "carol already gets every mail of Polis boards 101, 102.\n"
+    shell.ok("polis challenge alice bob")
+    more = " ".join(shell.ok("polis subscribe all carol pw-carol").body.split())
+    assert more == (
+        "carol now gets every mail of these Polis boards: 103. carol already gets every mail "
+        "of Polis boards 101, 102."
+    )
+    none = shell.ok("polis subscribe all bob pw-bob").body
+    assert "none (no other active boards)" in " ".join(none.split())
     shell.ok("polis subscribe 101 carol pw-carol")  # the board form still works
 
 

@@ -37,6 +37,8 @@ def test_subscribe_notify_and_unsubscribe_fan_out(shell):
     shell.ok("nim challenge alice bob -pile=5")
     sub = shell.ok("nim sub 101 carol pw-carol")
     assert "carol now gets every mail of Nim board 101" in sub.body
+    again = shell.ok("nim sub 101 carol pw-carol")  # (twice: nothing new)
+    assert "carol already gets every mail of Nim board 101" in again.body
     shell.ok("nim notify 101 dave pw-dave")
     before = len(shell.outbox())
     moved = shell.ok("nim move 101 alice pw-alice 1")

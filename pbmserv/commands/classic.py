@@ -278,7 +278,7 @@ def subscribe_all(call: Call) -> None:
     user_id = call_login(call)
     with req.sessions() as session, session.begin():
         query = select(Board).where(Board.game == game.name, Board.status == BoardStatus.active)
-        added = []
+        added, already = [], []
         for board in session.scalars(query.order_by(Board.number)):
             if any(s.user_id == user_id for s in board.seats):
                 continue
@@ -288,11 +288,16 @@ def subscribe_all(call: Call) -> None:
             elif found.kind != SubscriptionKind.all:
                 found.kind = SubscriptionKind.all
             else:
+                already.append(str(board.number))
                 continue
             added.append(str(board.number))
+    name = game.display_name
     what = ", ".join(added) if added else "none (no other active boards)"
-    text = f"{userid} now gets every mail of these {game.display_name} boards: {what}."
-    answer(call.ctx, subjects.game(game.display_name, "subscribe all"), _text([text]))
+    lines = [f"{userid} now gets every mail of these {name} boards: {what}."]
+    if already:  # (subscribed before: nothing new)
+        lines = lines if added else []
+        lines.append(f"{userid} already gets every mail of {name} boards {', '.join(already)}.")
+    answer(call.ctx, subjects.game(name, "subscribe all"), _text(lines))
 
 
 TEXT_OPTION = ("text",)

@@ -48,13 +48,15 @@ def _subscribe(call: Call, kind: SubscriptionKind) -> None:
         if boards.seats_of(board, user) and user.id not in players.gone_users(board, position):
             raise Refused(f"{user.userid} plays on board {number} and gets its mail anyway")
         found = next((s for s in board.subscriptions if s.user_id == user.id), None)
+        already = found is not None and found.kind is kind
         if found is None:
             board.subscriptions.append(Subscription(user=user, kind=kind))
         else:
             found.kind = kind
         session.flush()
         what = "every mail" if kind == SubscriptionKind.all else "the result only"
-        lines = [f"{user.userid} now gets {what} of {game.display_name} board {number}."]
+        when = "already gets" if already else "now gets"
+        lines = [f"{user.userid} {when} {what} of {game.display_name} board {number}."]
         due = deadlines.due(board, position)
         body = _text(lines) + "\n" + board_mail_body(board, position, due=due)
     answer(call.ctx, subjects.board(game.display_name, number, word), body)

@@ -390,7 +390,10 @@ def preview(call: Call) -> None:
                 other = sender is not None and mover is not None and sender.id != mover.id
                 name = mover.userid if mover else ""
                 raise board_error(
-                    board, position, preview_stop(word, exc, position, name, not_his=other)
+                    board,
+                    position,
+                    preview_stop(word, exc, position, name, not_his=other),
+                    lead="The position where the preview stopped (a preview changes nothing):",
                 ) from None
             played.append(position.format_move(move_value))
             position.play(move_value)
