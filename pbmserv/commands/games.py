@@ -163,7 +163,8 @@ def create_challenge(
                 )
         if refusals and not problems:
             raise Refused(
-                "Invalid challenge: " + "; ".join(refusals), subject=error_subject(game.display_name)
+                "Invalid challenge: " + "; ".join(refusals),
+                subject=error_subject(game.display_name),
             )
         if problems:
             raise Refused(

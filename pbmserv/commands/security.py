@@ -85,9 +85,7 @@ def confirm(call: Call) -> None:
         answer(ctx, subjects.server("confirm"), message)
         return
     game, players, options, user_id, said = challenge
-    create_challenge(
-        get_game(game), req, ctx, players, options, confirmed_by=user_id, comment=said
-    )
+    create_challenge(get_game(game), req, ctx, players, options, confirmed_by=user_id, comment=said)
 
 
 def refuse(call: Call) -> None:
