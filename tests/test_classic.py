@@ -37,6 +37,30 @@ def test_message_goes_only_to_players_you_share_a_board_with(shell):
     assert "alice writes:\n\nhello\n" in _to(shell, "bob@example.org")[-1].body
 
 
+def test_a_message_from_the_shell_says_to_use_text_and_the_words_name_recipients(shell):
+    """A shell has no mail body: the error names --text.  The words after the password are
+    userids (unlike chat's, which are its text): one naming nobody says where the text goes."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    empty = shell("message alice pw-alice bob")
+    assert empty.status == 1 and "nothing to say: give it with --text=TEXT" in empty.body
+    by_mail = shell("message alice pw-alice bob", channel="mail", sender="alice@example.org")
+    assert "nothing to say: write it in the mail body" in by_mail.body
+    words = shell("message alice pw-alice bob hello there --text=x")
+    said = " ".join(words.body.split())
+    assert words.status == 1 and "there is no player 'hello': the words after the password" in said
+    assert "the message itself goes in the mail body or --text=TEXT" in said
+
+
+def test_a_message_mail_gives_its_reader_his_own_answer_line(shell):
+    shell.signup("alice", "bob", "carol")
+    shell.ok("pylon challenge alice bob carol")
+    shell.ok('message alice pw-alice bob carol "--text=hi both"')
+    for userid in ("bob", "carol"):
+        mail = _to(shell, f"{userid}@example.org")[-1]
+        assert mail.body.endswith(f"\nAnswer: message {userid} PASSWORD alice\n"), mail.body
+
+
 def test_a_message_to_a_robot_does_not_claim_it_went(shell):
     """'Your message went to polibot', and no mail was made: robots get none."""
     from test_robots import operator_ok
@@ -161,7 +185,16 @@ def test_preview_new_and_subscribe_all(shell):
     n = len(shell.outbox())
     shell.ok("polis move 102 bob pw-bob d7-e6")
     assert len(_to(shell, "carol@example.org", n)) == 1
-    assert "none" in shell.ok("polis subscribe all carol pw-carol").body
+    again = shell.ok("polis subscribe all carol pw-carol").body
+    assert again == "carol already gets every mail of Polis boards 101, 102.\n"
+    shell.ok("polis challenge alice bob")
+    more = " ".join(shell.ok("polis subscribe all carol pw-carol").body.split())
+    assert more == (
+        "carol now gets every mail of these Polis boards: 103. carol already gets every mail "
+        "of Polis boards 101, 102."
+    )
+    none = shell.ok("polis subscribe all bob pw-bob").body
+    assert "none (no other active boards)" in " ".join(none.split())
     shell.ok("polis subscribe 101 carol pw-carol")  # the board form still works
 
 

@@ -407,3 +407,21 @@ def test_plus_addresses_share_the_caps_of_their_mailbox(shell):
         mail(shell, "mallory@evil.example", f"signup squat{i} pw-squat target+x{i}@example.com")
     assert len(shell.outbox()) == 4 + 4  # (mallory's answers, no code)
     assert codes(shell, TokenKind.address) == 0
+
+
+def test_the_comment_of_a_challenge_by_mail_reaches_the_players_once_confirmed(shell):
+    """The body of a challenge mail waits with the challenge (passwords masked, as in any
+    comment) and goes to the players under the new board as "alice writes:"."""
+    shell.signup("alice", "bob", "carol")
+    body = "Good luck all\nmy old line: polis move 101 alice pw-alice a7-a6"
+    mail(shell, "alice@example.org", "pylon challenge alice bob carol -size=3", body)
+    code_mail = mails_to(shell, "alice@example.org")[-1]
+    assert "Your comment waits with it" in code_mail.body
+    with shell.sessions() as s:
+        assert "pw-alice" not in str(s.scalar(select(Token.payload)))
+    mail(shell, "alice@example.org", f"Re: {code_mail.subject}")
+    for address in ("bob@example.org", "carol@example.org"):
+        new = mails_to(shell, address)[-1]
+        assert new.subject.startswith("New Pylon Board 101")
+        assert "alice writes:\n\nGood luck all\n" in new.body
+        assert "pw-alice" not in new.body

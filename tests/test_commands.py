@@ -50,6 +50,17 @@ def test_change_password_and_address(shell):
     assert {"a@example.org", "b@example.org", "bob@example.org"} <= recipients
 
 
+def test_change_address_without_an_address_is_a_usage_error_in_the_shell(shell):
+    """The shell has no sender to stand for a missing address: the line must not remove them."""
+    shell.signup("alice")
+    empty = shell("change address alice pw-alice")
+    assert empty.status == 2 and "give the new addresses" in empty.body
+    assert "Usage: pbmserv change address" in empty.body
+    shell.signup("bob")
+    shell.ok("nim challenge alice bob")
+    assert "alice@example.org" in {m.recipient for m in shell.outbox()}
+
+
 def test_passwords_are_case_sensitive(shell):
     shell.signup("alice", "bob")
     shell.ok("nim challenge alice bob")
@@ -114,10 +125,11 @@ def test_invalid_challenge_lists_every_reason(shell):
 
 def test_a_refused_challenges_usage_counts_the_games_players(shell):
     shell.signup("alice")
-    polis = shell("polis challenge alice zed").body
-    ploy = shell("ploy challenge alice zed").body
+    polis = shell("polis challenge alice zed --bogus").body
+    ploy = shell("ploy challenge alice zed --bogus").body
     assert "Usage: polis challenge USERID1 USERID2 [-swap] [--OPTION=V]\n" in polis
     assert "Usage: ploy challenge USERID1 USERID2 [USERID3 USERID4] [-partnership]" in ploy
+    assert "no player 'zed'" in polis  # (with the usage problem, every problem is said)
 
 
 @pytest.mark.parametrize("game", ["polis", "ploy", "pylon", "plotto"])
@@ -125,7 +137,7 @@ def test_one_challenge_usage_everywhere(shell, game):
     """A refused challenge, the challenge's --help and the game's help give one usage, of
     the game's own player counts and parameters; the game's rules agree with it."""
     shell.signup("alice")
-    refused = " ".join(shell(f"{game} challenge alice zed").body.split())
+    refused = " ".join(shell(f"{game} challenge alice zed --bogus").body.split())
     usage = refused.split("Usage: ", 1)[1].split(" Parameters:")[0]
     words = usage.split()
     assert words[:2] == [game, "challenge"] and words[-1] == "[--OPTION=V]"
@@ -137,6 +149,25 @@ def test_one_challenge_usage_everywhere(shell, game):
     assert f"{game} challenge {' '.join(words[2:4])}" in rules  # (the rules' own lines)
     if game == "polis":
         assert "[USERID3" not in rules
+
+
+def test_a_challenge_refused_for_its_players_shows_no_usage(shell):
+    """Only a line's wrong words call for the usage: a player who takes no challenges, is
+    unknown or full, or a sender who is no player, is a refusal of a right line."""
+    shell.signup("alice", "bob", "dave")
+    shell.ok("reject dave pw-dave")
+    for line, why, kw in (
+        ("pylon challenge alice dave", "dave does not accept challenges", {}),
+        ("pylon challenge alice zed", "there is no player 'zed'", {}),
+        (
+            "pylon challenge alice bob",
+            "registered to one of the players",
+            {"channel": "mail", "sender": "mallory@example.org"},
+        ),
+    ):
+        refused = shell(line, **kw)
+        assert refused.status == 1 and why in refused.body, line
+        assert "Usage:" not in refused.body and "Parameters:" not in refused.body, line
 
 
 def test_a_swap_parameter_where_the_swap_is_always_offered_says_so(shell):
@@ -317,6 +348,21 @@ def test_decline_restarts_or_removes(shell):
         assert "removed" in shell.ok(line).body, line
 
 
+def test_a_queued_move_counts_as_moved_so_resigning_is_no_decline(shell):
+    """A player whose moves were all played from his queue has played: resigning loses the
+    game, it does not remove it (else queued moves left a lost game unrated)."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    shell.ok("polis queue 101 bob pw-bob b2-b3")
+    played = shell.ok("polis move 101 alice pw-alice a7-a6")
+    assert "b2-b3 (Auto)" in played.body
+    shell.ok("polis move 101 alice pw-alice g7-g6")
+    resigned = shell.ok("polis resign 101 bob pw-bob")
+    assert "declined" not in resigned.body
+    assert "Game won by alice" in resigned.body
+    assert "Game won by alice" in shell.ok("polis show 101").body
+
+
 # ----------------------------------------------------------------------------- votes
 
 
@@ -409,6 +455,20 @@ def test_a_command_names_and_draws_at_most_ten_boards_or_players(shell):
     assert "a command takes at most 500 moves, this one names 501" in refused.body
 
 
+def test_list_of_several_games_is_one_answer_with_a_table_per_game_each_named(shell):
+    """By mail the answers of one line share a mail: each table carries its game's name, and
+    the subject names no one game (it once read "List of Ploy games" over Polis's boards)."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    listed = shell.ok("list polis ploy", channel="mail", sender="alice@example.org")
+    assert listed.subject == "List of games"
+    polis, ploy = listed.body.split("Ploy games:")
+    assert polis.startswith("Polis games:") and "alice bob" in polis
+    assert "No Ploy boards match." in ploy
+    one = shell.ok("list polis")
+    assert one.subject == "List of Polis games" and one.body.startswith("Polis games:")
+
+
 def test_help_texts(shell):
     assert "signup USERID PASSWORD" in shell.ok("help").body
     assert "nim move BOARD USERID PASSWORD" in shell.ok("nim help").body
@@ -421,6 +481,22 @@ def test_help_texts(shell):
     # by mail too: the options a command reads with its words, each with what it does
     assert "--nagtime=DAYS: days without a move before a reminder" in shell.ok("nim help").body
     assert "--format=F: roundrobin, swiss or knockout" in shell.ok("help").body
+
+
+def test_a_command_word_is_a_help_topic(shell):
+    """'help challenge' (PBMSERV.md: help [topic]) was refused; by shell and mail it gives the
+    command's usage and description, for every game where it is a game's command."""
+    for channel in ("shell", "mail"):
+        kw = {"channel": channel, "sender": "x@example.org"} if channel == "mail" else {}
+        challenge = shell.ok("help challenge", **kw)
+        assert challenge.subject == "pbmserv help"
+        assert challenge.body.startswith("GAME challenge USERID1 USERID2")
+        assert "Start a new game at once" in challenge.body and "GAME is one of:" in challenge.body
+        assert "GAME move BOARD USERID PASSWORD" in shell.ok("help MOVE", **kw).body
+        assert shell.ok("help limit", **kw).body.startswith("limit USERID PASSWORD N|none")
+        assert "change address USERID PASSWORD" in shell.ok("help change", **kw).body
+    wrong = shell("help movee")
+    assert wrong.status == 1 and "Did you mean 'help move'?" in wrong.body
 
 
 def test_cache_agrees_with_replay(shell):

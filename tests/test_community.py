@@ -37,6 +37,8 @@ def test_subscribe_notify_and_unsubscribe_fan_out(shell):
     shell.ok("nim challenge alice bob -pile=5")
     sub = shell.ok("nim sub 101 carol pw-carol")
     assert "carol now gets every mail of Nim board 101" in sub.body
+    again = shell.ok("nim sub 101 carol pw-carol")  # (twice: nothing new)
+    assert "carol already gets every mail of Nim board 101" in again.body
     shell.ok("nim notify 101 dave pw-dave")
     before = len(shell.outbox())
     moved = shell.ok("nim move 101 alice pw-alice 1")
@@ -133,6 +135,20 @@ def test_chat_goes_to_players_and_spectators_only_from_them(shell):
     refused = shell("nim chat 101 mallory pw-mallory", comment="spam")
     assert refused.status == 1 and "only the players and spectators" in refused.body
     assert "nothing to say" in shell("nim chat 101 alice pw-alice").body
+
+
+def test_chat_skips_a_spectator_who_asked_for_the_result_only(shell):
+    """'notify' is the board's final mail only: no chat reaches dave, nor names him."""
+    shell.signup("alice", "bob", "carol", "dave")
+    shell.ok("nim challenge alice bob")
+    shell.ok("nim subscribe 101 carol pw-carol")
+    shell.ok("nim notify 101 dave pw-dave")
+    before = len(shell.outbox())
+    said = shell.ok("nim chat 101 bob pw-bob hello all")
+    assert "\nSent to alice and carol.\n" in said.body
+    assert sorted(u for u, _ in new_mails(shell, before)) == ["alice", "carol"]
+    own = shell.ok("nim chat 101 dave pw-dave good luck")  # he may still chat himself
+    assert "\nSent to alice, bob and carol.\n" in own.body
 
 
 def test_chat_lines_to_one_address_are_capped_a_day(shell, settings):
@@ -335,15 +351,40 @@ def test_accept_and_reject(shell):
 def test_limit_refuses_challenges_over_it(shell):
     shell.signup("alice", "bob", "carol")
     answer = shell.ok("limit bob pw-bob 1")
-    assert "bob takes at most 1 active games (now 0 active)" in answer.body
+    assert "bob takes at most 1 active game (now 0 active)" in answer.body
     shell.ok("nim challenge alice bob -pile=1")
     refused = shell("nim challenge carol bob")
-    assert refused.status == 1 and "bob has 1 active games and takes at most 1" in refused.body
+    assert refused.status == 1 and "bob has 1 active game and takes at most 1" in refused.body
     shell.ok("nim move 101 alice pw-alice 1")  # the game ends: room for one more
     shell.ok("nim challenge carol bob")
     shell.ok("limit bob pw-bob none")
     shell.ok("nim challenge alice bob")
     assert shell("limit bob pw-bob many").status == 2
+
+
+def test_a_limit_under_the_games_played_and_a_seek_it_blocks_say_so(shell):
+    """A limit below what he plays holds off new challenges: the answer says so, and a seek
+    that the limit blocks says that too (it was refused later without a word)."""
+    shell.signup("alice", "bob", "dave")
+    shell.ok("nim challenge alice dave")
+    shell.ok("nim challenge bob dave")
+    said = " ".join(shell.ok("limit dave pw-dave 1").body.split())
+    assert said == (
+        "dave takes at most 1 active game. He has 2 active now, so challenges to him are "
+        "refused until he is under the limit."
+    )
+    sought = " ".join(shell.ok("seek dave pw-dave 2").body.split())
+    assert "dave seeks 2 more games" in sought
+    assert "His limit of 1 active game (2 active now) refuses every challenge until he is " in (
+        sought
+    )
+    shell.ok("limit dave pw-dave 3")
+    sought = " ".join(shell.ok("seek dave pw-dave 2").body.split())
+    assert sought.endswith(
+        "His limit of 3 active games (2 active now) lets only 1 more start for now."
+    )
+    shell.ok("limit dave pw-dave 5")
+    assert "His limit" not in shell.ok("seek dave pw-dave 2").body
 
 
 def test_seek_counts_down_and_turns_accept_on(shell):

@@ -332,6 +332,8 @@ def test_a_preview_out_of_turn_says_whose_move_it_is(shell):
         "a preview shows the position after the move of the player to move (put blue's move "
         "first to see yours after it)"
     ) in said(refused.body)
+    assert "The board is unchanged" not in refused.body  # (a preview never changes it)
+    assert "The position where the preview stopped (a preview changes nothing):" in refused.body
     shown = shell.ok("polis preview 101 d7-e6 h2-g3", **bob)  # so
     assert "1. d7-e6 2. h2-g3 It is blue's (alice's) move in this position" in said(shown.body)
     # the shell is nobody in particular: the answer says for whom the move was judged

@@ -235,7 +235,7 @@ CASES = [
     (
         "usage-on-one-line",
         [],
-        "plotto challenge alice nosuch",
+        "plotto challenge alice bob --bogus",
         {},
         [
             "\nUsage: plotto challenge USERID1 USERID2 [USERID3 [USERID4]] [-tournament]\n"

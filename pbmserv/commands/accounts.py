@@ -149,6 +149,8 @@ def change_address(call: Call) -> None:
     req, ctx = call.req, call.ctx
     userid = call.args["userid"]
     addresses = _addresses(req, call.args["addresses"])
+    if not addresses:  # the shell has no sender: an empty line would remove every address
+        raise click.UsageError(f"give the new addresses; usage: {call.usage}")
     user_id = call_login(call)
     done = confirmation.Confirmations()
     with req.sessions() as session, session.begin():
@@ -215,12 +217,16 @@ def list_games(call: Call) -> None:
     ctx, args = call.ctx, call.args["games"]
     at_most(args, "games")
     if args:
-        for name in args:
-            try:
-                game = get_game(name)
-            except KeyError as exc:
-                raise Refused(str(exc.args[0])) from None
-            answer(ctx, subjects.GAME_LIST(game=game.display_name), games_table(call, game, []))
+        try:
+            named = list(dict.fromkeys(get_game(name) for name in args))
+        except KeyError as exc:
+            raise Refused(str(exc.args[0])) from None
+        # one answer, each table under its game's name: by mail the answers of one line
+        # share a mail, and an unlabelled table read as the last game's
+        parts = [f"{g.display_name} games:\n\n" + games_table(call, g, []) for g in named]
+        one = len(named) == 1
+        subject = subjects.GAME_LIST(game=named[0].display_name) if one else subjects.GAMES_LIST()
+        answer(ctx, subject, "\n".join(parts))
         return
     lines = ["Games on this server:", ""]
     for game in all_games():

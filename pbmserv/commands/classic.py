@@ -83,8 +83,9 @@ def message(call: Call) -> None:
     targets, text = _message_text(req, [*call.args["to"], *call.args["options"]])
     if not targets:
         raise click.UsageError(f"whom to? usage: {call.usage}")
-    if not text:
-        raise Refused("nothing to say: write the message in the mail body")
+    if not text:  # (a shell has no mail body)
+        where = "give it with --text=TEXT" if req.trusted else "write it in the mail body"
+        raise Refused(f"nothing to say: {where} (the words after the password name whom to)")
     if len(targets) > MAX_MESSAGE_RECIPIENTS:
         raise Refused(f"at most {MAX_MESSAGE_RECIPIENTS} recipients a message")
     with req.sessions() as session, session.begin():
@@ -93,8 +94,12 @@ def message(call: Call) -> None:
         users = []
         for name in targets:
             user = accounts.find_user(session, name)
-            if user is None:
-                raise Refused(f"there is no player '{accounts.normalise_userid(name)}'")
+            if user is None:  # (words meant as the text read as userids: say where it goes)
+                raise Refused(
+                    f"there is no player '{accounts.normalise_userid(name)}': the words after "
+                    "the password are the userids to write to; the message itself goes in the "
+                    "mail body or --text=TEXT"
+                )
             if not req.trusted and not _shares_a_board(session, user_id, user.id):
                 raise Refused(
                     f"{sender.userid} and {user.userid} share no unfinished board: messages "
@@ -102,7 +107,11 @@ def message(call: Call) -> None:
                 )
             users.append(user)
         lines = [f"{sender.userid} writes:", "", text, ""]
-        lines.append(f"Answer: message USERID PASSWORD {sender.userid}")
+        author = sender.userid
+
+        def reply(user: User) -> str:  # each recipient's own line to answer with
+            return f"Answer: message {user.userid} PASSWORD {author}\n"
+
         subject = subjects.MESSAGE_FROM(userid=sender.userid)
         sent = notify.player_text(
             session,
@@ -113,6 +122,7 @@ def message(call: Call) -> None:
             _verbatim(lines),
             req.now,
             capped=not req.trusted,
+            tail=reply,
         )
         refused = sent.refused
         ids = [u.id for u in users]
@@ -268,7 +278,7 @@ def subscribe_all(call: Call) -> None:
     user_id = call_login(call)
     with req.sessions() as session, session.begin():
         query = select(Board).where(Board.game == game.name, Board.status == BoardStatus.active)
-        added = []
+        added, already = [], []
         for board in session.scalars(query.order_by(Board.number)):
             if any(s.user_id == user_id for s in board.seats):
                 continue
@@ -278,11 +288,16 @@ def subscribe_all(call: Call) -> None:
             elif found.kind != SubscriptionKind.all:
                 found.kind = SubscriptionKind.all
             else:
+                already.append(str(board.number))
                 continue
             added.append(str(board.number))
+    name = game.display_name
     what = ", ".join(added) if added else "none (no other active boards)"
-    text = f"{userid} now gets every mail of these {game.display_name} boards: {what}."
-    answer(call.ctx, subjects.game(game.display_name, "subscribe all"), _text([text]))
+    lines = [f"{userid} now gets every mail of these {name} boards: {what}."]
+    if already:  # (subscribed before: nothing new)
+        lines = lines if added else []
+        lines.append(f"{userid} already gets every mail of {name} boards {', '.join(already)}.")
+    answer(call.ctx, subjects.game(name, "subscribe all"), _text(lines))
 
 
 TEXT_OPTION = ("text",)

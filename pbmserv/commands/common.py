@@ -173,11 +173,18 @@ def move_error(exc: MoveError, text: str, lead: str = "illegal move") -> str:
     return f"{lead} '{text}': {message}"
 
 
-def board_error(board: Board, position: Position, message: str, tail: str = "") -> Refused:
-    """An error about a board: the message, then the board as it stands (and ``tail``: the
-    line to send back, when the sender is the player to move)."""
+def board_error(
+    board: Board,
+    position: Position,
+    message: str,
+    tail: str = "",
+    lead: str = "The board is unchanged:",
+) -> Refused:
+    """An error about a board: the message, then ``lead`` and the board in ``position`` (and
+    ``tail``: the line to send back, when the sender is the player to move).  A preview,
+    which never changes the board, leads with what the position is instead."""
     due = deadlines.due(board, position)
-    body = "The board is unchanged:\n\n" + board_mail_body(board, position, due=due) + tail
+    body = f"{lead}\n\n" + board_mail_body(board, position, due=due) + tail
     subject = error_subject(subjects.board(game_name(board), board.number))
     return Refused(message, subject=subject, body=body, board=board_key(board))
 

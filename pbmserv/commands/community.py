@@ -48,13 +48,15 @@ def _subscribe(call: Call, kind: SubscriptionKind) -> None:
         if boards.seats_of(board, user) and user.id not in players.gone_users(board, position):
             raise Refused(f"{user.userid} plays on board {number} and gets its mail anyway")
         found = next((s for s in board.subscriptions if s.user_id == user.id), None)
+        already = found is not None and found.kind is kind
         if found is None:
             board.subscriptions.append(Subscription(user=user, kind=kind))
         else:
             found.kind = kind
         session.flush()
         what = "every mail" if kind == SubscriptionKind.all else "the result only"
-        lines = [f"{user.userid} now gets {what} of {game.display_name} board {number}."]
+        when = "already gets" if already else "now gets"
+        lines = [f"{user.userid} {when} {what} of {game.display_name} board {number}."]
         due = deadlines.due(board, position)
         body = _text(lines) + "\n" + board_mail_body(board, position, due=due)
     answer(call.ctx, subjects.board(game.display_name, number, word), body)
@@ -100,11 +102,13 @@ def chat(call: Call) -> None:
     with req.sessions() as session, session.begin():
         board = load_board(session, game, number)
         user = _user(session, user_id)
-        listeners = [
-            u for u in [s.user for s in board.seats] + [s.user for s in board.subscriptions]
-        ]
-        if all(u.id != user.id for u in listeners):
+        players = [s.user for s in board.seats]
+        if all(u.id != user.id for u in players + [s.user for s in board.subscriptions]):
             raise Refused(f"only the players and spectators of board {number} may chat there")
+        # a spectator who asked for the result only ('notify') gets no chat
+        listeners = players + [
+            s.user for s in board.subscriptions if s.kind is SubscriptionKind.all
+        ]
         subject = subjects.board(game.display_name, number, "Chat")
         body = render("mail/chat.txt.j2", userid=user.userid, text=said, number=number, game=game)
         seen: list[User] = []

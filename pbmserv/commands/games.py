@@ -107,18 +107,21 @@ def create_challenge(
     words: list[str],
     *,
     confirmed_by: int | None = None,
+    comment: str | None = None,
 ) -> None:
     """Create a board; by mail only once the challenger has confirmed it.
 
     A challenge by mail must come from the confirmed address of one of the players (the
     challenger).  It then waits, mailing nobody but the challenger a code
-    (:func:`pbmserv.domain.confirmation.challenge_mail`); ``confirm CODE`` calls this again
-    with ``confirmed_by`` set, and the board is created and mailed to the players.
+    (:func:`pbmserv.domain.confirmation.challenge_mail`), its mail's comment kept with it;
+    ``confirm CODE`` calls this again with ``confirmed_by`` and that ``comment`` set, and the
+    board is created and mailed to the players, the comment under it as a move's is.
     """
+    said = (req.comment if comment is None else comment).strip()
     at_most(players, "players")  # (before any of them is looked up)
     params_tokens = [w for w in words if not w.startswith("--")]
     option_tokens = [w for w in words if w.startswith("--")]
-    problems: list[str] = []
+    problems: list[str] = []  # of the line's words: the answer shows the usage
     options, option_problems = _parse_options(option_tokens)
     problems += option_problems
     params: dict[str, bool | int] = game.defaults()
@@ -133,19 +136,20 @@ def create_challenge(
         game.check_players(len(userids), params)
     except PlayersError as exc:
         problems.append(str(exc))
+    refusals: list[str] = []  # of the players named or the sender: no usage to show
     with req.sessions() as session, session.begin():
         users = []
         for userid in userids:
             found = accounts.find_user(session, userid)
             if found is None or found.password_hash.startswith("!"):
-                problems.append(f"there is no player '{userid}'")
+                refusals.append(f"there is no player '{userid}'")
             elif not found.accepts_challenges:
-                problems.append(f"{userid} does not accept challenges")
+                refusals.append(f"{userid} does not accept challenges")
             elif found.robot is not None and found.robot.game != game.name:
                 theirs = get_game(found.robot.game).display_name
-                problems.append(f"{userid} is a robot that plays {theirs} only")
+                refusals.append(f"{userid} is a robot that plays {theirs} only")
             elif reason := accounts.over_limit(session, found):
-                problems.append(reason)
+                refusals.append(reason)
             else:
                 users.append(found)
         challenger = None
@@ -153,13 +157,18 @@ def create_challenge(
             owners = [u for u in users if accounts.is_owner_address(u, req.sender)]
             challenger = owners[0] if owners else None
             if challenger is None:
-                problems.append(
+                refusals.append(
                     "a challenge by mail must come from an address registered to one of the "
                     "players (and confirmed)"
                 )
+        if refusals and not problems:
+            raise Refused(
+                "Invalid challenge: " + "; ".join(refusals),
+                subject=error_subject(game.display_name),
+            )
         if problems:
             raise Refused(
-                "Invalid challenge: " + "; ".join(problems),
+                "Invalid challenge: " + "; ".join(problems + refusals),
                 subject=error_subject(game.display_name),
                 body=usage_line(f"Usage: {challenge_usage(game)}")
                 + "\n"
@@ -182,7 +191,7 @@ def create_challenge(
                     "many mails from us a day; try again tomorrow (UTC)"
                 )
             mail = confirmation.challenge_mail(
-                session, req.settings, challenger, game.name, players, words, req.now
+                session, req.settings, challenger, game.name, players, words, req.now, said
             )
             answer(ctx, mail.subject, mail.body)
             return
@@ -190,7 +199,14 @@ def create_challenge(
         accounts.after_challenge(users)
         notes: list[str] = []
         boards.run_automatic(board, position, now=req.now, notes=notes)
-        body = board_mail_body(board, position, notes=notes, due=deadlines.due(board, position))
+        writer = next((u for u in users if u.id == confirmed_by), users[0])
+        body = board_mail_body(
+            board,
+            position,
+            notes=notes,
+            due=deadlines.due(board, position),
+            said=[(writer.userid, said)] if said else None,
+        )
         subject = board_subject(board, position, new=True)
         tail = reply_tail(board, position)
         notify.mail_users(
@@ -377,7 +393,10 @@ def preview(call: Call) -> None:
                 other = sender is not None and mover is not None and sender.id != mover.id
                 name = mover.userid if mover else ""
                 raise board_error(
-                    board, position, preview_stop(word, exc, position, name, not_his=other)
+                    board,
+                    position,
+                    preview_stop(word, exc, position, name, not_his=other),
+                    lead="The position where the preview stopped (a preview changes nothing):",
                 ) from None
             played.append(position.format_move(move_value))
             position.play(move_value)

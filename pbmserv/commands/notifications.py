@@ -26,7 +26,9 @@ def _mode(word: str, usage: str, *, default: bool = False) -> str | None:
 
 
 def _describe(mode: str) -> str:
-    return f"{mode} ({MODES[mode]})"
+    """``one mail a day with every board that changed (mode 'digest')``: what he gets, then
+    the word that sets it."""
+    return f"{MODES[mode]} (mode '{mode}')"
 
 
 def user_notifications(call: Call) -> None:
@@ -55,10 +57,10 @@ def board_notifications(call: Call) -> None:
         if call.args.get("mode"):
             set_board_mode(session, seats, _mode(call.args["mode"], call.usage, default=True))
         own, user = seats[0].notify, seats[0].user
-        source = "its own mode" if own else "your mode for all boards"
+        source = "its own mode" if own else "his mode for all boards"
         text = (
             f"On {game.display_name} board {number} {user.userid} gets "
-            f"{_describe(own or user.notify)} ({source})."
+            f"{_describe(own or user.notify)}: {source}."
         )
     answer(call.ctx, subjects.board(game.display_name, number, "notifications"), fill(text) + "\n")
 

@@ -56,8 +56,16 @@ def limit_command(call: Call) -> None:
         user.game_limit = limit
         active = accounts.active_games(session, user)
         userid = user.userid
-    text = f"at most {limit} active games" if limit is not None else "any number of games"
-    answer(call.ctx, subjects.server("limit"), f"{userid} takes {text} (now {active} active).\n")
+    if limit is None:
+        text = f"{userid} takes any number of games (now {active} active)."
+    elif active < limit:
+        text = f"{userid} takes at most {accounts.active_count(limit)} (now {active} active)."
+    else:  # a limit below what he plays ends nothing: it holds off new games
+        text = (
+            f"{userid} takes at most {accounts.active_count(limit)}. He has {active} active now, "
+            "so challenges to him are refused until he is under the limit."
+        )
+    answer(call.ctx, subjects.server("limit"), fill(text) + "\n")
 
 
 def seek_command(call: Call) -> None:
@@ -69,13 +77,22 @@ def seek_command(call: Call) -> None:
         user.seeking = count
         if count:
             user.accepts_challenges = True
-        userid = user.userid
+        userid, limit = user.userid, user.game_limit
+        active = accounts.active_games(session, user)
     text = (
-        f"{userid} seeks {count} more games: shown in the standings of every game; each new "
-        "game counts one off."
+        f"{userid} seeks {count} more game{'' if count == 1 else 's'}: shown in the standings "
+        "of every game; each new game counts one off."
         if count
         else f"{userid} seeks no games."
     )
+    room = None if limit is None else max(limit - active, 0)
+    if count and room is not None and room < count:  # (the limit refuses them in silence)
+        held = f"His limit of {accounts.active_count(limit or 0)} ({active} active now)"
+        text += (
+            f" {held} refuses every challenge until he is under it: raise it with 'limit'."
+            if room == 0
+            else f" {held} lets only {room} more start for now."
+        )
     answer(call.ctx, subjects.server("seek"), fill(text) + "\n")
 
 

@@ -59,13 +59,37 @@ def game_help(name: str) -> str:
     return render(f"help/{name}.txt") + "\n" + commands
 
 
+def command_help(word: str) -> str | None:
+    """The usage and help line of the commands ``word`` names (a top command, a group, a
+    command of every game), or None: ``help challenge`` as classic servers answered it."""
+    word = word.lower()
+    lines: list[str] = []
+    found = top(word)
+    if isinstance(found, Group):
+        lines += help_lines(found.commands, found.name)
+    elif found is not None:
+        lines += help_lines([found])
+    mine = [c for c in GAME.commands if word in c.names and c.name != "help"]
+    if mine:
+        games = ", ".join(g.name for g in all_games())
+        lines += [""] if lines else []
+        lines += help_lines(mine, "GAME")
+        lines += ["", *textwrap.wrap(f"GAME is one of: {games} (the same in every game).", WIDTH)]
+        lines += textwrap.wrap("Send 'help GAME' for a game's rules and all its commands.", WIDTH)
+    return "\n".join(lines) + "\n" if lines else None
+
+
 def help_command(call: Call) -> None:
     name = call.args.get("game")
     if name:
         try:
             game = get_game(name)
         except KeyError:
-            raise unknown_topic(name) from None
+            text = command_help(name)
+            if text is None:
+                raise unknown_topic(name) from None
+            answer(call.ctx, subjects.server("help"), text)
+            return
         answer(call.ctx, subjects.game(game.display_name, "help"), game_help(game.name))
         return
     text = render(
@@ -81,15 +105,17 @@ def help_command(call: Call) -> None:
 
 
 def unknown_topic(name: str) -> Refused:
-    """``help NAME`` where NAME is no game: say so, and name the closest game (difflib)."""
+    """``help NAME`` where NAME is no game nor command: say so, and name the closest one
+    (difflib)."""
     games = [g.name for g in all_games()]
-    close = difflib.get_close_matches(name.lower(), games, n=1, cutoff=0.6)
+    words = [*games, *GROUPS, *(c.name for c in (*TOP, *GAME.commands))]
+    close = difflib.get_close_matches(name.lower(), words, n=1, cutoff=0.6)
     hint = f" Did you mean 'help {close[0]}'?" if close else ""
     return Refused(
         f"there is no help on '{name}'.{hint}",
         body=fill(
-            f"Send 'help GAME' for the rules of a game ({', '.join(games)}), or 'help' "
-            "alone for the commands of this server."
+            f"Send 'help GAME' for the rules of a game ({', '.join(games)}), 'help COMMAND' "
+            "for one command (as 'help move'), or 'help' alone for the commands of this server."
         ),
     )
 
@@ -101,8 +127,8 @@ def game_help_command(call: Call) -> None:
 HELP = Command(
     "help",
     help_command,
-    "The server's help, or one game's rules and commands.",
-    (Arg("game", Kind.TEXT, optional=True),),
+    "The server's help, one game's rules and commands, or one command's usage.",
+    (Arg("game", Kind.TEXT, optional=True, metavar="[GAME|COMMAND]"),),
     plain_word=True,
 )
 TOP: tuple[Command, ...] = (

@@ -61,7 +61,7 @@ def confirm(call: Call) -> None:
     a reply that says nothing but its Subject (see the module's docstring)."""
     req, ctx = call.req, call.ctx
     code = call.args["code"]
-    challenge: tuple[str, list[str], list[str], int] | None = None
+    challenge: tuple[str, list[str], list[str], int, str] | None = None
     with req.sessions() as session, session.begin():
         token = _usable(session, code, req, "confirm")
         if token.kind is TokenKind.reset:
@@ -82,12 +82,13 @@ def confirm(call: Call) -> None:
             if not req.trusted and not accounts.is_owner_address(user, req.sender):
                 raise Refused(f"a challenge is confirmed from a confirmed address of {user.userid}")
             payload = token.payload
-            challenge = (payload["game"], payload["players"], payload["options"], user.id)
+            said = payload.get("comment") or ""  # (none in a code made before it was kept)
+            challenge = (payload["game"], payload["players"], payload["options"], user.id, said)
     if challenge is None:
         answer(ctx, subjects.server("confirm"), message)
         return
-    game, players, options, user_id = challenge
-    create_challenge(get_game(game), req, ctx, players, options, confirmed_by=user_id)
+    game, players, options, user_id, said = challenge
+    create_challenge(get_game(game), req, ctx, players, options, confirmed_by=user_id, comment=said)
 
 
 def refuse(call: Call) -> None:

@@ -500,8 +500,13 @@ def over_limit(session: Session, user: User) -> str | None:
         return None
     count = active_games(session, user)
     if count >= user.game_limit:
-        return f"{user.userid} has {count} active games and takes at most {user.game_limit}"
+        return f"{user.userid} has {active_count(count)} and takes at most {user.game_limit}"
     return None
+
+
+def active_count(count: int) -> str:
+    """``1 active game``, ``2 active games``."""
+    return f"{count} active game{'' if count == 1 else 's'}"
 
 
 def after_challenge(users: list[User]) -> None:

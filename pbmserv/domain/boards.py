@@ -492,7 +492,10 @@ def queue_move(board: Board, user: User, text: str | None, comment: str = "") ->
 
 
 def has_moved(board: Board, seat: int) -> bool:
-    return any(m.seat == seat and not m.auto for m in board.moves)
+    """Whether ``seat`` has played a move of its own: a queued move is the player's choice and
+    counts (else he could queue his moves, then leave a lost game unrated by "declining"); a
+    forced pass or a forfeit, entered without his word, does not."""
+    return any(m.seat == seat and (not m.auto or m.source == "queued") for m in board.moves)
 
 
 def decline(

@@ -229,13 +229,16 @@ def challenge_mail(
     players: list[str],
     options: list[str],
     now: datetime,
+    comment: str = "",
 ) -> Confirmation:
-    """A code that creates the challenge ``game challenge PLAYERS OPTIONS`` once confirmed."""
+    """A code that creates the challenge ``game challenge PLAYERS OPTIONS`` once confirmed;
+    ``comment`` (the mail's, passwords masked) waits with it for the players' board mail."""
+    said = comment.strip()
     code = tokens.issue(
         session,
         TokenKind.challenge,
         user_id=challenger.id,
-        payload={"game": game, "players": players, "options": options},
+        payload={"game": game, "players": players, "options": options, "comment": said},
         now=now,
         hours=settings.token_hours,
     )
@@ -243,6 +246,7 @@ def challenge_mail(
     lines = [
         "Your challenge waits for your confirmation:",
         f"  {line}",
+        *(["Your comment waits with it and goes to the players with the board."] if said else []),
         "",
         "Nobody else has been told. To start the game, reply to this mail (keep the",
         "subject and write nothing of your own), or send the line",

@@ -34,7 +34,7 @@ from pbmserv.store.models import Board, BoardStatus, Seat, SubscriptionKind, Use
 MODES = {
     "every": "a board mail for every move",
     "digest": "one mail a day with every board that changed",
-    "once": "one mail when it is your turn, then none until you move",
+    "once": "one mail when it is his turn, then none until he moves",
 }
 DIGEST_EVERY = timedelta(days=1)
 

@@ -121,8 +121,10 @@ def player_text(
     *,
     capped: bool,
     skip_address: str | None = None,
+    tail: Callable[[User], str] | None = None,
 ) -> Sent:
-    """Mail ``author``'s own text (``message``, ``chat``) to ``users`` (not to him).
+    """Mail ``author``'s own text (``message``, ``chat``) to ``users`` (not to him), with
+    ``tail(user)`` for that user only (the line to answer with).
 
     ``capped`` (mail; the shell is the operator): an address gets it only within the daily
     caps, even when the author is authenticated, since his text is not the game; a user is
@@ -152,6 +154,7 @@ def player_text(
         now,
         skip=author,
         skip_address=skip_address,
+        tail=tail,
         allow=allow,
     )
     refused = {

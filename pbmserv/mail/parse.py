@@ -504,6 +504,12 @@ def _read_headers(msg: Message, result: ParsedMail, envelope_from: str | None) -
             result.headers.append((name, value))
 
 
+def _bare(line: str) -> str:
+    """A command line without its blanks and optional ``pbmserv`` word, to compare lines."""
+    words = line.split()
+    return " ".join(words[1:] if words and words[0].lower() == "pbmserv" else words)
+
+
 def declared_verbs() -> set[str]:
     """The words that may follow a command word: the commands of every group and game."""
     groups = [registry.GAME, *registry.GROUPS.values()]
@@ -526,7 +532,9 @@ def _read_commands(
             result.subject_not_understood = True
     most = max(max_commands - len(unclear), 0)  # (the subject's counts)
     body = read_body(text, words, verbs, max_not_understood=most)
-    commands += body.commands
+    # the Subject's line written in the body too (a common habit) runs once, not twice
+    said = _bare(commands[0]) if result.subject_is_command else None
+    commands += [c for c in body.commands if _bare(c) != said]
     comment = body.comment
     result.not_understood = unclear + body.not_understood
     result.text = body.text
