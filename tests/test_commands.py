@@ -101,7 +101,7 @@ def test_invalid_challenge_lists_every_reason(shell):
     assert result.status == 1
     for reason in (
         "Invalid challenge",
-        "no player 'zed'",
+        "the 2nd userid given names no player",
         "unknown nim parameter '-size=3'",
         "-pile=N",
         "--nagtime needs a number",

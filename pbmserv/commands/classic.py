@@ -17,6 +17,7 @@ from pbmserv.commands.common import (
     board_arg,
     call_login,
     load_board,
+    no_player,
     not_sent,
     preview_body,
     preview_stop,
@@ -91,10 +92,10 @@ def message(call: Call) -> None:
         sender = session.get(User, user_id)
         assert sender is not None
         users = []
-        for name in targets:
+        for position, name in enumerate(targets, 1):
             user = accounts.find_user(session, name)
             if user is None:
-                raise Refused(f"there is no player '{accounts.normalise_userid(name)}'")
+                raise Refused(no_player(req, name, position))
             if not req.trusted and not _shares_a_board(session, user_id, user.id):
                 raise Refused(
                     f"{sender.userid} and {user.userid} share no unfinished board: messages "
@@ -174,8 +175,7 @@ def all_show(call: Call) -> None:
     with req.sessions() as session:
         user = accounts.find_user(session, call.args["userid"])
         if user is None:
-            name = accounts.normalise_userid(call.args["userid"])
-            raise Refused(f"there is no player '{name}'")
+            raise Refused(no_player(req, call.args["userid"], 1))
         query = (
             select(Board)
             .where(Board.status == BoardStatus.active)

@@ -18,6 +18,7 @@ from pbmserv.commands.common import (
     call_login,
     load_board,
     move_error,
+    no_player,
     parse_board_number,
     preview_body,
     preview_stop,
@@ -135,10 +136,10 @@ def create_challenge(
         problems.append(str(exc))
     with req.sessions() as session, session.begin():
         users = []
-        for userid in userids:
+        for position, userid in enumerate(userids, 1):
             found = accounts.find_user(session, userid)
             if found is None or found.password_hash.startswith("!"):
-                problems.append(f"there is no player '{userid}'")
+                problems.append(no_player(req, players[position - 1], position))
             elif not found.accepts_challenges:
                 problems.append(f"{userid} does not accept challenges")
             elif found.robot is not None and found.robot.game != game.name:

@@ -1,0 +1,56 @@
+"""Passwords typed where the classic habit puts them are never repeated nor kept in clear:
+in the answer to a mail, in the other players' board mails and in the mail's kept copy."""
+
+from __future__ import annotations
+
+import itertools
+
+from sqlalchemy import select
+
+from pbmserv.commands.grammar import mask_passwords
+from pbmserv.store.models import Comment, Inbox
+
+_IDS = itertools.count(1)
+
+
+def mail(shell, settings, sessions, clock, sender, subject, body=""):
+    """Mail ``subject`` and ``body`` through the worker: (the mails it queued, the kept copy)."""
+    from pbmserv.mail import inbox
+    from pbmserv.mail.worker import process_next
+
+    raw = (
+        f"From: {sender}\r\nTo: pbmserv@example.org\r\nSubject: {subject}\r\n"
+        f"Message-ID: <m{next(_IDS)}@example.org>\r\n\r\n{body}"
+    ).encode()
+    before = len(shell.outbox())
+    inbox.store(sessions, raw, sender, ["pbmserv@example.org"], clock.now)
+    while process_next(sessions, settings, lambda: clock.now) is not None:
+        pass
+    with sessions() as s:
+        kept = s.scalars(select(Inbox.raw).order_by(Inbox.id.desc())).first()
+    return shell.outbox()[before:], kept.decode()
+
+
+def everything(out, kept) -> str:
+    return "\n".join([*(f"{m.subject}\n{m.body}" for m in out), kept])
+
+
+# ----------------------------------------------------------------------------- no such player
+
+
+def test_a_password_after_the_userid_of_a_command_that_takes_none_is_not_repeated(
+    shell, settings, sessions, clock
+):
+    shell.signup("dora", "bob", "richard")
+    shell.ok("polis challenge dora bob")
+    for line in (
+        "polis games dora doraPW77",
+        "polis history dora doraPW77",
+        "polis show dora doraPW77",
+        "all show doraPW77",
+        "polis challenge richard bob rpw12345",
+    ):
+        out, kept = mail(shell, settings, sessions, clock, "dora@example.org", line)
+        text = everything(out, kept)
+        assert out and "names no player" in out[0].body, line
+        assert "pw77" not in text.lower() and "rpw12345" not in text, line
