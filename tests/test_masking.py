@@ -54,3 +54,27 @@ def test_a_password_after_the_userid_of_a_command_that_takes_none_is_not_repeate
         text = everything(out, kept)
         assert out and "names no player" in out[0].body, line
         assert "pw77" not in text.lower() and "rpw12345" not in text, line
+
+
+# ----------------------------------------------------------------------------- argument orders
+
+
+def test_showas_takes_the_board_first_like_every_board_command(shell):
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    first = shell.ok("polis showas 101 alice pw-alice").body
+    classic = shell.ok("polis showas alice pw-alice 101").body
+    assert first == classic
+    assert shell("polis showas 101 alice wrongpw").status == 1
+
+
+def test_every_order_a_player_may_type_is_masked():
+    for line, masked in (
+        ("ploy showas 104 alice secret1", "ploy showas 104 alice ********"),
+        ("ploy showas alice secret1 104", "ploy showas alice ******** 104"),
+        ("limit alice 3 secret1", "limit alice ******** ********"),
+        ("limit alice secret1 3", "limit alice ******** 3"),
+        ("notifications alice once secret1", "notifications alice ******** ********"),
+        ("polis move 101 alice secret1 e2-e3", "polis move 101 alice ******** e2-e3"),
+    ):
+        assert mask_passwords(line) == masked, line

@@ -207,7 +207,8 @@ def all_show(call: Call) -> None:
 
 
 def showas(call: Call) -> None:
-    """GAME showas USERID PASSWORD BOARD: the board from that player's seat."""
+    """GAME showas BOARD USERID PASSWORD (or the classic USERID PASSWORD BOARD): the board
+    from that player's seat."""
     game, userid = call.game, call.args["userid"]
     user_id, number = call_login(call), board_arg(call)
     with call.req.sessions() as session:
@@ -327,6 +328,7 @@ GAME_COMMANDS: tuple[Command, ...] = (
         "showas",
         showas,
         "The board from your seat, with what only you see (queued and submitted moves).",
-        (Arg("userid", Kind.USERID), Arg("password", Kind.PASSWORD), Arg("board", Kind.BOARD)),
+        (Arg("board", Kind.BOARD), Arg("userid", Kind.USERID), Arg("password", Kind.PASSWORD)),
+        orders=(("userid", "password", "board"),),  # the classic servers' order
     ),
 )
