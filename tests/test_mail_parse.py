@@ -569,7 +569,7 @@ def test_mask_passwords(text: str, masked: str) -> None:
 def test_mask_passwords_known_passwords_anywhere() -> None:
     text = "my password is s3cret, really: s3cret\nso s3cret"
     assert mask_passwords(text, commands=[MOVE]) == (
-        "my password is s3cret, really: ********\nso ********"
+        "my password is ********, really: ********\nso ********"
     )
 
 

@@ -78,3 +78,35 @@ def test_every_order_a_player_may_type_is_masked():
         ("polis move 101 alice secret1 e2-e3", "polis move 101 alice ******** e2-e3"),
     ):
         assert mask_passwords(line) == masked, line
+
+
+# ----------------------------------------------------------------------------- comments
+
+
+def test_a_password_in_a_comment_is_masked_whatever_its_punctuation_and_case(
+    shell, settings, sessions, clock
+):
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    body = "My password is pw-alice, don't tell. (pw-alice) 'pw-alice' PW-ALICE pw-alice.\n"
+    out, kept = mail(
+        shell,
+        settings,
+        sessions,
+        clock,
+        "alice@example.org",
+        "polis move 101 alice pw-alice a7-a6",
+        body,
+    )
+    with sessions() as s:
+        comments = " ".join(s.scalars(select(Comment.text)))
+    text = everything(out, kept) + comments
+    assert "don't tell" in comments
+    assert "pw-alice" not in text.lower(), text
+
+
+def test_the_punctuation_around_a_password_in_prose_stays():
+    from pbmserv.commands.grammar import password_mask
+
+    mask = password_mask(commands=["polis move 101 alice Secret1 a7-a6"], guess=False)
+    assert mask("It is (SECRET1), 'secret1'.") == "It is (********), '********'."

@@ -558,6 +558,15 @@ def password_mask(
     return PasswordMask(_games(command_words), known, guess, unread)
 
 
+_EDGES = re.compile(r"^[\W_]+|[\W_]+$")
+
+
+def _core(word: str) -> str:
+    """A word as a password is recognised in prose: casefolded, without the punctuation
+    around it (``(Secret1),`` is ``secret1``)."""
+    return _EDGES.sub("", word).casefold()
+
+
 def _masked(
     text: str,
     games: frozenset[str],
@@ -576,8 +585,15 @@ def _masked(
             hide = _unread_slots(tokens, games)
         else:
             hide = set(_line_slots(tokens, games, guess).hide)
+        cores = {_core(secret) for secret in extra} - {""}
         for k, token in enumerate(tokens):
             if token in extra or _unquote(token) in extra:
+                hide.add(k)
+            elif k not in hide and _core(token) in cores:  # its punctuation is kept
+                a, b = spans[k]
+                inner = _EDGES.sub("", token)
+                start = a + token.index(inner)
+                spans[k] = (start, start + len(inner))
                 hide.add(k)
         for k in sorted(hide, reverse=True):
             a, b = spans[k]

@@ -39,7 +39,9 @@ def show(call: Call) -> None:
     userids = [w for w in words if w.lower() not in ("active", "inactive", "next")]
     at_most(userids, "players")
     with call.req.sessions() as session:
-        found = _select_boards(call.req, session, game, userids, filters[0] if filters else "active")
+        found = _select_boards(
+            call.req, session, game, userids, filters[0] if filters else "active"
+        )
         numbers = [str(b.number) for b in found]
     if not numbers:
         answer(call.ctx, subjects.game(game.display_name, "Boards"), "No boards match.\n")
@@ -147,7 +149,9 @@ def games_table(call: Call, game: Game, words: list[str], *, finished: bool = Fa
     which = filters[0] if filters else ("inactive" if finished else "all")
     with call.req.sessions() as session:
         rows = []
-        found = _select_boards(call.req, session, game, userids, which, finished, newest=MAX_LISTED + 1)
+        found = _select_boards(
+            call.req, session, game, userids, which, finished, newest=MAX_LISTED + 1
+        )
         older = len(found) > MAX_LISTED
         for board in found[-MAX_LISTED:]:
             moves = len(board.moves)  # a game on: the move due (its #N); a game over: its moves

@@ -364,9 +364,7 @@ def reorderings(command: Command) -> list[Command]:
     out = []
     for perm in itertools.permutations(single):
         kinds = [command.args[i].kind for i in perm]
-        userid_late = Kind.USERID in kinds and kinds.index(Kind.USERID) > kinds.index(
-            Kind.PASSWORD
-        )
+        userid_late = Kind.USERID in kinds and kinds.index(Kind.USERID) > kinds.index(Kind.PASSWORD)
         if perm == tuple(single) or userid_late:
             continue
         args = list(command.args)
