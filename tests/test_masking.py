@@ -110,3 +110,50 @@ def test_the_punctuation_around_a_password_in_prose_stays():
 
     mask = password_mask(commands=["polis move 101 alice Secret1 a7-a6"], guess=False)
     assert mask("It is (SECRET1), 'secret1'.") == "It is (********), '********'."
+
+
+# ----------------------------------------------------------------------------- usage text
+
+
+def test_the_usage_in_an_error_is_ours_and_never_masked(shell, settings, sessions, clock):
+    shell.signup("alice")
+    out, kept = mail(
+        shell,
+        settings,
+        sessions,
+        clock,
+        "alice@example.org",
+        "polis notifications alice secret1 101 once",
+    )
+    assert "digest | once | default]" in out[0].body, out[0].body
+    assert "secret1" not in everything(out, kept)
+
+
+def test_a_command_word_begun_is_shown_and_completed(shell, settings, sessions, clock):
+    shell.signup("alice")
+    out, kept = mail(shell, settings, sessions, clock, "alice@example.org", "ploy hist")
+    assert "No such command 'hist'. Did you mean 'history'?" in out[0].body, out[0].body
+    assert "Subject: ploy hist)" in out[0].body and "Subject: ploy hist" in kept
+    assert "Usage: ploy history" in shell("ploy hist").body
+
+
+# ----------------------------------------------------------------------------- pasted lines
+
+
+def test_the_placeholders_of_our_line_are_explained_and_count_as_no_failure(shell, sessions):
+    from pbmserv.store.models import AuthFailure
+
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    shell.ok("polis move 101 alice pw-alice a7-a6")
+    for _ in range(12):
+        pasted = shell(
+            "polis move 101 bob PASSWORD b2-b3#2", channel="mail", sender="x@example.org"
+        )
+        assert "replace it by your password" in " ".join(pasted.body.split()), pasted.body
+    with sessions() as s:
+        assert s.scalars(select(AuthFailure)).all() == []
+    unfilled = shell("polis move 101 bob pw-bob <move>#2", channel="mail", sender="bob@example.org")
+    assert "replace <move> by your move" in unfilled.body
+    shell.ok("polis move 101 bob pw-bob b2-b3#2", channel="mail", sender="bob@example.org")
+    assert "PASSWORD is the word" in shell("signup carol PASSWORD").body

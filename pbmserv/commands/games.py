@@ -211,6 +211,8 @@ def move(call: Call) -> None:
         show_boards(call, [str(number)])
         return
     word = text.lower()
+    if word.partition("#")[0] == "<move>":  # the line of our mail, pasted unchanged
+        raise Refused("replace <move> by your move (the game's help shows how moves are written)")
     if word == "resign":
         resign(call, number, user_id)
         return

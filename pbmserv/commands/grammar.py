@@ -102,6 +102,18 @@ def suggest(word: str, choices: Iterable[str]) -> str | None:
     return closest(word, choices)
 
 
+def meant(word: str, choices: Iterable[str]) -> str | None:
+    """The command a mistyped ``word`` may mean, for a hint: the closest choice, else the one
+    choice it begins (``hist``: ``history``).  (Only hints read prefixes: a line of prose that
+    starts with ``not`` is no ``notifications``.)"""
+    options = sorted(set(choices))
+    close = suggest(word, options)
+    if close is not None or len(word) < 3:
+        return close
+    starts = [c for c in options if c.startswith(word.lower())]
+    return starts[0] if len(starts) == 1 else None
+
+
 def closest(word: str, choices: Iterable[str]) -> str | None:
     """The choice closest to ``word`` (lower-cased) with difflib's ratio at least ``CUTOFF``,
     else None.  Every line that looks like a command asks, several times over (the mail
@@ -429,8 +441,9 @@ def _unread_slots(tokens: list[str], games: frozenset[str]) -> set[int]:
         keep = {k for k in range(first, found[1]) if bare[k] and not is_option(bare[k])}
     elif bare[first] in _command_word_set() or suggest(bare[first], _command_word_set()):
         keep = {first}  # and a game's command word after it (``plois shwo 102``)
-        if first + 1 < len(bare) and _in_group(registry.GAME, bare[first + 1], True):
-            keep.add(first + 1)
+        after = bare[first + 1] if first + 1 < len(bare) else ""
+        if after and (_in_group(registry.GAME, after, True) or meant(after, registry.GAME.words())):
+            keep.add(first + 1)  # (``ploy hist``, a command word begun)
     elif _in_group(registry.GAME, bare[first], False):
         keep = {first}  # a game's command word, its game word forgotten (``move 101 ...``)
     else:

@@ -37,6 +37,17 @@ if TYPE_CHECKING:
 USERID_RE = re.compile(r"^[a-z][a-z0-9_.-]{1,31}$")
 _DOMAIN_RE = re.compile(r"^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$|^localhost$")
 MIN_PASSWORD = 4
+# the word our mails put where the password goes (``polis move 101 bob PASSWORD <move>#2``)
+PLACEHOLDER = "PASSWORD"
+
+
+def new_password_problem(password: str) -> str | None:
+    """Why ``password`` cannot be an account's new password, or None."""
+    if len(password) < MIN_PASSWORD:
+        return f"a password needs at least {MIN_PASSWORD} characters"
+    if password == PLACEHOLDER:
+        return f"{PLACEHOLDER} is the word our mails put in the place of a password: choose another"
+    return None
 
 
 class AuthError(Exception):
@@ -390,6 +401,11 @@ def authenticate(
     A failure is recorded in ``session``: the caller must let that transaction commit even
     though the command is refused (:func:`pbmserv.commands.common.login` does).
     """
+    if password == PLACEHOLDER:  # a line pasted from our mail unchanged: no guess, no count
+        raise AuthError(
+            f"{PLACEHOLDER} stands for your password in the line our mail gives: replace it "
+            "by your password (it was not checked, and counts as no wrong password)"
+        )
     account = _account(session, userid)
     owner = (
         account is not None
