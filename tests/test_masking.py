@@ -157,3 +157,28 @@ def test_the_placeholders_of_our_line_are_explained_and_count_as_no_failure(shel
     assert "replace <move> by your move" in unfilled.body
     shell.ok("polis move 101 bob pw-bob b2-b3#2", channel="mail", sender="bob@example.org")
     assert "PASSWORD is the word" in shell("signup carol PASSWORD").body
+
+
+# ----------------------------------------------------------------------------- quotes
+
+
+SPAM = "".join(f"BUY CHEAP PILLS at http://spam.example/{i}\n" for i in range(60))
+
+
+def test_an_error_to_a_stranger_quotes_none_of_his_text(shell, settings, sessions, clock):
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    for subject in ("polis show 999", "BUY CHEAP PILLS"):
+        out, _ = mail(shell, settings, sessions, clock, "victim@example.net", subject, SPAM)
+        assert out and "PILLS" not in out[0].body and "PILLS" not in out[0].subject, subject
+    out, _ = mail(shell, settings, sessions, clock, "victim@example.net", "polis shwo 101", SPAM)
+    assert "polis shwo 101" in out[0].body  # what helps him fix it
+
+
+def test_an_error_to_a_player_quotes_a_few_lines(shell, settings, sessions, clock):
+    from pbmserv.mail.reply import QUOTED_LINES
+
+    shell.signup("alice", "bob")
+    out, _ = mail(shell, settings, sessions, clock, "alice@example.org", "polis show 999", SPAM)
+    assert out[0].body.count("> BUY CHEAP PILLS") == QUOTED_LINES <= 10
+    assert f"[{60 - QUOTED_LINES} more lines not quoted]" in out[0].body
