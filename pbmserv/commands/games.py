@@ -136,10 +136,10 @@ def create_challenge(
         problems.append(str(exc))
     with req.sessions() as session, session.begin():
         users = []
-        for position, userid in enumerate(userids, 1):
+        for nth, userid in enumerate(userids, 1):
             found = accounts.find_user(session, userid)
             if found is None or found.password_hash.startswith("!"):
-                problems.append(no_player(req, players[position - 1], position))
+                problems.append(no_player(req, players[nth - 1], nth))
             elif not found.accepts_challenges:
                 problems.append(f"{userid} does not accept challenges")
             elif found.robot is not None and found.robot.game != game.name:

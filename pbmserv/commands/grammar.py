@@ -39,9 +39,8 @@ from pbmserv.commands.spec import (
     Kind,
     bind_as_run,
     is_option,
-    looks_like_board,
     password_positions,
-    reorderings,
+    reordered_positions,
 )
 from pbmserv.domain.accounts import MIN_PASSWORD
 from pbmserv.games import all_games, game_names
@@ -309,27 +308,9 @@ def _slots_at(
     may = password_positions(command, window)
     if may is None:  # too many ways to read it: every word may be one
         return list(range(first, len(words))), logins
-    return sorted(first + k for k in may | _reordered(command, window)), logins
-
-
-def _reordered(command: Command, words: Sequence[str]) -> set[int]:
-    """Where the passwords are in the other orders a player may type the arguments in
-    (:func:`pbmserv.commands.spec.reorderings`): a word long enough to be a password, in a
-    password's place of an order whose board (if it takes one) is a board number, unless it
-    is a word the usage names (``digest``)."""
-    found: set[int] = set()
-    for other in reorderings(command):
-        bound = bind_as_run(other, words)
-        board = next((a.name for a in other.args if a.kind is Kind.BOARD), None)
-        at = bound.positions.get(board, []) if board else [0]
-        if not at or (board and not all(looks_like_board(words[k]) for k in at)):
-            continue
-        for arg in other.password_args:
-            found.update(k for k in bound.positions.get(arg.name, []))
-    choices = {  # the words a usage names (``[every | digest | once | default]``)
-        w for a in command.args if a.kind is Kind.TEXT for w in re.findall(r"\w+", a.metavar)
-    }
-    return {k for k in found if len(words[k]) >= MIN_PASSWORD and words[k].lower() not in choices}
+    return sorted(
+        first + k for k in may | reordered_positions(command, window, MIN_PASSWORD)
+    ), logins
 
 
 def passwords(words: Sequence[str]) -> list[str]:

@@ -374,6 +374,26 @@ def reorderings(command: Command) -> list[Command]:
     return out
 
 
+def reordered_positions(command: Command, words: Sequence[str], shortest: int) -> set[int]:
+    """Where the passwords are in the other orders a player may type the arguments in
+    (:func:`reorderings`): a word of ``shortest`` characters or more, in a password's place
+    of an order whose board (if it takes one) is a board number, unless it is a word the
+    usage names (``digest``)."""
+    found: set[int] = set()
+    for other in reorderings(command):
+        bound = bind_as_run(other, words)
+        board = next((a.name for a in other.args if a.kind is Kind.BOARD), None)
+        at = bound.positions.get(board, []) if board else [0]
+        if not at or (board and not all(looks_like_board(words[k]) for k in at)):
+            continue
+        for arg in other.password_args:
+            found.update(bound.positions.get(arg.name, []))
+    choices = {  # the words a usage names (``[every | digest | once | default]``)
+        w for a in command.args if a.kind is Kind.TEXT for w in re.findall(r"\w+", a.metavar)
+    }
+    return {k for k in found if len(words[k]) >= shortest and words[k].lower() not in choices}
+
+
 def _takes_value(command: Command) -> frozenset[str]:
     return frozenset(n for a in command.args if a.kind is Kind.OPTIONS for n in a.takes_value)
 
