@@ -66,6 +66,7 @@ RANGES: dict[str, tuple[float | None, float | None]] = {
     "auth_window_minutes": (1, None),
     "auth_lockout_minutes": (1, None),
     "auth_owner_failures_per_day": (0, None),
+    "auth_owner_lockout_minutes": (1, None),
 }
 POSITIVE = frozenset({"nag_days", "forfeit_days"})  # more than 0
 
@@ -131,7 +132,8 @@ class Settings:
     auth_lockout_after: int = 8  # failures before the key is refused for a while
     auth_window_minutes: int = 15
     auth_lockout_minutes: int = 60
-    auth_owner_failures_per_day: int = 20  # from the owner's address; then throttled as others
+    auth_owner_failures_per_day: int = 20  # from the owner's address; then slowed down...
+    auth_owner_lockout_minutes: int = 10  # ...holding it off this long at most
     # clocks
     nag_days: float = 7.0
     forfeit_days: float = 21.0

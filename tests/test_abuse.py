@@ -264,8 +264,8 @@ def test_guesses_by_others_never_lock_the_owner_out(gateway, shell):
 def test_guesses_from_the_owners_forged_address_are_limited_too(gateway, shell, clock):
     """A From can be forged, so the owner's standing (his right password accepted whatever
     others guessed) lasts ``auth_owner_failures_per_day`` wrong passwords in 24 hours. Past
-    them his address is throttled as any other: a guess is refused before its password is
-    checked, so a forger cannot guess for ever and tell the right guess by what it makes
+    them each wrong one holds his address off a while: a guess is refused before its password
+    is checked, so a forger cannot guess for ever and tell the right guess by what it makes
     happen (here: a confirmation mail to his own address). The day over, the owner is back."""
     shell.signup("alice", "bob")
     gateway.settings.auth_owner_failures_per_day = 4
@@ -285,8 +285,8 @@ def test_guesses_from_the_owners_forged_address_are_limited_too(gateway, shell, 
     answers = [body_of(m) for m in gateway.mails(owner)]
     assert all("wrong password" in a for a in answers[:4])
     with gateway.sessions() as s:
-        assert s.get(AuthFailure, "owner:bob").count == 4
-        assert s.get(AuthFailure, "user:bob").count == gateway.settings.auth_slowdown_after
+        assert s.get(AuthFailure, "owner:bob").count == 4  # the allowance; then held off
+        assert s.get(AuthFailure, "user:bob") is None  # (others are not held off by them)
     guess("pw-bob")  # the right guess, now refused unchecked
     assert "too many wrong passwords" in body_of(gateway.mails(owner)[-1])
     assert gateway.mails(attacker) == []
@@ -295,6 +295,35 @@ def test_guesses_from_the_owners_forged_address_are_limited_too(gateway, shell, 
         assert [a.address for a in bob.addresses] == [owner]
     clock.advance(hours=24, minutes=1)  # the owner's day over: his right password goes through
     shell.ok("change password bob pw-bob secret-2", sender=owner, channel="mail")
+
+
+def test_a_forgers_guesses_hold_the_owner_off_for_minutes_at_most(shell, clock):
+    """23 mails forged from carol's address (and more from others) once shut her out for an
+    hour at a time, again and again, until her game could be forfeited.  Now the wrong
+    passwords from her address hold it off at most ``auth_owner_lockout_minutes`` after the
+    last one, and nobody else's guesses hold it off at all."""
+    shell.signup("alice", "carol")
+    shell.ok("polis challenge alice carol")
+    shell.ok("polis move 101 alice pw-alice a7-a6")
+    owner, most = "carol@example.org", shell.settings.auth_owner_lockout_minutes
+    line = "polis move 101 carol {} b2-b3"
+
+    def guess(i, sender=owner):
+        return shell(line.format(f"wrong{i}"), channel="mail", sender=sender).body
+
+    for i in range(40):
+        guess(i, "mallory@evil.example")
+    for _ in range(3):  # a forger guessing whenever he may, for hours
+        for i in range(30):
+            said = guess(i)
+            if "try again in" in said:
+                wait = int(said.split("try again in ")[1].split()[0])
+                assert wait <= most * 60, said
+                clock.advance(seconds=wait)
+    refused = shell(line.format("pw-carol"), channel="mail", sender=owner)
+    assert refused.status == 1 and "try again in" in refused.body  # the forger guessed last
+    clock.advance(minutes=most, seconds=1)
+    shell.ok(line.format("pw-carol"), channel="mail", sender=owner)
 
 
 def test_guesses_at_a_throttled_account_cost_no_argon2_check_ahead(shell, clock):
@@ -697,6 +726,7 @@ def test_caps_are_settings_listed_in_the_readme():
         "outbox_lease_minutes",
         "inbox_retention_days",
         "auth_owner_failures_per_day",
+        "auth_owner_lockout_minutes",
     ):
         assert hasattr(Settings(), name) and name in readme, name
 

@@ -48,7 +48,8 @@ def test_a_message_from_the_shell_says_to_use_text_and_the_words_name_recipients
     assert "nothing to say: write it in the mail body" in by_mail.body
     words = shell("message alice pw-alice bob hello there --text=x")
     said = " ".join(words.body.split())
-    assert words.status == 1 and "there is no player 'hello': the words after the password" in said
+    assert words.status == 1 and "the 2nd userid given names no player" in said
+    assert "'hello'" not in said and ": the words after the password" in said
     assert "the message itself goes in the mail body or --text=TEXT" in said
 
 

@@ -17,8 +17,8 @@ from pbmserv.store.models import Board, BoardStatus, Seat, User
 
 
 def _check_new_password(password: str) -> None:
-    if len(password) < accounts.MIN_PASSWORD:
-        raise Refused(f"a password needs at least {accounts.MIN_PASSWORD} characters")
+    if problem := accounts.new_password_problem(password):
+        raise Refused(problem)
 
 
 def _addresses(req: Request, words: list[str]) -> list[str]:

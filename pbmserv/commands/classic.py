@@ -17,6 +17,7 @@ from pbmserv.commands.common import (
     board_arg,
     call_login,
     load_board,
+    no_player,
     not_sent,
     preview_body,
     preview_stop,
@@ -92,13 +93,13 @@ def message(call: Call) -> None:
         sender = session.get(User, user_id)
         assert sender is not None
         users = []
-        for name in targets:
+        for position, name in enumerate(targets, 1):
             user = accounts.find_user(session, name)
             if user is None:  # (words meant as the text read as userids: say where it goes)
                 raise Refused(
-                    f"there is no player '{accounts.normalise_userid(name)}': the words after "
-                    "the password are the userids to write to; the message itself goes in the "
-                    "mail body or --text=TEXT"
+                    no_player(req, name, position) + ": the words after the password are the "
+                    "userids to write to; the message itself goes in the mail body or "
+                    "--text=TEXT"
                 )
             if not req.trusted and not _shares_a_board(session, user_id, user.id):
                 raise Refused(
@@ -184,8 +185,7 @@ def all_show(call: Call) -> None:
     with req.sessions() as session:
         user = accounts.find_user(session, call.args["userid"])
         if user is None:
-            name = accounts.normalise_userid(call.args["userid"])
-            raise Refused(f"there is no player '{name}'")
+            raise Refused(no_player(req, call.args["userid"], 1))
         query = (
             select(Board)
             .where(Board.status == BoardStatus.active)
@@ -217,7 +217,8 @@ def all_show(call: Call) -> None:
 
 
 def showas(call: Call) -> None:
-    """GAME showas USERID PASSWORD BOARD: the board from that player's seat."""
+    """GAME showas BOARD USERID PASSWORD (or the classic USERID PASSWORD BOARD): the board
+    from that player's seat."""
     game, userid = call.game, call.args["userid"]
     user_id, number = call_login(call), board_arg(call)
     with call.req.sessions() as session:
@@ -342,6 +343,7 @@ GAME_COMMANDS: tuple[Command, ...] = (
         "showas",
         showas,
         "The board from your seat, with what only you see (queued and submitted moves).",
-        (Arg("userid", Kind.USERID), Arg("password", Kind.PASSWORD), Arg("board", Kind.BOARD)),
+        (Arg("board", Kind.BOARD), Arg("userid", Kind.USERID), Arg("password", Kind.PASSWORD)),
+        orders=(("userid", "password", "board"),),  # the classic servers' order
     ),
 )

@@ -76,6 +76,19 @@ def login(req: Request, userid: str, password: str) -> int:
     return user_id
 
 
+def no_player(req: Request, userid: str, position: int) -> str:
+    """The refusal of a userid that names no account, which never repeats it: a player used
+    to the classic servers types his password after his userid where a command takes none
+    (``polis games dora PASSWORD``).  The word is kept in ``req.secret_words``, so that the
+    answer's quotes and the mail's kept copy mask it too."""
+    req.secret_words.append(userid)
+    ordinal = {1: "1st", 2: "2nd", 3: "3rd"}.get(position, f"{position}th")
+    return (
+        f"the {ordinal} userid given names no player (it is not repeated here, in case it "
+        "is a password)"
+    )
+
+
 def call_login(call: Call) -> int:
     """Log in with the command's ``userid`` and ``password`` arguments."""
     return login(call.req, call.args["userid"], call.args["password"])

@@ -18,6 +18,7 @@ from pbmserv.commands.common import (
     call_login,
     load_board,
     move_error,
+    no_player,
     parse_board_number,
     preview_body,
     preview_stop,
@@ -139,10 +140,10 @@ def create_challenge(
     refusals: list[str] = []  # of the players named or the sender: no usage to show
     with req.sessions() as session, session.begin():
         users = []
-        for userid in userids:
+        for nth, userid in enumerate(userids, 1):
             found = accounts.find_user(session, userid)
             if found is None or found.password_hash.startswith("!"):
-                refusals.append(f"there is no player '{userid}'")
+                refusals.append(no_player(req, players[nth - 1], nth))
             elif not found.accepts_challenges:
                 refusals.append(f"{userid} does not accept challenges")
             elif found.robot is not None and found.robot.game != game.name:
@@ -228,6 +229,8 @@ def move(call: Call) -> None:
         show_boards(call, [str(number)])
         return
     word = text.lower()
+    if word.partition("#")[0] == "<move>":  # the line of our mail, pasted unchanged
+        raise Refused("replace <move> by your move (the game's help shows how moves are written)")
     if word == "resign":
         resign(call, number, user_id)
         return

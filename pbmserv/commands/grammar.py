@@ -40,6 +40,7 @@ from pbmserv.commands.spec import (
     bind_as_run,
     is_option,
     password_positions,
+    reordered_positions,
 )
 from pbmserv.domain.accounts import MIN_PASSWORD
 from pbmserv.games import all_games, game_names
@@ -98,6 +99,18 @@ def suggest(word: str, choices: Iterable[str]) -> str | None:
     if len(word) < 3:
         return None
     return closest(word, choices)
+
+
+def meant(word: str, choices: Iterable[str]) -> str | None:
+    """The command a mistyped ``word`` may mean, for a hint: the closest choice, else the one
+    choice it begins (``hist``: ``history``).  (Only hints read prefixes: a line of prose that
+    starts with ``not`` is no ``notifications``.)"""
+    options = sorted(set(choices))
+    close = suggest(word, options)
+    if close is not None or len(word) < 3:
+        return close
+    starts = [c for c in options if c.startswith(word.lower())]
+    return starts[0] if len(starts) == 1 else None
 
 
 def closest(word: str, choices: Iterable[str]) -> str | None:
@@ -295,7 +308,9 @@ def _slots_at(
     may = password_positions(command, window)
     if may is None:  # too many ways to read it: every word may be one
         return list(range(first, len(words))), logins
-    return sorted(first + k for k in may), logins
+    return sorted(
+        first + k for k in may | reordered_positions(command, window, MIN_PASSWORD)
+    ), logins
 
 
 def passwords(words: Sequence[str]) -> list[str]:
@@ -407,8 +422,9 @@ def _unread_slots(tokens: list[str], games: frozenset[str]) -> set[int]:
         keep = {k for k in range(first, found[1]) if bare[k] and not is_option(bare[k])}
     elif bare[first] in _command_word_set() or suggest(bare[first], _command_word_set()):
         keep = {first}  # and a game's command word after it (``plois shwo 102``)
-        if first + 1 < len(bare) and _in_group(registry.GAME, bare[first + 1], True):
-            keep.add(first + 1)
+        after = bare[first + 1] if first + 1 < len(bare) else ""
+        if after and (_in_group(registry.GAME, after, True) or meant(after, registry.GAME.words())):
+            keep.add(first + 1)  # (``ploy hist``, a command word begun)
     elif _in_group(registry.GAME, bare[first], False):
         keep = {first}  # a game's command word, its game word forgotten (``move 101 ...``)
     else:
@@ -536,6 +552,15 @@ def password_mask(
     return PasswordMask(_games(command_words), known, guess, unread)
 
 
+_EDGES = re.compile(r"^[\W_]+|[\W_]+$")
+
+
+def _core(word: str) -> str:
+    """A word as a password is recognised in prose: casefolded, without the punctuation
+    around it (``(Secret1),`` is ``secret1``)."""
+    return _EDGES.sub("", word).casefold()
+
+
 def _masked(
     text: str,
     games: frozenset[str],
@@ -554,8 +579,15 @@ def _masked(
             hide = _unread_slots(tokens, games)
         else:
             hide = set(_line_slots(tokens, games, guess).hide)
+        cores = {_core(secret) for secret in extra} - {""}
         for k, token in enumerate(tokens):
             if token in extra or _unquote(token) in extra:
+                hide.add(k)
+            elif k not in hide and _core(token) in cores:  # its punctuation is kept
+                a, b = spans[k]
+                inner = _EDGES.sub("", token)
+                start = a + token.index(inner)
+                spans[k] = (start, start + len(inner))
                 hide.add(k)
         for k in sorted(hide, reverse=True):
             a, b = spans[k]

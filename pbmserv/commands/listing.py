@@ -11,10 +11,11 @@ from pbmserv.commands.common import (
     MAX_NAMED,
     at_most,
     load_board,
+    no_player,
     parse_board_number,
     reader_tail,
 )
-from pbmserv.commands.dispatch import Refused, answer
+from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.spec import Call
 from pbmserv.domain import accounts, boards, deadlines
 from pbmserv.domain.proposals import open_vote
@@ -38,7 +39,9 @@ def show(call: Call) -> None:
     userids = [w for w in words if w.lower() not in ("active", "inactive", "next")]
     at_most(userids, "players")
     with call.req.sessions() as session:
-        found = _select_boards(session, game, userids, filters[0] if filters else "active")
+        found = _select_boards(
+            call.req, session, game, userids, filters[0] if filters else "active"
+        )
         numbers = [str(b.number) for b in found]
     if not numbers:
         answer(call.ctx, subjects.game(game.display_name, "Boards"), "No boards match.\n")
@@ -96,6 +99,7 @@ every board of the game, records and positions, for any sender (ten times a mail
 
 
 def _select_boards(
+    req: Request,
     session: Session,
     game: Game,
     userids: list[str],
@@ -118,10 +122,10 @@ def _select_boards(
     elif which in ("active", "next"):
         query = query.where(Board.status == BoardStatus.active)
     users = []
-    for userid in userids:
+    for position, userid in enumerate(userids, 1):
         found = accounts.find_user(session, userid)
         if found is None:
-            raise Refused(f"there is no player '{accounts.normalise_userid(userid)}'")
+            raise Refused(no_player(req, userid, position))
         users.append(found)
         query = query.where(Board.id.in_(select(Seat.board_id).where(Seat.user_id == found.id)))
     boards_found = list(session.scalars(query).unique())
@@ -145,7 +149,9 @@ def games_table(call: Call, game: Game, words: list[str], *, finished: bool = Fa
     which = filters[0] if filters else ("inactive" if finished else "all")
     with call.req.sessions() as session:
         rows = []
-        found = _select_boards(session, game, userids, which, finished, newest=MAX_LISTED + 1)
+        found = _select_boards(
+            call.req, session, game, userids, which, finished, newest=MAX_LISTED + 1
+        )
         older = len(found) > MAX_LISTED
         for board in found[-MAX_LISTED:]:
             moves = len(board.moves)  # a game on: the move due (its #N); a game over: its moves

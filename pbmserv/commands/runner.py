@@ -218,7 +218,16 @@ def _hide_passwords(answers: list[Answer], words: Sequence[str], *, by_mail: boo
     for item in answers:
         if item.status == USAGE:
             item.subject = pattern.sub(grammar.MASK, item.subject)
-            item.body = pattern.sub(grammar.MASK, item.body)
+            theirs, ours = _split_usage(item.body)
+            item.body = pattern.sub(grammar.MASK, theirs) + ours
+
+
+def _split_usage(body: str) -> tuple[str, str]:
+    """A usage error's text before our usage line, and from it on: only the first quotes the
+    player's words (the usage's own words, ``once`` of ``[every | digest | once]``, are ours
+    and never masked)."""
+    found = re.search(r"^Usage: ", body, re.MULTILINE)
+    return (body, "") if found is None else (body[: found.start()], body[found.start() :])
 
 
 def _error_body(message: str, extra: str = "") -> str:

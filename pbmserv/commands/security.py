@@ -151,8 +151,8 @@ def password_new(call: Call) -> None:
     req = call.req
     userid = accounts.normalise_userid(call.args["userid"])
     new = call.args["new"]
-    if len(new) < accounts.MIN_PASSWORD:
-        raise Refused(f"a password needs at least {accounts.MIN_PASSWORD} characters")
+    if problem := accounts.new_password_problem(new):
+        raise Refused(problem)
     with req.sessions() as session, session.begin():
         user = accounts.find_user(session, userid)
         try:

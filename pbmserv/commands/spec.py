@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import itertools
+import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -117,6 +119,9 @@ class Command:
     aliases: tuple[str, ...] = ()  # other names, listed in the help
     plain_word: bool = False  # also an everyday word: a command only at a line's start
     typos: tuple[str, ...] = ()  # misspellings that work as the command, never advertised
+    # other orders of the arguments (by name) a line may use, read when the declared order
+    # would take a word that is no board for its BOARD (``showas USERID PASSWORD BOARD``)
+    orders: tuple[tuple[str, ...], ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -201,6 +206,29 @@ def is_option(word: str) -> bool:
     return word.startswith("-") and len(word) > 1
 
 
+# a board number (``101``, ``101#5``) or a tournament board's name (``t3r2b5``)
+_BOARD_LIKE = re.compile(r"(?:\d+|t\d+r\d+b\d+)(?:#\d+)?", re.IGNORECASE)
+
+
+def looks_like_board(word: str) -> bool:
+    return _BOARD_LIKE.fullmatch(word) is not None
+
+
+def _in_order(command: Command, words: Sequence[str]) -> Command:
+    """``command`` with its arguments in the order the line uses: the declared one, else the
+    first of its other ``orders`` whose BOARD gets a word that looks like a board."""
+    if not command.orders:
+        return command
+    plain = [w for w in words if not is_option(w)]
+    by_name = {a.name: a for a in command.args}
+    for order in ((a.name for a in command.args), *command.orders):
+        args = tuple(by_name[name] for name in order)
+        at = [a.kind for a in args if a.kind is not Kind.OPTIONS].index(Kind.BOARD)
+        if at < len(plain) and looks_like_board(plain[at]):
+            return dataclasses.replace(command, args=args, orders=())
+    return command
+
+
 def bind(
     command: Command,
     words: Sequence[str],
@@ -217,6 +245,7 @@ def bind(
     argument instead of raising (the masking binds whatever a line holds).
     """
     usage = usage or command.usage()
+    command = _in_order(command, words)
     bound = Bound()
     options_arg = next((a for a in command.args if a.kind is Kind.OPTIONS), None)
     rest: list[tuple[int, str]] = []
@@ -334,6 +363,55 @@ def password_positions(command: Command, words: Sequence[str]) -> set[int] | Non
         bound = bind(plain, [words[k] for k in kept], lenient=True)
         found.update(kept[p] for name in names for p in bound.positions.get(name, []))
     return found
+
+
+def reorderings(command: Command) -> list[Command]:
+    """``command`` with its board, userid, password and the one-word arguments after its
+    password in any other order that keeps each userid before its password: the orders a
+    player may type (``limit alice 3 PASSWORD``,
+    ``showas 104 alice PASSWORD`` where the classic order put the board last)."""
+    if not command.password_args:
+        return []
+    last = max(i for i, a in enumerate(command.args) if a.kind is Kind.PASSWORD)
+    single = [  # (a word named before the userid, a tournament's name, stays where it is)
+        i
+        for i, a in enumerate(command.args)
+        if a.kind in (Kind.BOARD, Kind.USERID, Kind.PASSWORD)
+        or (a.kind is Kind.TEXT and not a.many and i > last)
+    ]
+    if len(single) > 5:
+        return []
+    out = []
+    for perm in itertools.permutations(single):
+        kinds = [command.args[i].kind for i in perm]
+        userid_late = Kind.USERID in kinds and kinds.index(Kind.USERID) > kinds.index(Kind.PASSWORD)
+        if perm == tuple(single) or userid_late:
+            continue
+        args = list(command.args)
+        for slot, i in zip(single, perm, strict=True):
+            args[slot] = command.args[i]
+        out.append(dataclasses.replace(command, args=tuple(args), orders=()))
+    return out
+
+
+def reordered_positions(command: Command, words: Sequence[str], shortest: int) -> set[int]:
+    """Where the passwords are in the other orders a player may type the arguments in
+    (:func:`reorderings`): a word of ``shortest`` characters or more, in a password's place
+    of an order whose board (if it takes one) is a board number, unless it is a word the
+    usage names (``digest``)."""
+    found: set[int] = set()
+    for other in reorderings(command):
+        bound = bind_as_run(other, words)
+        board = next((a.name for a in other.args if a.kind is Kind.BOARD), None)
+        at = bound.positions.get(board, []) if board else [0]
+        if not at or (board and not all(looks_like_board(words[k]) for k in at)):
+            continue
+        for arg in other.password_args:
+            found.update(bound.positions.get(arg.name, []))
+    choices = {  # the words a usage names (``[every | digest | once | default]``)
+        w for a in command.args if a.kind is Kind.TEXT for w in re.findall(r"\w+", a.metavar)
+    }
+    return {k for k in found if len(words[k]) >= shortest and words[k].lower() not in choices}
 
 
 def _takes_value(command: Command) -> frozenset[str]:

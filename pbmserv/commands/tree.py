@@ -38,7 +38,7 @@ class AliasGroup(click.Group):
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
         if args and self.get_command(ctx, args[0]) is None and not args[0].startswith("-"):
-            close = grammar.suggest(args[0], [*self.list_commands(ctx), *self.aliases])
+            close = grammar.meant(args[0], [*self.list_commands(ctx), *self.aliases])
             hint = usage = ""
             if close:
                 meant_name = self.aliases.get(close, close)

@@ -5,7 +5,8 @@ Failed checks are counted per sender address and per userid: past ``auth_slowdow
 failures a new attempt must wait an exponentially growing delay, past ``auth_lockout_after``
 the key is refused until ``auth_lockout_minutes`` have passed.  A mail from one of the
 account's own confirmed addresses is counted under a key of its own ("owner:USERID"), and the
-right password from there is always accepted: nobody else's guesses can lock the owner out.
+right password from there is accepted whatever others guessed: nobody else's guesses can lock
+the owner out, and a forger of his address only for minutes (:func:`_owner_refusal`).
 
 Addresses are exactly one RFC 5322 addr-spec, checked by the standard library's
 ``email.headerregistry`` parser: no lists, no display names, no local-only names.
@@ -14,6 +15,7 @@ Addresses are exactly one RFC 5322 addr-spec, checked by the standard library's
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 import threading
@@ -37,6 +39,17 @@ if TYPE_CHECKING:
 USERID_RE = re.compile(r"^[a-z][a-z0-9_.-]{1,31}$")
 _DOMAIN_RE = re.compile(r"^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$|^localhost$")
 MIN_PASSWORD = 4
+# the word our mails put where the password goes (``polis move 101 bob PASSWORD <move>#2``)
+PLACEHOLDER = "PASSWORD"
+
+
+def new_password_problem(password: str) -> str | None:
+    """Why ``password`` cannot be an account's new password, or None."""
+    if len(password) < MIN_PASSWORD:
+        return f"a password needs at least {MIN_PASSWORD} characters"
+    if password == PLACEHOLDER:
+        return f"{PLACEHOLDER} is the word our mails put in the place of a password: choose another"
+    return None
 
 
 class AuthError(Exception):
@@ -232,9 +245,10 @@ def checks_needed(
     transaction: (userid, password) -> (hash, password), for known userids whose password is
     not remembered.  Reads only (one query, two when some are unknown).
 
-    A userid whose wrong passwords are being throttled is left out: :func:`authenticate`
-    refuses it before any check (except from the owner's address, which it then checks
-    itself), so guesses mailed at a throttled account, from any forged sender, cost no argon2.
+    A userid whose wrong passwords are being throttled (from others, or from its own
+    address) is left out: :func:`authenticate` refuses it before any check (except where the
+    sender is not the throttled one, which it then checks itself), so guesses mailed at a
+    throttled account, from any forged sender, cost no argon2.
     """
     wanted = {(normalise_userid(u), p) for u, p in pairs if u}
     if not wanted:
@@ -247,15 +261,19 @@ def checks_needed(
             for userid, password in wanted
             if userid in hashes and not _remembered(hashes[userid], password)
         }
-        keys = {f"user:{userid}" for userid, _ in unknown}
+        keys = {k for userid, _ in unknown for k in (f"user:{userid}", _owner_key(userid))}
         failures: list[AuthFailure] = []
         if keys:  # (none when every password was checked before)
             failures = list(session.scalars(select(AuthFailure).where(AuthFailure.key.in_(keys))))
-        refused = {row.key for row in failures if _throttled(row, settings, now) is not None}
+        refused = {
+            row.key.partition(":")[2]
+            for row in failures
+            if (_owner_refusal if row.key.startswith("owner:") else _throttled)(row, settings, now)
+        }
     return {
         (userid, password): (hashes[userid], password)
         for userid, password in unknown
-        if f"user:{userid}" not in refused
+        if userid not in refused
     }
 
 
@@ -390,14 +408,17 @@ def authenticate(
     A failure is recorded in ``session``: the caller must let that transaction commit even
     though the command is refused (:func:`pbmserv.commands.common.login` does).
     """
+    if password == PLACEHOLDER:  # a line pasted from our mail unchanged: no guess, no count
+        raise AuthError(
+            f"{PLACEHOLDER} stands for your password in the line our mail gives: replace it "
+            "by your password (it was not checked, and counts as no wrong password)"
+        )
     account = _account(session, userid)
-    owner = (
-        account is not None
-        and account.owns(sender)
-        and _owner_trusted(session, settings, userid, now)
-    )
+    owner = account is not None and account.owns(sender)
     keys = _failure_keys(userid, sender, owner, account is not None)
-    if not owner:  # refused before any check: a guess at a throttled key learns nothing
+    if owner:  # refused before any check past the day's allowance, for minutes at most
+        _check_owner_throttle(session, settings, userid, now)
+    else:  # refused before any check: a guess at a throttled key learns nothing
         _check_throttle(session, settings, keys, now)
     ok = account is not None and check_password(settings, account.password_hash, password)
     if account is None or not ok:  # (userids are public: the games lists show them)
@@ -408,7 +429,7 @@ def authenticate(
         if account is None:
             raise UnknownUserid
         raise AuthError(f"wrong password for '{account.userid}'")
-    if not owner:  # (the owner's day of wrong passwords is not cleared: _owner_trusted)
+    if not owner:  # (the owner's day of wrong passwords is not cleared: _owner_refusal)
         _forget_failures(session, keys, settings.auth_lockout_after)
     if hasher(settings).check_needs_rehash(account.password_hash):
         user = session.get(User, account.id)
@@ -424,20 +445,34 @@ def _owner_key(userid: str) -> str:
 OWNER_DAY = timedelta(hours=24)
 
 
-def _owner_trusted(session: Session, settings: Settings, userid: str, now: datetime) -> bool:
-    """Whether mail from the account's own confirmed address still has the owner's standing:
-    its right password is never refused because of anyone's guesses.
-
-    A From can be forged, so that standing is worth only ``auth_owner_failures_per_day`` wrong
-    passwords in 24 hours; past them the address is throttled like any other sender (refused
-    before its password is checked), or a forger of the owner's address could guess without
-    limit and learn the right password from what it makes happen."""
+def _check_owner_throttle(session: Session, settings: Settings, userid: str, now: datetime) -> None:
+    """Refuse mail from the account's own confirmed address, before its password is checked,
+    while its own wrong passwords throttle it (see :func:`_owner_refusal`)."""
     row = session.get(AuthFailure, _owner_key(userid))
-    return (
-        row is None
-        or row.count < settings.auth_owner_failures_per_day
-        or now - row.first_at >= OWNER_DAY
-    )
+    refusal = None if row is None else _owner_refusal(row, settings, now)
+    if refusal is not None:
+        raise AuthError(refusal)
+
+
+def _owner_refusal(row: AuthFailure, settings: Settings, now: datetime) -> str | None:
+    """Why the wrong passwords from an account's own address refuse it at ``now``, or None.
+
+    Only that address's failures count here: nobody's guesses from elsewhere ever refuse it.
+    A From can be forged, though, so its standing is ``auth_owner_failures_per_day`` wrong
+    passwords in 24 hours; past them each wrong password holds the address off a while
+    longer, doubling from 15 seconds, up to ``auth_owner_lockout_minutes`` after the last one,
+    or a forger could guess without limit and learn the right password from what it makes
+    happen.  Never longer: a forger who shut the owner out for an hour at a time kept him from
+    moving all day, until the clock forfeited his game."""
+    over = row.count - settings.auth_owner_failures_per_day
+    if over < 0 or now - row.first_at >= OWNER_DAY:
+        return None
+    most = timedelta(minutes=settings.auth_owner_lockout_minutes)
+    delay = min(timedelta(seconds=15 * 2 ** min(over, 16)), most)
+    if now >= row.last_at + delay:
+        return None
+    wait = math.ceil((row.last_at + delay - now).total_seconds())
+    return f"too many wrong passwords: try again in {wait} seconds"
 
 
 def _record_owner_failure(session: Session, userid: str, now: datetime) -> None:

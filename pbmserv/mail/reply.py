@@ -16,7 +16,10 @@ from pbmserv.render import subjects
 from pbmserv.render.templates import fill
 
 RULE = "=" * 72
-QUOTED_LINES = 60
+# lines of the mail quoted back under an error: enough to see what was sent, too few to carry
+# a mail's text to any address as ours (its commands and the lines not understood are shown
+# apart, whole); a sender no account has confirmed gets none of it (see :func:`assemble`)
+QUOTED_LINES = 10
 QUOTED_CHARS = 500  # of one line quoted back (a line of 2,000 boards was echoed twice)
 # The most text one answer carries (UTF-8 bytes; the mail holds it twice, plain and HTML).  Ten
 # boards of a long game (a command shows at most ten) take 30-70 KB; ten commands asking for
@@ -53,11 +56,15 @@ def tail_sections(
 
 
 def quote_mail(subject: str, text: str, mask: Callable[[str], str]) -> str:
-    """The sender's mail, quoted once, every password masked (only the lines quoted are
-    masked: masking reads each line alone)."""
-    head = "\n".join(text.split("\n", QUOTED_LINES)[:QUOTED_LINES])
+    """The sender's mail, quoted once (its first ``QUOTED_LINES`` lines, a note says how many
+    more there were), every password masked (only the lines quoted are masked: masking reads
+    each line alone)."""
+    parts = text.rstrip("\n").split("\n", QUOTED_LINES)
+    head = "\n".join(parts[:QUOTED_LINES])
     lines = mask(head).splitlines()[:QUOTED_LINES]
     quoted = "\n".join(("> " + shortened(x)).rstrip() for x in lines)
+    if len(parts) > QUOTED_LINES:
+        quoted += f"\n[{parts[QUOTED_LINES].count(chr(10)) + 1:,} more lines not quoted]"
     head = fill(f"Your mail (Subject: {shortened(mask(subject))}):")  # a long one wraps
     return f"{head}\n{quoted}\n"
 
@@ -89,8 +96,13 @@ def assemble(
     not_understood: Sequence[str],
     notes: Sequence[str],
     mask: Callable[[str], str],
+    stranger: bool = False,
 ) -> Answer:
-    """The one answer to a mail whose command lines gave ``results`` (line, its answers)."""
+    """The one answer to a mail whose command lines gave ``results`` (line, its answers).
+
+    A refusal quotes the mail's first lines, except to a ``stranger`` (an address no account
+    has confirmed): anyone can forge it, and the quote would carry any text (spam) to any
+    mailbox as ours.  He is shown his command lines and the lines not understood, as anyone."""
     answers = [a for _, items in results for a in items]
     status = max((a.status for a in answers), default=DONE)
     refused = sum(1 for _, items in results if any(a.status != DONE for a in items))
@@ -99,7 +111,7 @@ def assemble(
         body = "\n".join(a.body for a in items)
         if refused:
             body += f"\nYour command was:\n  {shortened(mask(line))}\n\n"
-            body += quote_mail(subject, text, mask)
+            body += "" if stranger else quote_mail(subject, text, mask)
         head = items[0].subject if len(items) == 1 else items[-1].subject
         return Answer(head, body + tail_sections(not_understood, notes, mask), status)
     drawn_in: dict[str, int] = {}
@@ -112,7 +124,7 @@ def assemble(
     for index, (line, items) in enumerate(results):
         body += f"\n{RULE}\n{index + 1}. {shortened(mask(line))}\n{RULE}\n\n"
         body += _section_body(items, index, drawn_in)
-    if refused:
+    if refused and not stranger:
         body += f"\n{RULE}\n\n" + quote_mail(subject, text, mask)
     body += tail_sections(not_understood, notes, mask)
     heads = sorted({a.subject for a in answers})

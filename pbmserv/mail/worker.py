@@ -32,7 +32,7 @@ from pbmserv.games import get_game
 from pbmserv.mail import inbox
 from pbmserv.mail.parse import ParsedMail, board_subject, our_subject, without_reply_prefixes
 from pbmserv.mail.prepare import Claims, Prepared, check_passwords, prepare
-from pbmserv.mail.reply import assemble, bounded, tail_sections
+from pbmserv.mail.reply import assemble, bounded, shortened, tail_sections
 from pbmserv.render import subjects
 from pbmserv.render.templates import fill, render
 from pbmserv.store.db import readonly_sessions
@@ -403,7 +403,8 @@ def _run_commands(
     to be secret (an unknown userid: maybe the password of a line whose userid was forgotten)
     are added to ``mask``, for the answer and the mail's kept copy."""
     if not parsed.commands:
-        return [_no_command(parsed, mask)], False, []
+        stranger = not (parsed.sender and limits.is_confirmed(session, parsed.sender))
+        return [_no_command(parsed, mask, stranger)], False, []
     results: list[tuple[str, list[Answer]]] = []
     verified = False
     source = f"mail:{parsed.message_id or message_id}"
@@ -437,6 +438,7 @@ def _run_commands(
         not_understood=parsed.not_understood,
         notes=parsed.ignored,
         mask=mask,
+        stranger=not (parsed.sender and limits.is_confirmed(session, parsed.sender)),
     )
     codes = [
         code
@@ -498,16 +500,17 @@ def masked_copy(parsed: ParsedMail, mask: Callable[[str], str]) -> bytes:
     return ("\n".join(head) + "\n\n" + mask(parsed.text or "")).encode("utf-8", "replace")
 
 
-def _no_command(parsed: ParsedMail, mask: Callable[[str], str]) -> Answer:
+def _no_command(parsed: ParsedMail, mask: Callable[[str], str], stranger: bool) -> Answer:
     """No command line: how to write one, and what the subject may have meant (``mask``
-    hides the mail's passwords)."""
+    hides the mail's passwords).  A ``stranger``'s subject is repeated only when it looks like
+    a mistyped command: anyone can forge his address, and any text (spam) would go with it."""
     subject = parsed.subject or ""
     first = subject.split()[0] if subject.split() else ""
     close = grammar.suggest(first, grammar.command_words()) if first else None
     board = _board_named(subject)
     body = render(
         "mail/nocommand.txt.j2",
-        subject=mask(subject),
+        subject=shortened(mask(subject)) if close or not stranger else "",
         suggestion=close or "",
         board=board,
         ours=board is None and our_subject(subject),

@@ -1,0 +1,184 @@
+"""Passwords typed where the classic habit puts them are never repeated nor kept in clear:
+in the answer to a mail, in the other players' board mails and in the mail's kept copy."""
+
+from __future__ import annotations
+
+import itertools
+
+from sqlalchemy import select
+
+from pbmserv.commands.grammar import mask_passwords
+from pbmserv.store.models import Comment, Inbox
+
+_IDS = itertools.count(1)
+
+
+def mail(shell, settings, sessions, clock, sender, subject, body=""):
+    """Mail ``subject`` and ``body`` through the worker: (the mails it queued, the kept copy)."""
+    from pbmserv.mail import inbox
+    from pbmserv.mail.worker import process_next
+
+    raw = (
+        f"From: {sender}\r\nTo: pbmserv@example.org\r\nSubject: {subject}\r\n"
+        f"Message-ID: <m{next(_IDS)}@example.org>\r\n\r\n{body}"
+    ).encode()
+    before = len(shell.outbox())
+    inbox.store(sessions, raw, sender, ["pbmserv@example.org"], clock.now)
+    while process_next(sessions, settings, lambda: clock.now) is not None:
+        pass
+    with sessions() as s:
+        kept = s.scalars(select(Inbox.raw).order_by(Inbox.id.desc())).first()
+    return shell.outbox()[before:], kept.decode()
+
+
+def everything(out, kept) -> str:
+    return "\n".join([*(f"{m.subject}\n{m.body}" for m in out), kept])
+
+
+# ----------------------------------------------------------------------------- no such player
+
+
+def test_a_password_after_the_userid_of_a_command_that_takes_none_is_not_repeated(
+    shell, settings, sessions, clock
+):
+    shell.signup("dora", "bob", "richard")
+    shell.ok("polis challenge dora bob")
+    for line in (
+        "polis games dora doraPW77",
+        "polis history dora doraPW77",
+        "polis show dora doraPW77",
+        "all show doraPW77",
+        "polis challenge richard bob rpw12345",
+    ):
+        out, kept = mail(shell, settings, sessions, clock, "dora@example.org", line)
+        text = everything(out, kept)
+        assert out and "names no player" in out[0].body, line
+        assert "pw77" not in text.lower() and "rpw12345" not in text, line
+
+
+# ----------------------------------------------------------------------------- argument orders
+
+
+def test_showas_takes_the_board_first_like_every_board_command(shell):
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    first = shell.ok("polis showas 101 alice pw-alice").body
+    classic = shell.ok("polis showas alice pw-alice 101").body
+    assert first == classic
+    assert shell("polis showas 101 alice wrongpw").status == 1
+
+
+def test_every_order_a_player_may_type_is_masked():
+    for line, masked in (
+        ("ploy showas 104 alice secret1", "ploy showas 104 alice ********"),
+        ("ploy showas alice secret1 104", "ploy showas alice ******** 104"),
+        ("limit alice 3 secret1", "limit alice ******** ********"),
+        ("limit alice secret1 3", "limit alice ******** 3"),
+        ("notifications alice once secret1", "notifications alice ******** ********"),
+        ("polis move 101 alice secret1 e2-e3", "polis move 101 alice ******** e2-e3"),
+    ):
+        assert mask_passwords(line) == masked, line
+
+
+# ----------------------------------------------------------------------------- comments
+
+
+def test_a_password_in_a_comment_is_masked_whatever_its_punctuation_and_case(
+    shell, settings, sessions, clock
+):
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    body = "My password is pw-alice, don't tell. (pw-alice) 'pw-alice' PW-ALICE pw-alice.\n"
+    out, kept = mail(
+        shell,
+        settings,
+        sessions,
+        clock,
+        "alice@example.org",
+        "polis move 101 alice pw-alice a7-a6",
+        body,
+    )
+    with sessions() as s:
+        comments = " ".join(s.scalars(select(Comment.text)))
+    text = everything(out, kept) + comments
+    assert "don't tell" in comments
+    assert "pw-alice" not in text.lower(), text
+
+
+def test_the_punctuation_around_a_password_in_prose_stays():
+    from pbmserv.commands.grammar import password_mask
+
+    mask = password_mask(commands=["polis move 101 alice Secret1 a7-a6"], guess=False)
+    assert mask("It is (SECRET1), 'secret1'.") == "It is (********), '********'."
+
+
+# ----------------------------------------------------------------------------- usage text
+
+
+def test_the_usage_in_an_error_is_ours_and_never_masked(shell, settings, sessions, clock):
+    shell.signup("alice")
+    out, kept = mail(
+        shell,
+        settings,
+        sessions,
+        clock,
+        "alice@example.org",
+        "polis notifications alice secret1 101 once",
+    )
+    assert "digest | once | default]" in out[0].body, out[0].body
+    assert "secret1" not in everything(out, kept)
+
+
+def test_a_command_word_begun_is_shown_and_completed(shell, settings, sessions, clock):
+    shell.signup("alice")
+    out, kept = mail(shell, settings, sessions, clock, "alice@example.org", "ploy hist")
+    assert "No such command 'hist'. Did you mean 'history'?" in out[0].body, out[0].body
+    assert "Subject: ploy hist)" in out[0].body and "Subject: ploy hist" in kept
+    assert "Usage: ploy history" in shell("ploy hist").body
+
+
+# ----------------------------------------------------------------------------- pasted lines
+
+
+def test_the_placeholders_of_our_line_are_explained_and_count_as_no_failure(shell, sessions):
+    from pbmserv.store.models import AuthFailure
+
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    shell.ok("polis move 101 alice pw-alice a7-a6")
+    for _ in range(12):
+        pasted = shell(
+            "polis move 101 bob PASSWORD b2-b3#2", channel="mail", sender="x@example.org"
+        )
+        assert "replace it by your password" in " ".join(pasted.body.split()), pasted.body
+    with sessions() as s:
+        assert s.scalars(select(AuthFailure)).all() == []
+    unfilled = shell("polis move 101 bob pw-bob <move>#2", channel="mail", sender="bob@example.org")
+    assert "replace <move> by your move" in unfilled.body
+    shell.ok("polis move 101 bob pw-bob b2-b3#2", channel="mail", sender="bob@example.org")
+    assert "PASSWORD is the word" in shell("signup carol PASSWORD").body
+
+
+# ----------------------------------------------------------------------------- quotes
+
+
+SPAM = "".join(f"BUY CHEAP PILLS at http://spam.example/{i}\n" for i in range(60))
+
+
+def test_an_error_to_a_stranger_quotes_none_of_his_text(shell, settings, sessions, clock):
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    for subject in ("polis show 999", "BUY CHEAP PILLS"):
+        out, _ = mail(shell, settings, sessions, clock, "victim@example.net", subject, SPAM)
+        assert out and "PILLS" not in out[0].body and "PILLS" not in out[0].subject, subject
+    out, _ = mail(shell, settings, sessions, clock, "victim@example.net", "polis shwo 101", SPAM)
+    assert "polis shwo 101" in out[0].body  # what helps him fix it
+
+
+def test_an_error_to_a_player_quotes_a_few_lines(shell, settings, sessions, clock):
+    from pbmserv.mail.reply import QUOTED_LINES
+
+    shell.signup("alice", "bob")
+    out, _ = mail(shell, settings, sessions, clock, "alice@example.org", "polis show 999", SPAM)
+    assert out[0].body.count("> BUY CHEAP PILLS") == QUOTED_LINES <= 10
+    assert f"[{60 - QUOTED_LINES} more lines not quoted]" in out[0].body
