@@ -88,4 +88,6 @@ class AcceptFailures:
                 )
             self.failed_at = time.monotonic()
             return
+        if isinstance(exc, ValueError) and "_start_serving" in str(context.get("message")):
+            return  # a retry asyncio set (one per failed accept) come after the socket closed
         loop.default_exception_handler(context)
