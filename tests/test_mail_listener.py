@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.exc import OperationalError
+from waiting import wait_until
 
 from pbmserv.mail.listener import EnvelopeInfo, InboundHandler, make_controller
 
@@ -335,6 +336,48 @@ def test_connections_past_the_cap_are_answered_421_and_closed(lmtp: bool, caplog
         for conn in held:
             conn.close()
         controller.stop()
+
+
+def test_refusals_of_a_burst_that_ends_are_logged_when_the_minute_is_up(
+    caplog, monkeypatch
+) -> None:
+    """The refusals after the first of a minute were logged only with a refusal after that
+    minute: a burst that ended was never reported.  They are logged when the minute is up,
+    and those of the last minute when the listener stops."""
+    from pbmserv import listening
+
+    monkeypatch.setattr(listening, "CAP_LOG_SECONDS", 1.0)  # the minute, shortened
+    controller = start(Recorder(), max_connections=1)
+    held = greeted(controller)
+
+    def refused(times: int) -> None:
+        for _ in range(times):
+            with socket.create_connection((controller.hostname, controller.port)) as late:
+                assert read_to_end(late).startswith(b"421 ")
+
+    def logged() -> list[str]:
+        return [r.getMessage() for r in caplog.records if "refused (421)" in r.getMessage()]
+
+    def counts() -> list[int]:
+        return [int(line.split()[0]) for line in logged()]
+
+    try:
+        with caplog.at_level("INFO", logger="pbmserv.listener"):
+            refused(3)  # the first at once, the other two when the second is up
+            wait_until(lambda: sum(counts()) == 3, "the burst's refusals logged", seen=logged)
+            assert logged()[0] == (
+                "1 SMTP connections refused (421): 1 are open, 1 from 127.0.0.1 "
+                "(smtp_max_connections, smtp_max_connections_per_host)"
+            )
+            monkeypatch.setattr(listening, "CAP_LOG_SECONDS", 60.0)
+            before = len(logged())
+            refused(2)  # within the minute of the last line: logged at the stop
+            time.sleep(0.2)
+            assert len(logged()) == before
+    finally:
+        held.close()
+        controller.stop()
+    assert counts()[before:] == [2]
 
 
 def test_an_idle_session_is_closed_after_the_timeout() -> None:

@@ -141,6 +141,49 @@ def test_tick_sends_the_mail_that_waits(operator, shell, settings):
     assert "Mails sent" not in operator("tick")[1]
 
 
+def test_tick_does_nothing_while_another_process_holds_the_clocks(
+    operator, shell, settings, monkeypatch
+):
+    """``tick`` from cron checked the clocks and sent mail beside a running server (or another
+    tick): two processes nagged and forfeited.  Where another holds the store's lock it says
+    so in one line and does nothing; otherwise it holds the lock until it is done."""
+    from pbmserv.cli.store import PLAYED_ELSEWHERE
+    from pbmserv.domain import clocks
+    from pbmserv.store.lock import ClocksLock
+
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    server = ClocksLock(settings.url)  # as a running server holds it
+    assert server.acquire()
+    try:
+        status, out, err = operator("tick")
+    finally:
+        server.release()
+    assert (status, out) == (0, PLAYED_ELSEWHERE), err
+    assert len(PLAYED_ELSEWHERE.splitlines()) == 1
+    maildir = settings.data_dir / "Maildir" / "new"
+    assert not maildir.exists() or not list(maildir.iterdir())  # nothing sent
+
+    elsewhere: list[bool] = []  # whether another process could take the lock meanwhile
+    check = clocks.tick
+
+    def watched(*args, **kwargs):
+        other = ClocksLock(settings.url)
+        elsewhere.append(other.acquire())
+        other.release()
+        return check(*args, **kwargs)
+
+    monkeypatch.setattr(clocks, "tick", watched)
+    status, out, err = operator("tick")
+    assert status == 0 and "Mails sent: 2" in out, err
+    assert elsewhere == [False]
+    other = ClocksLock(settings.url)
+    try:
+        assert other.acquire()  # and let go once done
+    finally:
+        other.release()
+
+
 class UniqueViolation(Exception):
     """As psycopg names it (what SQLAlchemy wraps in an IntegrityError)."""
 

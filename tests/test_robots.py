@@ -347,3 +347,43 @@ def test_a_strong_robots_game_of_robots_only_is_not_starved_by_quick_ones(shell)
         )
         played += [d.number for d in done if d.played]
     assert played == [101, 102, 103]
+
+
+def test_robot_run_plays_nothing_while_another_process_holds_the_clocks(shell, monkeypatch):
+    """``robot run`` from cron played beside a running server (or another run): both searched
+    the same turns.  Where another holds the store's lock it says so and plays nothing;
+    otherwise it holds the lock through every pass of ``--until-idle``."""
+    from pbmserv.cli.store import PLAYED_ELSEWHERE
+    from pbmserv.robots import service
+    from pbmserv.store.lock import ClocksLock
+
+    operator_ok(shell, "robot add left --game nim --level easy")
+    operator_ok(shell, "robot add right --game nim --level easy")
+    shell.ok("nim challenge left right -pile=9")
+    server = ClocksLock(shell.settings.url)  # as a running server holds it
+    assert server.acquire()
+    try:
+        for line in ("robot run", "robot run --until-idle"):
+            assert operator_ok(shell, line).body == PLAYED_ELSEWHERE
+    finally:
+        server.release()
+    assert board(shell, 101).moves == []
+
+    elsewhere: list[bool] = []  # whether another process could take the lock, at each pass
+    run_pending = service.run_pending
+
+    def watched(*args, **kwargs):
+        other = ClocksLock(shell.settings.url)
+        elsewhere.append(other.acquire())
+        other.release()
+        return run_pending(*args, **kwargs)
+
+    monkeypatch.setattr(service, "run_pending", watched)
+    assert operator_ok(shell, "robot run --until-idle").body.count("played") >= 3
+    assert board(shell, 101).status is BoardStatus.finished
+    assert len(elsewhere) >= 3 and not any(elsewhere)
+    other = ClocksLock(shell.settings.url)
+    try:
+        assert other.acquire()  # and let go once done
+    finally:
+        other.release()

@@ -650,6 +650,86 @@ def test_no_connection_is_held_for_ever(shell, settings, clock):
         web.stop()
 
 
+OUT_OF_DESCRIPTORS = """
+import logging, resource, sys
+from datetime import UTC, datetime
+from pathlib import Path
+from pbmserv.config import Settings
+from pbmserv.web.serve import WebServer
+
+logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s %(message)s")
+data = Path(sys.argv[2])
+settings = Settings(
+    data_dir=data,
+    database_url=f"sqlite:///{data / 'store.sqlite3'}",
+    listen_host="127.0.0.1",
+    web_port=int(sys.argv[1]),
+    web_max_connections=1000,
+)
+web = WebServer(settings, lambda: datetime(2026, 11, 1, 12, 0, tzinfo=UTC))
+web.start()
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))
+print("ready", flush=True)
+sys.stdin.readline()
+web.stop()
+"""
+
+
+def test_running_out_of_descriptors_is_one_warning_and_the_pages_live_on(tmp_path):
+    """asyncio logged a traceback for every failed accept() of the pages' loop (2,038 in 6
+    seconds, and one for each of its retries left when the server stopped), until the full
+    pipe to the log stopped the pages: now one warning a streak, as the SMTP listener does,
+    and the pages answer again once descriptors are free."""
+    import os
+    import time
+    import urllib.request
+
+    from waiting import wait_until
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-c", OUT_OF_DESCRIPTORS, str(port), str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert server.stdin and server.stdout and server.stderr
+
+    def descriptors() -> int:
+        return len(os.listdir(f"/proc/{server.pid}/fd"))
+
+    held: list[socket.socket] = []
+    try:
+        assert server.stdout.readline() == b"ready\n"
+        for _ in range(2):  # two streaks
+            for _ in range(80):  # more than the 64 descriptors the server has
+                held.append(socket.create_connection(("127.0.0.1", port), timeout=10))
+            time.sleep(2.5)  # asyncio retries the accept every second
+            for conn in held:
+                conn.close()
+            held.clear()
+            wait_until(lambda: descriptors() < 32, "the server to close its side", seen=descriptors)
+            time.sleep(1.0)  # (a connection with the streak's last retries belongs to it)
+            with urllib.request.urlopen(
+                f"http://127.0.0.1:{port}/static/web.css", timeout=10
+            ) as page:  # (read to its end: the page has its file open until then)
+                assert page.status == 200 and page.read()
+    finally:
+        for conn in held:
+            conn.close()
+        _, err = server.communicate(b"stop\n", timeout=30)
+    said = err.decode()
+    assert "Traceback" not in said, said[:3000]
+    lines = [line for line in said.splitlines() if line.startswith(("WARNING", "ERROR"))]
+    assert [line.split(" (")[0] for line in lines] == [
+        "WARNING pbmserv.web the web server cannot accept connections",
+        "WARNING pbmserv.web the web server accepts connections again",
+    ] * 2, "\n".join(lines)
+
+
 def test_a_taken_web_port_is_an_os_error(settings, clock):
     import socket
 

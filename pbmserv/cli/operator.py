@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbmserv.cli.db import db_group
 from pbmserv.cli.failures import cannot_serve
 from pbmserv.cli.robots import robot_group
-from pbmserv.cli.store import open_store
+from pbmserv.cli.store import PLAYED_ELSEWHERE, open_store
 from pbmserv.commands.dispatch import Refused, answer, request
 from pbmserv.config import Settings
 from pbmserv.domain import outgoing as out
@@ -24,6 +24,7 @@ from pbmserv.errors import TRACEBACK, stored_reason
 from pbmserv.numbers import MAX_ROW_ID
 from pbmserv.render.links import attach, base_url
 from pbmserv.render.templates import fill, render
+from pbmserv.store.lock import holding
 from pbmserv.store.models import Board, BoardStatus, Inbox, InboxStatus, Outbox, OutboxStatus
 
 ROW_ID = click.IntRange(1, MAX_ROW_ID)  # a mail's id, as listed
@@ -269,18 +270,23 @@ def status(ctx: click.Context) -> None:
 @click.pass_context
 def tick(ctx: click.Context) -> None:
     """Without a running server (Postfix's pipe), cron runs this: the nags and forfeits it
-    queues, robots' moves and failed mails due again go out here, or with the next mail."""
+    queues, robots' moves and failed mails due again go out here, or with the next mail.  It
+    holds the store's clocks lock throughout, and does nothing where a server holds it."""
     from pbmserv.domain.clocks import tick as check_clocks  # lazy: only for `tick`
     from pbmserv.domain.housekeeping import housekeeping  # lazy: only for `tick`
 
     now, sessions, settings = request(ctx).now, _sessions(ctx), _settings(ctx)
-    with sessions() as session:
-        before = out.newest_mail(session)
-    report = check_clocks(sessions, settings, now)
-    lines = report.lines(now) + housekeeping(sessions, settings, now)
-    with sessions() as session:
-        queued = out.newest_mail(session) > before
-    sent = _deliver_now(settings, sessions)
+    with holding(settings.url) as held:
+        if not held:
+            answer(ctx, "pbmserv tick", PLAYED_ELSEWHERE)
+            return
+        with sessions() as session:
+            before = out.newest_mail(session)
+        report = check_clocks(sessions, settings, now)
+        lines = report.lines(now) + housekeeping(sessions, settings, now)
+        with sessions() as session:
+            queued = out.newest_mail(session) > before
+        sent = _deliver_now(settings, sessions)
     if sent:
         lines.append(f"Mails sent: {sent}")
     answer(ctx, "pbmserv tick", _text(lines + _link_warning(settings, queued)))

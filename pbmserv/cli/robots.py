@@ -7,10 +7,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.cli.failures import DATAERR
-from pbmserv.cli.store import require_store
+from pbmserv.cli.store import PLAYED_ELSEWHERE, require_store
 from pbmserv.commands.dispatch import DONE, Refused, answer, request
 from pbmserv.domain import accounts
 from pbmserv.render.templates import render
+from pbmserv.store.lock import holding
 from pbmserv.store.models import Robot
 
 
@@ -95,11 +96,19 @@ def robot_level(ctx: click.Context, name: str, level: str) -> None:
 @click.option("--until-idle", is_flag=True, help="Repeat until no robot is to move.")
 @click.pass_context
 def robot_run(ctx: click.Context, until_idle: bool) -> None:
+    """For cron where no server runs: it holds the store's clocks lock while it plays, and
+    plays nothing where a server (or another run) holds it, as the two searched the same
+    moves and played them twice."""
     from pbmserv.robots.service import run_pending, run_until_idle  # lazy: robot commands only
 
     req = request(ctx)
     runner = run_until_idle if until_idle else run_pending
-    done = runner(_sessions(ctx), req.settings, lambda: req.now)
+    sessions = _sessions(ctx)
+    with holding(req.settings.url) as held:  # (the whole run, --until-idle's every pass)
+        if not held:
+            answer(ctx, "pbmserv robot run", PLAYED_ELSEWHERE)
+            return
+        done = runner(sessions, req.settings, lambda: req.now)
     lines = [
         f"{d.game} {d.number}: "
         + (

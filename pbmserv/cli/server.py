@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -45,7 +44,6 @@ CLOCK_SECONDS = 300.0  # how often the clocks are checked (nags, forfeits)
 ROBOTS_ONLY_SECONDS = 2.0
 ROBOT_POLL_SECONDS = 5.0  # how often the robots look for a turn when no move woke them
 ROBOT_GAP_SECONDS = 0.5  # at least this long between two looks that found nothing to play
-LOCK_TRY_SECONDS = 1.0  # how long a starting server tries for the clocks lock
 STANDBY_SECONDS = 30.0  # how often a server whose store's clocks run elsewhere looks again
 
 
@@ -208,7 +206,7 @@ class Server:
         self._check_admins()
         loops = [(self._sender_loop, "sender")]
         if self.robots_and_clocks:
-            if self._take_clocks_lock():
+            if self.clocks_lock.acquire_within():
                 loops += self._clocks_and_robots()
             else:
                 self.standby = True
@@ -232,16 +230,6 @@ class Server:
             problems = accounts.admin_problems(session, self.settings)
         for problem in problems:
             log.warning("%s", problem)
-
-    def _take_clocks_lock(self) -> bool:
-        """Try for a moment: a shell command that looks whether a server runs holds the lock
-        (shared) for an instant, and a server starting then went to standby for 30 s."""
-        deadline = time.monotonic() + LOCK_TRY_SECONDS
-        while not self.clocks_lock.acquire():
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.05)
-        return True
 
     def _in_charge(self, generation: int) -> bool:
         """Whether a clock or robot loop started in ``generation`` still runs: this process

@@ -23,6 +23,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbmserv.config import Settings
 from pbmserv.store.db import make_engine, session_factory
 
+# what ``tick`` and ``robot run`` say when another process holds the store's clocks lock
+PLAYED_ELSEWHERE = (
+    "Another pbmserv process (a running server, or a tick or robot run) plays the clocks and "
+    "the robots of this store: nothing done.\n"
+)
+
 
 class NoStore(Exception):
     """A command that never creates the store found none."""

@@ -11,17 +11,15 @@ it keeps at most ``max_connections`` sessions open (a new one past that is answe
 closed, as SMTP servers do): 1,100 idle connections under ``ulimit -n 1024`` left the process
 no descriptor, and asyncio's accept loop logged a traceback for every failed ``accept()``
 (107,198 of them, 47 MB, in 6 seconds).  Should descriptors run out all the same, a failing
-accept is one warning per streak (:class:`Gate`).  A session idle for ``timeout`` seconds
-(aiosmtpd restarts the timer on each valid command only) is closed.
+accept is one warning per streak (:mod:`pbmserv.listening`).  A session idle for ``timeout``
+seconds (aiosmtpd restarts the timer on each valid command only) is closed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import errno
 import inspect
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,6 +30,7 @@ from aiosmtpd.lmtp import LMTP
 from aiosmtpd.smtp import SMTP
 
 from pbmserv.clock import Clock, system_clock
+from pbmserv.listening import AcceptFailures, Refusals
 from pbmserv.store.outage import Outage
 
 log = logging.getLogger("pbmserv.listener")
@@ -41,10 +40,6 @@ ACCEPTED = "250 Message accepted"
 UNKNOWN_RECIPIENT = "550 5.1.1 <{}>: no such recipient here"
 TOO_MANY_RECIPIENTS = "452 4.5.3 Too many recipients"
 BUSY = b"421 4.7.0 Too many connections, try again later\r\n"
-CAP_LOG_SECONDS = 60.0  # connections refused at the cap are logged at most this often
-# what accept() fails with when the process or the system has no descriptor or memory left
-OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
-STREAK_OVER_SECONDS = 0.5  # a session this long after a failed accept: asyncio's retry worked
 
 
 @dataclass(frozen=True)
@@ -151,39 +146,31 @@ class InboundHandler:
 
 class Gate:
     """The sessions a listener has open, shared by its protocols (all on the listener's
-    loop), and the streak of failed accepts.  Refusals are logged at most once a minute."""
+    loop), the refusals at the cap (logged at most once a minute) and the streak of failed
+    accepts (:mod:`pbmserv.listening`)."""
 
     def __init__(self, max_connections: int, max_per_host: int | None = None) -> None:
         self.max_connections = max_connections
         self.max_per_host = max_per_host or max_connections
         self.open = 0
         self.hosts: dict[str, int] = {}  # the sessions open per client address
-        self.refused = 0  # connections refused at the cap since the last log line
-        self.logged_at = -CAP_LOG_SECONDS
-        self.failed_at: float | None = None  # the last failed accept() of a streak
+        self.refusals = Refusals(log)
+        self.accepts = AcceptFailures(log, "the listener")
 
     def enter(self, host: str = "") -> bool:
         """Whether a new connection from ``host`` may have a session (then it counts until it
         leaves): at most ``max_connections`` in all, and ``max_per_host`` from one address, so
         that one client holding sessions open cannot shut every other sender out."""
-        # (the connections the failing round accepted before its failure come a moment later)
-        if self.failed_at is not None and time.monotonic() - self.failed_at > STREAK_OVER_SECONDS:
-            log.warning("the listener accepts connections again")
-            self.failed_at = None
+        self.accepts.accepted()
         from_host = self.hosts.get(host, 0)
         if self.open >= self.max_connections or from_host >= self.max_per_host:
-            self.refused += 1
-            now = time.monotonic()
-            if now - self.logged_at >= CAP_LOG_SECONDS:
-                log.warning(
-                    "%d SMTP connections refused (421): %d are open, %d from %s "
-                    "(smtp_max_connections, smtp_max_connections_per_host)",
-                    self.refused,
-                    self.open,
-                    from_host,
-                    host or "?",
-                )
-                self.refused, self.logged_at = 0, now
+            self.refusals.refused(
+                "%d SMTP connections refused (421): %d are open, %d from %s "
+                "(smtp_max_connections, smtp_max_connections_per_host)",
+                self.open,
+                from_host,
+                host or "?",
+            )
             return False
         self.open += 1
         self.hosts[host] = from_host + 1
@@ -196,22 +183,6 @@ class Gate:
             self.hosts[host] = left
         else:
             self.hosts.pop(host, None)
-
-    def loop_exception(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-        """The loop's exception handler: an ``accept()`` that failed for want of descriptors
-        is one warning per streak (asyncio retries it a second later by itself); anything
-        else goes to asyncio's own handler."""
-        exc = context.get("exception")
-        if isinstance(exc, OSError) and exc.errno in OUT_OF_RESOURCES and "socket" in context:
-            if self.failed_at is None:
-                log.warning(
-                    "the listener cannot accept connections (%s): retrying every second (no "
-                    "more warnings until it accepts one)",
-                    exc.strerror or exc,
-                )
-            self.failed_at = time.monotonic()
-            return
-        loop.default_exception_handler(context)
 
 
 class _Capped(SMTP):
@@ -259,12 +230,17 @@ class Listener(Controller):
     def __init__(self, handler: InboundHandler, *, lmtp: bool, gate: Gate, **kwargs: Any) -> None:
         super().__init__(handler, **kwargs)
         self.lmtp, self.gate = lmtp, gate
-        self.loop.set_exception_handler(gate.loop_exception)
+        self.loop.set_exception_handler(gate.accepts.loop_exception)
 
     def factory(self) -> SMTP:
         session = (_CappedLMTP if self.lmtp else _CappedSMTP)(self.handler, **self.SMTP_kwargs)
         session.gate = self.gate
         return session
+
+    def stop(self, no_assert: bool = False) -> None:
+        """Stop, then log the refusals the last minute has not logged yet."""
+        super().stop(no_assert)
+        self.gate.refusals.flush()
 
 
 def make_controller(

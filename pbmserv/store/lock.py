@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from sqlalchemy.pool import NullPool
 from pbmserv.files import private_file
 
 ADVISORY_KEY = 0x70626D73_636C6B73  # "pbmsclks": pbmserv's clocks and robots
+TRY_SECONDS = 1.0  # how long a process tries for the lock before it leaves it to its holder
 
 
 class ClocksLock:
@@ -51,6 +54,17 @@ class ClocksLock:
         if make_url(self.url).get_backend_name() == "postgresql":
             return self._acquire_advisory()
         self._alone = True  # a database of this process alone: nobody else to lock out
+        return True
+
+    def acquire_within(self, seconds: float = TRY_SECONDS) -> bool:
+        """``acquire()``, trying again for ``seconds``: a shell command that looks whether a
+        server runs (:func:`served`) holds the lock, shared, for an instant, and a process that
+        tried only once then took the server for running."""
+        deadline = time.monotonic() + seconds
+        while not self.acquire():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
         return True
 
     def _acquire_file(self, path: Path) -> bool:
@@ -106,6 +120,19 @@ class ClocksLock:
             with contextlib.suppress(Exception):  # (a connection already broken)
                 connection.close()  # the session ends, and its advisory lock with it
             engine.dispose()
+
+
+@contextlib.contextmanager
+def holding(url: str) -> Iterator[bool]:
+    """The lock of the store ``url`` held for a ``with`` block, if no other process holds it:
+    yields whether this one does.  Why: ``tick`` and ``robot run`` from cron ran the clocks
+    and the robots beside a running server (or another cron run) on the same store; a server
+    that starts meanwhile waits as a standby, as it does for another server."""
+    lock = ClocksLock(url)
+    try:
+        yield lock.acquire_within()
+    finally:
+        lock.release()
 
 
 def served(url: str) -> bool:

@@ -8,6 +8,9 @@ socket that sent nothing, or a header line now and then, stayed open for good (3
 in a test).  :class:`GuardedH11Protocol` adds that timeout (``web_request_timeout``) and a cap
 on open connections (``web_max_connections``: more are closed at once; uvicorn's own
 ``limit_concurrency`` only answers 503 to a request, and so never frees a silent socket).
+Should descriptors run out all the same, a failing accept is one warning per streak, as for
+the SMTP listener (:mod:`pbmserv.listening`): asyncio logged a traceback for each, 2,038 in
+6 seconds, and the full pipe to the log stopped the pages.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ import asyncio
 import logging
 import socket
 import threading
-import time
 from collections.abc import Callable
 from datetime import datetime
 
@@ -24,36 +26,52 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from pbmserv.config import Settings
+from pbmserv.listening import AcceptFailures, Refusals
 from pbmserv.web.app import create_app
 
 log = logging.getLogger("pbmserv.web")
 START_SECONDS = 10.0
-CAP_LOG_SECONDS = 60.0  # connections closed at the cap are logged at most this often
 
 
 class GuardedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol with a deadline for each request: a connection that has not
     sent a whole request head ``request_timeout`` seconds after it opened (or after its last
     response) is closed; and with more than ``max_connections`` open, a new one is closed at
-    once.  A request the application is answering is never cut."""
+    once (logged at most once a minute).  A request the application is answering is never
+    cut."""
 
     request_timeout = 10.0
     max_connections = 100
+    refusals = Refusals(log)
+    accepts = AcceptFailures(log, "the web server")
     _deadline: asyncio.TimerHandle | None = None
-    _refused = 0  # connections closed at the cap since the last log line
-    _logged_at = 0.0
 
     @classmethod
-    def with_limits(cls, request_timeout: float, max_connections: int) -> type[H11Protocol]:
-        """The protocol class for one server's settings (uvicorn makes one instance a
+    def with_limits(
+        cls,
+        request_timeout: float,
+        max_connections: int,
+        refusals: Refusals,
+        accepts: AcceptFailures,
+    ) -> type[H11Protocol]:
+        """The protocol class for one server's settings and log (uvicorn makes one instance a
         connection, from the class alone)."""
-        limits = {"request_timeout": request_timeout, "max_connections": max_connections}
+        limits = {
+            "request_timeout": request_timeout,
+            "max_connections": max_connections,
+            "refusals": refusals,
+            "accepts": accepts,
+        }
         return type(cls.__name__, (cls,), limits)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self.accepts.accepted()
         if len(self.connections) > self.max_connections:
-            self._note_refused()
+            self.refusals.refused(
+                "%d web connections closed at once: %d are open (web_max_connections)",
+                self.max_connections,
+            )
             transport.close()
             return
         self._arm()
@@ -82,29 +100,22 @@ class GuardedH11Protocol(H11Protocol):
         if not answering and not self.transport.is_closing():
             self.transport.close()
 
-    def _note_refused(self) -> None:
-        cls = type(self)
-        cls._refused += 1
-        now = time.monotonic()
-        if now - cls._logged_at >= CAP_LOG_SECONDS:
-            log.warning(
-                "%d web connections closed at once: %d are open (web_max_connections)",
-                cls._refused,
-                self.max_connections,
-            )
-            cls._refused, cls._logged_at = 0, now
-
 
 class WebServer:
     """``start()`` returns once the port is bound (or raises); ``stop()`` ends the thread."""
 
     def __init__(self, settings: Settings, clock: Callable[[], datetime]) -> None:
+        self.refusals = Refusals(log)
+        self.accepts = AcceptFailures(log, "the web server")
         config = uvicorn.Config(
             create_app(settings, clock),
             host=settings.listen_host,
             port=settings.web_port,
             http=GuardedH11Protocol.with_limits(
-                settings.web_request_timeout, settings.web_max_connections
+                settings.web_request_timeout,
+                settings.web_max_connections,
+                self.refusals,
+                self.accepts,
             ),
             ws="none",  # the pages use no WebSocket: an upgrade is no way around the limits
             log_level="warning",
@@ -124,7 +135,12 @@ class WebServer:
         return int(self.socket.getsockname()[1])
 
     def _run(self) -> None:
-        self.server.run(sockets=[self.socket] if self.socket else None)
+        asyncio.run(self._serve())
+
+    async def _serve(self) -> None:
+        """uvicorn's loop with our exception handler: a failed accept is not a traceback."""
+        asyncio.get_running_loop().set_exception_handler(self.accepts.loop_exception)
+        await self.server.serve(sockets=[self.socket] if self.socket else None)
 
     def start(self) -> None:
         """Bind here, in the caller's thread, so a taken port is an OSError the CLI reports."""
@@ -150,3 +166,4 @@ class WebServer:
             self.thread.join(timeout=30)
         if self.socket is not None:
             self.socket.close()
+        self.refusals.flush()  # (those of the last minute, not logged yet)
