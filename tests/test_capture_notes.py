@@ -8,6 +8,7 @@ import random
 import pytest
 
 from pbmserv.games import get_game
+from pbmserv.games.ploy.tables import KIND_NAMES
 from pbmserv.games.polis import square_name
 
 
@@ -64,13 +65,4 @@ def test_ploy_mail_names_the_piece_taken(shell) -> None:
     colour = ("green", "red")[army]
     note = f"captures {owner}'s {colour} {capture.pieces} at {point}."
     assert note in answer.body
-    assert capture.pieces in (
-        "commander",
-        "heavy lance",
-        "medium lance",
-        "light lance",
-        "heavy probe",
-        "medium probe",
-        "light probe",
-        "shield",
-    )
+    assert capture.pieces in KIND_NAMES
