@@ -297,10 +297,35 @@ def test_automatic(envelope_from: str | None, headers: str, reason: str | None) 
 )  # fmt: skip
 def test_automatic_subjects(subject: str, reason: str | None) -> None:
     """Automatic replies and bounces from senders that set no header at all."""
-    raw = f"From: bob@example.org\nSubject: {subject}\n\npolis show 101\n".encode()
+    raw = f"From: bob@example.org\nSubject: {subject}\n\nI am away until Monday.\n".encode()
     p = parse_message(raw, "bob@example.org", server_addresses=[SERVER])
     assert p.automatic_reason == reason
     assert p.is_automatic is (reason is not None)
+
+
+@pytest.mark.parametrize(
+    ("subject", "automatic"),
+    [
+        ("Away from the office until 3 May", False),
+        ("Abwesend bis Montag", False),
+        ("Vacation: two weeks", False),
+        ("Out of office, please pause my games", False),
+        ("Abwesend: Polis Board 101 bob", True),  # an automatic reply to one of our mails
+        ("Vacation: Re: Polis Board 101 bob", True),
+        ("Automatic reply: List of Polis games", True),
+    ],
+)
+def test_a_person_whose_subject_reads_like_an_automatic_reply_is_read(
+    subject: str, automatic: bool
+) -> None:
+    """The players who send 'vacation' write such Subjects: a Subject rule alone silenced their
+    mail, and their command never ran.  With command lines in the mail, only an automatic
+    reply to one of our mails is silenced."""
+    line = "polis vacation bob pw-bob-1 14"
+    raw = f"From: bob@example.org\nSubject: {subject}\n\n{line}\n".encode()
+    p = parse_message(raw, "bob@example.org", server_addresses=[SERVER])
+    assert p.is_automatic is automatic
+    assert p.commands == [line]
 
 
 @pytest.mark.parametrize(

@@ -361,9 +361,19 @@ def _automatic(
     for name in SUPPRESS_HEADERS:
         if name in msg:  # present at all (read without parsing its value)
             return f"an automatic reply ({name})"
-    subject = _header(msg, "Subject").lstrip()
+    return None
+
+
+def _robot_subject(subject: str, commands: bool) -> str | None:
+    """Why a Subject reads as an automatic reply's (see ``ROBOT_SUBJECTS``), or None.  People
+    write such words too ("Vacation: two weeks" above a ``vacation`` line): in a mail with
+    command lines only an automatic reply to one of our mails counts ("Abwesend: Polis Board
+    101 bob"), and the person's commands run."""
     for pattern, reason in ROBOT_SUBJECTS:
-        if pattern.match(subject):
+        if (found := pattern.match(subject)) is None:
+            continue
+        rest = without_reply_prefixes(subject[found.end() :].lstrip(" :-"))
+        if not commands or board_subject(rest) is not None or subjects.ours(rest):
             return reason
     return None
 
@@ -432,10 +442,12 @@ def parse_message(
         reason = _automatic(msg, result.sender, envelope_from, servers)
     except Exception:  # noqa: BLE001
         reason = None
-    result.is_automatic = reason is not None
-    result.automatic_reason = reason
     verbs = command_verbs if command_verbs is not None else declared_verbs()
     _read_commands(result, text, words, max_commands, verbs)
+    if reason is None and msg is not None:
+        reason = _robot_subject(_header(msg, "Subject").lstrip(), bool(result.commands))
+    result.is_automatic = reason is not None
+    result.automatic_reason = reason
     _make_clean(result)
     return result
 
