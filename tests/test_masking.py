@@ -173,6 +173,9 @@ def test_an_error_to_a_stranger_quotes_none_of_his_text(shell, settings, session
         assert out and "PILLS" not in out[0].body and "PILLS" not in out[0].subject, subject
     out, _ = mail(shell, settings, sessions, clock, "victim@example.net", "polis shwo 101", SPAM)
     assert "polis shwo 101" in out[0].body  # what helps him fix it
+    spam = "Halp BUY CHEAP PILLS at http://spam.example/"  # a command word's look-alike first
+    out, _ = mail(shell, settings, sessions, clock, "victim@example.net", spam, SPAM)
+    assert "Halp BUY ..." in out[0].body and "PILLS" not in out[0].body
 
 
 def test_an_error_to_a_player_quotes_a_few_lines(shell, settings, sessions, clock):

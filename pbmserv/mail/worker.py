@@ -502,15 +502,20 @@ def masked_copy(parsed: ParsedMail, mask: Callable[[str], str]) -> bytes:
 
 def _no_command(parsed: ParsedMail, mask: Callable[[str], str], stranger: bool) -> Answer:
     """No command line: how to write one, and what the subject may have meant (``mask``
-    hides the mail's passwords).  A ``stranger``'s subject is repeated only when it looks like
-    a mistyped command: anyone can forge his address, and any text (spam) would go with it."""
+    hides the mail's passwords).  Of a ``stranger``'s subject only a mistyped command word is
+    repeated: anyone can forge his address, and any text (spam) would go with it."""
     subject = parsed.subject or ""
     first = subject.split()[0] if subject.split() else ""
     close = grammar.suggest(first, grammar.command_words()) if first else None
     board = _board_named(subject)
+    if stranger:  # its first two words ("Halp BUY CHEAP PILLS at http://..." went back whole)
+        words = subject.split()
+        shown = mask(" ".join(words[:2]) + (" ..." if len(words) > 2 else "")) if close else ""
+    else:
+        shown = shortened(mask(subject))
     body = render(
         "mail/nocommand.txt.j2",
-        subject=shortened(mask(subject)) if close or not stranger else "",
+        subject=shown,
         suggestion=close or "",
         board=board,
         ours=board is None and our_subject(subject),
