@@ -110,6 +110,8 @@ def test_the_punctuation_around_a_password_in_prose_stays():
 
     mask = password_mask(commands=["polis move 101 alice Secret1 a7-a6"], guess=False)
     assert mask("It is (SECRET1), 'secret1'.") == "It is (********), '********'."
+    joined = "secret1's pw=secret1 alice/secret1 xsecret1 secret12"  # (not inside a word)
+    assert mask(joined) == "********'s pw=******** alice/******** xsecret1 secret12"
 
 
 # ----------------------------------------------------------------------------- usage text

@@ -552,13 +552,15 @@ def password_mask(
     return PasswordMask(_games(command_words), known, guess, unread)
 
 
-_EDGES = re.compile(r"^[\W_]+|[\W_]+$")
-
-
-def _core(word: str) -> str:
-    """A word as a password is recognised in prose: casefolded, without the punctuation
-    around it (``(Secret1),`` is ``secret1``)."""
-    return _EDGES.sub("", word).casefold()
+def _secrets_pattern(secrets: Iterable[str]) -> re.Pattern[str] | None:
+    """The passwords as they may stand in prose: in any case, and joined to punctuation or
+    other text (``(Secret1),``, ``secret1's``, ``pw=secret1``, ``alice/secret1``), though not
+    inside a longer word of letters and digits."""
+    words = sorted({s for s in secrets if s.strip()}, key=len, reverse=True)
+    if not words:
+        return None
+    either = "|".join(re.escape(w) for w in words)
+    return re.compile(rf"(?<![^\W_])(?:{either})(?![^\W_])", re.IGNORECASE)
 
 
 def _masked(
@@ -568,6 +570,7 @@ def _masked(
     guess: bool,
     unread: frozenset[str] = frozenset(),
 ) -> str:
+    secrets = _secrets_pattern(extra)
     out = []
     for line in text.split("\n"):
         spans = _spans(line)
@@ -579,21 +582,11 @@ def _masked(
             hide = _unread_slots(tokens, games)
         else:
             hide = set(_line_slots(tokens, games, guess).hide)
-        cores = {_core(secret) for secret in extra} - {""}
-        for k, token in enumerate(tokens):
-            if token in extra or _unquote(token) in extra:
-                hide.add(k)
-            elif k not in hide and _core(token) in cores:  # its punctuation is kept
-                a, b = spans[k]
-                inner = _EDGES.sub("", token)
-                start = a + token.index(inner)
-                spans[k] = (start, start + len(inner))
-                hide.add(k)
+        hide.update(k for k, token in enumerate(tokens) if _unquote(token) in extra)
         for k in sorted(hide, reverse=True):
             a, b = spans[k]
             line = line[:a] + MASK + line[b:]
-        for secret in extra:  # a password with blanks, written without quotes
-            if " " in secret:
-                line = line.replace(secret, MASK)
+        if secrets is not None:  # (and a password with blanks, written without quotes)
+            line = secrets.sub(MASK, line)
         out.append(line)
     return "\n".join(out)
