@@ -184,7 +184,8 @@ def test_text_is_the_whole_body() -> None:
 
 def test_the_subjects_line_repeated_in_the_body_runs_once() -> None:
     """Players often write the line in both: it once ran twice ("it is not your turn")."""
-    body = f"pbmserv   {MOVE}\nploy show 101\n{MOVE.replace('e4-e5', 'e5-e6')}\n\nGood game!\n"
+    body = f"pbmserv   {MOVE.capitalize()}\nploy show 101\n{MOVE.replace('e4-e5', 'e5-e6')}\n"
+    body += "\nGood game!\n"  # (a phone capitalises the first word)
     raw = f"From: alice@example.org\nSubject: Re: {MOVE}\n\n{body}".encode()
     p = parse_message(raw, "alice@example.org", server_addresses=[SERVER])
     assert p.commands == [MOVE, "ploy show 101", MOVE.replace("e4-e5", "e5-e6")]

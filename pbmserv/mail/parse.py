@@ -529,9 +529,12 @@ def _read_headers(msg: Message, result: ParsedMail, envelope_from: str | None) -
 
 
 def _bare(line: str) -> str:
-    """A command line without its blanks and optional ``pbmserv`` word, to compare lines."""
+    """A command line without its blanks and optional ``pbmserv`` word, its command words in
+    any case (a phone capitalises the body's first word), to compare lines; the rest keeps its
+    case, which a password's has."""
     words = line.split()
-    return " ".join(words[1:] if words and words[0].lower() == "pbmserv" else words)
+    words = words[1:] if words and words[0].lower() == "pbmserv" else words
+    return " ".join([w.casefold() for w in words[:2]] + words[2:])
 
 
 def declared_verbs() -> set[str]:
