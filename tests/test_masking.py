@@ -161,6 +161,21 @@ def test_the_placeholders_of_our_line_are_explained_and_count_as_no_failure(shel
     assert "PASSWORD is the word" in shell("signup carol PASSWORD").body
 
 
+def test_an_account_made_with_the_password_password_still_logs_in(shell, settings, sessions):
+    """The word was refused as a password only later: such an account is not locked out."""
+    from pbmserv.domain.accounts import hasher
+    from pbmserv.store.models import User
+
+    shell.signup("alice", "bob")
+    with sessions() as s, s.begin():
+        bob = s.scalars(select(User).where(User.userid == "bob")).one()
+        bob.password_hash = hasher(settings).hash("PASSWORD")
+    shell.ok("polis challenge alice bob")
+    shell.ok("polis move 101 alice pw-alice a7-a6")
+    shell.ok("polis move 101 bob PASSWORD b2-b3#2", channel="mail", sender="bob@example.org")
+    shell.ok("change password bob PASSWORD pw-bob-new")
+
+
 # ----------------------------------------------------------------------------- quotes
 
 

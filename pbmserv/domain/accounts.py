@@ -408,12 +408,14 @@ def authenticate(
     A failure is recorded in ``session``: the caller must let that transaction commit even
     though the command is refused (:func:`pbmserv.commands.common.login` does).
     """
-    if password == PLACEHOLDER:  # a line pasted from our mail unchanged: no guess, no count
+    account = _account(session, userid)
+    if password == PLACEHOLDER and not (  # a line pasted from our mail unchanged: no count
+        account is not None and check_password(settings, account.password_hash, password)
+    ):  # (an account made before the word was refused as a password still logs in)
         raise AuthError(
             f"{PLACEHOLDER} stands for your password in the line our mail gives: replace it "
-            "by your password (it was not checked, and counts as no wrong password)"
+            "by your password (it counts as no wrong password)"
         )
-    account = _account(session, userid)
     owner = account is not None and account.owns(sender)
     keys = _failure_keys(userid, sender, owner, account is not None)
     if owner:  # refused before any check past the day's allowance, for minutes at most
