@@ -297,7 +297,7 @@ def test_guesses_from_the_owners_forged_address_are_limited_too(gateway, shell, 
     shell.ok("change password bob pw-bob secret-2", sender=owner, channel="mail")
 
 
-def test_a_forgers_guesses_hold_the_owner_off_for_minutes_at_most(shell, clock):
+def test_a_forgers_guesses_hold_the_owner_off_minutes_at_a_time(shell, clock):
     """23 mails forged from carol's address (and more from others) once shut her out for an
     hour at a time, again and again, until her game could be forfeited.  Now the wrong
     passwords from her address hold it off at most ``auth_owner_lockout_minutes`` after the

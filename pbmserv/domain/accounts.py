@@ -6,7 +6,7 @@ failures a new attempt must wait an exponentially growing delay, past ``auth_loc
 the key is refused until ``auth_lockout_minutes`` have passed.  A mail from one of the
 account's own confirmed addresses is counted under a key of its own ("owner:USERID"), and the
 right password from there is accepted whatever others guessed: nobody else's guesses can lock
-the owner out, and a forger of his address only for minutes (:func:`_owner_refusal`).
+the owner out, and a forger of his address only minutes at a time (:func:`_owner_refusal`).
 
 Addresses are exactly one RFC 5322 addr-spec, checked by the standard library's
 ``email.headerregistry`` parser: no lists, no display names, no local-only names.
