@@ -160,10 +160,11 @@ def test_the_server_says_at_start_which_admins_cannot_act_by_mail(shell, clock, 
     shell.signup("root", "gone")
     shell.ok("signoff gone pw-gone")
     running = Server(shell.settings, listen=False, clock=lambda: clock.now, robots_and_clocks=False)
-    with caplog.at_level("WARNING", logger="pbmserv.server"):
+    with caplog.at_level("INFO", logger="pbmserv.server"):
         running.start()
         running.stop()
     said = [r.getMessage() for r in caplog.records if "administrator" in r.getMessage()]
+    assert said.pop() == "the administrator 'root' acts by mail from root@example.org"
     assert said == [
         "the administrator 'boss' named in the config has no account: sign it up from the "
         "shell (pbmserv signup boss PASSWORD ADDRESS)",

@@ -225,11 +225,15 @@ class Server:
 
     def _check_admins(self) -> None:
         """Say which administrators named in the config cannot act by mail (mail cannot sign
-        up their userids: the operator makes their accounts)."""
+        up their userids: the operator makes their accounts), and from which addresses the
+        others do (the operator knows his admins' addresses, and so tells a squatter's)."""
         with self.sessions() as session:
             problems = accounts.admin_problems(session, self.settings)
+            acting = accounts.admin_addresses(session, self.settings)
         for problem in problems:
             log.warning("%s", problem)
+        for name, addresses in acting.items():
+            log.info("the administrator '%s' acts by mail from %s", name, ", ".join(addresses))
 
     def _in_charge(self, generation: int) -> bool:
         """Whether a clock or robot loop started in ``generation`` still runs: this process

@@ -580,3 +580,16 @@ def admin_problems(session: Session, settings: Settings) -> list[str]:
                 f"set one from the shell (pbmserv change address {name} PASSWORD ADDRESS)"
             )
     return problems
+
+
+def admin_addresses(session: Session, settings: Settings) -> dict[str, list[str]]:
+    """The confirmed addresses each administrator able to act by mail acts from, for the
+    operator to check at start: an account signed up by mail before its userid was named in
+    the config belongs to whoever signed it up."""
+    found = {}
+    for name in dict.fromkeys(normalise_userid(a) for a in settings.admins):
+        user = find_user(session, name)
+        if user is not None and not user.password_hash.startswith("!"):
+            if addresses := confirmed_addresses(user):
+                found[name] = addresses
+    return found
