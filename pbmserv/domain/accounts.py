@@ -589,7 +589,8 @@ def admin_addresses(session: Session, settings: Settings) -> dict[str, list[str]
     found = {}
     for name in dict.fromkeys(normalise_userid(a) for a in settings.admins):
         user = find_user(session, name)
-        if user is not None and not user.password_hash.startswith("!"):
-            if addresses := confirmed_addresses(user):
-                found[name] = addresses
+        if user is None or user.password_hash.startswith("!"):
+            continue
+        if addresses := confirmed_addresses(user):
+            found[name] = addresses
     return found
