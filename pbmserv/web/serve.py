@@ -118,6 +118,7 @@ class WebServer:
                 self.accepts,
             ),
             ws="none",  # the pages use no WebSocket: an upgrade is no way around the limits
+            loop="asyncio",  # (our own asyncio.run: the loop whose exception handler is ours)
             log_level="warning",
             access_log=False,
             lifespan="off",
