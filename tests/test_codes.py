@@ -407,6 +407,12 @@ def test_plus_addresses_share_the_caps_of_their_mailbox(shell):
         mail(shell, "mallory@evil.example", f"signup squat{i} pw-squat target+x{i}@example.com")
     assert len(shell.outbox()) == 4 + 4  # (mallory's answers, no code)
     assert codes(shell, TokenKind.address) == 0
+    spellings = ["victim", "v.ictim", "vi.c.tim", "victim+x"]  # one Gmail mailbox
+    for local in spellings:
+        mail(shell, f"{local}@gmail.com", "help")
+    mail(shell, "Vic.tim@googlemail.com", "help")
+    gmail = [r.recipient for r in shell.outbox() if "mail.com" in r.recipient]
+    assert len(gmail) == 4, gmail  # 3 answers and the notice
 
 
 def test_the_comment_of_a_challenge_by_mail_reaches_the_players_once_confirmed(shell):

@@ -38,12 +38,22 @@ def mailbox(address: str) -> str:
     servers deliver ``target+7@example.com`` to ``target@example.com`` (eight such addresses
     once had eight times the caps).  The address answered stays the one written.
 
+    Gmail also ignores the dots of a local part, under either of its domains (nine
+    spellings of one Gmail mailbox had nine times a stranger's cap).
+
     >>> mailbox("Target+7@Example.com"), mailbox("+news@example.com")
     ('target@example.com', '+news@example.com')
+    >>> mailbox("V.ictim+x@googlemail.com")
+    'victim@gmail.com'
     """
     local, _, domain = address.strip().lower().rpartition("@")
     base = local.partition("+")[0]
+    if domain in GMAIL_DOMAINS:
+        base, domain = base.replace(".", ""), GMAIL_DOMAINS[0]
     return f"{base}@{domain}" if base and domain else address.strip().lower()
+
+
+GMAIL_DOMAINS = ("gmail.com", "googlemail.com")
 
 
 def is_confirmed(session: Session, address: str) -> bool:
