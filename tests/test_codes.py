@@ -422,7 +422,8 @@ def test_the_comment_of_a_challenge_by_mail_reaches_the_players_once_confirmed(s
     body = "Good luck all\nmy old line: polis move 101 alice pw-alice a7-a6"
     mail(shell, "alice@example.org", "pylon challenge alice bob carol -size=3", body)
     code_mail = mails_to(shell, "alice@example.org")[-1]
-    assert "Your comment waits with it" in code_mail.body
+    assert "This comment waits with it and goes to the players with the board:" in code_mail.body
+    assert "\n  | Good luck all\n" in code_mail.body  # (he confirms what he sees)
     with shell.sessions() as s:
         assert "pw-alice" not in str(s.scalar(select(Token.payload)))
     mail(shell, "alice@example.org", f"Re: {code_mail.subject}")

@@ -246,7 +246,7 @@ def challenge_mail(
     lines = [
         "Your challenge waits for your confirmation:",
         f"  {line}",
-        *(["Your comment waits with it and goes to the players with the board."] if said else []),
+        *(_comment_lines(said) if said else []),
         "",
         "Nobody else has been told. To start the game, reply to this mail (keep the",
         "subject and write nothing of your own), or send the line",
@@ -256,6 +256,19 @@ def challenge_mail(
         *_refuse_lines(code),
     ]
     return Confirmation("", subjects.CONFIRM(code=code), _text(lines))
+
+
+COMMENT_LINES_SHOWN = 20
+
+
+def _comment_lines(comment: str) -> list[str]:
+    """The comment that waits with a challenge, shown to whoever confirms it: a forger of his
+    address could have written it, and it goes out under his name."""
+    lines = comment.split("\n")
+    shown = [f"  | {line}".rstrip() for line in lines[:COMMENT_LINES_SHOWN]]
+    if len(lines) > COMMENT_LINES_SHOWN:
+        shown.append(f"  [{len(lines) - COMMENT_LINES_SHOWN} more lines]")
+    return ["This comment waits with it and goes to the players with the board:", *shown]
 
 
 class Reset(enum.Enum):
