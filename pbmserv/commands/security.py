@@ -7,9 +7,10 @@ A code is declared as a password argument, so it is masked wherever a line is qu
 
 A reply to a code mail keeps ``confirm CODE`` in its Subject; it is a yes only when it says
 nothing of its own, and a confirm line only when nothing follows its code ("Re: confirm
-CODE - NO, STOP" is a complaint, wherever it is written).  Whoever got a code he never asked for answers it too, and "I never
-signed up, STOP" once confirmed a forged sign-up.  Such a reply confirms nothing and is told
-the two lines to send: ``refuse CODE`` and ``confirm CODE`` (a line of the body is a yes).
+CODE - NO, STOP" is a complaint, wherever it is written).  Whoever got a code he never asked
+for answers it too, and "I never signed up, STOP" once confirmed a forged sign-up.  Such a
+reply confirms nothing and is told the two lines to send: ``refuse CODE`` and ``confirm CODE``
+(a line of the body is a yes).
 """
 
 from __future__ import annotations
