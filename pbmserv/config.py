@@ -133,7 +133,7 @@ class Settings:
     auth_window_minutes: int = 15
     auth_lockout_minutes: int = 60
     auth_owner_failures_per_day: int = 20  # from the owner's address; then slowed down...
-    auth_owner_lockout_minutes: int = 10  # ...holding it off this long at most
+    auth_owner_lockout_minutes: int = 60  # ...holding it off this long at most (unlock code)
     # clocks
     nag_days: float = 7.0
     forfeit_days: float = 21.0

@@ -301,7 +301,8 @@ def test_a_forgers_guesses_hold_the_owner_off_minutes_at_a_time(shell, clock):
     """23 mails forged from carol's address (and more from others) once shut her out for an
     hour at a time, again and again, until her game could be forfeited.  Now the wrong
     passwords from her address hold it off at most ``auth_owner_lockout_minutes`` after the
-    last one, and nobody else's guesses hold it off at all."""
+    last one, and nobody else's guesses hold it off at all (and she gets through at once with
+    the unlock code the refusal mails her: the next test)."""
     shell.signup("alice", "carol")
     shell.ok("polis challenge alice carol")
     shell.ok("polis move 101 alice pw-alice a7-a6")
@@ -313,17 +314,85 @@ def test_a_forgers_guesses_hold_the_owner_off_minutes_at_a_time(shell, clock):
 
     for i in range(40):
         guess(i, "mallory@evil.example")
-    for _ in range(3):  # a forger guessing whenever he may, for hours
-        for i in range(30):
-            said = guess(i)
-            if "try again in" in said:
-                wait = int(said.split("try again in ")[1].split()[0])
-                assert wait <= most * 60, said
-                clock.advance(seconds=wait)
+    for i in range(40):  # a forger guessing whenever he may, for hours
+        said = guess(i)
+        if "try again in" in said:
+            wait = int(said.split("try again in ")[1].split()[0])
+            assert wait <= most * 60, said
+            clock.advance(seconds=wait)
     refused = shell(line.format("pw-carol"), channel="mail", sender=owner)
     assert refused.status == 1 and "try again in" in refused.body  # the forger guessed last
     clock.advance(minutes=most, seconds=1)
     shell.ok(line.format("pw-carol"), channel="mail", sender=owner)
+
+
+def _mail(shell, sender: str, body: str, subject: str = "moves") -> None:
+    """``sender`` (or a forger of it) mails ``body``; the worker processes it at once."""
+    from email.utils import make_msgid as new_id
+
+    from pbmserv.mail import inbox, worker
+
+    raw = (
+        f"From: {sender}\nTo: {shell.settings.server_address}\nSubject: {subject}\n"
+        f"Message-ID: {new_id(domain='client.example')}\n\n{body}\n"
+    ).encode()
+    inbox.store(shell.sessions, raw, sender, [shell.settings.server_address], shell.clock.now)
+    worker.process_batch(shell.sessions, shell.settings, lambda: shell.clock.now)
+
+
+def _last_answer(shell, to: str) -> str:
+    return [row.body for row in shell.outbox() if row.recipient == to][-1]
+
+
+def test_the_owner_held_off_by_a_forger_gets_through_with_the_unlock_code(shell, clock):
+    """A forger mailing wrong passwords from carol's own address held her off nearly all
+    day, one guess each time the hold ended.  The refusal, mailed to her address (which the
+    forger cannot read), carries an unlock code; a mail with ``unlock CODE`` anywhere in it
+    logs her in at once, its password still checked.  A forger's made-up or other account's
+    code is no help, and the code is masked in the mail's kept copy."""
+    from pbmserv.domain import tokens
+
+    shell.signup("alice", "carol")
+    shell.ok("polis challenge alice carol")
+    shell.ok("polis move 101 alice pw-alice a7-a6")
+    owner = "carol@example.org"
+    line = "polis move 101 carol {} b2-b3"
+    shell.settings.max_answers_per_day = 3  # the forger spends carol's answers too
+    allowance = shell.settings.auth_owner_failures_per_day
+    for i in range(allowance):
+        _mail(shell, owner, line.format(f"wrong{i}"))
+    clock.advance(seconds=1)
+    _mail(shell, owner, line.format("pw-carol"))  # the owner, held off
+    held = _last_answer(shell, owner)  # (past the day's answer cap: it carries a new code)
+    assert "try again in" in held and "unlock " in held, held
+    code = held.split("unlock ")[1].split()[0]
+    _mail(shell, owner, line.format("pw-carol"))  # held again: no second code this hold
+    unlock_codes = select(func.count()).select_from(Token).where(Token.kind == TokenKind.unlock)
+    with shell.sessions() as s:
+        assert s.scalar(unlock_codes) == 1
+    # a forger's made-up code, and bob's own code, hold him off as before
+    shell.signup("bob")
+    with shell.sessions() as s, s.begin():
+        bob = s.scalar(select(User).where(User.userid == "bob"))
+        bobs = tokens.issue(s, TokenKind.unlock, user_id=bob.id, now=clock.now, hours=24)
+    for fake in ("ABCDEFGH23456789", bobs):
+        _mail(shell, owner, f"unlock {fake}\n" + line.format("wrong-x"))
+        with shell.sessions() as s:
+            assert s.get(AuthFailure, "owner:carol").count == allowance  # refused unchecked
+    # a wrong password with the right code is checked, and counts
+    _mail(shell, owner, line.format("wrong-y") + f"\nunlock {code}")
+    with shell.sessions() as s:
+        assert s.get(AuthFailure, "owner:carol").count == allowance + 1
+    _mail(shell, owner, line.format("wrong-z"))  # the forger goes on guessing
+    # the code after the move: read first, the move is played at once
+    _mail(shell, owner, line.format("pw-carol") + f"\nunlock {code}")
+    assert "try again in" not in _last_answer(shell, owner)
+    assert shell.mover("polis") == "alice"
+    with shell.sessions() as s:
+        kept = s.scalars(select(Inbox.raw).order_by(Inbox.id.desc())).first()
+    assert code.encode() not in kept and b"unlock" in kept
+    # the code is not used up: it works for the rest of its day
+    shell.ok("unlock " + code, channel="mail", sender=owner)
 
 
 def test_guesses_at_a_throttled_account_cost_no_argon2_check_ahead(shell, clock):

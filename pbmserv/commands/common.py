@@ -10,9 +10,10 @@ from sqlalchemy.orm import Session
 
 from pbmserv.commands.dispatch import Refused, Request, answer, error_subject
 from pbmserv.commands.spec import Call
-from pbmserv.domain import boards, deadlines, notify, players
+from pbmserv.domain import boards, deadlines, notify, owner_hold, players
 from pbmserv.domain.accounts import (
     AuthError,
+    OwnerHeld,
     UnknownUserid,
     authenticate,
     confirmed_addresses,
@@ -56,23 +57,35 @@ def login(req: Request, userid: str, password: str) -> int:
     command is refused); returns the user's id.  Inside the mail worker's transaction the
     block is already kept when the command is refused: it needs no savepoint of its own.
     A userid that names no account is kept in ``req.secret_words``: a player who forgot his
-    userid put his password in its place."""
+    userid put his password in its place.  A refusal by the hold on the account's own
+    address gives the owner his unlock code (:mod:`pbmserv.domain.owner_hold`)."""
     error: AuthError | None = None
+    note = ""
     user_id = 0
     with req.sessions() as session, nullcontext() if req.in_transaction else session.begin():
         try:
             who = authenticate(
-                session, req.settings, userid, password, sender=req.sender, now=req.now
+                session,
+                req.settings,
+                userid,
+                password,
+                sender=req.sender,
+                now=req.now,
+                unlocked=req.mail.unlocked,
             )
             user_id = who.user_id
             if who.owner:
                 req.owner_verified = True
+        except OwnerHeld as exc:
+            error = exc
+            note, new = owner_hold.code_note(session, exc.user_id, exc.userid, exc.since, req.now)
+            req.mail.unlock_code = req.mail.unlock_code or new
         except AuthError as exc:
             error = exc  # leave the block normally so that the failure count is kept
     if isinstance(error, UnknownUserid):
         req.secret_words.append(userid)
     if error is not None:
-        raise Refused(str(error))
+        raise Refused(str(error), body=note)
     return user_id
 
 

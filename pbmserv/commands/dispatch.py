@@ -52,6 +52,12 @@ class Mail:
     # its body says something of its own besides the Subject's line (text, other lines;
     # quotes and signature are not its own): a code in its Subject is then no yes
     says_more: bool = False
+    # the accounts whose unlock code the mail carries: its logins skip the hold on their own
+    # address (pbmserv.domain.owner_hold); read from the whole mail before any line runs
+    unlocked: set[int] = field(default_factory=set)
+    # its answer carries a new unlock code: it is mailed even past the daily caps (a forger
+    # who spent them first would keep the code from the owner); one code per hold at most
+    unlock_code: bool = False
 
 
 @dataclass

@@ -1,5 +1,5 @@
-"""The commands behind the mailed codes: ``confirm CODE``, ``refuse CODE``, ``password reset``
-and ``password new``.
+"""The commands behind the mailed codes: ``confirm CODE``, ``refuse CODE``, ``unlock CODE``,
+``password reset`` and ``password new``.
 
 Codes come from :mod:`pbmserv.domain.confirmation` (address and challenge confirmation,
 password reset) and are checked by :mod:`pbmserv.domain.tokens` (hashed, expiring, one use).
@@ -28,6 +28,7 @@ from pbmserv.render.templates import fill
 from pbmserv.store.models import AuthFailure, Token, TokenKind, User
 
 RESET_CODE = "this code resets a password: send 'password new USERID CODE NEWPASSWORD'"
+UNLOCK_CODE = "this code unlocks the logins of a mail: put the line 'unlock CODE' in it"
 
 
 def _usable(session: Session, code: str, req: Request, doing: str) -> Token:
@@ -67,6 +68,8 @@ def confirm(call: Call) -> None:
         token = _usable(session, code, req, "confirm")
         if token.kind is TokenKind.reset:
             raise Refused(RESET_CODE)
+        if token.kind is TokenKind.unlock:
+            raise Refused(UNLOCK_CODE)
         if call.args.get("_extra"):  # "confirm CODE - NO, STOP": a complaint, no yes
             raise _no_yes(req, code, "your line has words of its own after the code")
         if req.from_subject and req.mail.says_more:
@@ -112,9 +115,35 @@ def refuse(call: Call) -> None:
             payload = token.payload
             line = " ".join([payload["game"], "challenge", *payload["players"]])
             done = f"the challenge '{line}' will not start."
+        elif token.kind is TokenKind.unlock:
+            done = f"it no longer lets mail through the hold on {user.userid}'s address."
         else:
             done = f"the password of {user.userid} stays as it is."
     answer(call.ctx, subjects.server("refuse"), fill(f"The code is withdrawn: {done}") + "\n")
+
+
+def unlock(call: Call) -> None:
+    """Say whether the unlock code works.  Its work is done before the mail's lines run (the
+    worker reads every ``unlock`` line first): the mail's logins for its account skip the hold
+    on the account's own address, wherever the line stands; the code is not used up."""
+    req = call.req
+    with req.sessions() as session:
+        try:
+            token = tokens.check(session, call.args["code"], req.now, TokenKind.unlock)
+        except tokens.TokenError as exc:
+            raise Refused(f"cannot unlock: {exc}") from None
+        user = session.get(User, token.user_id)
+        assert user is not None
+        userid, until = user.userid, token.expires.strftime("%Y-%m-%d %H:%M")
+    answer(
+        call.ctx,
+        subjects.server("unlock"),
+        fill(
+            f"The unlock code works until {until} UTC: the logins for {userid} in a mail that "
+            "carries it are not held off (the password is still checked)."
+        )
+        + "\n",
+    )
 
 
 def password_reset(call: Call) -> None:
@@ -187,6 +216,13 @@ COMMANDS: tuple[Command, ...] = (
         "address never mails it again.",
         (CODE,),
         plain_word=True,
+    ),
+    Command(
+        "unlock",
+        unlock,
+        "Let this mail's logins through the hold on your own address (put the code our "
+        "refusal mailed you anywhere in the mail).",
+        (CODE,),
     ),
 )
 

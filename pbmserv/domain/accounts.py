@@ -6,7 +6,8 @@ failures a new attempt must wait an exponentially growing delay, past ``auth_loc
 the key is refused until ``auth_lockout_minutes`` have passed.  A mail from one of the
 account's own confirmed addresses is counted under a key of its own ("owner:USERID"), and the
 right password from there is accepted whatever others guessed: nobody else's guesses can lock
-the owner out, and a forger of his address only minutes at a time (:func:`_owner_refusal`).
+the owner out, and a forger of his address holds it off only until the owner mails the
+unlock code the refusal gave him (:mod:`pbmserv.domain.owner_hold`).
 
 Addresses are exactly one RFC 5322 addr-spec, checked by the standard library's
 ``email.headerregistry`` parser: no lists, no display names, no local-only names.
@@ -15,12 +16,11 @@ Addresses are exactly one RFC 5322 addr-spec, checked by the standard library's
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -31,6 +31,8 @@ from sqlalchemy import Delete, Select, and_, bindparam, delete, func, select
 from sqlalchemy.orm import Session, joinedload, sessionmaker
 
 from pbmserv.config import Settings
+from pbmserv.domain import owner_hold
+from pbmserv.domain.owner_hold import owner_key as _owner_key
 from pbmserv.store.models import Address, AuthFailure, Board, BoardStatus, Seat, User
 
 if TYPE_CHECKING:
@@ -54,6 +56,15 @@ def new_password_problem(password: str) -> str | None:
 
 class AuthError(Exception):
     """Authentication refused; the message is safe to show (it never contains the password)."""
+
+
+class OwnerHeld(AuthError):
+    """The hold on the account's own address refused it (:mod:`pbmserv.domain.owner_hold`):
+    the refusal gives the owner an unlock code."""
+
+    def __init__(self, message: str, user_id: int, userid: str, since: datetime) -> None:
+        super().__init__(message)
+        self.user_id, self.userid, self.since = user_id, userid, since
 
 
 class UnknownUserid(AuthError):
@@ -268,7 +279,9 @@ def checks_needed(
         refused = {
             row.key.partition(":")[2]
             for row in failures
-            if (_owner_refusal if row.key.startswith("owner:") else _throttled)(row, settings, now)
+            if (owner_hold.refusal if row.key.startswith("owner:") else _throttled)(
+                row, settings, now
+            )
         }
     return {
         (userid, password): (hashes[userid], password)
@@ -402,8 +415,10 @@ def authenticate(
     *,
     sender: str | None,
     now: datetime,
+    unlocked: Collection[int] = (),
 ) -> Login:
-    """Who logs in if ``password`` is right for ``userid``; AuthError otherwise.
+    """Who logs in if ``password`` is right for ``userid``; AuthError otherwise.  The
+    accounts ``unlocked`` (their unlock code is in the mail) skip the hold on their address.
 
     A failure is recorded in ``session``: the caller must let that transaction commit even
     though the command is refused (:func:`pbmserv.commands.common.login` does).
@@ -418,20 +433,21 @@ def authenticate(
         )
     owner = account is not None and account.owns(sender)
     keys = _failure_keys(userid, sender, owner, account is not None)
-    if owner:  # refused before any check past the day's allowance, for minutes at most
-        _check_owner_throttle(session, settings, userid, now)
+    if owner and account is not None:  # refused before any check, unless unlocked: owner_hold
+        if account.id not in unlocked:
+            _check_owner_throttle(session, settings, account, now)
     else:  # refused before any check: a guess at a throttled key learns nothing
         _check_throttle(session, settings, keys, now)
     ok = account is not None and check_password(settings, account.password_hash, password)
     if account is None or not ok:  # (userids are public: the games lists show them)
         if owner:
-            _record_owner_failure(session, userid, now)
+            owner_hold.record_failure(session, userid, now)
         else:
             _record_failure(session, settings, keys, now)
         if account is None:
             raise UnknownUserid
         raise AuthError(f"wrong password for '{account.userid}'")
-    if not owner:  # (the owner's day of wrong passwords is not cleared: _owner_refusal)
+    if not owner:  # (the owner's day of wrong passwords is not cleared: owner_hold)
         _forget_failures(session, keys, settings.auth_lockout_after)
     if hasher(settings).check_needs_rehash(account.password_hash):
         user = session.get(User, account.id)
@@ -440,57 +456,16 @@ def authenticate(
     return Login(account.id, owner)
 
 
-def _owner_key(userid: str) -> str:
-    return f"owner:{normalise_userid(userid)}"
-
-
-OWNER_DAY = timedelta(hours=24)
-
-
-def _check_owner_throttle(session: Session, settings: Settings, userid: str, now: datetime) -> None:
+def _check_owner_throttle(
+    session: Session, settings: Settings, account: _Account, now: datetime
+) -> None:
     """Refuse mail from the account's own confirmed address, before its password is checked,
-    while its own wrong passwords throttle it (see :func:`_owner_refusal`)."""
-    row = session.get(AuthFailure, _owner_key(userid))
-    refusal = None if row is None else _owner_refusal(row, settings, now)
+    while its own wrong passwords hold it off (see :func:`owner_hold.refusal`)."""
+    row = session.get(AuthFailure, _owner_key(account.userid))
+    refusal = None if row is None else owner_hold.refusal(row, settings, now)
     if refusal is not None:
-        raise AuthError(refusal)
-
-
-def _owner_refusal(row: AuthFailure, settings: Settings, now: datetime) -> str | None:
-    """Why the wrong passwords from an account's own address refuse it at ``now``, or None.
-
-    Only that address's failures count here: nobody's guesses from elsewhere ever refuse it.
-    A From can be forged, though, so its standing is ``auth_owner_failures_per_day`` wrong
-    passwords in 24 hours; past them each wrong password holds the address off a while
-    longer, doubling from 15 seconds, up to ``auth_owner_lockout_minutes`` after the last one,
-    or a forger could guess without limit and learn the right password from what it makes
-    happen.  Never longer: a forger who shut the owner out for an hour at a time kept him from
-    moving all day, until the clock forfeited his game."""
-    over = row.count - settings.auth_owner_failures_per_day
-    if over < 0 or now - row.first_at >= OWNER_DAY:
-        return None
-    most = timedelta(minutes=settings.auth_owner_lockout_minutes)
-    delay = min(timedelta(seconds=15 * 2 ** min(over, 16)), most)
-    if now >= row.last_at + delay:
-        return None
-    wait = math.ceil((row.last_at + delay - now).total_seconds())
-    return f"too many wrong passwords: try again in {wait} seconds"
-
-
-def _record_owner_failure(session: Session, userid: str, now: datetime) -> None:
-    """One more wrong password from the owner's address, counted over 24 hours from the first
-    (a right password does not clear it: it is a day's allowance, not a streak)."""
-    key = _owner_key(userid)
-    row = session.get(AuthFailure, key)
-    if row is not None and now - row.first_at >= OWNER_DAY:
-        session.delete(row)
-        session.flush()
-        row = None
-    if row is None:
-        session.add(AuthFailure(key=key, count=1, first_at=now, last_at=now))
-    else:
-        row.count += 1
-        row.last_at = now
+        assert row is not None
+        raise OwnerHeld(refusal, account.id, account.userid, row.last_at)
 
 
 def _forget_failures(session: Session, keys: list[str], lockout: int) -> None:

@@ -1,6 +1,7 @@
 """One-use codes mailed to an address: address confirmation, challenge confirmation, password
 reset.  One mechanism for all three, so that every code is hashed at rest, expires and works
-once (to confirm, or to be refused: ``refuse CODE`` uses it up too).
+once (to confirm, or to be refused: ``refuse CODE`` uses it up too).  An unlock code
+(:mod:`pbmserv.domain.owner_hold`) is only checked, never used up: it works for its day.
 
 Only the SHA-256 of a code is stored: a copy of the database does not let anyone confirm or
 reset anything (nor does the outbox: a mail that carried a code keeps no text once it is sent,

@@ -26,7 +26,7 @@ from pbmserv.commands import Answer, Channel, Mail, Request, commands, grammar, 
 from pbmserv.commands.dispatch import REFUSED, USAGE, error_subject
 from pbmserv.commands.runner import failed
 from pbmserv.config import Settings
-from pbmserv.domain import accounts, confirmation, limits, notify, tokens
+from pbmserv.domain import accounts, confirmation, limits, notify, owner_hold, tokens
 from pbmserv.errors import reason, stored_reason, with_traceback
 from pbmserv.games import get_game
 from pbmserv.mail import inbox
@@ -350,8 +350,9 @@ def _process(
     many answers it got, and why it got none when it did not.
 
     Every command is executed.  The answers of a mail whose password was right and which came
-    from that account's confirmed address are always sent; any other mail gets at most one
-    answer, within the caps of :mod:`pbmserv.domain.limits`.
+    from that account's confirmed address are always sent, and so is one that carries a new
+    unlock code (:mod:`pbmserv.domain.owner_hold`); any other mail gets at most one answer,
+    within the caps of :mod:`pbmserv.domain.limits`.
     """
     sender = accounts.parse_address(parsed.sender or "")
     if parsed.is_automatic or not sender:
@@ -361,9 +362,13 @@ def _process(
             "not answered: " + (parsed.automatic_reason or parsed.no_sender or "no usable sender"),
         )
     parsed.sender = sender
-    answers, verified, codes = _run_commands(session, settings, parsed, message_id, now, mask)
+    answers, verified, codes, unlock = _run_commands(
+        session, settings, parsed, message_id, now, mask
+    )
     if not verified:
         allowance = limits.answer_allowance(session, settings, sender, now)
+        if unlock:  # a new unlock code: to the owner whatever the caps (one per hold at most)
+            allowance = 2
         if allowance < 2:  # the answer is not sent: the codes it carried were never mailed
             tokens.withdraw(session, codes)
         if allowance == 0:
@@ -396,19 +401,21 @@ def _run_commands(
     message_id: int,
     now: datetime,
     mask: grammar.PasswordMask,
-) -> tuple[list[Answer], bool, list[str]]:
+) -> tuple[list[Answer], bool, list[str], bool]:
     """Run every command line of the mail: one answer for the sender (see mail.reply), whether
-    a password was right from that account's confirmed address, and the codes the answer
-    carries (confirmation of the sender's address, of a challenge).  Words a command found out
+    a password was right from that account's confirmed address, the codes the answer carries
+    (confirmation of the sender's address, of a challenge), and whether it carries a new
+    unlock code.  The mail's ``unlock`` lines are read before any line runs.  Words a command found out
     to be secret (an unknown userid: maybe the password of a line whose userid was forgotten)
     are added to ``mask``, for the answer and the mail's kept copy."""
     if not parsed.commands:
         stranger = not (parsed.sender and limits.is_confirmed(session, parsed.sender))
-        return [_no_command(parsed, mask, stranger)], False, []
+        return [_no_command(parsed, mask, stranger)], False, [], False
     results: list[tuple[str, list[Answer]]] = []
     verified = False
     source = f"mail:{parsed.message_id or message_id}"
     mail = Mail(says_more=parsed.says_more)  # what the lines share: a cap per mail counts them
+    mail.unlocked = owner_hold.unlocked(session, _unlock_codes(parsed.commands), now)
     for index, line in enumerate(parsed.commands):
         req = Request(
             settings=settings,
@@ -448,7 +455,17 @@ def _run_commands(
     ]
     if codes:  # the answer carries a code in its subject, so that a reply confirms
         answer.subject = subjects.CONFIRM(code=codes[0])
-    return [answer], verified, codes
+    return [answer], verified, codes, mail.unlock_code
+
+
+def _unlock_codes(lines: list[str]) -> list[str]:
+    """The codes of the mail's ``unlock CODE`` lines, wherever they stand in it."""
+    found = []
+    for line in lines:
+        words = split(line)
+        if len(words) >= 2 and words[0].lower() == "unlock":
+            found.append(words[1])
+    return found
 
 
 def _misread(mask: grammar.PasswordMask, parsed: ParsedMail, line: str) -> None:

@@ -37,6 +37,7 @@ ServerTopic = Literal[
     "broadcast",
     "confirm",
     "refuse",
+    "unlock",
     "password reset",
     "password new",
     "notifications",

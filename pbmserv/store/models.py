@@ -417,6 +417,7 @@ class TokenKind(enum.Enum):
     address = "address"  # confirms one address of an account
     challenge = "challenge"  # confirms a challenge asked for by mail without a password
     reset = "reset"  # allows one password reset
+    unlock = "unlock"  # lets the owner's mail through the hold on his address (24 h, reusable)
 
 
 class Token(Base):
