@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select, text
+from test_codes import mail
 from test_gateway import SERVER, Gateway, body_of, free_port, reply_to_last
 from waiting import wait_until
 
@@ -326,20 +327,6 @@ def test_a_forgers_guesses_hold_the_owner_off_minutes_at_a_time(shell, clock):
     shell.ok(line.format("pw-carol"), channel="mail", sender=owner)
 
 
-def _mail(shell, sender: str, body: str, subject: str = "moves") -> None:
-    """``sender`` (or a forger of it) mails ``body``; the worker processes it at once."""
-    from email.utils import make_msgid as new_id
-
-    from pbmserv.mail import inbox, worker
-
-    raw = (
-        f"From: {sender}\nTo: {shell.settings.server_address}\nSubject: {subject}\n"
-        f"Message-ID: {new_id(domain='client.example')}\n\n{body}\n"
-    ).encode()
-    inbox.store(shell.sessions, raw, sender, [shell.settings.server_address], shell.clock.now)
-    worker.process_batch(shell.sessions, shell.settings, lambda: shell.clock.now)
-
-
 def _last_answer(shell, to: str) -> str:
     return [row.body for row in shell.outbox() if row.recipient == to][-1]
 
@@ -360,13 +347,13 @@ def test_the_owner_held_off_by_a_forger_gets_through_with_the_unlock_code(shell,
     shell.settings.max_answers_per_day = 3  # the forger spends carol's answers too
     allowance = shell.settings.auth_owner_failures_per_day
     for i in range(allowance):
-        _mail(shell, owner, line.format(f"wrong{i}"))
+        mail(shell, owner, "moves", line.format(f"wrong{i}"))
     clock.advance(seconds=1)
-    _mail(shell, owner, line.format("pw-carol"))  # the owner, held off
+    mail(shell, owner, "moves", line.format("pw-carol"))  # the owner, held off
     held = _last_answer(shell, owner)  # (past the day's answer cap: it carries a new code)
     assert "try again in" in held and "unlock " in held, held
     code = held.split("unlock ")[1].split()[0]
-    _mail(shell, owner, line.format("pw-carol"))  # held again: no second code this hold
+    mail(shell, owner, "moves", line.format("pw-carol"))  # held again: no second code this hold
     unlock_codes = select(func.count()).select_from(Token).where(Token.kind == TokenKind.unlock)
     with shell.sessions() as s:
         assert s.scalar(unlock_codes) == 1
@@ -376,16 +363,16 @@ def test_the_owner_held_off_by_a_forger_gets_through_with_the_unlock_code(shell,
         bob = s.scalar(select(User).where(User.userid == "bob"))
         bobs = tokens.issue(s, TokenKind.unlock, user_id=bob.id, now=clock.now, hours=24)
     for fake in ("ABCDEFGH23456789", bobs):
-        _mail(shell, owner, f"unlock {fake}\n" + line.format("wrong-x"))
+        mail(shell, owner, "moves", f"unlock {fake}\n" + line.format("wrong-x"))
         with shell.sessions() as s:
             assert s.get(AuthFailure, "owner:carol").count == allowance  # refused unchecked
     # a wrong password with the right code is checked, and counts
-    _mail(shell, owner, line.format("wrong-y") + f"\nunlock {code}")
+    mail(shell, owner, "moves", line.format("wrong-y") + f"\nunlock {code}")
     with shell.sessions() as s:
         assert s.get(AuthFailure, "owner:carol").count == allowance + 1
-    _mail(shell, owner, line.format("wrong-z"))  # the forger goes on guessing
+    mail(shell, owner, "moves", line.format("wrong-z"))  # the forger goes on guessing
     # the code after the move: read first, the move is played at once
-    _mail(shell, owner, line.format("pw-carol") + f"\nunlock {code}")
+    mail(shell, owner, "moves", line.format("pw-carol") + f"\nunlock {code}")
     assert "try again in" not in _last_answer(shell, owner)
     assert shell.mover("polis") == "alice"
     with shell.sessions() as s:
