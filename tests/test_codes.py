@@ -314,6 +314,14 @@ def test_a_confirm_line_with_words_after_its_code_confirms_nothing(shell, after)
     assert confirmed(shell, "fx0") == [(victim, True)]
 
 
+def test_a_full_stop_after_the_code_is_the_end_of_a_sentence(shell):
+    """'Re: confirm CODE.' answered that the code was unknown."""
+    mail(shell, "fx@example.org", "signup fx0 pw-fx0-1")
+    code = code_of(mails_to(shell, "fx@example.org")[-1])
+    mail(shell, "fx@example.org", f"Re: confirm {code}.")
+    assert confirmed(shell, "fx0") == [("fx@example.org", True)]
+
+
 def test_a_confirm_line_below_prose_is_read_whatever_the_code(shell):
     """Below prose a line is a command only with a number in it: a code of letters alone (one
     in 28) was read as prose, and "Yes, that was me. / confirm CODE" confirmed nothing."""

@@ -32,9 +32,10 @@ UNLOCK_CODE = "this code unlocks the logins of a mail: put the line 'unlock CODE
 
 
 def _usable(session: Session, code: str, req: Request, doing: str) -> Token:
-    """The code's token, not yet used; refused as the code cannot be used."""
+    """The code's token, not yet used; refused as the code cannot be used.  A full stop
+    after the code ends the writer's sentence (``confirm CODE.``): codes have none."""
     try:
-        return tokens.check(session, code, req.now)
+        return tokens.check(session, code.rstrip("."), req.now)
     except tokens.TokenError as exc:
         raise Refused(f"cannot {doing}: {exc}") from None
 
