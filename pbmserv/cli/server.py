@@ -228,8 +228,7 @@ class Server:
         up their userids: the operator makes their accounts), and from which addresses the
         others do (the operator knows his admins' addresses, and so tells a squatter's)."""
         with self.sessions() as session:
-            problems = accounts.admin_problems(session, self.settings)
-            acting = accounts.admin_addresses(session, self.settings)
+            problems, acting = accounts.admin_standing(session, self.settings)
         for problem in problems:
             log.warning("%s", problem)
         for name, addresses in acting.items():

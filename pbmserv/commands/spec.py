@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import itertools
 import re
 from collections.abc import Callable, Collection, Sequence
@@ -365,13 +366,14 @@ def password_positions(command: Command, words: Sequence[str]) -> set[int] | Non
     return found
 
 
-def reorderings(command: Command) -> list[Command]:
+@functools.cache  # (asked for each command line of every mail masked; commands are fixed)
+def reorderings(command: Command) -> tuple[Command, ...]:
     """``command`` with its board, userid, password and the one-word arguments after its
     password in any other order that keeps each userid before its password: the orders a
     player may type (``limit alice 3 PASSWORD``,
     ``showas 104 alice PASSWORD`` where the classic order put the board last)."""
     if not command.password_args:
-        return []
+        return ()
     last = max(i for i, a in enumerate(command.args) if a.kind is Kind.PASSWORD)
     single = [  # (a word named before the userid, a tournament's name, stays where it is)
         i
@@ -380,7 +382,7 @@ def reorderings(command: Command) -> list[Command]:
         or (a.kind is Kind.TEXT and not a.many and i > last)
     ]
     if len(single) > 5:
-        return []
+        return ()
     out = []
     for perm in itertools.permutations(single):
         kinds = [command.args[i].kind for i in perm]
@@ -391,7 +393,7 @@ def reorderings(command: Command) -> list[Command]:
         for slot, i in zip(single, perm, strict=True):
             args[slot] = command.args[i]
         out.append(dataclasses.replace(command, args=tuple(args), orders=()))
-    return out
+    return tuple(out)
 
 
 def reordered_positions(command: Command, words: Sequence[str], shortest: int) -> set[int]:

@@ -533,11 +533,13 @@ def is_admin(settings: Settings, userid: str) -> bool:
     return normalise_userid(userid) in {normalise_userid(a) for a in settings.admins}
 
 
-def admin_problems(session: Session, settings: Settings) -> list[str]:
-    """Why an administrator named in the config cannot act by mail, and what the operator
-    does about it.  The rights come with the userid, so mail cannot sign an admin's userid up
-    (whoever did first would be admin), and an admin by mail needs a confirmed address."""
-    problems = []
+def admin_standing(session: Session, settings: Settings) -> tuple[list[str], dict[str, list[str]]]:
+    """Why administrators named in the config cannot act by mail (and what the operator does
+    about it), and the confirmed addresses the others act from, for him to check at start.
+    The rights come with the userid, so mail cannot sign an admin's userid up (whoever did
+    first would be admin), an admin by mail needs a confirmed address, and an account signed
+    up by mail before its userid was named in the config belongs to whoever signed it up."""
+    problems, acting = [], {}
     for name in dict.fromkeys(normalise_userid(a) for a in settings.admins):
         user = find_user(session, name)
         if user is None:
@@ -549,23 +551,11 @@ def admin_problems(session: Session, settings: Settings) -> list[str]:
             problems.append(
                 f"the administrator '{name}' named in the config has closed its account"
             )
-        elif not confirmed_addresses(user):
+        elif addresses := confirmed_addresses(user):
+            acting[name] = addresses
+        else:
             problems.append(
                 f"the administrator '{name}' has no confirmed address and cannot act by mail: "
                 f"set one from the shell (pbmserv change address {name} PASSWORD ADDRESS)"
             )
-    return problems
-
-
-def admin_addresses(session: Session, settings: Settings) -> dict[str, list[str]]:
-    """The confirmed addresses each administrator able to act by mail acts from, for the
-    operator to check at start: an account signed up by mail before its userid was named in
-    the config belongs to whoever signed it up."""
-    found = {}
-    for name in dict.fromkeys(normalise_userid(a) for a in settings.admins):
-        user = find_user(session, name)
-        if user is None or user.password_hash.startswith("!"):
-            continue
-        if addresses := confirmed_addresses(user):
-            found[name] = addresses
-    return found
+    return problems, acting
