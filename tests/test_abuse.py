@@ -157,15 +157,9 @@ def test_signup_mails_strangers_a_confirmation_per_account_and_nothing_else(gate
     reply_to_last(gateway, spammer)
     gateway.settle()
     gateway.send(spammer, "polis challenge spammer sock1", "BUY PILLS at pills.example")
-    gateway.settle()
-    reply_to_last(gateway, spammer)
-    gateway.settle()
-    assert count(gateway.sessions, Board) == 1
-    mover, move = first_move(gateway.sessions)
-    password = {"spammer": "Pw-spam1", "sock1": "Pw-sock1"}[mover]
-    gateway.send(spammer, f"polis move 101 {mover} {password} {move}", "BUY PILLS at pills.example")
-    gateway.settle()
-    assert count(gateway.sessions, MoveRecord) == 1
+    gateway.settle()  # sock1 confirmed no address: no board can seat it
+    assert "sock1 has not confirmed an address yet" in body_of(gateway.mails(spammer)[-1])
+    assert count(gateway.sessions, Board) == 0
     got = victims_mail(gateway, victims)
     assert set(got) == {"v01@victims.example", "v02@victims.example"}
     for victim, subjects in got.items():  # a code per account that named it, within its cap
@@ -177,12 +171,9 @@ def test_signup_mails_strangers_a_confirmation_per_account_and_nothing_else(gate
 def test_challenge_lines_mail_nobody_but_the_challenger(gateway, shell):
     gateway.settings.max_challenges_per_day = 3
     shell.signup("spammer")
-    for i in range(1, 11):  # sock accounts whose addresses nobody confirmed
-        shell(
-            f"signup s{i:02} Pw-s{i:02} v{i:02}@victims.example", channel="mail", sender="x@x.org"
-        )
-    gateway.settle()
-    confirmations = len(gateway.mails())
+    for i in range(1, 11):  # (an account that confirmed no address cannot be challenged)
+        shell.ok(f"signup s{i:02} Pw-s{i:02} v{i:02}@victims.example")
+    victims = [f"v{i:02}@victims.example" for i in range(1, 11)]
     lines = "\n".join(f"polis challenge spammer s{i:02}" for i in range(1, 11))
     for _ in range(5):
         gateway.send("spammer@example.org", "hi", lines)
@@ -190,19 +181,15 @@ def test_challenge_lines_mail_nobody_but_the_challenger(gateway, shell):
     assert count(gateway.sessions, Token, Token.kind == TokenKind.challenge) == 3  # the cap
     assert count(gateway.sessions, Board) == 0
     assert len(gateway.subjects("spammer@example.org")) == 5  # one answer per mail
-    assert len(gateway.mails()) == confirmations + 5  # no stranger got anything
-    # even confirmed, a challenge mails only confirmed addresses
+    assert len(gateway.mails()) == 5  # no player challenged got anything
+    # once confirmed, the board goes to the one player challenged, nobody else
     first = gateway.mails("spammer@example.org")[0]
     gateway.send("spammer@example.org", f"Re: {first['Subject']}")
     gateway.settle()
     assert count(gateway.sessions, Board) == 1
-    before = {
-        v: len(s)
-        for v, s in victims_mail(
-            gateway, [f"v{i:02}@victims.example" for i in range(1, 11)]
-        ).items()
+    assert {v: len(s) for v, s in victims_mail(gateway, victims).items()} == {
+        "v01@victims.example": 1
     }
-    assert all(n == 1 for n in before.values())
 
 
 def test_one_mail_of_many_commands_gets_one_answer(gateway):

@@ -440,3 +440,21 @@ def test_the_comment_of_a_challenge_by_mail_reaches_the_players_once_confirmed(s
         assert new.subject.startswith("New Pylon Board 101")
         assert "alice writes:\n\nGood luck all\n" in new.body
         assert "pw-alice" not in new.body
+
+
+def test_an_account_that_confirmed_no_address_cannot_be_seated(shell):
+    """mallory signs 'squat' up with dave's address, which dave never confirms, and her
+    accomplice challenges it: a seat would keep the account (and its userid) for ever, so the
+    challenge is refused, by mail and in the shell, and the account is removed in time."""
+    shell.signup("alice")
+    mail(shell, "mallory@evil.example", "signup squat pw1234 dave@example.org")
+    mail(shell, "alice@example.org", "polis challenge alice squat")
+    answer = mails_to(shell, "alice@example.org")[-1]
+    assert "squat has not confirmed an address yet" in answer.body
+    assert codes(shell, TokenKind.challenge) == 0
+    result = shell("polis challenge alice squat")
+    assert result.status == 1 and "squat has not confirmed an address yet" in result.body
+    shell.clock.advance(days=shell.settings.unconfirmed_account_days + 1)
+    housekeeping(shell.sessions, shell.settings, shell.clock.now)
+    with shell.sessions() as s:
+        assert list(s.scalars(select(User.userid))) == ["alice"]

@@ -116,8 +116,9 @@ def signup(call: Call) -> None:
     if not req.trusted:
         lines = [
             f"The player {userid} is signed up. Each address given gets one mail with a code "
-            "and nothing else until it is confirmed; an account without a confirmed address "
-            f"is removed after {req.settings.unconfirmed_account_days} days.",
+            "and nothing else until it is confirmed. Until one is, nobody can challenge "
+            f"{userid}, and without one the account is removed after "
+            f"{req.settings.unconfirmed_account_days} days.",
             "",
             "Addresses: " + ", ".join(addresses),
         ]

@@ -146,6 +146,8 @@ def create_challenge(
                 refusals.append(no_player(req, players[nth - 1], nth))
             elif not found.accepts_challenges:
                 refusals.append(f"{userid} does not accept challenges")
+            elif accounts.awaiting_confirmation(found):
+                refusals.append(f"{userid} has not confirmed an address yet")
             elif found.robot is not None and found.robot.game != game.name:
                 theirs = get_game(found.robot.game).display_name
                 refusals.append(f"{userid} is a robot that plays {theirs} only")

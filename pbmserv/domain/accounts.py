@@ -294,6 +294,12 @@ def confirmed_addresses(user: User) -> list[str]:
     return [a.address for a in user.addresses if a.confirmed]
 
 
+def awaiting_confirmation(user: User) -> bool:
+    """Whether the account was signed up by mail and has confirmed none of its addresses: it
+    is removed in time unless something keeps it, so nothing may seat it before then."""
+    return bool(user.addresses) and not confirmed_addresses(user)
+
+
 def is_owner_address(user: User | None, sender: str | None) -> bool:
     """Whether ``sender`` is one of the confirmed addresses of ``user``."""
     return user is not None and _sender_among(confirmed_addresses(user), sender)
