@@ -141,6 +141,23 @@ def test_tick_sends_the_mail_that_waits(operator, shell, settings):
     assert "Mails sent" not in operator("tick")[1]
 
 
+def test_the_lock_names_its_holder(settings, shell):
+    """A shell command tells its user who sends the mails it queued: it took a cron ``tick``
+    (or ``robot run``) that held the clocks lock for a running server."""
+    from pbmserv.store.lock import ClocksLock, holder
+
+    shell.signup("alice")  # (the store exists)
+    assert holder(settings.url) is None
+    for name in ("serve", "tick", "robot run"):
+        lock = ClocksLock(settings.url, name)
+        assert lock.acquire()
+        try:
+            assert holder(settings.url) == name
+        finally:
+            lock.release()
+        assert holder(settings.url) is None
+
+
 def test_tick_does_nothing_while_another_process_holds_the_clocks(
     operator, shell, settings, monkeypatch
 ):

@@ -150,3 +150,12 @@ def test_the_note_says_a_running_server_sends_the_mails(tmp_path):
     assert "the running server sends them" in new.stderr and "'pbmserv serve'" not in new.stderr
     moved = pbmserv("polis", "move", "101", "alice", "pw-alice", "d7-e6", data=data)
     assert "'pbmserv serve' sends them" in moved.stderr  # (no server now)
+    cron = ClocksLock(f"sqlite:///{data / 'pbmserv.sqlite3'}", "tick")  # a cron tick runs
+    assert cron.acquire()
+    try:
+        answered = pbmserv("polis", "move", "101", "bob", "pw-bob", "b2-b3", data=data)
+    finally:
+        cron.release()
+    assert answered.returncode == 0, answered.stderr
+    assert "the next 'pbmserv tick' sends them" in answered.stderr
+    assert "running server" not in answered.stderr

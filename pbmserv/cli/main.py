@@ -160,14 +160,14 @@ def _outbox_note(req: Request) -> None:
     with req.sessions() as session:
         count = waiting_after(session, req.sessions.newest_mail)  # type: ignore[attr-defined]
     if count:
-        from pbmserv.store.lock import served  # lazy: only when mails wait
+        from pbmserv.store.lock import holder  # lazy: only when mails wait
 
         noun = "mail waits" if count == 1 else "mails wait"
-        who = (
-            "the running server sends them"
-            if served(req.settings.url)
-            else ("'pbmserv serve' sends them")
-        )
+        who = {
+            "serve": "the running server sends them",
+            "tick": "the next 'pbmserv tick' sends them",  # (a running tick has sent its own)
+            "robot run": "'pbmserv tick' (from cron) or 'pbmserv serve' sends them",
+        }.get(holder(req.settings.url) or "", "'pbmserv serve' sends them")
         click.echo(
             f"pbmserv: {count} {noun} in the outbox: 'pbmserv mail outbox list' lists them, {who}.",
             err=True,

@@ -276,7 +276,7 @@ def tick(ctx: click.Context) -> None:
     from pbmserv.domain.housekeeping import housekeeping  # lazy: only for `tick`
 
     now, sessions, settings = request(ctx).now, _sessions(ctx), _settings(ctx)
-    with holding(settings.url) as held:
+    with holding(settings.url, "tick") as held:
         if not held:
             answer(ctx, "pbmserv tick", PLAYED_ELSEWHERE)
             return

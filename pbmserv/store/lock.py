@@ -27,12 +27,20 @@ ADVISORY_KEY = 0x70626D73_636C6B73  # "pbmsclks": pbmserv's clocks and robots
 TRY_SECONDS = 1.0  # how long a process tries for the lock before it leaves it to its holder
 
 
-class ClocksLock:
-    """``acquire()`` without waiting; held until ``release()`` or the process's end."""
+HOLDERS = ("serve", "tick", "robot run")  # the commands that hold the lock, as named in it
 
-    def __init__(self, url: str) -> None:
+
+class ClocksLock:
+    """``acquire()`` without waiting; held until ``release()`` or the process's end.
+
+    The holder names itself (``holder``, one of ``HOLDERS``): in the lock file beside a SQLite
+    store, as its connection's ``application_name`` on PostgreSQL, so that :func:`holder`
+    can tell a running server from a cron ``tick`` or ``robot run``."""
+
+    def __init__(self, url: str, holder: str = "serve") -> None:
         parsed = make_url(url)
         self.url = url
+        self.holder = holder
         self.path: Path | None = None
         if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
             store = Path(str(parsed.database))
@@ -58,7 +66,7 @@ class ClocksLock:
 
     def acquire_within(self, seconds: float = TRY_SECONDS) -> bool:
         """``acquire()``, trying again for ``seconds``: a shell command that looks whether a
-        server runs (:func:`served`) holds the lock, shared, for an instant, and a process that
+        server runs (:func:`holder`) holds the lock, shared, for an instant, and a process that
         tried only once then took the server for running."""
         deadline = time.monotonic() + seconds
         while not self.acquire():
@@ -75,12 +83,16 @@ class ClocksLock:
             os.close(fd)
             return False
         os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())  # who holds it, for a curious operator
+        os.write(fd, f"{os.getpid()} {self.holder}\n".encode())  # who holds it, and as what
         self._file = fd
         return True
 
     def _acquire_advisory(self) -> bool:
-        engine = create_engine(self.url, poolclass=NullPool)
+        engine = create_engine(
+            self.url,
+            poolclass=NullPool,
+            connect_args={"application_name": f"pbmserv {self.holder}"},
+        )
         connection = engine.connect()
         try:
             got = connection.scalar(text("SELECT pg_try_advisory_lock(:k)"), {"k": ADVISORY_KEY})
@@ -123,37 +135,60 @@ class ClocksLock:
 
 
 @contextlib.contextmanager
-def holding(url: str) -> Iterator[bool]:
+def holding(url: str, holder: str) -> Iterator[bool]:
     """The lock of the store ``url`` held for a ``with`` block, if no other process holds it:
     yields whether this one does.  Why: ``tick`` and ``robot run`` from cron ran the clocks
     and the robots beside a running server (or another cron run) on the same store; a server
     that starts meanwhile waits as a standby, as it does for another server."""
-    lock = ClocksLock(url)
+    lock = ClocksLock(url, holder)
     try:
         yield lock.acquire_within()
     finally:
         lock.release()
 
 
-def served(url: str) -> bool:
-    """Whether a ``pbmserv serve`` runs the clocks and robots of the store ``url`` now (holds
-    its lock): a shell command tells its user who sends the mails it queued.  It only looks:
-    it never makes the lock file (owned by whoever ran the command, the server could not open
-    it) and takes a shared lock on SQLite, which a starting server's try can outlast."""
+def holder(url: str) -> str | None:
+    """Which command holds the lock of the store ``url`` now (one of ``HOLDERS``), or None:
+    a shell command tells its user who sends the mails it queued, a running server or the
+    next cron ``tick``.  It only looks: it never makes the lock file (owned by whoever ran the
+    command, the server could not open it) and takes a shared lock on SQLite, which a
+    starting server's try can outlast."""
     lock = ClocksLock(url)
     if lock.path is not None:
         try:
             fd = os.open(lock.path, os.O_RDONLY)
         except OSError:  # no file: no server has run on this store
-            return False
+            return None
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
-            return True
+            return _named(os.pread(fd, 100, 0).decode(errors="replace").partition(" ")[2])
         finally:
             os.close(fd)  # (frees the shared lock)
-        return False
+        return None
+    if make_url(url).get_backend_name() != "postgresql":
+        return None  # a database of this process alone
+    engine = create_engine(url, poolclass=NullPool)
     try:
-        return not lock.acquire()
+        with engine.connect() as connection:
+            names = connection.scalars(text(_ADVISORY_HOLDER), _ADVISORY_PARTS).all()
     finally:
-        lock.release()
+        engine.dispose()
+    return _named(names[0] or "") if names else None
+
+
+# A bigint advisory lock shows in pg_locks as its high and low 32 bits (objsubid 1).
+_ADVISORY_PARTS = {"high": ADVISORY_KEY >> 32, "low": ADVISORY_KEY & 0xFFFFFFFF}
+_ADVISORY_HOLDER = """
+    SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+      AND l.classid::bigint = :high AND l.objid::bigint = :low
+      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+"""
+
+
+def _named(said: str) -> str:
+    """The holder a lock names (``pbmserv tick`` or ``tick``); a server if it names none
+    (a lock taken by an older pbmserv, or a name another user may not see)."""
+    name = said.strip().removeprefix("pbmserv ").strip()
+    return name if name in HOLDERS else "serve"
