@@ -192,6 +192,27 @@ def test_the_subjects_line_repeated_in_the_body_runs_once() -> None:
     assert p.comment == "Good game!"
 
 
+@pytest.mark.parametrize(
+    ("subject", "body", "commands"),
+    [
+        ("Vacation", "polis vacation alice pw 3", ["polis vacation alice pw 3"]),
+        ("Re: Move", f"{MOVE}\n", [MOVE]),
+        ("help", "no command here", ["help"]),  # a lone word alone runs
+        ("list", "", ["list"]),
+        ("ploy show 101", f"{MOVE}\n", ["ploy show 101", MOVE]),  # more than one word runs
+    ],
+)
+def test_a_lone_subject_word_above_command_lines_is_the_topic(
+    subject: str, body: str, commands: list[str]
+) -> None:
+    """``Subject: Vacation`` above a ``polis vacation ...`` line ran as a command of its own
+    too, and the answer said "vacation: not enough arguments" beside the line's result."""
+    raw = f"From: alice@example.org\nSubject: {subject}\n\n{body}\n".encode()
+    p = parse_message(raw, "alice@example.org", server_addresses=[SERVER])
+    assert p.commands == commands
+    assert p.subject_is_command is (commands[0] != body.strip().split("\n")[0])
+
+
 def test_huge_body() -> None:
     p = parse("huge_body")
     assert p.commands == [MOVE]

@@ -559,6 +559,11 @@ def _read_commands(
             result.subject_not_understood = True
     most = max(max_commands - len(unclear), 0)  # (the subject's counts)
     body = read_body(text, words, verbs, max_not_understood=most)
+    if line and len(line.split()) == 1 and body.commands:
+        # a lone word above command lines is the mail's topic ("Vacation", "Move"), not a
+        # command of its own: it ran beside them, as "vacation: not enough arguments"
+        commands.clear()
+        result.subject_is_command = False
     # the Subject's line written in the body too (a common habit) runs once, not twice
     said = _bare(commands[0]) if result.subject_is_command else None
     commands += [c for c in body.commands if _bare(c) != said]
