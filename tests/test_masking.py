@@ -114,6 +114,48 @@ def test_the_punctuation_around_a_password_in_prose_stays():
     assert mask(joined) == "********'s pw=******** alice/******** xsecret1 secret12"
 
 
+def test_a_password_spelled_with_invisible_or_full_width_characters_is_masked(
+    shell, settings, sessions, clock
+):
+    """A soft hyphen or a zero-width joiner inside the password (pasted from a word
+    processor), or a phone's full-width letters, read as the password to its reader; they
+    went to the opponent and the kept copy as they were."""
+    import unicodedata
+
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    spellings = [
+        "pw\u00ad-alice",
+        "pw-al\u200dice",
+        "\uff50\uff57\uff0d\uff41\uff4c\uff49\uff43\uff45",
+    ]
+    body = "Do not tell: " + ", ".join(spellings) + ". Bye\n"
+    out, kept = mail(
+        shell,
+        settings,
+        sessions,
+        clock,
+        "alice@example.org",
+        "polis move 101 alice pw-alice a7-a6",
+        body,
+    )
+    with sessions() as s:
+        comments = " ".join(s.scalars(select(Comment.text)))
+    assert "Do not tell: ********, ********, ********. Bye" in comments
+    read = unicodedata.normalize("NFKC", everything(out, kept) + comments)
+    assert "pw-alice" not in "".join(c for c in read if c not in "\u00ad\u200d").lower()
+
+
+def test_a_spelled_password_inside_a_longer_word_stays():
+    from pbmserv.commands.grammar import password_mask
+
+    mask = password_mask(commands=["polis move 101 alice Secret1 a7-a6"], guess=False)
+    assert (
+        mask("x\uff53ecret1 se\u00adcret1s \uff33ECRET\uff11!")
+        == "x\uff53ecret1 se\u00adcret1s ********!"
+    )
+
+
 # ----------------------------------------------------------------------------- usage text
 
 

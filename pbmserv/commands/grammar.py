@@ -33,6 +33,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from pbmserv.commands import registry
+from pbmserv.commands.secret_words import mask_secrets, secrets_pattern
 from pbmserv.commands.spec import (
     Command,
     Group,
@@ -552,17 +553,6 @@ def password_mask(
     return PasswordMask(_games(command_words), known, guess, unread)
 
 
-def _secrets_pattern(secrets: Iterable[str]) -> re.Pattern[str] | None:
-    """The passwords as they may stand in prose: in any case, and joined to punctuation or
-    other text (``(Secret1),``, ``secret1's``, ``pw=secret1``, ``alice/secret1``), though not
-    inside a longer word of letters and digits."""
-    words = sorted({s for s in secrets if s.strip()}, key=len, reverse=True)
-    if not words:
-        return None
-    either = "|".join(re.escape(w) for w in words)
-    return re.compile(rf"(?<![^\W_])(?:{either})(?![^\W_])", re.IGNORECASE)
-
-
 def _masked(
     text: str,
     games: frozenset[str],
@@ -570,7 +560,7 @@ def _masked(
     guess: bool,
     unread: frozenset[str] = frozenset(),
 ) -> str:
-    secrets = _secrets_pattern(extra)
+    secrets = secrets_pattern(extra)
     out = []
     for line in text.split("\n"):
         spans = _spans(line)
@@ -587,6 +577,6 @@ def _masked(
             a, b = spans[k]
             line = line[:a] + MASK + line[b:]
         if secrets is not None:  # (and a password with blanks, written without quotes)
-            line = secrets.sub(MASK, line)
+            line = mask_secrets(secrets, line, MASK)
         out.append(line)
     return "\n".join(out)
