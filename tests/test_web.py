@@ -782,3 +782,29 @@ def test_a_flag_option_is_shown_as_written_in_the_mail_and_the_page_title(shell,
         "Polis Board 101 (--nagtime=2 --unrated) - "
     )
     assert "<h1>Polis Board 101 (--nagtime=2 --unrated)</h1>" in html and "=True" not in html
+
+
+@pytest.mark.parametrize("game", ["plotto", "pylon", "polis", "ploy"])
+def test_a_board_drawn_by_agreement_shows_no_one_to_move(shell, settings, clock, game):
+    """A board ended off the board (a draw agreed, a player who left the tournament) keeps an
+    engine position with a seat to move: its page said "<- to move" in the legend and the
+    mailed board, drew Pylon's rings and Plotto's open cells, and the last Plotto mail listed
+    "Valid moves:" of a game that was over.  An earlier ply of it still shows its mover."""
+    shell.signup("alice", "bob")
+    shell.ok(f"{game} challenge alice bob")
+    _, texts = mover_and_moves(shell, game, 101)
+    shell.play(game, [texts[0]])
+    _, texts = mover_and_moves(shell, game, 101)
+    shell.play(game, [texts[0]])
+    mover = shell.mover(game)
+    shell.ok(f"{game} move 101 {mover} pw-{mover} propose")
+    other = "bob" if mover == "alice" else "alice"
+    mail = shell.ok(f"{game} move 101 {other} pw-{other} accept")
+    assert "draw agreed" in mail.body and "to move" not in mail.body
+    assert "Valid moves" not in mail.body and "a letter marks" not in mail.body
+    client = TestClient(create_app(settings, lambda: clock.now))
+    html = client.get("/boards/" + game + "/101").text
+    assert "to move" not in html and "to-move" not in html and "Valid moves" not in html
+    assert 'class="open"' not in html and "a letter marks" not in html
+    earlier = client.get("/boards/" + game + "/101?ply=1").text
+    assert "to move" in earlier

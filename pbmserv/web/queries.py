@@ -109,6 +109,7 @@ class BoardPage:
     clock: list[tuple[str, str]]
     tournament: str | None = None  # the board's name in its tournament, t1r2b3
     tournament_page: str | None = None  # the tournament's page name, t1
+    over: bool = False  # the board's end is shown: no seat is to move, whatever the engine says
 
 
 def status_line(board: Board, position: Position, ply: int) -> str:
@@ -233,6 +234,7 @@ def board_page(
         clock=clock_rows(board, settings, now, current),
         tournament=name or None,
         tournament_page=f"t{found.group(1)}" if (found := BOARD_NAME.fullmatch(name)) else None,
+        over=shown == plies and board.status is not BoardStatus.active,
     )
 
 

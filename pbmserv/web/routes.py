@@ -100,9 +100,9 @@ def board(web: Web, request: Request) -> Response:
             request,
             "board.html.j2",
             page=page,
-            drawing=draw(page.position),
+            drawing=draw(page.position, over=page.over),
             legend=page.position.board_context(),
-            text_board=render_board(page.position),
+            text_board=render_board(page.position, over=page.over),
         )
 
 
