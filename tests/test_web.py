@@ -808,3 +808,19 @@ def test_a_board_drawn_by_agreement_shows_no_one_to_move(shell, settings, clock,
     assert 'class="open"' not in html and "a letter marks" not in html
     earlier = client.get("/boards/" + game + "/101?ply=1").text
     assert "to move" in earlier
+
+
+def test_a_tournament_board_name_leads_to_its_page(site, sessions):
+    """Mails name a tournament's boards ``t1r1b1``, which work wherever a board number does;
+    the page's address took only the number (``'t1r1b1' is not a number``)."""
+    _, client = site
+    with sessions() as s:
+        board = s.scalar(select(Board).where(Board.options["tournament"].as_string() == "t1r1b1"))
+        number = board.number
+    for asked in ("/boards/ploy/t1r1b1", "/boards/Ploy/T1R1B1"):
+        moved = client.get(asked + "?ply=0", follow_redirects=False)
+        assert moved.status_code == 307
+        assert moved.headers["location"] == f"/boards/ploy/{number}?ply=0"
+    assert client.get("/boards/ploy/t1r1b1").status_code == 200
+    assert client.get("/boards/polis/t1r1b1").status_code == 404  # a Ploy board's name
+    assert client.get("/boards/ploy/t1r9b1").status_code == 404

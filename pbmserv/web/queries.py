@@ -22,7 +22,7 @@ from pbmserv.domain.boards import replay
 from pbmserv.domain.deadlines import due
 from pbmserv.domain.pairing import standings
 from pbmserv.domain.tournament_text import board_name, describe, winner
-from pbmserv.domain.tournaments import BOARD_NAME
+from pbmserv.domain.tournaments import BOARD_NAME, resolve_board
 from pbmserv.games import get_game
 from pbmserv.games.base import Game, Position
 from pbmserv.numbers import clock_days, whole_number
@@ -62,6 +62,16 @@ def game_or_404(name: str) -> Game:
         return get_game(name.lower())
     except (KeyError, ValueError) as exc:
         raise NotFound(f"no game {name!r}") from exc
+
+
+def tournament_board_path(session: Session, game_name: str, name: str) -> str:
+    """The page of a tournament's board named as the mails name it (``t2r1b3``, which works
+    wherever a board number does): ``/boards/pylon/104``."""
+    game = game_or_404(game_name)
+    number = resolve_board(session, game.name, name) if BOARD_NAME.fullmatch(name) else None
+    if number is None:
+        raise NotFound(f"no {game.display_name} board {name}")
+    return f"/boards/{game.name}/{number}"
 
 
 def stored_board(session: Session, game: Game, number: int) -> Board:
