@@ -235,7 +235,7 @@ def test_knockout_with_a_replayed_tie_and_board_names(shell):
         "in (those still in first), then by score, then by seed."
     )
     r = shell("nim show t1r9b1")
-    assert r.status == 1 and "no nim board t1r9b1" in r.body
+    assert r.status == 1 and "no Nim board t1r9b1" in r.body
 
 
 def test_withdraw(shell):
@@ -361,3 +361,19 @@ def test_joining_by_mail_needs_a_confirmed_address(shell, clock):
     shell.ok("tournament join cup bob pw-bob")
     with shell.sessions() as s:
         assert [p.user.userid for p in tournaments.find(s, "cup").players] == ["ann", "bob"]
+
+
+def test_a_board_name_given_with_another_game_says_whose_board_it_is(shell):
+    """``polis show t1r1b1`` for a Nim tournament's board said "there is no polis board
+    t1r1b1" (the game's word in lower case, where every other refusal names Polis), leaving
+    the player to guess that the mails' name belongs to another game."""
+    started(shell, "mixup", "--format roundrobin", ("ann", "bob"))
+    [number, _, _] = board_of(shell, "t1r1b1")
+    r = shell("polis show t1r1b1")
+    assert r.status == 1
+    assert f"there is no Polis board t1r1b1: t1r1b1 is Nim board {number}" in r.body
+    r = shell("polis move T1R1B1 ann pw-ann a7-a6")
+    assert r.status == 1 and f"t1r1b1 is Nim board {number}" in r.body
+    r = shell("nim show t1r9b1")
+    assert r.status == 1 and "there is no Nim board t1r9b1" in r.body
+    assert "is Nim board" not in r.body

@@ -107,6 +107,13 @@ def find(session: Session, name: str) -> Tournament:
 
 def resolve_board(session: Session, game: str, name: str) -> int | None:
     """The board number of a tournament board name (``t3r2b5``) of ``game``, else None."""
+    found = named_board(session, name)
+    return found[1] if found is not None and found[0] == game else None
+
+
+def named_board(session: Session, name: str) -> tuple[str, int] | None:
+    """The game and number of the board a tournament board name (``t3r2b5``) names, of any
+    game, else None."""
     m = BOARD_NAME.fullmatch(name)
     if m is None:
         return None
@@ -120,9 +127,9 @@ def resolve_board(session: Session, game: str, name: str) -> int | None:
             TournamentGame.number == b,
         )
     )
-    if row is None or row.board is None or row.board.game != game:
+    if row is None or row.board is None:
         return None
-    return row.board.number
+    return row.board.game, row.board.number
 
 
 def create(
