@@ -6,6 +6,7 @@ from the rules in pbmserv/tournaments.py."""
 from __future__ import annotations
 
 import pytest
+from mail_lines import overlong
 from sqlalchemy import select
 from tournament_play import board_of, mails, pairings, play, started, table
 
@@ -234,6 +235,7 @@ def test_knockout_with_a_replayed_tie_and_board_names(shell):
         "Score: win 1, draw 1/2, loss 0, bye 1. Players are ranked by the round they went out "
         "in (those still in first), then by score, then by seed."
     )
+    assert overlong(said) == [], said  # its note was 88 columns wide
     r = shell("nim show t1r9b1")
     assert r.status == 1 and "no Nim board t1r9b1" in r.body
 
