@@ -222,3 +222,17 @@ def test_a_withdrawn_leader_keeps_his_place_but_does_not_win(shell):
     assert [row[0] for row in table(shell, "sw")][:2] == ["dan", "ann"]
     final = [m for m in shell.outbox() if m.subject == "Tournament sw final standings"]
     assert final and "Finished. ann wins tournament sw." in final[0].body
+
+
+def test_withdrawing_twice_says_so_and_a_stranger_does_not_play(shell):
+    """A second withdrawal was answered "bob does not play in tournament sw", which denied
+    the games he had played there; it now says he has withdrawn already."""
+    swiss(shell)
+    shell.ok("tournament withdraw sw bob pw-bob")
+    again = shell("tournament withdraw sw bob pw-bob")
+    assert again.status == 1
+    assert "bob has already withdrawn from tournament sw" in again.body
+    assert "does not play" not in again.body
+    shell.signup("eve")
+    stranger = shell("tournament withdraw sw eve pw-eve")
+    assert stranger.status == 1 and "eve does not play in tournament sw" in stranger.body

@@ -228,8 +228,12 @@ def withdraw(
     his opponent's forfeit).  ``comment`` goes to his opponents with the boards.  Returns
     the notes of his answer: one per game ended."""
     player = next((p for p in tournament.players if p.user_id == user.id), None)
-    if player is None or player.withdrawn:
+    if player is None:
         raise TournamentError(f"{user.userid} does not play in tournament {tournament.name}")
+    if player.withdrawn:  # he did play: saying he does not would deny his own games
+        raise TournamentError(
+            f"{user.userid} has already withdrawn from tournament {tournament.name}"
+        )
     if tournament.status == TournamentStatus.open:
         tournament.players.remove(player)
         session.flush()
