@@ -295,7 +295,8 @@ def test_lists_players_and_tournament(site, shell):
     first = re.search(r'href="(/boards/ploy/\d+)">Ploy \d+</a> \(t1r1b1\)', cup)
     assert first is not None
     board_page = client.get(first.group(1)).text
-    assert 'Board t1r1b1 of <a href="/tournaments/t1">tournament t1</a>' in board_page
+    # named as its mails name it ("Tournament spring, round 1: this is board t1r1b1."), not t1
+    assert 'Board t1r1b1 of <a href="/tournaments/spring">tournament spring</a>' in board_page
     assert "spring" in client.get("/tournaments").text
 
 

@@ -118,8 +118,17 @@ class BoardPage:
     comments: list[tuple[int, str, str, datetime]]
     clock: list[tuple[str, str]]
     tournament: str | None = None  # the board's name in its tournament, t1r2b3
-    tournament_page: str | None = None  # the tournament's page name, t1
+    tournament_page: str | None = None  # the tournament's name, as its mails name it (spring)
     over: bool = False  # the board's end is shown: no seat is to move, whatever the engine says
+
+
+def _tournament_of(session: Session, board_name: str) -> str | None:
+    """The name of the tournament whose board is ``board_name`` (``t1r2b3``): its mails name
+    it so ("Tournament spring, round 2"), not by its number."""
+    found = BOARD_NAME.fullmatch(board_name)
+    number = None if found is None else whole_number(found.group(1))
+    tournament = None if number is None else session.get(Tournament, number)
+    return None if tournament is None else tournament.name
 
 
 def status_line(board: Board, position: Position, ply: int) -> str:
@@ -243,7 +252,7 @@ def board_page(
         comments=[(c.ply, c.user.userid, c.text, c.at) for c in board.comments],
         clock=clock_rows(board, settings, now, current),
         tournament=name or None,
-        tournament_page=f"t{found.group(1)}" if (found := BOARD_NAME.fullmatch(name)) else None,
+        tournament_page=_tournament_of(session, name),
         over=shown == plies and board.status is not BoardStatus.active,
     )
 
