@@ -282,7 +282,8 @@ def test_lists_players_and_tournament(site, shell):
     # a finished game: ratings on the player page
     shell.ok(f"polis resign {numbers['polis']} alice pw-alice")
     alice = client.get("/players/alice").text
-    assert "Ratings" in alice and '<a href="/games/polis">polis</a>' in alice
+    # the game as every other page and mail writes it: Polis, not polis
+    assert "Ratings" in alice and '<a href="/games/polis">Polis</a>' in alice
     assert "won by bob" in client.get("/players/bob").text
     assert 'href="/tournaments/spring"' in alice
     cup = client.get("/tournaments/spring").text
@@ -825,3 +826,20 @@ def test_a_tournament_board_name_leads_to_its_page(site, sessions):
     assert client.get("/boards/ploy/t1r1b1").status_code == 200
     assert client.get("/boards/polis/t1r1b1").status_code == 404  # a Ploy board's name
     assert client.get("/boards/ploy/t1r9b1").status_code == 404
+
+
+def test_a_player_page_writes_the_games_as_every_other_page(shell, settings, clock):
+    """The player page wrote 'polis' in its ratings and 'A robot: polis robot', where the
+    lists, the board pages and the mails write 'Polis'."""
+    from test_robots import operator_ok
+
+    shell.signup("alice", "bob")
+    operator_ok(shell, "robot add polibot --game polis --level easy")
+    shell.ok("polis challenge alice bob")
+    shell.ok("polis move 101 alice pw-alice a7-a6")
+    shell.ok("polis move 101 bob pw-bob b2-b3")
+    shell.ok("polis resign 101 alice pw-alice")  # after the first round: rated, not declined
+    client = TestClient(create_app(settings, lambda: clock.now))
+    alice = client.get("/players/alice").text
+    assert '<a href="/games/polis">Polis</a>' in alice and ">polis<" not in alice
+    assert "A robot: Polis robot, level easy." in client.get("/players/polibot").text

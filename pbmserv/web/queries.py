@@ -318,6 +318,17 @@ class PlayerPage:
     finished: list[BoardRow]
     tournaments: list[Tournament] = field(default_factory=list)
 
+    def title(self, game: str) -> str:
+        """A game's name as the mails and the other pages write it (``Pylon``, not ``pylon``)."""
+        return _title(game)
+
+
+def _title(game: str) -> str:
+    try:
+        return get_game(game).display_name
+    except (KeyError, ValueError):  # a game this server no longer runs
+        return game
+
 
 def player_page(session: Session, userid: str) -> PlayerPage:
     user = session.scalar(select(User).where(User.userid == userid.strip().lower()))
@@ -347,7 +358,7 @@ def player_page(session: Session, userid: str) -> PlayerPage:
     return PlayerPage(
         userid=user.userid,
         since=user.created,
-        robot=None if robot is None else f"{robot.game} robot, level {robot.level}",
+        robot=None if robot is None else f"{_title(robot.game)} robot, level {robot.level}",
         closed=user.password_hash.startswith("!"),
         ratings=ratings,
         active=[r for s, r in rows if s is BoardStatus.active],
