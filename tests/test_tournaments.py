@@ -379,3 +379,37 @@ def test_a_board_name_given_with_another_game_says_whose_board_it_is(shell):
     r = shell("nim show t1r9b1")
     assert r.status == 1 and "there is no Nim board t1r9b1" in r.body
     assert "is Nim board" not in r.body
+
+
+def test_the_round_mail_says_when_a_held_back_board_comes(shell):
+    """The round mail said "Its board comes in a mail of its own" to a player whose
+    notifications hold the new board's mail back (a digest player's comes with the digest, a
+    'once' player's when it is his turn): he waited for a mail that did not come."""
+    shell.signup("ann", "bob", "cat", "dan")
+    shell.ok("notifications ann pw-ann digest")
+    shell.ok("notifications bob pw-bob once")
+    shell.ok("tournament create modes --game nim -pile=1 --format roundrobin")
+    for userid in ("ann", "bob", "cat", "dan"):
+        shell.ok(f"tournament join modes {userid} pw-{userid}")
+    shell.ok("tournament start modes")
+    assert pairings(shell, 1, 1) == [("ann", "dan"), ("bob", "cat")]
+    said = {m.recipient: " ".join(m.body.split()) for m in mails_of(shell, "round 1")}
+    assert "Its board comes with your daily digest" in said["ann@example.org"]
+    assert "Its board comes in a mail of its own" not in said["ann@example.org"]
+    # bob moves first: his one mail is the new board's
+    assert "Its board comes in a mail of its own" in said["bob@example.org"]
+    assert "Its board comes in a mail of its own" in said["dan@example.org"]
+    new = [m.recipient for m in shell.outbox() if m.subject.startswith("New Nim Board")]
+    assert "ann@example.org" not in new and "bob@example.org" in new
+    play(shell, "t1r1b1", "first")
+    play(shell, "t1r1b2", "first")
+    assert pairings(shell, 1, 2) == [("cat", "ann"), ("dan", "bob")]
+    said = {m.recipient: " ".join(m.body.split()) for m in mails_of(shell, "round 2")}
+    assert (
+        "Its board comes when it is your turn (your notifications: 'once')"
+        in (said["bob@example.org"])
+    )
+
+
+def mails_of(shell, subject_end: str):
+    return [m for m in shell.outbox() if m.subject == f"Tournament modes {subject_end}"]
