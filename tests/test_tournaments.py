@@ -413,3 +413,12 @@ def test_the_round_mail_says_when_a_held_back_board_comes(shell):
 
 def mails_of(shell, subject_end: str):
     return [m for m in shell.outbox() if m.subject == f"Tournament modes {subject_end}"]
+
+
+def test_a_one_round_tournament_is_not_said_to_have_1_rounds(shell):
+    """Two players in a round robin (or a Swiss of --rounds 1): the heading of every answer,
+    round mail and page read "round robin, 1 rounds"."""
+    started(shell, "duel", "-pile=1 --format roundrobin", ("ann", "bob"))
+    said = shell.ok("tournament standings duel").body
+    assert "Tournament duel (t1): Nim -pile=1, round robin, 1 round\n" in said
+    assert "1 rounds" not in said

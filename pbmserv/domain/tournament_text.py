@@ -83,7 +83,8 @@ def describe(tournament: Tournament) -> str:
     fmt = {"roundrobin": "round robin", "swiss": "Swiss", "knockout": "knockout"}[tournament.format]
     if tournament.double:
         fmt = "double round robin"
-    rounds = f", {tournament.rounds} rounds" if tournament.rounds else ""
+    count = tournament.rounds
+    rounds = f", {count} round{'' if count == 1 else 's'}" if count else ""
     extra = f" {params}" if params else ""
     return f"Tournament {tournament.name} (t{tournament.id}): {game.display_name}{extra}, {fmt}{rounds}"
 
