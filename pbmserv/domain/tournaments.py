@@ -220,6 +220,24 @@ def join(session: Session, tournament: Tournament, user: User, now: datetime) ->
     session.flush()
 
 
+def leave_all(session: Session, user: User, now: datetime) -> list[str]:
+    """A player who closes his account (he has no running game) leaves every tournament he
+    is still in: an open one drops his entry, a running one takes his withdrawal.  Left
+    entered, he was paired at the start and later rounds, and his opponents waited a week
+    for the clock to forfeit a player who gets no mail.  Returns what each says."""
+    rows = session.scalars(
+        select(Tournament)
+        .join(TournamentPlayer, TournamentPlayer.tournament_id == Tournament.id)
+        .where(
+            TournamentPlayer.user_id == user.id,
+            TournamentPlayer.withdrawn.is_(False),
+            Tournament.status != TournamentStatus.finished,
+        )
+        .order_by(Tournament.id)
+    ).all()
+    return [withdraw(session, tournament, user, now)[0] for tournament in rows]
+
+
 def withdraw(
     session: Session, tournament: Tournament, user: User, now: datetime, comment: str = ""
 ) -> list[str]:
