@@ -4,6 +4,7 @@ and the link in every board mail."""
 
 from __future__ import annotations
 
+import random
 import re
 import socket
 import subprocess
@@ -843,3 +844,22 @@ def test_a_player_page_writes_the_games_as_every_other_page(shell, settings, clo
     alice = client.get("/players/alice").text
     assert '<a href="/games/polis">Polis</a>' in alice and ">polis<" not in alice
     assert "A robot: Polis robot, level easy." in client.get("/players/polibot").text
+
+
+def test_a_finished_plotto_page_does_not_explain_letters_it_no_longer_shows(shell, settings, clock):
+    """A Plotto game won on the board: the mail's legend drops the letters (no cell is open),
+    but the page's said "a letter marks a cell where the next piece may go" under a drawing
+    with none."""
+    shell.signup("alice", "bob")
+    shell.ok("plotto challenge alice bob -tournament")
+    rng = random.Random(11)
+    while (mover := shell.mover("plotto")) is not None:
+        _, texts = mover_and_moves(shell, "plotto", 101)
+        shell.ok(f"plotto move 101 {mover} pw-{mover} {rng.choice(texts)}")
+    mail = shell.ok("plotto show 101").body
+    assert "Legend: a number is a piece. Figures" in mail and "a letter marks" not in mail
+    client = TestClient(create_app(settings, lambda: clock.now))
+    html = client.get("/boards/plotto/101").text
+    assert "Game over:" in html and 'class="open"' not in html
+    assert "a letter marks" not in html and "A number is a piece. Figures" in html
+    assert "a letter marks" in client.get("/boards/plotto/101?ply=1").text
