@@ -418,7 +418,7 @@ def test_show_games_preview(shell):
     assert "Pile: 10" in shell.ok("nim show alice").body
     assert (
         "Pile: 10" in shell.ok("nim show bob next").body
-        or "No boards" in shell.ok("nim show bob next").body
+        or "No Nim boards" in shell.ok("nim show bob next").body
     )
     assert "Pile: 10" in shell.ok("nim show alice next").body
     preview = shell.ok("nim preview 101 3 3")
