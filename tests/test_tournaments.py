@@ -422,3 +422,8 @@ def test_a_one_round_tournament_is_not_said_to_have_1_rounds(shell):
     said = shell.ok("tournament standings duel").body
     assert "Tournament duel (t1): Nim -pile=1, round robin, 1 round\n" in said
     assert "1 rounds" not in said
+    shell.ok("tournament create solo --game nim --format swiss")
+    shell.ok("tournament join solo ann pw-ann")
+    listed = shell.ok("tournament list").body  # "open, 1 players" too
+    assert "Tournament solo (t2): Nim, Swiss: open, 1 player\n" in listed
+    assert "1 players" not in listed and "running, 2 players" in listed
