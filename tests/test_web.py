@@ -865,3 +865,20 @@ def test_a_finished_plotto_page_does_not_explain_letters_it_no_longer_shows(shel
     assert "Game over:" in html and 'class="open"' not in html
     assert "a letter marks" not in html and "A number is a piece. Figures" in html
     assert "a letter marks" in client.get("/boards/plotto/101?ply=1").text
+
+
+def test_a_removed_board_says_so_where_its_start_mail_leads(shell, settings, clock):
+    """A board removed when a player declined it answered 'there is no Ploy board 101' in the
+    shell and by mail, and 'no Ploy board 101' at the link of its start mail, while the game
+    lists showed it as removed: its players were left to think the number wrong."""
+    shell.signup("alice", "bob")
+    shell.ok("ploy challenge alice bob")
+    shell.ok("ploy resign 101 bob pw-bob")  # in the first round: declined, removed
+    shown = shell("ploy show 101")
+    assert shown.status == 1 and "Ploy board 101 was removed: a player declined" in " ".join(
+        shown.body.split()
+    )
+    client = TestClient(create_app(settings, lambda: clock.now))
+    page = client.get("/boards/ploy/101")
+    assert page.status_code == 404 and "Ploy board 101 was removed" in page.text
+    assert "there is no Ploy board 102" in shell("ploy show 102").body

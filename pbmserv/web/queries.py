@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from pbmserv.config import Settings
-from pbmserv.domain.boards import replay
+from pbmserv.domain.boards import REMOVED, replay
 from pbmserv.domain.deadlines import due
 from pbmserv.domain.pairing import standings
 from pbmserv.domain.tournament_text import board_name, describe, winner
@@ -76,8 +76,10 @@ def tournament_board_path(session: Session, game_name: str, name: str) -> str:
 
 def stored_board(session: Session, game: Game, number: int) -> Board:
     board = session.scalar(select(Board).where(Board.game == game.name, Board.number == number))
-    if board is None or board.status is BoardStatus.removed:
+    if board is None:
         raise NotFound(f"no {game.display_name} board {number}")
+    if board.status is BoardStatus.removed:  # the mails of its start link here
+        raise NotFound(f"{game.display_name} board {number} {REMOVED}")
     return board
 
 
