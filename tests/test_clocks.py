@@ -204,6 +204,23 @@ def test_vacation_allowance_and_off(shell, clock):
     shell.ok("vacation alice pw-alice 42")
 
 
+def test_a_vacation_over_new_year_counts_each_day_in_its_year(shell, clock):
+    """42 days taken on 25 December were all counted in the old year, and the new year gave
+    42 more while they ran on: 58 days in a row without a forfeit, 51 of them in 2027."""
+    shell.signup("alice")
+    clock.advance(days=54)  # 2026-12-25 12:00
+    said = " ".join(shell.ok("vacation alice pw-alice 42").body.split())
+    assert "until 2027-02-05 12:00 UTC" in said
+    assert "6.5 of 42 vacation days used in 2026 (and 35.5 in 2027)" in said
+    clock.advance(days=16)  # 2027-01-10: 35.5 days of 2027 are taken already
+    said = " ".join(shell.ok("vacation alice pw-alice").body.split())
+    assert "35.5 of 42 vacation days used in 2027" in said
+    more = shell("vacation alice pw-alice 42")  # 9.5 used with the rest given back
+    assert more.status == 1 and "has 32.5 vacation days left in 2027" in more.body
+    said = " ".join(shell.ok("vacation alice pw-alice 30").body.split())
+    assert "until 2027-02-09 12:00 UTC" in said and "39.5 of 42" in said
+
+
 def test_pbmserv_tick_from_the_shell(shell, clock):
     from pbmserv.cli.main import build_cli
     from pbmserv.commands import Request, run

@@ -343,7 +343,7 @@ def test_decline_restarts_or_removes(shell):
     assert records(shell) == []
     removed = shell.ok("nim resign 101 bob pw-bob")
     assert "bob declined the game, so it is removed (" in removed.body
-    assert "no Nim board 101" in shell("nim show 101").body
+    assert "Nim board 101 was removed" in shell("nim show 101").body
     for line in ("nim games", "nim games alice", "pbmserv list nim"):  # never replayed
         assert "removed" in shell.ok(line).body, line
 
@@ -418,7 +418,7 @@ def test_show_games_preview(shell):
     assert "Pile: 10" in shell.ok("nim show alice").body
     assert (
         "Pile: 10" in shell.ok("nim show bob next").body
-        or "No boards" in shell.ok("nim show bob next").body
+        or "No Nim boards" in shell.ok("nim show bob next").body
     )
     assert "Pile: 10" in shell.ok("nim show alice next").body
     preview = shell.ok("nim preview 101 3 3")

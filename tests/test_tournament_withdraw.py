@@ -222,3 +222,38 @@ def test_a_withdrawn_leader_keeps_his_place_but_does_not_win(shell):
     assert [row[0] for row in table(shell, "sw")][:2] == ["dan", "ann"]
     final = [m for m in shell.outbox() if m.subject == "Tournament sw final standings"]
     assert final and "Finished. ann wins tournament sw." in final[0].body
+
+
+def test_withdrawing_twice_says_so_and_a_stranger_does_not_play(shell):
+    """A second withdrawal was answered "bob does not play in tournament sw", which denied
+    the games he had played there; it now says he has withdrawn already."""
+    swiss(shell)
+    shell.ok("tournament withdraw sw bob pw-bob")
+    again = shell("tournament withdraw sw bob pw-bob")
+    assert again.status == 1
+    assert "bob has already withdrawn from tournament sw" in again.body
+    assert "does not play" not in again.body
+    shell.signup("eve")
+    stranger = shell("tournament withdraw sw eve pw-eve")
+    assert stranger.status == 1 and "eve does not play in tournament sw" in stranger.body
+
+
+def test_closing_the_account_leaves_its_tournaments(shell):
+    """A player who signed off stayed entered: an open tournament paired his closed account at
+    its start, and a running one in its next round, so that his opponent waited a week for the
+    clock to forfeit a player who gets no mail.  Signing off now leaves an open tournament and
+    withdraws from a running one (he has no running game: signoff wants none)."""
+    swiss(shell, pile=1)
+    shell.ok("tournament create later --game nim --format roundrobin")
+    for u in ("cat", "dan"):
+        shell.ok(f"tournament join later {u} pw-{u}")
+    play(shell, "t1r1b1", "first")  # ann beats cat: cat has no running game, dan-bob goes on
+    out = shell.ok("signoff cat pw-cat")
+    assert "cat has left tournament later." in out.body
+    assert "cat withdraws from tournament sw." in out.body
+    assert "The account cat is closed. Goodbye." in out.body
+    assert "joined: dan." in shell.ok("tournament standings later").body
+    assert ("cat", 0.0, 1.0, 0.0) in table(shell, "sw")
+    play(shell, "t1r1b2", "first")  # round 2: the three still in, one with a bye
+    paired = pairings(shell, 1, 2)
+    assert len(paired) == 2 and all("cat" not in pair for pair in paired)

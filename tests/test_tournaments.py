@@ -6,6 +6,7 @@ from the rules in pbmserv/tournaments.py."""
 from __future__ import annotations
 
 import pytest
+from mail_lines import overlong
 from sqlalchemy import select
 from tournament_play import board_of, mails, pairings, play, started, table
 
@@ -234,8 +235,9 @@ def test_knockout_with_a_replayed_tie_and_board_names(shell):
         "Score: win 1, draw 1/2, loss 0, bye 1. Players are ranked by the round they went out "
         "in (those still in first), then by score, then by seed."
     )
+    assert overlong(said) == [], said  # its note was 88 columns wide
     r = shell("nim show t1r9b1")
-    assert r.status == 1 and "no nim board t1r9b1" in r.body
+    assert r.status == 1 and "no Nim board t1r9b1" in r.body
 
 
 def test_withdraw(shell):
@@ -361,3 +363,67 @@ def test_joining_by_mail_needs_a_confirmed_address(shell, clock):
     shell.ok("tournament join cup bob pw-bob")
     with shell.sessions() as s:
         assert [p.user.userid for p in tournaments.find(s, "cup").players] == ["ann", "bob"]
+
+
+def test_a_board_name_given_with_another_game_says_whose_board_it_is(shell):
+    """``polis show t1r1b1`` for a Nim tournament's board said "there is no polis board
+    t1r1b1" (the game's word in lower case, where every other refusal names Polis), leaving
+    the player to guess that the mails' name belongs to another game."""
+    started(shell, "mixup", "--format roundrobin", ("ann", "bob"))
+    [number, _, _] = board_of(shell, "t1r1b1")
+    r = shell("polis show t1r1b1")
+    assert r.status == 1
+    assert f"there is no Polis board t1r1b1: t1r1b1 is Nim board {number}" in r.body
+    r = shell("polis move T1R1B1 ann pw-ann a7-a6")
+    assert r.status == 1 and f"t1r1b1 is Nim board {number}" in r.body
+    r = shell("nim show t1r9b1")
+    assert r.status == 1 and "there is no Nim board t1r9b1" in r.body
+    assert "is Nim board" not in r.body
+
+
+def test_the_round_mail_says_when_a_held_back_board_comes(shell):
+    """The round mail said "Its board comes in a mail of its own" to a player whose
+    notifications hold the new board's mail back (a digest player's comes with the digest, a
+    'once' player's when it is his turn): he waited for a mail that did not come."""
+    shell.signup("ann", "bob", "cat", "dan")
+    shell.ok("notifications ann pw-ann digest")
+    shell.ok("notifications bob pw-bob once")
+    shell.ok("tournament create modes --game nim -pile=1 --format roundrobin")
+    for userid in ("ann", "bob", "cat", "dan"):
+        shell.ok(f"tournament join modes {userid} pw-{userid}")
+    shell.ok("tournament start modes")
+    assert pairings(shell, 1, 1) == [("ann", "dan"), ("bob", "cat")]
+    said = {m.recipient: " ".join(m.body.split()) for m in mails_of(shell, "round 1")}
+    assert "Its board comes with your daily digest" in said["ann@example.org"]
+    assert "Its board comes in a mail of its own" not in said["ann@example.org"]
+    # bob moves first: his one mail is the new board's
+    assert "Its board comes in a mail of its own" in said["bob@example.org"]
+    assert "Its board comes in a mail of its own" in said["dan@example.org"]
+    new = [m.recipient for m in shell.outbox() if m.subject.startswith("New Nim Board")]
+    assert "ann@example.org" not in new and "bob@example.org" in new
+    play(shell, "t1r1b1", "first")
+    play(shell, "t1r1b2", "first")
+    assert pairings(shell, 1, 2) == [("cat", "ann"), ("dan", "bob")]
+    said = {m.recipient: " ".join(m.body.split()) for m in mails_of(shell, "round 2")}
+    assert (
+        "Its board comes when it is your turn (your notifications: 'once')"
+        in (said["bob@example.org"])
+    )
+
+
+def mails_of(shell, subject_end: str):
+    return [m for m in shell.outbox() if m.subject == f"Tournament modes {subject_end}"]
+
+
+def test_a_one_round_tournament_is_not_said_to_have_1_rounds(shell):
+    """Two players in a round robin (or a Swiss of --rounds 1): the heading of every answer,
+    round mail and page read "round robin, 1 rounds"."""
+    started(shell, "duel", "-pile=1 --format roundrobin", ("ann", "bob"))
+    said = shell.ok("tournament standings duel").body
+    assert "Tournament duel (t1): Nim -pile=1, round robin, 1 round\n" in said
+    assert "1 rounds" not in said
+    shell.ok("tournament create solo --game nim --format swiss")
+    shell.ok("tournament join solo ann pw-ann")
+    listed = shell.ok("tournament list").body  # "open, 1 players" too
+    assert "Tournament solo (t2): Nim, Swiss: open, 1 player\n" in listed
+    assert "1 players" not in listed and "running, 2 players" in listed

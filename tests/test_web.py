@@ -4,6 +4,7 @@ and the link in every board mail."""
 
 from __future__ import annotations
 
+import random
 import re
 import socket
 import subprocess
@@ -282,7 +283,8 @@ def test_lists_players_and_tournament(site, shell):
     # a finished game: ratings on the player page
     shell.ok(f"polis resign {numbers['polis']} alice pw-alice")
     alice = client.get("/players/alice").text
-    assert "Ratings" in alice and '<a href="/games/polis">polis</a>' in alice
+    # the game as every other page and mail writes it: Polis, not polis
+    assert "Ratings" in alice and '<a href="/games/polis">Polis</a>' in alice
     assert "won by bob" in client.get("/players/bob").text
     assert 'href="/tournaments/spring"' in alice
     cup = client.get("/tournaments/spring").text
@@ -295,7 +297,8 @@ def test_lists_players_and_tournament(site, shell):
     first = re.search(r'href="(/boards/ploy/\d+)">Ploy \d+</a> \(t1r1b1\)', cup)
     assert first is not None
     board_page = client.get(first.group(1)).text
-    assert 'Board t1r1b1 of <a href="/tournaments/t1">tournament t1</a>' in board_page
+    # named as its mails name it ("Tournament spring, round 1: this is board t1r1b1."), not t1
+    assert 'Board t1r1b1 of <a href="/tournaments/spring">tournament spring</a>' in board_page
     assert "spring" in client.get("/tournaments").text
 
 
@@ -313,15 +316,17 @@ def test_standings_have_no_empty_column_and_a_knockout_no_buchholz(site, shell):
     numbers, client = site
     more_tournaments(shell)
     head, rows = _standings(client.get("/tournaments/spring").text)
-    assert head == [
+    assert head == [  # the seed breaks the last ties: shown as in the mails' standings
         "#",
         "Player",
+        "Seed",
         "Score",
         "Buchholz",
         '<abbr title="Sonneborn-Berger">S-B</abbr>',
         "Played",
     ]
     assert len(rows) == 4 and all(len(cells) == len(head) for cells in rows)
+    assert sorted(cells[2] for cells in rows) == ["1", "2", "3", "4"]
     shell.ok("tournament withdraw spring dave pw-dave")
     page = client.get("/tournaments/spring").text
     head, rows = _standings(page)
@@ -782,3 +787,98 @@ def test_a_flag_option_is_shown_as_written_in_the_mail_and_the_page_title(shell,
         "Polis Board 101 (--nagtime=2 --unrated) - "
     )
     assert "<h1>Polis Board 101 (--nagtime=2 --unrated)</h1>" in html and "=True" not in html
+
+
+@pytest.mark.parametrize("game", ["plotto", "pylon", "polis", "ploy"])
+def test_a_board_drawn_by_agreement_shows_no_one_to_move(shell, settings, clock, game):
+    """A board ended off the board (a draw agreed, a player who left the tournament) keeps an
+    engine position with a seat to move: its page said "<- to move" in the legend and the
+    mailed board, drew Pylon's rings and Plotto's open cells, and the last Plotto mail listed
+    "Valid moves:" of a game that was over.  An earlier ply of it still shows its mover."""
+    shell.signup("alice", "bob")
+    shell.ok(f"{game} challenge alice bob")
+    _, texts = mover_and_moves(shell, game, 101)
+    shell.play(game, [texts[0]])
+    _, texts = mover_and_moves(shell, game, 101)
+    shell.play(game, [texts[0]])
+    mover = shell.mover(game)
+    shell.ok(f"{game} move 101 {mover} pw-{mover} propose")
+    other = "bob" if mover == "alice" else "alice"
+    mail = shell.ok(f"{game} move 101 {other} pw-{other} accept")
+    assert "draw agreed" in mail.body and "to move" not in mail.body
+    assert "Valid moves" not in mail.body and "a letter marks" not in mail.body
+    client = TestClient(create_app(settings, lambda: clock.now))
+    html = client.get("/boards/" + game + "/101").text
+    assert "to move" not in html and "to-move" not in html and "Valid moves" not in html
+    assert 'class="open"' not in html and "a letter marks" not in html
+    earlier = client.get("/boards/" + game + "/101?ply=1").text
+    assert "to move" in earlier
+
+
+def test_a_tournament_board_name_leads_to_its_page(site, sessions):
+    """Mails name a tournament's boards ``t1r1b1``, which work wherever a board number does;
+    the page's address took only the number (``'t1r1b1' is not a number``)."""
+    _, client = site
+    with sessions() as s:
+        board = s.scalar(select(Board).where(Board.options["tournament"].as_string() == "t1r1b1"))
+        number = board.number
+    for asked in ("/boards/ploy/t1r1b1", "/boards/Ploy/T1R1B1"):
+        moved = client.get(asked + "?ply=0", follow_redirects=False)
+        assert moved.status_code == 307
+        assert moved.headers["location"] == f"/boards/ploy/{number}?ply=0"
+    assert client.get("/boards/ploy/t1r1b1").status_code == 200
+    assert client.get("/boards/polis/t1r1b1").status_code == 404  # a Ploy board's name
+    assert client.get("/boards/ploy/t1r9b1").status_code == 404
+
+
+def test_a_player_page_writes_the_games_as_every_other_page(shell, settings, clock):
+    """The player page wrote 'polis' in its ratings and 'A robot: polis robot', where the
+    lists, the board pages and the mails write 'Polis'."""
+    from test_robots import operator_ok
+
+    shell.signup("alice", "bob")
+    operator_ok(shell, "robot add polibot --game polis --level easy")
+    shell.ok("polis challenge alice bob")
+    shell.ok("polis move 101 alice pw-alice a7-a6")
+    shell.ok("polis move 101 bob pw-bob b2-b3")
+    shell.ok("polis resign 101 alice pw-alice")  # after the first round: rated, not declined
+    client = TestClient(create_app(settings, lambda: clock.now))
+    alice = client.get("/players/alice").text
+    assert '<a href="/games/polis">Polis</a>' in alice and ">polis<" not in alice
+    assert "A robot: Polis robot, level easy." in client.get("/players/polibot").text
+
+
+def test_a_finished_plotto_page_does_not_explain_letters_it_no_longer_shows(shell, settings, clock):
+    """A Plotto game won on the board: the mail's legend drops the letters (no cell is open),
+    but the page's said "a letter marks a cell where the next piece may go" under a drawing
+    with none."""
+    shell.signup("alice", "bob")
+    shell.ok("plotto challenge alice bob -tournament")
+    rng = random.Random(11)
+    while (mover := shell.mover("plotto")) is not None:
+        _, texts = mover_and_moves(shell, "plotto", 101)
+        shell.ok(f"plotto move 101 {mover} pw-{mover} {rng.choice(texts)}")
+    mail = shell.ok("plotto show 101").body
+    assert "Legend: a number is a piece. Figures" in mail and "a letter marks" not in mail
+    client = TestClient(create_app(settings, lambda: clock.now))
+    html = client.get("/boards/plotto/101").text
+    assert "Game over:" in html and 'class="open"' not in html
+    assert "a letter marks" not in html and "A number is a piece. Figures" in html
+    assert "a letter marks" in client.get("/boards/plotto/101?ply=1").text
+
+
+def test_a_removed_board_says_so_where_its_start_mail_leads(shell, settings, clock):
+    """A board removed when a player declined it answered 'there is no Ploy board 101' in the
+    shell and by mail, and 'no Ploy board 101' at the link of its start mail, while the game
+    lists showed it as removed: its players were left to think the number wrong."""
+    shell.signup("alice", "bob")
+    shell.ok("ploy challenge alice bob")
+    shell.ok("ploy resign 101 bob pw-bob")  # in the first round: declined, removed
+    shown = shell("ploy show 101")
+    assert shown.status == 1 and "Ploy board 101 was removed: a player declined" in " ".join(
+        shown.body.split()
+    )
+    client = TestClient(create_app(settings, lambda: clock.now))
+    page = client.get("/boards/ploy/101")
+    assert page.status_code == 404 and "Ploy board 101 was removed" in page.text
+    assert "there is no Ploy board 102" in shell("ploy show 102").body

@@ -346,3 +346,13 @@ def test_help_on_a_topic_that_is_no_game_suggests_the_nearest(shell):
     assert shell("help polls").status == 1
     assert "Did you mean" not in shell("help xyzzy").body  # nothing near: no guess
     assert shell.ok("help polis").subject == "Polis help"
+
+
+def test_show_and_games_say_alike_that_no_board_matches(shell):
+    """'polis games alice inactive' answered "No Polis boards match." and 'polis show alice
+    inactive' "No boards match.", for the same boards."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    listed = shell.ok("polis games alice inactive").body
+    shown = shell.ok("polis show alice inactive").body
+    assert "No Polis boards match." in listed and shown == "No Polis boards match.\n"

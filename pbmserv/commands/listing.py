@@ -44,7 +44,11 @@ def show(call: Call) -> None:
         )
         numbers = [str(b.number) for b in found]
     if not numbers:
-        answer(call.ctx, subjects.game(game.display_name, "Boards"), "No boards match.\n")
+        answer(
+            call.ctx,
+            subjects.game(game.display_name, "Boards"),
+            f"No {game.display_name} boards match.\n",
+        )
         return
     show_boards(call, numbers[:MAX_NAMED], _not_drawn(game, words, len(numbers)))
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import click
 
@@ -105,6 +105,8 @@ def vacation_command(call: Call) -> None:
     with req.sessions() as session, session.begin():
         user = _user(session, user_id)
         current = deadlines.on_vacation(user, now)
+        if user.vacation_year != now.year:  # a new year: only what spills into it counts
+            user.vacation_year, user.vacation_used = now.year, _used_in(user, now.year)
         if words:
             word = words[0].lower()
             if word != "off":
@@ -114,31 +116,51 @@ def vacation_command(call: Call) -> None:
                     days = 0.0
                 if not 0 < days <= allowance:
                     raise click.UsageError(f"give 1 to {allowance} days or 'off'; usage: {usage}")
-            if current:  # give back what is left of the running vacation
+            if current:  # give back what is left of the running vacation (of this year's)
                 assert user.vacation_until is not None
-                left = (user.vacation_until - now).total_seconds() / deadlines.DAY
+                left = _within(now, user.vacation_until, now.year)
                 user.vacation_used = max(0.0, (user.vacation_used or 0.0) - left)
                 user.vacation_until = now
             if word == "off" and not current:
                 raise Refused(f"{user.userid} is not on vacation")
             if word != "off":
-                if user.vacation_year != now.year:
-                    user.vacation_year, user.vacation_used = now.year, 0.0
-                if (user.vacation_used or 0.0) + days > allowance + 1e-9:
+                until = now + timedelta(days=days)
+                this_year = _within(now, until, now.year)  # the rest is next year's
+                if (user.vacation_used or 0.0) + this_year > allowance + 1e-9:
                     left = allowance - (user.vacation_used or 0.0)
                     raise Refused(
                         f"{user.userid} has {_days(left)} vacation days left in {now.year} "
                         f"(of {allowance})"
                     )
-                user.vacation_used = (user.vacation_used or 0.0) + days
-                user.vacation_until = now + timedelta(days=days)
+                user.vacation_used = (user.vacation_used or 0.0) + this_year
+                user.vacation_until = until
         lines = [_vacation_status(user, now)]
     answer(call.ctx, subjects.server("vacation"), _text(lines))
 
 
+def _within(start: datetime, end: datetime, year: int) -> float:
+    """The days of ``start`` to ``end`` that fall in ``year``: a vacation over New Year counts
+    each day in its own year (42 days taken on 25 December counted all in the old year, and
+    the new year gave 42 more while it ran on)."""
+    first = datetime(year, 1, 1, tzinfo=UTC)
+    last = datetime(year + 1, 1, 1, tzinfo=UTC)
+    seconds = (min(end, last) - max(start, first)).total_seconds()
+    return max(0.0, seconds / deadlines.DAY)
+
+
+def _used_in(user: User, year: int) -> float:
+    """The vacation days ``user`` has used in ``year``: those counted for it, or, for the
+    year after the one counted, the days of his last vacation that ran on into it."""
+    if user.vacation_year == year:
+        return user.vacation_used or 0.0
+    if user.vacation_year == year - 1 and user.vacation_until is not None:
+        return _within(datetime(year, 1, 1, tzinfo=UTC), user.vacation_until, year)
+    return 0.0
+
+
 def _vacation_status(user: User, now: datetime) -> str:
     allowance = clocks.VACATION_DAYS_PER_YEAR
-    used = (user.vacation_used or 0.0) if user.vacation_year == now.year else 0.0
+    used = _used_in(user, now.year)
     if deadlines.on_vacation(user, now):
         assert user.vacation_until is not None
         state = f"{user.userid} is on vacation until {user.vacation_until:%Y-%m-%d %H:%M} UTC"
@@ -146,7 +168,11 @@ def _vacation_status(user: User, now: datetime) -> str:
         state = f"{user.userid} is back from vacation (no forfeits for {deadlines.GRACE_DAYS} days)"
     else:
         state = f"{user.userid} is not on vacation"
-    return f"{state}; {_days(used)} of {allowance} vacation days used in {now.year}."
+    spill = 0.0
+    if deadlines.on_vacation(user, now) and user.vacation_until is not None:
+        spill = _within(now, user.vacation_until, now.year + 1)
+    later = f" (and {_days(spill)} in {now.year + 1})" if spill else ""
+    return f"{state}; {_days(used)} of {allowance} vacation days used in {now.year}{later}."
 
 
 def _days(value: float) -> str:

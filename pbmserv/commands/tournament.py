@@ -193,12 +193,16 @@ def pairings(call: Call) -> None:
     answer(ctx, subjects.tournament(tournament.name, "pairings"), body)
 
 
+def _players(count: int) -> str:
+    return f"{count} player{'' if count == 1 else 's'}"
+
+
 def list_tournaments(call: Call) -> None:
     req, ctx = call.req, call.ctx
     with req.sessions() as session:
         rows = list(session.scalars(select(Tournament).order_by(Tournament.id)))
         lines = [
-            f"{tournament_text.describe(t)}: {t.status}, {len(t.players)} players" for t in rows
+            f"{tournament_text.describe(t)}: {t.status}, {_players(len(t.players))}" for t in rows
         ] or ["There are no tournaments."]
     answer(ctx, subjects.TOURNAMENTS(), "\n".join(lines) + "\n")
 

@@ -76,11 +76,21 @@ def _board_names(ctx: click.Context, game: str, words: list[str], *, every: bool
         if not tournaments.BOARD_NAME.fullmatch(name):
             continue
         with request(ctx).sessions() as session:
-            number = tournaments.resolve_board(session, game, name)
-        if number is None:
-            raise Refused(f"there is no {game} board {name.lower()}")
-        out[i] = f"{number}{sep}{at}"
+            found = tournaments.named_board(session, name)
+        if found is None or found[0] != game:
+            raise Refused(_no_such_board(game, name.lower(), found))
+        out[i] = f"{found[1]}{sep}{at}"
     return out
+
+
+def _no_such_board(game: str, name: str, found: tuple[str, int] | None) -> str:
+    """The refusal of a tournament board name that names no board of ``game``; one of
+    another game's says which (the mails name them alike: ``t2r1b1``)."""
+    text = f"there is no {get_game(game).display_name} board {name}"
+    if found is None:
+        return text
+    other = get_game(found[0])
+    return f"{text}: {name} is {other.display_name} board {found[1]}"
 
 
 def click_command(spec: Command, prefix: str, game: Game | None = None) -> click.Command:

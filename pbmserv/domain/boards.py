@@ -69,9 +69,14 @@ def find_board(session: Session, game: Game, number: int, *, for_update: bool = 
     lock = for_update and session.bind is not None and session.bind.dialect.name == "postgresql"
     found = session.scalars(_board_query(lock), {"game": game.name, "number": number})
     board = found.unique().one_or_none()
-    if board is None or board.status is BoardStatus.removed:
+    if board is None:
         raise BoardError(f"there is no {game.display_name} board {number}")
+    if board.status is BoardStatus.removed:  # its players had mails of it, and a link
+        raise BoardError(f"{game.display_name} board {number} {REMOVED}")
     return board
+
+
+REMOVED = "was removed: a player declined the game, which could not go on without him"
 
 
 @lru_cache(maxsize=2)

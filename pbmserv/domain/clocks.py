@@ -20,7 +20,8 @@ does for every board when the settings' periods change.
 - A user on vacation (``vacation`` command) is neither nagged nor forfeited; after the vacation
   he has ``GRACE_DAYS`` before the clock can forfeit him (the periods and dates:
   :mod:`pbmserv.domain.deadlines`).  The allowance is
-  ``VACATION_DAYS_PER_YEAR`` per calendar year (counted in the year the vacation starts).
+  ``VACATION_DAYS_PER_YEAR`` per calendar year, each day counted in its own year (a vacation
+  over New Year counts in both; :mod:`pbmserv.commands.preferences`).
 """
 
 from __future__ import annotations

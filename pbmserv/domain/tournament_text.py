@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pbmserv.domain import mailmodes
 from pbmserv.domain.pairing import DRAW, LOSS, WIN, standings
 from pbmserv.games import get_game
 from pbmserv.render.templates import render
-from pbmserv.store.models import Tournament, TournamentFormat, TournamentStatus
+from pbmserv.store.models import Board, Tournament, TournamentFormat, TournamentStatus
 
 
 def board_name(tournament_id: int, round_: int, number: int) -> str:
@@ -59,9 +60,21 @@ def your_round(tournament: Tournament, round_: int, user_id: int) -> str:
         game = get_game(tournament.game).display_name
         return (
             f"Your game in round {round_}: {name} ({game} board {g.board.number}) against "
-            f"{opponent}; you play {order}. Its board comes in a mail of its own."
+            f"{opponent}; you play {order}. {_board_comes(g.board, user_id)}"
         )
     return ""
+
+
+def _board_comes(board: Board, user_id: int) -> str:
+    """When the player gets the new board's mail: his notifications mode may hold it back (a
+    digest player's comes with his digest, a "once" player's when it is his turn)."""
+    seat = next((s for s in board.seats if s.user_id == user_id), None)
+    mode = "every" if seat is None else mailmodes.mode_of(seat)
+    if mode == "digest":
+        return "Its board comes with your daily digest (your notifications: 'digest')."
+    if mode == "once" and board.to_move_id != user_id:
+        return "Its board comes when it is your turn (your notifications: 'once')."
+    return "Its board comes in a mail of its own."
 
 
 def describe(tournament: Tournament) -> str:
@@ -70,7 +83,8 @@ def describe(tournament: Tournament) -> str:
     fmt = {"roundrobin": "round robin", "swiss": "Swiss", "knockout": "knockout"}[tournament.format]
     if tournament.double:
         fmt = "double round robin"
-    rounds = f", {tournament.rounds} rounds" if tournament.rounds else ""
+    count = tournament.rounds
+    rounds = f", {count} round{'' if count == 1 else 's'}" if count else ""
     extra = f" {params}" if params else ""
     return f"Tournament {tournament.name} (t{tournament.id}): {game.display_name}{extra}, {fmt}{rounds}"
 

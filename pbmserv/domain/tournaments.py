@@ -107,6 +107,13 @@ def find(session: Session, name: str) -> Tournament:
 
 def resolve_board(session: Session, game: str, name: str) -> int | None:
     """The board number of a tournament board name (``t3r2b5``) of ``game``, else None."""
+    found = named_board(session, name)
+    return found[1] if found is not None and found[0] == game else None
+
+
+def named_board(session: Session, name: str) -> tuple[str, int] | None:
+    """The game and number of the board a tournament board name (``t3r2b5``) names, of any
+    game, else None."""
     m = BOARD_NAME.fullmatch(name)
     if m is None:
         return None
@@ -120,9 +127,9 @@ def resolve_board(session: Session, game: str, name: str) -> int | None:
             TournamentGame.number == b,
         )
     )
-    if row is None or row.board is None or row.board.game != game:
+    if row is None or row.board is None:
         return None
-    return row.board.number
+    return row.board.game, row.board.number
 
 
 def create(
@@ -213,6 +220,24 @@ def join(session: Session, tournament: Tournament, user: User, now: datetime) ->
     session.flush()
 
 
+def leave_all(session: Session, user: User, now: datetime) -> list[str]:
+    """A player who closes his account (he has no running game) leaves every tournament he
+    is still in: an open one drops his entry, a running one takes his withdrawal.  Left
+    entered, he was paired at the start and later rounds, and his opponents waited a week
+    for the clock to forfeit a player who gets no mail.  Returns what each says."""
+    rows = session.scalars(
+        select(Tournament)
+        .join(TournamentPlayer, TournamentPlayer.tournament_id == Tournament.id)
+        .where(
+            TournamentPlayer.user_id == user.id,
+            TournamentPlayer.withdrawn.is_(False),
+            Tournament.status != TournamentStatus.finished,
+        )
+        .order_by(Tournament.id)
+    ).all()
+    return [withdraw(session, tournament, user, now)[0] for tournament in rows]
+
+
 def withdraw(
     session: Session, tournament: Tournament, user: User, now: datetime, comment: str = ""
 ) -> list[str]:
@@ -221,8 +246,12 @@ def withdraw(
     his opponent's forfeit).  ``comment`` goes to his opponents with the boards.  Returns
     the notes of his answer: one per game ended."""
     player = next((p for p in tournament.players if p.user_id == user.id), None)
-    if player is None or player.withdrawn:
+    if player is None:
         raise TournamentError(f"{user.userid} does not play in tournament {tournament.name}")
+    if player.withdrawn:  # he did play: saying he does not would deny his own games
+        raise TournamentError(
+            f"{user.userid} has already withdrawn from tournament {tournament.name}"
+        )
     if tournament.status == TournamentStatus.open:
         tournament.players.remove(player)
         session.flush()

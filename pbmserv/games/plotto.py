@@ -28,6 +28,7 @@ Rulings (also in templates/help/plotto.txt):
 
 from __future__ import annotations
 
+import functools
 import re
 import textwrap
 from collections.abc import Iterable, Iterator, Mapping
@@ -402,6 +403,8 @@ class PlottoPosition(Position):
         to_move = self.to_move
         return {
             "panels": draw_panels(self.board, order if outcome is None else []),
+            # a board ended off the board (a draw agreed, a withdrawal): no cell to play
+            "bare_panels": functools.partial(draw_panels, self.board, []),
             "moves": textwrap.wrap(", ".join(moves), BOARD_WIDTH - 4) if moves else [],
             "seats": [
                 {"label": s.label, "note": s.note, "turn": i == to_move}

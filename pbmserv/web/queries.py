@@ -18,11 +18,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from pbmserv.config import Settings
-from pbmserv.domain.boards import replay
+from pbmserv.domain.boards import REMOVED, replay
 from pbmserv.domain.deadlines import due
 from pbmserv.domain.pairing import standings
 from pbmserv.domain.tournament_text import board_name, describe, winner
-from pbmserv.domain.tournaments import BOARD_NAME
+from pbmserv.domain.tournaments import BOARD_NAME, resolve_board
 from pbmserv.games import get_game
 from pbmserv.games.base import Game, Position
 from pbmserv.numbers import clock_days, whole_number
@@ -64,10 +64,22 @@ def game_or_404(name: str) -> Game:
         raise NotFound(f"no game {name!r}") from exc
 
 
+def tournament_board_path(session: Session, game_name: str, name: str) -> str:
+    """The page of a tournament's board named as the mails name it (``t2r1b3``, which works
+    wherever a board number does): ``/boards/pylon/104``."""
+    game = game_or_404(game_name)
+    number = resolve_board(session, game.name, name) if BOARD_NAME.fullmatch(name) else None
+    if number is None:
+        raise NotFound(f"no {game.display_name} board {name}")
+    return f"/boards/{game.name}/{number}"
+
+
 def stored_board(session: Session, game: Game, number: int) -> Board:
     board = session.scalar(select(Board).where(Board.game == game.name, Board.number == number))
-    if board is None or board.status is BoardStatus.removed:
+    if board is None:
         raise NotFound(f"no {game.display_name} board {number}")
+    if board.status is BoardStatus.removed:  # the mails of its start link here
+        raise NotFound(f"{game.display_name} board {number} {REMOVED}")
     return board
 
 
@@ -108,7 +120,17 @@ class BoardPage:
     comments: list[tuple[int, str, str, datetime]]
     clock: list[tuple[str, str]]
     tournament: str | None = None  # the board's name in its tournament, t1r2b3
-    tournament_page: str | None = None  # the tournament's page name, t1
+    tournament_page: str | None = None  # the tournament's name, as its mails name it (spring)
+    over: bool = False  # the board's end is shown: no seat is to move, whatever the engine says
+
+
+def _tournament_of(session: Session, board_name: str) -> str | None:
+    """The name of the tournament whose board is ``board_name`` (``t1r2b3``): its mails name
+    it so ("Tournament spring, round 2"), not by its number."""
+    found = BOARD_NAME.fullmatch(board_name)
+    number = None if found is None else whole_number(found.group(1))
+    tournament = None if number is None else session.get(Tournament, number)
+    return None if tournament is None else tournament.name
 
 
 def status_line(board: Board, position: Position, ply: int) -> str:
@@ -232,7 +254,8 @@ def board_page(
         comments=[(c.ply, c.user.userid, c.text, c.at) for c in board.comments],
         clock=clock_rows(board, settings, now, current),
         tournament=name or None,
-        tournament_page=f"t{found.group(1)}" if (found := BOARD_NAME.fullmatch(name)) else None,
+        tournament_page=_tournament_of(session, name),
+        over=shown == plies and board.status is not BoardStatus.active,
     )
 
 
@@ -297,6 +320,17 @@ class PlayerPage:
     finished: list[BoardRow]
     tournaments: list[Tournament] = field(default_factory=list)
 
+    def title(self, game: str) -> str:
+        """A game's name as the mails and the other pages write it (``Pylon``, not ``pylon``)."""
+        return _title(game)
+
+
+def _title(game: str) -> str:
+    try:
+        return get_game(game).display_name
+    except (KeyError, ValueError):  # a game this server no longer runs
+        return game
+
 
 def player_page(session: Session, userid: str) -> PlayerPage:
     user = session.scalar(select(User).where(User.userid == userid.strip().lower()))
@@ -326,7 +360,7 @@ def player_page(session: Session, userid: str) -> PlayerPage:
     return PlayerPage(
         userid=user.userid,
         since=user.created,
-        robot=None if robot is None else f"{robot.game} robot, level {robot.level}",
+        robot=None if robot is None else f"{_title(robot.game)} robot, level {robot.level}",
         closed=user.password_hash.startswith("!"),
         ratings=ratings,
         active=[r for s, r in rows if s is BoardStatus.active],

@@ -89,7 +89,15 @@ def games(web: Web, request: Request) -> Response:
 
 
 def board(web: Web, request: Request) -> Response:
-    number = _number(request.path_params["number"])
+    name = request.path_params["number"]
+    if whole_number(name) is None and queries.BOARD_NAME.fullmatch(name):  # t2r1b3
+        with reading(web.sessions) as session:
+            target = queries.tournament_board_path(session, request.path_params["game"], name)
+        query = request.scope.get("query_string", b"").decode("latin-1")
+        return Response(
+            status_code=307, headers={"Location": target + (f"?{query}" if query else "")}
+        )
+    number = _number(name)
     raw = request.query_params.get("ply")
     ply = None if raw is None or raw == "" else _number(raw)
     with reading(web.sessions) as session:
@@ -100,9 +108,9 @@ def board(web: Web, request: Request) -> Response:
             request,
             "board.html.j2",
             page=page,
-            drawing=draw(page.position),
+            drawing=draw(page.position, over=page.over),
             legend=page.position.board_context(),
-            text_board=render_board(page.position),
+            text_board=render_board(page.position, over=page.over),
         )
 
 

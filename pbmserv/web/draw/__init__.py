@@ -68,10 +68,12 @@ def _r(value: Number) -> Number:
 DRAWERS = {"ploy": "ploy", "pylon": "pylon", "plotto": "plotto", "polis": "polis"}
 
 
-def draw(position: Position) -> Drawing | None:
-    """The drawing of ``position``, or None for a game without one (the text board remains)."""
+def draw(position: Position, *, over: bool = False) -> Drawing | None:
+    """The drawing of ``position``, or None for a game without one (the text board remains);
+    ``over`` (a board ended off the board: a draw agreed, a withdrawal) marks no place to play
+    next, whatever the engine's position still allows."""
     module = DRAWERS.get(position.game.name)
     if module is None:
         return None
-    drawer: Callable[[Position], Drawing] = import_module(f"{__name__}.{module}").draw
-    return drawer(position)
+    drawer: Callable[..., Drawing] = import_module(f"{__name__}.{module}").draw
+    return drawer(position, over=over)

@@ -19,8 +19,8 @@ def _hex(cx: float, cy: float, r: float) -> list[tuple[float, float]]:
     return [(cx + r * cos(k * pi / 3), cy + r * sin(k * pi / 3)) for k in range(6)]
 
 
-def draw(position: Any) -> Drawing:
-    order = position.order()
+def draw(position: Any, *, over: bool = False) -> Drawing:
+    order = [] if over and position.board else position.order()  # an empty board keeps a shape
     cells = [xy_of(c) for c in position.board] + [xy_of(c) for c in order]
     lo_x = min(x for x, _ in cells)
     hi_x = max(x for x, _ in cells)

@@ -16,7 +16,7 @@ def centre(col: int, row: int) -> tuple[float, float]:
     return M + col * S + S / 2, M + (8 - row) * S + S / 2
 
 
-def draw(position: Any) -> Drawing:
+def draw(position: Any, *, over: bool = False) -> Drawing:
     shapes: list[Shape] = [rect(M, M, 9 * S, 9 * S, "board")]
     for i in range(9):
         x, y = centre(i, i)

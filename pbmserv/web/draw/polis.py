@@ -26,7 +26,7 @@ def corner(sq: int) -> tuple[int, int]:
     return M + (sq & 7) * S, M + (7 - (sq >> 3)) * S
 
 
-def draw(position: Any) -> Drawing:
+def draw(position: Any, *, over: bool = False) -> Drawing:
     shapes: list[Shape] = []
     last = set(re.findall(r"[a-h][1-8]", position.last or ""))
     for sq in range(64):

@@ -13,7 +13,7 @@ U = 26  # half the distance between two board points
 M = 30
 
 
-def draw(position: Any) -> Drawing:
+def draw(position: Any, *, over: bool = False) -> Drawing:
     geo, board = position.geo, position.board
     g = geo.grid
 
@@ -38,7 +38,7 @@ def draw(position: Any) -> Drawing:
         if owner == EMPTY:
             if level == 0:
                 shapes.append(circle(x, y, 3, "point"))
-            elif p in position.valid:
+            elif p in position.valid and not over:
                 shapes.append(circle(x, y, 6, "open"))
             continue
         marbles += 1
