@@ -250,6 +250,12 @@ def _is_attachment(part: Message) -> bool:
     return disposition == "attachment" or (disposition != "inline" and bool(_filename(part)))
 
 
+# At most this many MIME parts of a mail are looked at (a mail program's mail has a handful;
+# a hostile one of 1 MB held 15,000 empty attachments: 4 s of the worker's time, and an answer
+# of one "attachment ... ignored" line each, cut at its size limit before anything else)
+MAX_PARTS = 100
+
+
 def collect_text(part: Message, texts: list[str], notes: list[str], depth: int = 0) -> None:
     """Append the readable text parts of ``part`` to ``texts``; note what is left out.
 
@@ -260,7 +266,10 @@ def collect_text(part: Message, texts: list[str], notes: list[str], depth: int =
     plain part, and reading both would run every command twice.
     """
     found: list[tuple[str, str]] = []
-    _readable_parts(part, found, notes, depth)
+    seen = [0]
+    _readable_parts(part, found, notes, depth, seen)
+    if seen[0] > MAX_PARTS:
+        notes.append(f"the parts of the mail after its first {MAX_PARTS} ignored")
     plain = any(kind == "text/plain" and text.strip() for kind, text in found)
     for kind, text in found:
         if kind == "text/html":
@@ -273,9 +282,13 @@ def collect_text(part: Message, texts: list[str], notes: list[str], depth: int =
 
 
 def _readable_parts(
-    part: Message, found: list[tuple[str, str]], notes: list[str], depth: int
+    part: Message, found: list[tuple[str, str]], notes: list[str], depth: int, seen: list[int]
 ) -> None:
-    """The text parts a reader sees, in order, as (``text/plain`` or ``text/html``, text)."""
+    """The text parts a reader sees, in order, as (``text/plain`` or ``text/html``, text);
+    ``seen`` counts the parts looked at, and none is past :data:`MAX_PARTS`."""
+    seen[0] += 1
+    if seen[0] > MAX_PARTS:
+        return
     ctype = part.get_content_type()
     if depth > 20:
         notes.append("MIME parts nested too deep ignored")
@@ -288,7 +301,9 @@ def _readable_parts(
         if ctype == "multipart/alternative" and children:
             children = [_choose_alternative(children)]
         for child in children:
-            _readable_parts(child, found, notes, depth + 1)
+            if seen[0] > MAX_PARTS:
+                return
+            _readable_parts(child, found, notes, depth + 1, seen)
         return
     if ctype.startswith("multipart/"):  # no boundary, or none found: its text is all we have
         notes.append("a broken multipart mail is read as plain text")

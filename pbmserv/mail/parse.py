@@ -17,6 +17,7 @@ from __future__ import annotations
 import email
 import email.header
 import email.utils
+import itertools
 import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from email.headerregistry import Address as MailAddress
 from email.message import Message
 
 from pbmserv.commands import grammar, registry
-from pbmserv.mail.decode import collect_text, decode_bytes, unsurrogate
+from pbmserv.mail.decode import MAX_PARTS, collect_text, decode_bytes, unsurrogate
 from pbmserv.mail.lines import clean_command, line_kind, read_body
 from pbmserv.mail.policy import POLICY
 from pbmserv.numbers import whole_number
@@ -338,7 +339,8 @@ def _automatic(
     if _header(msg, "X-Pbmserv-Server"):
         return "a pbmserv mail (X-Pbmserv-Server)"
     try:
-        types = {p.get_content_type() for p in msg.walk()}
+        # (a report's parts come first: the first parts tell, however many the mail has)
+        types = {p.get_content_type() for p in itertools.islice(msg.walk(), MAX_PARTS)}
     except Exception:  # noqa: BLE001
         types = {msg.get_content_type()}
     if "Return-Path" in msg and _header(msg, "Return-Path").strip() in ("", "<>"):
@@ -408,7 +410,7 @@ def parse_message(
         raw = raw.encode("utf-8", "surrogateescape")
     msg: Message | None
     try:
-        msg = email.message_from_bytes(raw, policy=POLICY)
+        msg = email.message_from_bytes(_parts_read(raw), policy=POLICY)
     except Exception:  # noqa: BLE001
         msg = None
     texts: list[str] = []
@@ -490,6 +492,23 @@ def _make_clean(result: ParsedMail) -> None:
     result.headers = [(n, _clean(v)) for n, v in result.headers]
     if result.sender is not None and (_clean(result.sender) != result.sender):
         result.sender = None
+
+
+# The lines starting with "--" that the MIME parser is given: past them a mail is past its
+# MAX_TEXT_LINES as text (soft line breaks aside), or past its MAX_PARTS (a part has its
+# boundary line, a multipart its closing one), so that what is read is not cut; the parser's
+# time grows with the parts (1 MB of empty parts: 1.8 s, against 0.04 s for 1 MB of text).
+_DASH_LINES = MAX_TEXT_LINES + 2 * MAX_PARTS + 1
+
+
+def _parts_read(raw: bytes) -> bytes:
+    """``raw`` up to its line number ``_DASH_LINES`` that starts with ``--``."""
+    end = 0
+    for _ in range(_DASH_LINES):
+        end = raw.find(b"\n--", end) + 1
+        if not end:
+            return raw
+    return raw[:end]
 
 
 def _fallback_body(raw: bytes) -> str:
