@@ -790,3 +790,22 @@ def test_a_mail_of_many_parts_is_read_to_its_100th() -> None:
         *["attachment f.bin ignored"] * 98,  # (the mail is a part, its text one)
         "the parts of the mail after its first 100 ignored",
     ]
+
+
+def test_parts_nested_too_deep_for_the_parser_keep_the_headers() -> None:
+    """A thousand nested multiparts: the parser's recursion fails, and the mail used to be
+    read without its headers (its Subject's command lost, the envelope sender answered, a
+    bounce's marks unseen)."""
+    depth = 1500
+    head = "".join(
+        f'--b{i}\nContent-Type: multipart/mixed; boundary="b{i + 1}"\n\n' for i in range(depth)
+    )
+    raw = (
+        "From: alice@example.org\nSubject: ploy show 1\nMIME-Version: 1.0\n"
+        f'Content-Type: multipart/mixed; boundary="b0"\n\n{head}--b{depth}\n\nhi\n'
+    ).encode()
+    p = parse_message(raw, "bob@example.org")
+    assert (p.sender, p.commands, p.is_automatic) == ("alice@example.org", ["ploy show 1"], False)
+    assert "the MIME structure could not be read; the mail is read as text" in p.ignored
+    p = parse_message(raw.replace(b"MIME", b"Auto-Submitted: auto-replied\nMIME", 1), "b@x.org")
+    assert p.is_automatic

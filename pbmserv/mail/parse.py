@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from email import errors
 from email.headerregistry import Address as MailAddress
 from email.message import Message
+from email.parser import BytesParser
 
 from pbmserv.commands import grammar, registry
 from pbmserv.mail.decode import MAX_PARTS, collect_text, decode_bytes, unsurrogate
@@ -411,8 +412,12 @@ def parse_message(
     msg: Message | None
     try:
         msg = email.message_from_bytes(_parts_read(raw), policy=POLICY)
-    except Exception:  # noqa: BLE001
-        msg = None
+    except Exception:  # noqa: BLE001 - parts nested 1,000 deep: the parser's recursion
+        try:  # its headers at least: the Subject's command, whom to answer, a bounce's marks
+            msg = BytesParser(policy=POLICY).parsebytes(raw, headersonly=True)
+            result.ignored.append("the MIME structure could not be read; the mail is read as text")
+        except Exception:  # noqa: BLE001
+            msg = None
     texts: list[str] = []
     if msg is not None:
         try:
