@@ -29,7 +29,7 @@ from email.parser import BytesParser
 from pbmserv.commands import grammar, registry
 from pbmserv.mail.decode import MAX_PARTS, collect_text, decode_bytes, unsurrogate
 from pbmserv.mail.lines import clean_command, line_kind, read_body
-from pbmserv.mail.policy import POLICY
+from pbmserv.mail.policy import PARSED_VALUE_CHARS, POLICY
 from pbmserv.numbers import whole_number
 from pbmserv.render import subjects
 
@@ -125,7 +125,7 @@ def _header(msg: Message, name: str) -> str:
     try:
         for key, raw in msg.raw_items():  # type: ignore[attr-defined]
             if key.lower() == name.lower():
-                chunks = email.header.decode_header(str(raw))
+                chunks = email.header.decode_header(str(raw)[:PARSED_VALUE_CHARS])
                 text = "".join(
                     decode_bytes(c, cs) if isinstance(c, bytes) else c for c, cs in chunks
                 )
@@ -163,7 +163,7 @@ def _usable(addr: str) -> str | None:
 def _not_one(msg: Message, name: str) -> str | None:
     """Why the address header ``name`` names no single mailbox, or None: several addresses, or
     a group (``grp: a@x, b@y;``, which the list parser reads as its plain members)."""
-    value = _raw_header(msg, name)
+    value = _raw_header(msg, name)[:PARSED_VALUE_CHARS]
     if not value:
         return None
     count = len([a for _, a in email.utils.getaddresses([value]) if a])
@@ -180,7 +180,7 @@ def _not_one(msg: Message, name: str) -> str | None:
 def _display_name(name: str) -> str:
     """A display name decoded for showing only (never read as an address)."""
     try:
-        chunks = email.header.decode_header(name)
+        chunks = email.header.decode_header(name[:PARSED_VALUE_CHARS])  # (quadratic)
         text = "".join(decode_bytes(c, cs) if isinstance(c, bytes) else c for c, cs in chunks)
     except Exception:  # noqa: BLE001
         text = name
@@ -190,7 +190,7 @@ def _display_name(name: str) -> str:
 def _addresses(msg: Message, name: str) -> list[tuple[str, str]]:
     """(display name, address) pairs of an address header, read from its raw, undecoded value:
     an encoded word in a display name can never turn into an address."""
-    value = _raw_header(msg, name)
+    value = _raw_header(msg, name)[:PARSED_VALUE_CHARS]
     if not value:
         return []
     try:
