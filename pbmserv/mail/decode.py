@@ -256,6 +256,20 @@ def _is_attachment(part: Message) -> bool:
 MAX_PARTS = 100
 
 
+def parts_read(raw: bytes, text_lines: int) -> bytes:
+    """``raw`` as the MIME parser is given it: up to its line number ``text_lines + 2 *
+    MAX_PARTS + 1`` that starts with ``--``.  Past it a mail is past its ``text_lines`` as
+    text (soft line breaks aside), or past its :data:`MAX_PARTS` (a part has its boundary
+    line, a multipart its closing one), so that what is read is not cut; the parser's time
+    grows with the parts (1 MB of empty parts: 1.8 s, against 0.04 s for 1 MB of text)."""
+    end = 0
+    for _ in range(text_lines + 2 * MAX_PARTS + 1):
+        end = raw.find(b"\n--", end) + 1
+        if not end:
+            return raw
+    return raw[:end]
+
+
 def collect_text(part: Message, texts: list[str], notes: list[str], depth: int = 0) -> None:
     """Append the readable text parts of ``part`` to ``texts``; note what is left out.
 

@@ -27,7 +27,7 @@ from email.message import Message
 from email.parser import BytesParser
 
 from pbmserv.commands import grammar, registry
-from pbmserv.mail.decode import MAX_PARTS, collect_text, decode_bytes, unsurrogate
+from pbmserv.mail.decode import MAX_PARTS, collect_text, decode_bytes, parts_read, unsurrogate
 from pbmserv.mail.lines import clean_command, line_kind, read_body
 from pbmserv.mail.policy import PARSED_VALUE_CHARS, POLICY
 from pbmserv.numbers import whole_number
@@ -411,7 +411,7 @@ def parse_message(
         raw = raw.encode("utf-8", "surrogateescape")
     msg: Message | None
     try:
-        msg = email.message_from_bytes(_parts_read(raw), policy=POLICY)
+        msg = email.message_from_bytes(parts_read(raw, MAX_TEXT_LINES), policy=POLICY)
     except Exception:  # noqa: BLE001 - parts nested 1,000 deep: the parser's recursion
         try:  # its headers at least: the Subject's command, whom to answer, a bounce's marks
             msg = BytesParser(policy=POLICY).parsebytes(raw, headersonly=True)
@@ -497,23 +497,6 @@ def _make_clean(result: ParsedMail) -> None:
     result.headers = [(n, _clean(v)) for n, v in result.headers]
     if result.sender is not None and (_clean(result.sender) != result.sender):
         result.sender = None
-
-
-# The lines starting with "--" that the MIME parser is given: past them a mail is past its
-# MAX_TEXT_LINES as text (soft line breaks aside), or past its MAX_PARTS (a part has its
-# boundary line, a multipart its closing one), so that what is read is not cut; the parser's
-# time grows with the parts (1 MB of empty parts: 1.8 s, against 0.04 s for 1 MB of text).
-_DASH_LINES = MAX_TEXT_LINES + 2 * MAX_PARTS + 1
-
-
-def _parts_read(raw: bytes) -> bytes:
-    """``raw`` up to its line number ``_DASH_LINES`` that starts with ``--``."""
-    end = 0
-    for _ in range(_DASH_LINES):
-        end = raw.find(b"\n--", end) + 1
-        if not end:
-            return raw
-    return raw[:end]
 
 
 def _fallback_body(raw: bytes) -> str:
