@@ -667,6 +667,25 @@ def test_one_addr_spec_per_address_and_replies_to_the_parsed_address(gateway):
     assert {m["To"] for m in gateway.mails()} == {"eve@evil.example"}
 
 
+def test_a_message_id_holding_an_encoded_word_injects_no_header_into_the_answer(gateway):
+    """``<=?utf-8?b?...?=@x>`` is a valid Message-ID; our answer's In-Reply-To and References
+    carried it, the ``email`` package decoded the encoded word, and the line breaks and
+    headers it held (a Bcc:, or a blank line and a body of the forger's) were written into
+    the answer sent to the forged address."""
+    hostile = base64.b64encode(b"x\r\nX-Injected: yes\r\n\r\nClick http://evil.example").decode()
+    mid = f"<=?utf-8?b?{hostile}?=@client.example>"
+    raw = (
+        f"From: victim@victims.example\r\nTo: {SERVER}\r\nSubject: help\r\n"
+        f"Message-ID: {mid}\r\nReferences: <a@client.example> {mid}\r\n\r\nhi\r\n"
+    ).encode()
+    gateway.send("victim@victims.example", "", raw=raw)
+    gateway.settle()
+    (answer,) = gateway.mails("victim@victims.example")
+    assert "X-Injected" not in answer and "evil.example" not in answer.as_string()
+    assert answer["In-Reply-To"] is None and answer["References"] == "<a@client.example>"
+    assert body_of(answer).startswith("pbmserv -- play-by-email server")
+
+
 # ----------------------------------------------------------------------------- 8. echoes
 
 

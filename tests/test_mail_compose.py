@@ -119,6 +119,17 @@ def test_header_injection_is_flattened() -> None:
     assert "Bcc" not in msg
 
 
+def test_an_encoded_word_never_decodes_to_a_header() -> None:
+    """The package decodes an encoded word in a value it is given: one that encodes CR LF
+    wrote the headers it held (``Bcc:``) into the mail."""
+    word = "=?utf-8?q?x=0D=0ABcc=3A_eve=40example=2Eorg?="
+    msg = build(OutgoingMail("bob@example.org", f"Board {word}", "b", f"<{word}@x>", [f"<{word}>"]))
+    head = msg.as_bytes().split(b"\n\n")[0].decode()
+    assert "\nBcc" not in head and "\r" not in head and "Bcc" not in msg
+    assert msg["Subject"] == "Board = ?utf-8?q?x=0D=0ABcc=3A_eve=40example=2Eorg?="
+    assert msg["In-Reply-To"] is None and msg["References"] is None
+
+
 def test_own_mail_is_recognised_as_automatic() -> None:
     msg = build(OutgoingMail("bob@example.org", "Ploy Board 101 bob", "b"))
     parsed = parse_message(msg.as_bytes(), "pbmserv@example.org")

@@ -591,6 +591,28 @@ def test_html_to_text() -> None:
     )
 
 
+@pytest.mark.parametrize("start", ["<a", "x<", "</", "<!--a>", "<!--[if x]>", "<![if x>"])
+def test_html_of_tags_that_never_end_is_read_in_linear_time(start: str) -> None:
+    """html.parser looked for the end of each up to the end of the mail: 200 KB of "<a" took
+    44 s, and a mail may have 1 MB.  Such a start is text."""
+    import time
+
+    html = start * (100_000 // len(start)) + "<p>polis show 101</p>"
+    began = time.perf_counter()
+    text = html_to_text(html)
+    assert time.perf_counter() - began < 1.5  # (100 KB: 11 s for "<a", 3.8 s for "<!--a>")
+    assert text.startswith(start) and text.endswith("polis show 101")
+
+
+def test_html_tags_comments_and_sections_that_end_are_read_as_before() -> None:
+    html = (
+        "<head><!--[if gte mso 9]><xml><o:x></o:x></xml><![endif]--></head><body>"
+        "<p><![if !supportLists]>1.<![endif]> first</p><p>a &lt; b</p><!-- note -->"
+        "<![CDATA[ x ]]><p>end</p></body>"
+    )
+    assert html_to_text(html) == "1. first\n\na < b\n\nend"
+
+
 def test_html_reply_drops_the_quote() -> None:
     raw = (
         b"From: a@example.org\nSubject: x\nContent-Type: text/html\n\n"
@@ -790,3 +812,62 @@ def test_command_credentials_pair_userid_and_password():
         ("old", "new"),
     ]
     assert command_credentials("pylon show 101") == []
+
+
+def _multipart(parts: list[str], headers: str = "") -> bytes:
+    body = "".join(f"--b\n{part}\n" for part in parts)
+    return (
+        f"From: alice@example.org\nSubject: ploy show 1\n{headers}MIME-Version: 1.0\n"
+        f'Content-Type: multipart/mixed; boundary="b"\n\n{body}--b--\n'
+    ).encode()
+
+
+def test_a_mail_of_many_parts_is_read_to_its_100th() -> None:
+    """1 MB of empty attachments (15,000) took 4 s to read and was answered with a line for
+    each, the answer cut at its size limit."""
+    attachment = 'Content-Type: application/octet-stream; name="f.bin"\n\nx'
+    text = "Content-Type: text/plain\n\nhello"
+    p = parse_message(_multipart([text] + [attachment] * 5000), "alice@example.org")
+    assert (p.commands, p.comment) == (["ploy show 1"], "hello")
+    assert p.ignored == [
+        *["attachment f.bin ignored"] * 98,  # (the mail is a part, its text one)
+        "the parts of the mail after its first 100 ignored",
+    ]
+
+
+def test_parts_nested_too_deep_for_the_parser_keep_the_headers() -> None:
+    """A thousand nested multiparts: the parser's recursion fails, and the mail used to be
+    read without its headers (its Subject's command lost, the envelope sender answered, a
+    bounce's marks unseen)."""
+    depth = 1500
+    head = "".join(
+        f'--b{i}\nContent-Type: multipart/mixed; boundary="b{i + 1}"\n\n' for i in range(depth)
+    )
+    raw = (
+        "From: alice@example.org\nSubject: ploy show 1\nMIME-Version: 1.0\n"
+        f'Content-Type: multipart/mixed; boundary="b0"\n\n{head}--b{depth}\n\nhi\n'
+    ).encode()
+    p = parse_message(raw, "bob@example.org")
+    assert (p.sender, p.commands, p.is_automatic) == ("alice@example.org", ["ploy show 1"], False)
+    assert "the MIME structure could not be read; the mail is read as text" in p.ignored
+    p = parse_message(raw.replace(b"MIME", b"Auto-Submitted: auto-replied\nMIME", 1), "b@x.org")
+    assert p.is_automatic
+
+
+@pytest.mark.parametrize("name", ["Subject", "From"])
+def test_a_header_of_many_encoded_words_is_read_in_bounded_memory(name: str) -> None:
+    """The standard library's header parser takes memory growing with the square of the
+    encoded words in a value: a Subject of 60,000 (840 KB, within a mail's size limit) took
+    more than the machine had, and the server was killed at each attempt."""
+    import tracemalloc
+
+    words = " ".join(["=?utf-8?q?a?="] * 6_000)
+    value = {"From": f"{words} <a@example.org>", "Subject": words}[name]
+    raw = f"{name}: {value}\nTo: pbmserv@example.org\n\nhi\n".encode()
+    tracemalloc.start()
+    try:
+        parse_message(raw, "a@example.org")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 40_000_000, f"{peak:,} bytes"  # (without the bound: 290 MB for the Subject)

@@ -56,6 +56,26 @@ def test_a_password_after_the_userid_of_a_command_that_takes_none_is_not_repeate
         assert "pw77" not in text.lower() and "rpw12345" not in text, line
 
 
+def test_a_password_out_of_place_in_a_refused_login_is_not_repeated(
+    shell, settings, sessions, clock
+):
+    """A login refused (the userid typed twice, split in two, a word forgotten): the password
+    stood where the move goes, and was repeated in the answer and kept in clear."""
+    shell.ok("signup dora doraPW77 dora@example.org")
+    shell.signup("bob")
+    shell.ok("polis challenge dora bob")
+    for line in (
+        "polis move 101 dora dora doraPW77",
+        "polis move 101 do ra doraPW77 a7-a6",
+        "polis move 101 dora a7-a6 doraPW77",
+        "polis queue 101 dora bob doraPW77 a7-a6",
+    ):
+        out, kept = mail(shell, settings, sessions, clock, "dora@example.org", "hello", line)
+        text = everything(out, kept)
+        assert out and "Error" in out[0].subject, line
+        assert "pw77" not in text.lower(), (line, text)
+
+
 # ----------------------------------------------------------------------------- argument orders
 
 

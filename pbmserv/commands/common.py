@@ -85,6 +85,7 @@ def login(req: Request, userid: str, password: str) -> int:
     if isinstance(error, UnknownUserid):
         req.secret_words.append(userid)
     if error is not None:
+        req.login_refused = True
         raise Refused(str(error), body=note)
     return user_id
 

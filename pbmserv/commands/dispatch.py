@@ -88,6 +88,10 @@ class Request:
     # may be the password of a line whose userid was forgotten (the mail worker masks them in
     # the answer and in the mail's kept copy)
     secret_words: list[str] = field(default_factory=list)
+    # a login of the line was refused (unknown userid, wrong password, held off): its words
+    # may stand out of place (``polis move 101 alice alice PASSWORD``), so where its password
+    # stands is not known (the mail worker masks it as a line not understood)
+    login_refused: bool = False
 
     def __post_init__(self) -> None:
         self.channel = Channel(self.channel)

@@ -45,15 +45,39 @@ def _one_line(value: str) -> str:
     return " ".join(value.replace("\r", " ").replace("\n", " ").split())
 
 
+def _threading_id(token: str) -> bool:
+    """Whether a Message-ID of another's mail may go into our threading headers: not one
+    holding ``=?`` (``<=?utf-8?b?...?=@x>`` is a valid Message-ID, and the ``email`` package
+    decodes the encoded word in it: the line breaks and headers it encodes were written into
+    our answer, a ``Bcc:`` or a whole body of the forger's)."""
+    return "=?" not in token
+
+
+def _in_reply_to(mail: OutgoingMail) -> str | None:
+    """The In-Reply-To value, or None (see :func:`_threading_id`)."""
+    value = _one_line(mail.in_reply_to or "")
+    return value if value and _threading_id(value) else None
+
+
 def _references(mail: OutgoingMail) -> list[str]:
     """The References tokens: the mail's references, then the one it answers; once each, the
-    newest :data:`MAX_REFERENCES`."""
+    newest :data:`MAX_REFERENCES` (see :func:`_threading_id`)."""
     refs: list[str] = []
     for ref in [*mail.references, *([mail.in_reply_to] if mail.in_reply_to else [])]:
         for token in ref.split():
-            if token not in refs:
+            if token not in refs and _threading_id(token):
                 refs.append(token)
     return refs[-MAX_REFERENCES:]
+
+
+def _set_text(msg: EmailMessage, name: str, value: str) -> None:
+    """``msg[name] = value`` on one line, whatever encoded words the value holds: the package
+    decodes them (``=?utf-8?b?...?=`` may encode CR LF and a ``Bcc:``), and a value that
+    decodes to a line break is written with its ``=?`` broken up, as typed."""
+    msg[name] = value = _one_line(value)
+    if "\r" in str(msg[name]) or "\n" in str(msg[name]):
+        del msg[name]
+        msg[name] = value.replace("=?", "= ?")
 
 
 def _plain_body(mail: OutgoingMail) -> tuple[str, str]:
@@ -81,16 +105,16 @@ def build_message(
     msg = EmailMessage(policy=POLICY)
     msg["From"] = _one_line(from_addr)
     msg["To"] = _one_line(mail.to)
-    msg["Subject"] = _one_line(mail.subject)
+    _set_text(msg, "Subject", mail.subject)
     msg["Date"] = format_datetime(now or system_clock())
     msg["Message-ID"] = make_msgid(domain=domain or None)
-    if mail.in_reply_to:
-        msg["In-Reply-To"] = _one_line(mail.in_reply_to)
+    if in_reply_to := _in_reply_to(mail):
+        msg["In-Reply-To"] = in_reply_to
     refs = _references(mail)
     if refs:
         msg["References"] = " ".join(refs)
     msg["Auto-Submitted"] = "auto-replied"
-    msg["X-Pbmserv-Server"] = _one_line(server_id)
+    _set_text(msg, "X-Pbmserv-Server", server_id)
     body, cte = _plain_body(mail)
     msg.set_content(body, charset="utf-8", cte=cte)
     msg.add_alternative(html_body(body), subtype="html", charset="utf-8", cte="quoted-printable")
@@ -163,7 +187,8 @@ def _flat(
         ("Subject", _one_line(mail.subject)),
         ("Date", format_datetime(now)),
     ]
-    after = [("In-Reply-To", _one_line(mail.in_reply_to))] if mail.in_reply_to else []
+    in_reply_to = _in_reply_to(mail)
+    after = [("In-Reply-To", in_reply_to)] if in_reply_to else []
     if refs:
         after.append(("References", " ".join(refs)))
     after += [("Auto-Submitted", "auto-replied"), ("X-Pbmserv-Server", _one_line(server_id))]

@@ -17,17 +17,19 @@ from __future__ import annotations
 import email
 import email.header
 import email.utils
+import itertools
 import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from email import errors
 from email.headerregistry import Address as MailAddress
 from email.message import Message
+from email.parser import BytesParser
 
 from pbmserv.commands import grammar, registry
-from pbmserv.mail.decode import collect_text, decode_bytes, unsurrogate
+from pbmserv.mail.decode import MAX_PARTS, collect_text, decode_bytes, parts_read, unsurrogate
 from pbmserv.mail.lines import clean_command, line_kind, read_body
-from pbmserv.mail.policy import POLICY
+from pbmserv.mail.policy import PARSED_VALUE_CHARS, POLICY
 from pbmserv.numbers import whole_number
 from pbmserv.render import subjects
 
@@ -123,7 +125,7 @@ def _header(msg: Message, name: str) -> str:
     try:
         for key, raw in msg.raw_items():  # type: ignore[attr-defined]
             if key.lower() == name.lower():
-                chunks = email.header.decode_header(str(raw))
+                chunks = email.header.decode_header(str(raw)[:PARSED_VALUE_CHARS])
                 text = "".join(
                     decode_bytes(c, cs) if isinstance(c, bytes) else c for c, cs in chunks
                 )
@@ -161,7 +163,7 @@ def _usable(addr: str) -> str | None:
 def _not_one(msg: Message, name: str) -> str | None:
     """Why the address header ``name`` names no single mailbox, or None: several addresses, or
     a group (``grp: a@x, b@y;``, which the list parser reads as its plain members)."""
-    value = _raw_header(msg, name)
+    value = _raw_header(msg, name)[:PARSED_VALUE_CHARS]
     if not value:
         return None
     count = len([a for _, a in email.utils.getaddresses([value]) if a])
@@ -178,7 +180,7 @@ def _not_one(msg: Message, name: str) -> str | None:
 def _display_name(name: str) -> str:
     """A display name decoded for showing only (never read as an address)."""
     try:
-        chunks = email.header.decode_header(name)
+        chunks = email.header.decode_header(name[:PARSED_VALUE_CHARS])  # (quadratic)
         text = "".join(decode_bytes(c, cs) if isinstance(c, bytes) else c for c, cs in chunks)
     except Exception:  # noqa: BLE001
         text = name
@@ -188,7 +190,7 @@ def _display_name(name: str) -> str:
 def _addresses(msg: Message, name: str) -> list[tuple[str, str]]:
     """(display name, address) pairs of an address header, read from its raw, undecoded value:
     an encoded word in a display name can never turn into an address."""
-    value = _raw_header(msg, name)
+    value = _raw_header(msg, name)[:PARSED_VALUE_CHARS]
     if not value:
         return []
     try:
@@ -338,7 +340,8 @@ def _automatic(
     if _header(msg, "X-Pbmserv-Server"):
         return "a pbmserv mail (X-Pbmserv-Server)"
     try:
-        types = {p.get_content_type() for p in msg.walk()}
+        # (a report's parts come first: the first parts tell, however many the mail has)
+        types = {p.get_content_type() for p in itertools.islice(msg.walk(), MAX_PARTS)}
     except Exception:  # noqa: BLE001
         types = {msg.get_content_type()}
     if "Return-Path" in msg and _header(msg, "Return-Path").strip() in ("", "<>"):
@@ -408,9 +411,13 @@ def parse_message(
         raw = raw.encode("utf-8", "surrogateescape")
     msg: Message | None
     try:
-        msg = email.message_from_bytes(raw, policy=POLICY)
-    except Exception:  # noqa: BLE001
-        msg = None
+        msg = email.message_from_bytes(parts_read(raw, MAX_TEXT_LINES), policy=POLICY)
+    except Exception:  # noqa: BLE001 - parts nested 1,000 deep: the parser's recursion
+        try:  # its headers at least: the Subject's command, whom to answer, a bounce's marks
+            msg = BytesParser(policy=POLICY).parsebytes(raw, headersonly=True)
+            result.ignored.append("the MIME structure could not be read; the mail is read as text")
+        except Exception:  # noqa: BLE001
+            msg = None
     texts: list[str] = []
     if msg is not None:
         try:
