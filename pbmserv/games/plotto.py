@@ -28,10 +28,10 @@ Rulings (also in templates/help/plotto.txt):
 
 from __future__ import annotations
 
-import functools
 import re
 import textwrap
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, Self
 
 from pbmserv.games.base import (
@@ -404,7 +404,7 @@ class PlottoPosition(Position):
         return {
             "panels": draw_panels(self.board, order if outcome is None else []),
             # a board ended off the board (a draw agreed, a withdrawal): no cell to play
-            "bare_panels": functools.partial(draw_panels, self.board, []),
+            "bare_panels": BarePanels(dict(self.board)),
             "moves": textwrap.wrap(", ".join(moves), BOARD_WIDTH - 4) if moves else [],
             "seats": [
                 {"label": s.label, "note": s.note, "turn": i == to_move}
@@ -453,6 +453,17 @@ def draw_lines(board: Mapping[int, int], order: list[int], columns: Iterable[int
     for (y, col), ch in chars.items():
         rows[y - top][col] = ch
     return ["".join(r).rstrip() for r in rows]
+
+
+@dataclass
+class BarePanels:
+    """The drawing without cells to play (for a game ended off the board), drawn only when a
+    template calls it; compared as data, like the rest of a board's context."""
+
+    board: dict[int, int]
+
+    def __call__(self) -> list[dict[str, Any]]:
+        return draw_panels(self.board, [])
 
 
 def draw_panels(board: Mapping[int, int], order: list[int]) -> list[dict[str, Any]]:
