@@ -35,7 +35,7 @@ from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import accounts, boards, confirmation, deadlines, limits, moves, notify
 from pbmserv.domain.proposals import open_vote
 from pbmserv.games import get_game
-from pbmserv.games.base import Game, MoveError, ParamError, PlayersError
+from pbmserv.games.base import MAX_NAMED, Game, MoveError, ParamError, PlayersError
 from pbmserv.numbers import MAX_CLOCK_DAYS, MIN_CLOCK_DAYS, clock_days
 from pbmserv.render import subjects
 from pbmserv.render.board_mail import (
@@ -65,15 +65,17 @@ CHALLENGE_OPTIONS = tuple(
 
 
 def _parse_options(tokens: list[str]) -> tuple[dict[str, Any], list[str]]:
+    """The ``--name=value`` options of a challenge, and what is wrong with them: each problem
+    said once, however often it is typed (a line of thousands gets a short answer)."""
     options: dict[str, Any] = {}
     problems = []
+    unknown: list[str] = []
     for token in tokens:
         key, sep, value = token[2:].partition("=")
         key = key.lower()
         matches = [name for name in OPTIONS if name.startswith(key)] if key else []
         if len(matches) != 1:
-            valid = ", ".join(f"--{n}" for n in OPTIONS)
-            problems.append(f"unknown option '{token}'; valid options: {valid}")
+            unknown.append(token)
             continue
         name = matches[0]
         if name in options:  # (--nagtime=3 --nagtime=7 took the last in silence)
@@ -87,9 +89,17 @@ def _parse_options(tokens: list[str]) -> tuple[dict[str, Any], list[str]]:
         days = clock_days(value)
         if days is None:
             span = f"from {MIN_CLOCK_DAYS:g} to {MAX_CLOCK_DAYS:g}"
-            problems.append(f"--{name} needs a number of days {span}, as in --{name}=7")
+            said = f"--{name} needs a number of days {span}, as in --{name}=7"
+            if said not in problems:
+                problems.append(said)
             continue
         options[name] = days
+    if unknown:
+        noun = "option" if len(unknown) == 1 else "options"
+        shown = ", ".join(f"'{t}'" for t in unknown[:MAX_NAMED])
+        more = f" and {len(unknown) - MAX_NAMED} more" if len(unknown) > MAX_NAMED else ""
+        valid = ", ".join(f"--{n}" for n in OPTIONS)
+        problems.append(f"unknown {noun} {shown}{more}; valid options: {valid}")
     return options, problems
 
 

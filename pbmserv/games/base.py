@@ -49,6 +49,18 @@ class ParamError(ValueError):
     """A game parameter (``-name[=value]``) is unknown, malformed or out of range."""
 
 
+class _Unnamed(ParamError):
+    """A token that names no parameter, or more than one: :meth:`Game.parse_params` says
+    them all in one sentence, with the valid parameters once."""
+
+    def __init__(self, what: str, token: str) -> None:
+        super().__init__(f"{what} parameter '{token}'")
+        self.what, self.token = what, token
+
+
+MAX_NAMED = 5  # problems (and tokens of one kind) a parameter error names before "N more"
+
+
 class PlayersError(ValueError):
     """The number (or arrangement) of players does not suit this game and its parameters."""
 
@@ -203,10 +215,14 @@ class Game:
         """
         values = self.defaults()
         problems: list[str] = []
+        unnamed: dict[str, list[str]] = {}  # "unknown"/"ambiguous": the tokens, said once
         given: set[str] = set()
         for token in tokens:
             try:
                 name, value = self._parse_param(token)
+            except _Unnamed as exc:
+                unnamed.setdefault(exc.what, []).append(exc.token)
+                continue
             except ParamError as exc:
                 problems.append(str(exc))
                 continue
@@ -215,6 +231,17 @@ class Game:
                 problems.append(said)
             given.add(name)
             values[name] = value
+        valid = ", ".join(p.word for p in self.params) or "none"  # (the help says more)
+        for what, named in unnamed.items():
+            noun = "parameter" if len(named) == 1 else "parameters"
+            shown = ", ".join(f"'{t}'" for t in named[:MAX_NAMED])
+            more = f" and {len(named) - MAX_NAMED} more" if len(named) > MAX_NAMED else ""
+            problems.append(f"{what} {self.display_name} {noun} {shown}{more}")
+        if unnamed:
+            problems.append(f"valid parameters: {valid}")
+        if len(problems) > MAX_NAMED:  # (a line of thousands of bad values: a short answer)
+            over = len(problems) - MAX_NAMED
+            problems = [*problems[:MAX_NAMED], f"{over} more problems with parameters"]
         if problems:
             raise ParamError("; ".join(problems))
         return values
@@ -232,9 +259,7 @@ class Game:
                 "-swap is not needed"
             )
         if len(matches) != 1:
-            valid = ", ".join(p.word for p in self.params) or "none"  # (the help says more)
-            what = "ambiguous" if matches else "unknown"
-            raise ParamError(f"{what} {self.name} parameter '{token}'; valid parameters: {valid}")
+            raise _Unnamed("ambiguous" if matches else "unknown", token)
         param = matches[0]
         if param.is_flag:
             if sep and raw.lower() not in ("1", "yes", "true", "on", "0", "no", "false", "off"):
