@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from pbmserv.commands.dispatch import Refused, Request, answer, error_subject
 from pbmserv.commands.spec import Call
-from pbmserv.domain import boards, deadlines, notify, owner_hold, players
+from pbmserv.domain import boards, deadlines, moves, notify, owner_hold, players
 from pbmserv.domain.accounts import (
     AuthError,
     OwnerHeld,
@@ -347,6 +347,19 @@ def announce(
         board=board_key(board),
         summary=summary(board, position, notes, newest),
     )
+
+
+def follow_up(call: Call, session: Session, board: Board) -> None:
+    """What the command's finished ``board`` sets off, run once the command has queued the
+    board's mails (:func:`pbmserv.domain.moves.follow_up`: a tournament's next round).  The
+    mail worker queues the answer to the sender once every line of the mail has run, and
+    runs the follow-ups after it (:attr:`pbmserv.commands.dispatch.Mail.finished`): the mover,
+    too, reads how his game ended before his next round's board."""
+    finished = call.req.mail.finished
+    if finished is not None:
+        finished.append(board.id)
+    else:
+        moves.follow_up(session, board, call.req.now)
 
 
 def queued_comment(comment: str) -> str:

@@ -58,6 +58,10 @@ class Mail:
     # its answer carries a new unlock code: it is mailed even past the daily caps (a forger
     # who spent them first would keep the code from the owner); one code per hold at most
     unlock_code: bool = False
+    # the mail worker's: the boards its lines finished, whose follow-up (a tournament's next
+    # round, pbmserv.domain.moves.follow_up) it runs once it has queued the answer, which must
+    # come first; None elsewhere: a command runs it once it has queued its mails
+    finished: list[int] | None = None
 
 
 @dataclass

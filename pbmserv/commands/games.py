@@ -16,6 +16,7 @@ from pbmserv.commands.common import (
     board_arg,
     board_error,
     call_login,
+    follow_up,
     load_board,
     move_error,
     no_player,
@@ -285,6 +286,7 @@ def play(call: Call, number: int, user_id: int, text: str, expected: int | None)
             tail = reader_tail(req, board, position, mover)
             raise board_error(board, position, str(exc), tail) from None
         _announce_played(call, session, played, mover)
+        follow_up(call, session, board)
 
 
 def _announce_played(call: Call, session: Session, played: boards.Played, actor: User) -> None:
@@ -364,6 +366,7 @@ def resign(call: Call, number: int, user_id: int) -> None:
             comment=req.comment,
         )
         _announce_played(call, session, played, player)
+        follow_up(call, session, board)
 
 
 def _vote(call: Call, number: int, user_id: int, word: str, tag: int | None) -> None:
@@ -381,6 +384,7 @@ def _vote(call: Call, number: int, user_id: int, word: str, tag: int | None) -> 
             raise board_error(board, position, str(exc), tail) from None
         vote = open_vote(session, board, position)
         announce(call, session, board, position, [note], player, said=req.comment, vote=vote)
+        follow_up(call, session, board)
 
 
 # ----------------------------------------------------------------------------- show, games, history

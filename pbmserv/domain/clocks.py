@@ -259,6 +259,7 @@ def _draw(session: Session, board: Board, position: Position, mover: User, now: 
     moves.finish_draw(session, board, position, "draw proposal accepted at the time limit", now)
     note = f"{mover.userid} ran out of time; the open draw proposal is accepted instead."
     notify.board_mail(session, board, position, [note], now)
+    moves.follow_up(session, board, now)  # (the next round's mails come after)
 
 
 def _forfeit(
@@ -272,3 +273,4 @@ def _forfeit(
     played = moves.forfeit(session, board, position, mover, now, elapsed)
     notes = [f"{mover.userid} forfeits: out of time after {format_days(elapsed)} without a move."]
     notify.board_mail(session, board, played.position, notes + played.notes, now, out=played.out)
+    moves.follow_up(session, board, now)

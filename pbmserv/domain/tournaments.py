@@ -6,10 +6,11 @@ them out on ordinary boards.
   boards are ordinary boards of the game with the options ``nagtime=1``, ``forfeittime=7`` and
   ``tournament=<board name>`` (shown in the board mail heading).
 - Seeds are fixed at the start: rating in the game (1600 without one), then order of joining.
-- When the last game of a round ends (:func:`board_finished`, called from
-  :mod:`pbmserv.domain.boards` for every finished board), the next round is paired and its boards
-  created, and every player gets the pairings and standings; after the last round the final
-  standings.
+- A finished board's result counts at once (:func:`record_result`, called from
+  :mod:`pbmserv.domain.moves` for every finished board).  When it was the last game of its
+  round, :func:`advance` (which the caller runs after the board's mails) pairs the next round,
+  creates its boards, and every player gets the pairings and standings; after the last round
+  the final standings.
 - Scores: win 1, draw 1/2, loss 0; a Swiss or knockout bye scores 1, a round-robin bye
   (sitting out) 0.  Standings: score, then Buchholz (sum of the opponents' scores), then
   Sonneborn-Berger (the scores of beaten opponents plus half those of drawn ones), then seed;
@@ -304,7 +305,7 @@ def _end_game(
         notes, out = [f"{left}: the game ends as his loss."], frozenset({user.id})
         said = [(user.userid, comment.strip())] if comment.strip() else []
         how = "His game ends without a move on"
-    board_finished(session, board, now)
+    record_result(session, board)  # (the round goes on once all his games are mailed)
     notify.board_mail(session, board, position, notes, now, with_comment=True, said=said, out=out)
     name = board_name(tournament.id, row.round, row.number)
     game = get_game(board.game).display_name
@@ -378,12 +379,11 @@ def start(session: Session, tournament: Tournament, now: datetime) -> None:
     _next_round(session, tournament, now)
 
 
-def board_finished(session: Session, board: Board, now: datetime) -> None:
-    """Record the result of a finished tournament board; pair the next round when it was the
-    last game of its round."""
-    if not board.options.get("tournament"):
-        return
-    row = session.scalar(select(TournamentGame).where(TournamentGame.board_id == board.id))
+def record_result(session: Session, board: Board) -> None:
+    """Record the result of a finished tournament board, at once (standings and pairings read
+    it).  What it sets off waits for :func:`advance`, which the caller runs once it has queued
+    the board's own mails."""
+    row = _row_of(session, board)
     if row is None or row.result is not None:
         return
     tournament = row.tournament
@@ -394,7 +394,26 @@ def board_finished(session: Session, board: Board, now: datetime) -> None:
     else:
         row.result = WIN if row.first_id in winners else LOSS
     session.flush()
-    _advance_if_done(session, tournament, now)
+
+
+def advance(session: Session, board: Board, now: datetime) -> None:
+    """When the finished ``board`` was the last game of its tournament's round: a knockout's
+    replays, the next round or the final standings, with their mails.  Run after the mails of
+    the board (the outbox is sent in order: a player read his next round's board before the
+    end of the game that decided it); nothing when the round goes on or has been taken care of
+    already."""
+    row = _row_of(session, board)
+    if row is None or row.tournament.status != TournamentStatus.running:
+        return
+    _lock(session, row.tournament)
+    _advance_if_done(session, row.tournament, now)
+
+
+def _row_of(session: Session, board: Board) -> TournamentGame | None:
+    """The tournament game of ``board``, if it is a finished tournament board."""
+    if board.status is not BoardStatus.finished or not board.options.get("tournament"):
+        return None
+    return session.scalar(select(TournamentGame).where(TournamentGame.board_id == board.id))
 
 
 def _advance_if_done(session: Session, tournament: Tournament, now: datetime) -> None:

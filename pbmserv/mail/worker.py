@@ -26,7 +26,7 @@ from pbmserv.commands import Answer, Channel, Mail, Request, commands, grammar, 
 from pbmserv.commands.dispatch import REFUSED, USAGE, error_subject
 from pbmserv.commands.runner import failed
 from pbmserv.config import Settings
-from pbmserv.domain import accounts, confirmation, limits, notify, owner_hold, tokens
+from pbmserv.domain import accounts, confirmation, limits, moves, notify, owner_hold, tokens
 from pbmserv.errors import reason, stored_reason, with_traceback
 from pbmserv.games import get_game
 from pbmserv.mail import inbox
@@ -36,7 +36,7 @@ from pbmserv.mail.reply import assemble, bounded, shortened, tail_sections
 from pbmserv.render import subjects
 from pbmserv.render.templates import fill, render
 from pbmserv.store.db import readonly_sessions
-from pbmserv.store.models import Inbox, InboxStatus
+from pbmserv.store.models import Board, Inbox, InboxStatus
 from pbmserv.store.outage import Outage, unavailable
 
 log = logging.getLogger("pbmserv.mail.worker")
@@ -362,9 +362,11 @@ def _process(
             "not answered: " + (parsed.automatic_reason or parsed.no_sender or "no usable sender"),
         )
     parsed.sender = sender
+    mail = Mail(says_more=parsed.says_more, finished=[])  # what the lines share
     answers, verified, codes, unlock = _run_commands(
-        session, settings, parsed, message_id, now, mask
+        session, settings, parsed, message_id, now, mask, mail
     )
+    silence = None
     if not verified:
         allowance = limits.answer_allowance(session, settings, sender, now)
         if unlock:  # a new unlock code: to the owner whatever the caps (one per hold at most)
@@ -372,12 +374,9 @@ def _process(
         if allowance < 2:  # the answer is not sent: the codes it carried were never mailed
             tokens.withdraw(session, codes)
         if allowance == 0:
-            return (
-                InboxStatus.done,
-                0,
-                "not answered: " + limits.silence_reason(session, settings, sender, now),
-            )
-        if allowance == 1:
+            answers = []
+            silence = "not answered: " + limits.silence_reason(session, settings, sender, now)
+        elif allowance == 1:
             answers = [
                 Answer(
                     subjects.LIMIT_REACHED(),
@@ -391,7 +390,11 @@ def _process(
             ]
     for item in answers:
         _queue_answer(session, parsed, message_id, item, now)
-    return InboxStatus.done, len(answers), None
+    for board_id in mail.finished or []:  # after the answer, which tells how the game ended
+        board = session.get(Board, board_id)
+        if board is not None:
+            moves.follow_up(session, board, now)
+    return InboxStatus.done, len(answers), silence
 
 
 def _run_commands(
@@ -401,20 +404,21 @@ def _run_commands(
     message_id: int,
     now: datetime,
     mask: grammar.PasswordMask,
+    mail: Mail,
 ) -> tuple[list[Answer], bool, list[str], bool]:
     """Run every command line of the mail: one answer for the sender (see mail.reply), whether
     a password was right from that account's confirmed address, the codes the answer carries
     (confirmation of the sender's address, of a challenge), and whether it carries a new
     unlock code.  The mail's ``unlock`` lines are read before any line runs.  Words a command found out
     to be secret (an unknown userid: maybe the password of a line whose userid was forgotten)
-    are added to ``mask``, for the answer and the mail's kept copy."""
+    are added to ``mask``, for the answer and the mail's kept copy.  ``mail``: what the lines
+    share (the caller follows up the boards they finished once the answer is queued)."""
     if not parsed.commands:
         stranger = not (parsed.sender and limits.is_confirmed(session, parsed.sender))
         return [_no_command(parsed, mask, stranger)], False, [], False
     results: list[tuple[str, list[Answer]]] = []
     verified = False
     source = f"mail:{parsed.message_id or message_id}"
-    mail = Mail(says_more=parsed.says_more)  # what the lines share: a cap per mail counts them
     mail.unlocked = owner_hold.unlocked(session, _unlock_codes(parsed.commands), now)
     for index, line in enumerate(parsed.commands):
         req = Request(

@@ -286,6 +286,7 @@ def _play(
         with_comment=True,
         out=played.out,
     )
+    moves.follow_up(session, board, now)  # (a tournament's next round: after its mail)
 
 
 def _decline(session: Session, now: datetime, board: Board, user: User) -> None:

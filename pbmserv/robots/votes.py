@@ -199,7 +199,8 @@ def record(session: Session, ask: Ask, agree: bool, now: datetime) -> Answer | N
 
 def mail_answers(session: Session, board_id: int, answers: Sequence[Answer], now: datetime) -> None:
     """One board mail to the humans for the answers of a board's robots (two robots' votes
-    were two board mails within a second)."""
+    were two board mails within a second); then what a draw they agreed sets off (a
+    tournament's next round, whose mails come after the board's)."""
     board = session.get(Board, board_id)
     if board is None or not answers:
         return
@@ -207,6 +208,7 @@ def mail_answers(session: Session, board_id: int, answers: Sequence[Answer], now
     notes = [note for answer in answers for note in answer.notes]
     vote = proposals.open_vote(session, board, position)
     notify.board_mail(session, board, position, notes, now, vote=vote)
+    moves.follow_up(session, board, now)
 
 
 def answer_proposals(
