@@ -173,13 +173,13 @@ def test_after_a_swap_each_move_is_under_the_player_who_made_it(shell, settings,
     moves = _between(client.get("/boards/pylon/101").text, '<table class="moves">', "</table>")
     here = "/boards/pylon/101?ply="
     assert "<th>alice (x)</th><th>bob (o)</th>" in moves  # the first mover's column first
-    assert (
-        f'<tr><th>1.</th><td><a href="{here}1">e5</a></td>'
-        f'<td><a href="{here}2">swap (bob takes over o)</a></td></tr>'
+    assert (  # each move numbered as the mails number it (the N of '#N'), not by rows
+        f'<tr><td>1. <a href="{here}1">e5</a></td>'
+        f'<td>2. <a href="{here}2">swap (bob takes over o)</a></td></tr>'
     ) in moves
     assert (
-        f'<tr><th>2.</th><td><a href="{here}3">e1</a></td>'
-        '<td><strong aria-current="step">e3</strong></td></tr>'
+        f'<tr><td>3. <a href="{here}3">e1</a></td>'
+        '<td>4. <strong aria-current="step">e3</strong></td></tr>'
     ) in moves
 
 
