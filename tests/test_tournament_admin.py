@@ -75,6 +75,24 @@ def test_cancel_removes_a_tournament_that_has_not_started(shell):
     assert "Nobody had joined." in shell.ok("tournament cancel cup").body
 
 
+def test_the_players_read_why_a_tournament_was_cancelled(shell):
+    """The administrator's reason, written under the line in his mail, was dropped: the
+    players read only that the tournament was cancelled."""
+    shell.signup("ann", "bob", "boss")
+    shell.settings.admins = ["boss"]
+    shell.ok("tournament create cup --game nim --format swiss --rounds 3")
+    shell.ok("tournament join cup ann pw-ann")
+    reason = "Too few players this month; try the spring cup."
+    shell.ok("tournament cancel cup boss pw-boss", channel="mail", comment=reason)
+    [mail] = [m for m in shell.outbox() if m.subject == "Tournament cup cancelled"]
+    assert f"boss writes:\n\n{reason}\n" in mail.body
+    assert overlong(mail.body) == []
+    shell.ok("tournament create cup --game nim --format swiss --rounds 3")
+    shell.ok("tournament join cup ann pw-ann")
+    shell.ok("tournament cancel cup")  # (the shell: no comment)
+    assert "writes:" not in shell.outbox()[-1].body
+
+
 def test_a_started_tournament_cannot_be_cancelled(shell):
     started(shell, "cup", "--format swiss", ("ann", "bob"))
     r = shell("tournament cancel cup")

@@ -112,12 +112,13 @@ def start(call: Call) -> None:
 
 def cancel(call: Call) -> None:
     req, ctx = call.req, call.ctx
-    _admin(call)
+    who = _admin(call)
+    said = (who, req.comment.strip()) if req.comment.strip() else None  # (the reason, by mail)
     with req.sessions() as session, session.begin():
         tournament = _find(session, call.args["name"])
         name, heading = tournament.name, tournament_text.describe(tournament)
         try:
-            told = tournaments.cancel(session, tournament, req.now, req.sender)
+            told = tournaments.cancel(session, tournament, req.now, req.sender, said)
         except tournaments.TournamentError as exc:
             raise _refused(str(exc), name) from None
     players = f"A mail tells its players: {', '.join(told)}." if told else "Nobody had joined."

@@ -77,6 +77,7 @@ from pbmserv.store.models import (
 )
 
 FORMATS = tuple(f.value for f in TournamentFormat)
+Said = tuple[str, str] | None  # who wrote a comment, and its text
 MAX_NAME = 32  # the column's width
 MAX_SWISS_ROUNDS = 20
 """The most rounds ``--rounds`` may ask for: a Swiss of more rounds needs more players than
@@ -313,11 +314,11 @@ def _end_game(
 
 
 def cancel(
-    session: Session, tournament: Tournament, now: datetime, sender: str | None
+    session: Session, tournament: Tournament, now: datetime, sender: str | None, said: Said = None
 ) -> list[str]:
     """Remove a tournament that has not started (one that cannot start kept its name taken
-    for ever), and tell its players by mail (not the address ``sender``, which has the
-    answer); returns their userids."""
+    for ever); its players are told by mail (not ``sender``, who has the answer), with what
+    the administrator wrote (``said``: who, and the text).  Returns their userids."""
     _lock(session, tournament)  # a start at the same moment: one of them waits, then sees
     if tournament.status != TournamentStatus.open:
         raise TournamentError(
@@ -331,6 +332,8 @@ def cancel(
     )
     heading = describe(tournament).replace(f" (t{tournament.id})", "")  # (SQLite reuses it)
     body = render("mail/text.txt.j2", lines=[heading, fill(why)])
+    if said is not None:
+        body += render("mail/comment.txt.j2", userid=said[0], text=said[1])
     subject = subjects.tournament(tournament.name, "cancelled")
     session.delete(tournament)
     session.flush()
