@@ -193,9 +193,9 @@ def _tags_that_end(html: str) -> str:
         opener = _OPENINGS.match(html, found.start())
         return "<" if opener is not None and ends.known(opener) else "&lt;"
 
-    html = _NO_TAG.sub(no_tag, html)
-    ends = _Ends(html)  # ("&lt;" for "<" moves the ends, keeps their order)
-    return _OPENINGS.sub(lambda m: m.group() if ends(m) else "&lt;" + m.group()[1:], html)
+    text = _NO_TAG.sub(no_tag, html)
+    text_ends = _Ends(text)  # ("&lt;" for "<" moves the ends, keeps their order)
+    return _OPENINGS.sub(lambda m: m.group() if text_ends(m) else "&lt;" + m.group()[1:], text)
 
 
 class _Ends:
