@@ -622,6 +622,9 @@ def test_html_comments_and_sections_holding_tags_stay_unread() -> None:
         "<![CDATA[ a<b ]]><p>polis list</p>"
     )
     assert html_to_text(html) == "hi\n\na\n\npolis list"
+    # the "downlevel-revealed" comments of mail templates (Outlook, newsletters)
+    html = "<p>Hi</p><!--[if !mso]><!--><p>polis list</p><!--<![endif]--><p>bye</p>"
+    assert html_to_text(html) == "Hi\n\npolis list\n\nbye"
 
 
 @pytest.mark.parametrize(
