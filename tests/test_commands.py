@@ -562,3 +562,13 @@ def test_a_challenge_of_thousands_of_bad_parameters_gets_a_short_answer(shell):
     assert "unknown options '--x0', '--x1', '--x2', '--x3', '--x4' and 2995 more" in said
     assert said.count("--nagtime needs a number") == 1
     assert shell.outbox() == []
+
+
+def test_a_bad_parameter_value_typed_often_is_said_once(shell):
+    """'-size=99' typed a thousand times was said five times over, then '995 more problems
+    with parameters' that were the same one again."""
+    shell.signup("alice", "bob")
+    result = shell("pylon challenge alice bob " + " ".join(["-size=99"] * 1000))
+    said = " ".join(result.body.split())
+    assert result.status == 1 and said.count("-size=99 is out of range") == 1, said
+    assert "more problems" not in said

@@ -613,6 +613,31 @@ def test_html_tags_comments_and_sections_that_end_are_read_as_before() -> None:
     assert html_to_text(html) == "1. first\n\na < b\n\nend"
 
 
+def test_html_comments_and_sections_holding_tags_stay_unread() -> None:
+    """A comment or CDATA section that ends is not read, whatever tags or '<' it holds: the
+    start of one followed by a '<' before a '>' was taken for a tag that never ends, so the
+    comment's text went into the mail's text (and a comment to the opponent)."""
+    html = (
+        "<p>hi</p><!-- a <b>hidden</b> note --><p>a</p><!-- x<y -->"
+        "<![CDATA[ a<b ]]><p>polis list</p>"
+    )
+    assert html_to_text(html) == "hi\n\na\n\npolis list"
+    # the "downlevel-revealed" comments of mail templates (Outlook, newsletters)
+    html = "<p>Hi</p><!--[if !mso]><!--><p>polis list</p><!--<![endif]--><p>bye</p>"
+    assert html_to_text(html) == "Hi\n\npolis list\n\nbye"
+
+
+@pytest.mark.parametrize(
+    "hostile", ["<!--" + "<a" * 50_000 + "-->", "<![CDATA[" + "<a" * 50_000 + "]]>"]
+)
+def test_html_comment_full_of_tag_starts_is_read_in_linear_time(hostile: str) -> None:
+    import time
+
+    began = time.perf_counter()
+    assert html_to_text(hostile + "<p>polis show 101</p>") == "polis show 101"
+    assert time.perf_counter() - began < 1.5
+
+
 def test_html_reply_drops_the_quote() -> None:
     raw = (
         b"From: a@example.org\nSubject: x\nContent-Type: text/html\n\n"

@@ -166,6 +166,19 @@ def test_a_password_spelled_with_invisible_or_full_width_characters_is_masked(
     assert "pw-alice" not in "".join(c for c in read if c not in "\u00ad\u200d").lower()
 
 
+def test_a_secret_word_that_reads_as_nothing_masks_nothing(shell, settings, sessions, clock):
+    """A soft hyphen typed as the userid is an unknown userid, so a secret word: folded to
+    nothing, it matched between any two blanks or signs, and the answer and the mail's kept
+    copy were strewn with masks ('Hi,******** ********(bob)')."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    body = "polis move 101 \u00ad pw-alice a7-a6\n\nHi, (bob) -- see you.\n"
+    out, kept = mail(shell, settings, sessions, clock, "alice@example.org", "hello", body)
+    assert "unknown userid" in out[0].body
+    assert "> Hi, (bob) -- see you." in out[0].body
+    assert "Hi, (bob) -- see you." in kept and "pw-alice" not in everything(out, kept)
+
+
 def test_a_spelled_password_inside_a_longer_word_stays():
     from pbmserv.commands.grammar import password_mask
 

@@ -427,3 +427,8 @@ def test_a_one_round_tournament_is_not_said_to_have_1_rounds(shell):
     listed = shell.ok("tournament list").body  # "open, 1 players" too
     assert "Tournament solo (t2): Nim, Swiss: open, 1 player\n" in listed
     assert "1 players" not in listed and "running, 2 players" in listed
+    for status in ("has", "was over after"):  # a round it does not have: "has 1 rounds"
+        said = shell("tournament pairings duel 2").body
+        assert f"there is no round 2: duel {status} 1 round\n" in said, said
+        if status == "has":
+            play(shell, "t1r1b1", "first")

@@ -882,3 +882,15 @@ def test_a_removed_board_says_so_where_its_start_mail_leads(shell, settings, clo
     page = client.get("/boards/ploy/101")
     assert page.status_code == 404 and "Ploy board 101 was removed" in page.text
     assert "there is no Ploy board 102" in shell("ploy show 102").body
+
+
+def test_an_empty_standings_row_spans_its_columns(site, shell):
+    """'Nobody has joined yet.' spans the table's columns: a knockout's spanned six of five
+    (the Seed column, now in every format, was counted twice), an extra empty column."""
+    numbers, client = site
+    for name, fmt in (("ko", "knockout"), ("sw", "swiss --rounds 2"), ("rr", "roundrobin")):
+        shell.ok(f"tournament create {name} --game ploy --format {fmt}")
+        page = client.get(f"/tournaments/{name}").text
+        head, _ = _standings(page)
+        table = _between(page, '<table class="list standings">', "</table>")
+        assert f'<td colspan="{len(head)}">Nobody has joined yet.</td>' in table, name

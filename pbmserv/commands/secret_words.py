@@ -23,7 +23,9 @@ INVISIBLE = frozenset("\u00ad\u200c\u200d")
 def secrets_pattern(secrets: Iterable[str]) -> re.Pattern[str] | None:
     """The passwords as they may stand in prose: in any case, and joined to punctuation or
     other text, though not inside a longer word of letters and digits (None: no password)."""
-    words = sorted({_folded(s)[0] for s in secrets if s.strip()}, key=len, reverse=True)
+    # (one that reads as nothing, "\u00ad" typed as a userid, matched between any two
+    # blanks or signs: the whole answer and the mail's kept copy were strewn with masks)
+    words = sorted({w for s in secrets if (w := _folded(s)[0]).strip()}, key=len, reverse=True)
     if not words:
         return None
     either = "|".join(re.escape(w) for w in words)

@@ -207,9 +207,10 @@ def check_round(tournament: Tournament, round_: int) -> None:
     if tournament.status == TournamentStatus.finished:
         last = tournament.current_round
     if round_ < 1 or (last is not None and round_ > last):
-        has = "rounds count from 1" if last is None else f"{tournament.name} has {last} rounds"
+        rounds = f"{last} round{'' if last == 1 else 's'}"  # (a duel's round robin has one)
+        has = "rounds count from 1" if last is None else f"{tournament.name} has {rounds}"
         if tournament.status == TournamentStatus.finished:
-            has = f"{tournament.name} was over after {last} rounds"
+            has = f"{tournament.name} was over after {rounds}"
         raise TournamentError(f"there is no round {round_}: {has}")
 
 

@@ -214,7 +214,7 @@ class Game:
         A unique prefix names a parameter (``-tourn``).  Every problem is reported at once.
         """
         values = self.defaults()
-        problems: list[str] = []
+        problems: dict[str, None] = {}  # each said once, in order ("-size=99" typed 5 times)
         unnamed: dict[str, list[str]] = {}  # "unknown"/"ambiguous": the tokens, said once
         given: set[str] = set()
         for token in tokens:
@@ -224,11 +224,10 @@ class Game:
                 unnamed.setdefault(exc.what, []).append(exc.token)
                 continue
             except ParamError as exc:
-                problems.append(str(exc))
+                problems[str(exc)] = None
                 continue
-            said = f"-{name} is given twice: give it once"
-            if name in given and said not in problems:  # (-size=5 -size=6 took the last)
-                problems.append(said)
+            if name in given:  # (-size=5 -size=6 took the last)
+                problems[f"-{name} is given twice: give it once"] = None
             given.add(name)
             values[name] = value
         valid = ", ".join(p.word for p in self.params) or "none"  # (the help says more)
@@ -236,14 +235,15 @@ class Game:
             noun = "parameter" if len(named) == 1 else "parameters"
             shown = ", ".join(f"'{t}'" for t in named[:MAX_NAMED])
             more = f" and {len(named) - MAX_NAMED} more" if len(named) > MAX_NAMED else ""
-            problems.append(f"{what} {self.display_name} {noun} {shown}{more}")
+            problems[f"{what} {self.display_name} {noun} {shown}{more}"] = None
         if unnamed:
-            problems.append(f"valid parameters: {valid}")
-        if len(problems) > MAX_NAMED:  # (a line of thousands of bad values: a short answer)
-            over = len(problems) - MAX_NAMED
-            problems = [*problems[:MAX_NAMED], f"{over} more problems with parameters"]
-        if problems:
-            raise ParamError("; ".join(problems))
+            problems[f"valid parameters: {valid}"] = None
+        said = list(problems)
+        if len(said) > MAX_NAMED:  # (a line of thousands of bad values: a short answer)
+            over = len(said) - MAX_NAMED
+            said = [*said[:MAX_NAMED], f"{over} more problems with parameters"]
+        if said:
+            raise ParamError("; ".join(said))
         return values
 
     def _parse_param(self, token: str) -> tuple[str, bool | int]:

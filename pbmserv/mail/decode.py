@@ -185,23 +185,50 @@ _SECTIONS |= {"else": "if", "endif": "if", "cdata": "cdata", "if": "if"}
 def _tags_that_end(html: str) -> str:
     """``html`` with the starts of tags, comments and marked sections that never end written
     as text (``&lt;``), so that html.parser reads it in linear time."""
-    html = _NO_TAG.sub("&lt;", html)
-    last = {
-        kind: max((m.start() for m in end.finditer(html)), default=-1)
-        for kind, end in _SECTION_ENDS.items()
-    }
-    comment_end = html.rfind("-->")
+    ends = _Ends(html)
 
-    def opening(found: re.Match[str]) -> str:
-        text = found.group()
-        if text == "<!--":
-            ends = comment_end >= found.start() + 4
-        else:
-            kind = _SECTIONS.get((found.group(1) or "").lower())
-            ends = kind is None or last[kind] >= found.end()  # (an unknown one: read as text)
-        return text if ends else "&lt;" + text[1:]
+    def no_tag(found: re.Match[str]) -> str:
+        # a comment or marked section that ends may hold tags ("<!-- a <b>x</b> -->"): it
+        # stays one, unread as before; the "<"s inside it are text, as anywhere
+        opener = _OPENINGS.match(html, found.start())
+        return "<" if opener is not None and ends.known(opener) else "&lt;"
 
-    return _OPENINGS.sub(opening, html)
+    text = _NO_TAG.sub(no_tag, html)
+    text_ends = _Ends(text)  # ("&lt;" for "<" moves the ends, keeps their order)
+    return _OPENINGS.sub(lambda m: m.group() if text_ends(m) else "&lt;" + m.group()[1:], text)
+
+
+class _Ends:
+    """Whether a comment or marked section ``_OPENINGS`` found in a text ends (each kind of
+    end is looked for once, the last of each kept)."""
+
+    def __init__(self, html: str) -> None:
+        self.last = {
+            kind: max((m.start() for m in end.finditer(html)), default=-1)
+            for kind, end in _SECTION_ENDS.items()
+        }
+        self.comment_end = html.rfind("-->")
+
+    def __call__(self, found: re.Match[str]) -> bool:
+        """Whether it ends; one of a kind html.parser does not know is left to it (as text)."""
+        kind = self._kind(found)
+        return kind is None or self._ends(found, kind)
+
+    def known(self, found: re.Match[str]) -> bool:
+        """Whether it is one html.parser knows, and it ends."""
+        kind = self._kind(found)
+        return kind is not None and self._ends(found, kind)
+
+    @staticmethod
+    def _kind(found: re.Match[str]) -> str | None:
+        if found.group() == "<!--":
+            return "comment"
+        return _SECTIONS.get((found.group(1) or "").lower())
+
+    def _ends(self, found: re.Match[str], kind: str) -> bool:
+        if kind == "comment":
+            return self.comment_end >= found.start() + 4
+        return self.last[kind] >= found.end()
 
 
 def html_to_text(html: str) -> str:
