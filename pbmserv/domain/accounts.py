@@ -295,8 +295,9 @@ def confirmed_addresses(user: User) -> list[str]:
 
 
 def awaiting_confirmation(user: User) -> bool:
-    """Whether the account was signed up by mail and has confirmed none of its addresses: it
-    is removed in time unless something keeps it, so nothing may seat it before then."""
+    """Whether the account has addresses and has confirmed none of them (signed up by mail,
+    not confirmed yet): it is removed in time unless something keeps it, so nothing may seat
+    it before then."""
     return bool(user.addresses) and not confirmed_addresses(user)
 
 

@@ -22,7 +22,7 @@ from pbmserv.domain.boards import REMOVED, replay
 from pbmserv.domain.deadlines import due
 from pbmserv.domain.pairing import standings
 from pbmserv.domain.tournament_text import board_name, describe, winner
-from pbmserv.domain.tournaments import BOARD_NAME, resolve_board
+from pbmserv.domain.tournaments import BOARD_NAME, named_board
 from pbmserv.games import get_game
 from pbmserv.games.base import Game, Position
 from pbmserv.numbers import clock_days, whole_number
@@ -66,12 +66,13 @@ def game_or_404(name: str) -> Game:
 
 def tournament_board_path(session: Session, game_name: str, name: str) -> str:
     """The page of a tournament's board named as the mails name it (``t2r1b3``, which works
-    wherever a board number does): ``/boards/pylon/104``."""
+    wherever a board number does): ``/boards/pylon/104``.  The name is one board of one
+    game, so a link under another game's path leads to it too."""
     game = game_or_404(game_name)
-    number = resolve_board(session, game.name, name) if BOARD_NAME.fullmatch(name) else None
-    if number is None:
+    found = named_board(session, name)
+    if found is None:
         raise NotFound(f"no {game.display_name} board {name}")
-    return f"/boards/{game.name}/{number}"
+    return f"/boards/{found[0]}/{found[1]}"
 
 
 def stored_board(session: Session, game: Game, number: int) -> Board:
