@@ -107,12 +107,6 @@ def find(session: Session, name: str) -> Tournament:
     return tournament
 
 
-def resolve_board(session: Session, game: str, name: str) -> int | None:
-    """The board number of a tournament board name (``t3r2b5``) of ``game``, else None."""
-    found = named_board(session, name)
-    return found[1] if found is not None and found[0] == game else None
-
-
 def named_board(session: Session, name: str) -> tuple[str, int] | None:
     """The game and number of the board a tournament board name (``t3r2b5``) names, of any
     game, else None."""
