@@ -187,6 +187,8 @@ def test_a_spelled_password_inside_a_longer_word_stays():
         mask("x\uff53ecret1 se\u00adcret1s \uff33ECRET\uff11!")
         == "x\uff53ecret1 se\u00adcret1s ********!"
     )
+    for invisible in ("\u034f", "\u2062", "\ufe0f"):  # (and the other invisible ones)
+        assert mask(f"it is sec{invisible}ret1.") == "it is ********."
 
 
 # ----------------------------------------------------------------------------- usage text

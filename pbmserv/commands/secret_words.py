@@ -14,10 +14,13 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-# Characters that show as nothing inside a word: the soft hyphen and the zero-width
-# (non-)joiners.  (Zero-width spaces separate words, see grammar.plain_blanks: a mail's text
-# has plain spaces for them.)
-INVISIBLE = frozenset("\u00ad\u200c\u200d")
+# Characters that show as nothing inside a word: the soft hyphen, the combining grapheme
+# joiner, the zero-width (non-)joiners, the invisible operators and the variation selectors.
+# (Zero-width spaces separate words, see grammar.plain_blanks: a mail's text has plain
+# spaces for them.)
+INVISIBLE = frozenset(
+    "\u00ad\u034f\u200c\u200d" + "".join(map(chr, [*range(0x2061, 0x2065), *range(0xFE00, 0xFE10)]))
+)
 
 
 def secrets_pattern(secrets: Iterable[str]) -> re.Pattern[str] | None:
