@@ -104,9 +104,8 @@ def robot_run(ctx: click.Context, until_idle: bool) -> None:
     req = request(ctx)
     runner = run_until_idle if until_idle else run_pending
     sessions = _sessions(ctx)
-    with holding(
-        req.settings.url, "robot run"
-    ) as held:  # (the whole run, --until-idle's every pass)
+    # held for the whole run, every pass of --until-idle
+    with holding(req.settings.url, "robot run") as held:
         if not held:
             answer(ctx, "pbmserv robot run", PLAYED_ELSEWHERE)
             return
