@@ -103,12 +103,11 @@ def test_every_order_a_player_may_type_is_masked():
 # ----------------------------------------------------------------------------- comments
 
 
-def test_a_password_in_a_comment_is_masked_whatever_its_punctuation_and_case(
-    shell, settings, sessions, clock
-):
+def move_with_comment(shell, settings, sessions, clock, body: str) -> tuple[str, str]:
+    """alice moves by mail with ``body`` below the line: everything sent and kept of it, and
+    the comment the board keeps."""
     shell.signup("alice", "bob")
     shell.ok("polis challenge alice bob")
-    body = "My password is pw-alice, don't tell. (pw-alice) 'pw-alice' PW-ALICE pw-alice.\n"
     out, kept = mail(
         shell,
         settings,
@@ -120,7 +119,14 @@ def test_a_password_in_a_comment_is_masked_whatever_its_punctuation_and_case(
     )
     with sessions() as s:
         comments = " ".join(s.scalars(select(Comment.text)))
-    text = everything(out, kept) + comments
+    return everything(out, kept) + comments, comments
+
+
+def test_a_password_in_a_comment_is_masked_whatever_its_punctuation_and_case(
+    shell, settings, sessions, clock
+):
+    body = "My password is pw-alice, don't tell. (pw-alice) 'pw-alice' PW-ALICE pw-alice.\n"
+    text, comments = move_with_comment(shell, settings, sessions, clock, body)
     assert "don't tell" in comments
     assert "pw-alice" not in text.lower(), text
 
@@ -142,27 +148,15 @@ def test_a_password_spelled_with_invisible_or_full_width_characters_is_masked(
     went to the opponent and the kept copy as they were."""
     import unicodedata
 
-    shell.signup("alice", "bob")
-    shell.ok("polis challenge alice bob")
     spellings = [
         "pw\u00ad-alice",
         "pw-al\u200dice",
         "\uff50\uff57\uff0d\uff41\uff4c\uff49\uff43\uff45",
     ]
     body = "Do not tell: " + ", ".join(spellings) + ". Bye\n"
-    out, kept = mail(
-        shell,
-        settings,
-        sessions,
-        clock,
-        "alice@example.org",
-        "polis move 101 alice pw-alice a7-a6",
-        body,
-    )
-    with sessions() as s:
-        comments = " ".join(s.scalars(select(Comment.text)))
+    text, comments = move_with_comment(shell, settings, sessions, clock, body)
     assert "Do not tell: ********, ********, ********. Bye" in comments
-    read = unicodedata.normalize("NFKC", everything(out, kept) + comments)
+    read = unicodedata.normalize("NFKC", text)
     assert "pw-alice" not in "".join(c for c in read if c not in "\u00ad\u200d").lower()
 
 
