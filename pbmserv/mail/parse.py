@@ -27,6 +27,7 @@ from email.message import Message
 from email.parser import BytesParser
 
 from pbmserv.commands import grammar, registry
+from pbmserv.domain import addresses
 from pbmserv.mail.decode import MAX_PARTS, collect_text, decode_bytes, parts_read, unsurrogate
 from pbmserv.mail.lines import clean_command, line_kind, read_body
 from pbmserv.mail.policy import PARSED_VALUE_CHARS, POLICY
@@ -147,9 +148,14 @@ def _raw_header(msg: Message, name: str) -> str:
 
 def _usable(addr: str) -> str | None:
     """``addr`` if it is exactly one addr-spec with a domain (checked by the standard library's
-    ``email.headerregistry`` parser), else None."""
+    ``email.headerregistry`` parser), else None.  One that is not ASCII (RFC 6532: written in
+    UTF-8, which the parser kept as surrogate escapes) is given in its one form
+    (:func:`pbmserv.domain.addresses.canonical`); bytes that are no UTF-8 make none."""
     addr = addr.strip().strip("<>").strip()
-    if not addr or addr.count("@") != 1 or any(c in addr for c in '\r\n\t ,;<>"=?'):
+    if not addr.isascii():
+        text = _utf8(addr)
+        return addresses.canonical(text) if text and _SPECIALS.isdisjoint(text) else None
+    if not addr or addr.count("@") != 1 or not _SPECIALS.isdisjoint(addr):
         return None
     try:
         parsed = MailAddress(addr_spec=addr)
@@ -158,6 +164,18 @@ def _usable(addr: str) -> str | None:
     if not parsed.username or not parsed.domain or parsed.domain.startswith("["):
         return None
     return parsed.addr_spec
+
+
+_SPECIALS = frozenset('\r\n\t ,;<>"=?')
+
+
+def _utf8(text: str) -> str | None:
+    """``text`` with the surrogate escapes of its 8-bit bytes read as UTF-8, or None when they
+    are no UTF-8 (an address is never guessed in another charset)."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8")
+    except UnicodeError:
+        return None
 
 
 def _not_one(msg: Message, name: str) -> str | None:
