@@ -871,3 +871,45 @@ def test_a_header_of_many_encoded_words_is_read_in_bounded_memory(name: str) -> 
     finally:
         tracemalloc.stop()
     assert peak < 40_000_000, f"{peak:,} bytes"  # (without the bound: 290 MB for the Subject)
+
+
+def test_a_header_of_a_million_lines_costs_little_and_gets_no_answer() -> None:
+    """A million short header lines (7 MB) held the worker for 7 seconds (the parser's time
+    for each header line, and every header looked up going through them all).  The header is
+    read up to its first 1,000 lines: such a mail is not answered (the marks of a robot may
+    stand in its end, a mail loop grows its header), and costs a fraction of a second."""
+    import time
+
+    raw = b"From: a@example.org\nSubject: polis help\n" + b"X-A: b\n" * 1_000_000 + b"\nhi\n"
+    began = time.perf_counter()
+    parsed = parse_message(raw, "a@example.org")
+    assert time.perf_counter() - began < 3  # (7 s before)
+    assert parsed.is_automatic and "more than 1,000 lines" in (parsed.automatic_reason or "")
+    assert parsed.sender == "a@example.org" and parsed.commands == ["polis help"]
+    normal = b"From: a@example.org\nSubject: polis help\n" + b"Received: x\n" * 900 + b"\nhi\n"
+    assert not parse_message(normal, "a@example.org").is_automatic
+
+
+@pytest.mark.parametrize(
+    "inner",
+    [
+        b"--b\n",  # a part's header
+        b"--b\nContent-Type: message/rfc822\n\n",  # the header of a mail inside the mail
+        b"--b\nContent-Type:\n message/rfc822\n\n",
+    ],
+)
+def test_a_part_header_of_a_million_lines_is_read_up_to_its_first_hundred(inner) -> None:
+    import time
+
+    raw = (
+        b"From: a@example.org\nSubject: polis help\n"
+        b"Content-Type: multipart/mixed; boundary=b\n\n"
+        + inner
+        + b"X-A: b\n" * 1_000_000
+        + b"\nhi\n--b--\n"
+    )
+    began = time.perf_counter()
+    parsed = parse_message(raw, "a@example.org")
+    assert time.perf_counter() - began < 1.5  # (2.4 to 4 s before)
+    assert parsed.commands == ["polis help"] and not parsed.is_automatic
+    assert "header lines of a part past its first 100 left out" in parsed.ignored

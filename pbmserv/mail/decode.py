@@ -309,6 +309,46 @@ def parts_read(raw: bytes, text_lines: int) -> bytes:
     return raw[:end]
 
 
+MAX_HEADER_LINES = 1000  # of a mail's header: a long chain of Received lines has 200
+MAX_PART_HEADER_LINES = 100  # of a part's (a part has a few)
+
+
+def header_lines_cut(raw: bytes) -> tuple[bytes, bool, bool]:
+    """``raw`` with at most :data:`MAX_HEADER_LINES` lines in its header and
+    :data:`MAX_PART_HEADER_LINES` in each block of lines that follows a ``--`` line (where a
+    part's header stands) or the header of a ``message/*`` (a mail inside), and whether the mail's header and whether some part's was cut.
+
+    The parser takes a few microseconds for each header line, and every header looked up goes
+    through them all: a million short header lines (7 MB) held the worker for 7 seconds, a
+    part's header of as many for 4.  (A line after a ``--`` line may be text rather than a
+    header: text past a hundred lines in a row after one is cut too.  A mail's text is read
+    up to its first thousand lines anyway.)"""
+    lines = raw.split(b"\n")
+    if len(lines) <= MAX_PART_HEADER_LINES:
+        return raw, False, False
+    kept: list[bytes] = []
+    cut = [False, False]  # the mail's header, a part's
+    block, run, limit = 0, 0, MAX_HEADER_LINES  # (block 0: the mail's header, 1: a part's)
+    field = inner = False  # in a Content-Type field; one that says message/*
+    for line in lines:
+        if limit and line.strip(b"\r"):
+            run += 1
+            if run > limit:
+                cut[block] = True
+                continue
+            if line[:1] not in (b" ", b"\t"):
+                field = line[:13].lower() == b"content-type:"
+            inner = inner or (field and b"message/" in line.lower())
+        elif limit and inner:  # a mail inside the mail: its header follows
+            block, run, limit, inner = 1, 0, MAX_PART_HEADER_LINES, False
+        else:
+            limit = 0  # a blank line ends a header: no limit until the next ``--`` line
+        kept.append(line)
+        if line.startswith(b"--"):
+            block, run, limit, inner = 1, 0, MAX_PART_HEADER_LINES, False
+    return (b"\n".join(kept) if any(cut) else raw), cut[0], cut[1]
+
+
 def collect_text(part: Message, texts: list[str], notes: list[str], depth: int = 0) -> None:
     """Append the readable text parts of ``part`` to ``texts``; note what is left out.
 
