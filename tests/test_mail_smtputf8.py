@@ -166,3 +166,22 @@ def test_the_maildir_writes_the_address_in_utf8(tmp_path) -> None:
     raw = (box / "new" / key).read_bytes()
     assert b"\nTo: j\xc3\xb6rg@xn--bcher-kva.example\n" in raw
     assert b"=?" not in raw.partition(b"\n\n")[0]
+
+
+def test_a_password_with_an_accent_is_one_password_however_the_accent_is_typed(shell) -> None:
+    """'café-alice' set with an accented letter, typed with 'e' and a combining accent (macOS,
+    some phones), or the other way round: the same password (hashed composed, NFC)."""
+    from pbmserv.domain import accounts
+
+    shell.ok("signup alice café-alice alice@example.org")
+    shell.ok("signup bob cafe\u0301-bob bob@example.org")
+    shell.ok("polis challenge alice bob")
+    mail(shell, "alice@example.org", "polis move 101 alice cafe\u0301-alice a7-a6")
+    answers = " ".join(row.body for row in shell.outbox() if row.recipient == "alice@example.org")
+    assert "wrong password" not in answers and "Polis Board 101" in answers
+    with shell.sessions() as s:
+        hashes = {u: h for u, h in s.execute(select(User.userid, User.password_hash))}
+    assert accounts.check_password(shell.settings, hashes["bob"], "café-bob")
+    old = accounts.hasher(shell.settings).hash("cafe\u0301-old")  # made as typed, before
+    assert accounts.check_password(shell.settings, old, "cafe\u0301-old")
+    assert not accounts.check_password(shell.settings, old, "cafe-old")

@@ -19,6 +19,7 @@ import hashlib
 import os
 import re
 import threading
+import unicodedata
 from collections import OrderedDict
 from collections.abc import Collection, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -157,7 +158,7 @@ def create_user(
     """A new account; addresses given by mail start ``confirmed=False``."""
     user = User(
         userid=normalise_userid(userid),
-        password_hash=hasher(settings).hash(password),
+        password_hash=hasher(settings).hash(_composed(password)),
         created=now,
         addresses=[Address(address=a.strip().lower(), confirmed=confirmed) for a in addresses],
     )
@@ -167,7 +168,13 @@ def create_user(
 
 
 def set_password(user: User, settings: Settings, password: str) -> None:
-    user.password_hash = hasher(settings).hash(password)
+    user.password_hash = hasher(settings).hash(_composed(password))
+
+
+def _composed(password: str) -> str:
+    """A password as it is hashed: NFC, so that 'café' typed with an accented letter or with
+    'e' and a combining accent (macOS, some phones) is one password."""
+    return unicodedata.normalize("NFC", password)
 
 
 _VERIFIED: OrderedDict[tuple[str, bytes], None] = OrderedDict()
@@ -196,10 +203,14 @@ def check_password(settings: Settings, password_hash: str, password: str) -> boo
     key = _verified_key(password_hash, password)
     from argon2.exceptions import InvalidHashError, VerificationError  # lazy: as _hasher
 
-    try:
-        ok = hasher(settings).verify(password_hash, password)
-    except (VerificationError, InvalidHashError):
-        return False
+    ok = False
+    # (a hash made before passwords were composed may be of the password as typed)
+    for typed in dict.fromkeys([_composed(password), password]):
+        try:
+            ok = hasher(settings).verify(password_hash, typed)
+            break
+        except (VerificationError, InvalidHashError):
+            continue
     if ok:
         with _VERIFIED_LOCK:
             _VERIFIED[key] = None
