@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from functools import lru_cache
 
 # Characters that show as nothing inside a word: every format character (the soft hyphen,
 # the zero-width (non-)joiners, direction marks and isolates, the word joiner...), and the
@@ -25,10 +26,20 @@ INVISIBLE = frozenset(
 )
 
 
-def _unseen(char: str) -> bool:
-    return (
-        char in INVISIBLE or unicodedata.category(char) == "Cf" or 0xE0100 <= ord(char) <= 0xE01EF
-    )
+PLAIN, UNSEEN, MARK = 0, 1, 2
+
+
+@lru_cache(maxsize=8192)
+def _kind(char: str) -> int:
+    """Whether ``char`` shows as nothing (UNSEEN), is a combining mark (MARK), or neither."""
+    if char in INVISIBLE or unicodedata.category(char) == "Cf" or 0xE0100 <= ord(char) <= 0xE01EF:
+        return UNSEEN
+    return MARK if unicodedata.category(char)[0] == "M" else PLAIN
+
+
+@lru_cache(maxsize=8192)
+def _nfkc(text: str) -> str:
+    return unicodedata.normalize("NFKC", text)
 
 
 def secrets_pattern(secrets: Iterable[str]) -> re.Pattern[str] | None:
@@ -60,25 +71,25 @@ def _folded(text: str) -> tuple[str, list[int], list[int]]:
     out: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
+    kinds = [PLAIN if char.isascii() else _kind(char) for char in text]
     index, size = 0, len(text)
     while index < size:
-        char = text[index]
+        if kinds[index] == UNSEEN:
+            index += 1
+            continue
         end = index + 1
-        if char.isascii() and (end == size or text[end].isascii()):  # (most of any text)
-            out.append(char)
-            starts.append(index)
-            ends.append(end)
-            index = end
-            continue
-        if _unseen(char):
-            index = end
-            continue
-        cluster = [char]
-        while end < size and (unicodedata.combining(text[end]) or _unseen(text[end])):
-            if not _unseen(text[end]):
-                cluster.append(text[end])
+        while end < size and kinds[end] != PLAIN:  # its combining marks (and unseen ones)
             end += 1
-        plain = unicodedata.normalize("NFKC", "".join(cluster))
+        char = text[index]
+        if end == index + 1:
+            plain = char if char.isascii() else _nfkc(char)
+        else:
+            marks = "".join(
+                c
+                for c, k in zip(text[index + 1 : end], kinds[index + 1 : end], strict=True)
+                if k == MARK
+            )
+            plain = _nfkc(char + marks)
         out.append(plain)
         starts.extend([index] * len(plain))
         ends.extend([end] * len(plain))
