@@ -935,3 +935,15 @@ def test_a_part_declared_in_a_codec_no_mail_is_written_in_is_read_as_undeclared(
     parsed = parse_message(raw, "a@example.org")
     assert time.perf_counter() - began < 1.5  # (6 s before)
     assert parsed.commands == ["polis help"]
+
+
+def test_a_long_text_right_below_the_header_or_a_dashed_line_is_not_cut_as_a_header() -> None:
+    """A header ends at its first line that is no header line, blank or not (as the parser
+    reads it): a mail without the blank line below its header, or a text below a '-----'
+    line, is text, not a header of more than 1,000 or 100 lines."""
+    raw = b"From: a@example.org\nSubject: x\npolis help\n" + b"line\n" * 1500
+    parsed = parse_message(raw, "a@example.org")
+    assert not parsed.is_automatic and parsed.commands == ["polis help"]
+    body = b"hello\n-----\n" + b"line\n" * 150 + b"polis help\n"
+    parsed = parse_message(b"From: a@example.org\nSubject: x\n\n" + body, "a@example.org")
+    assert parsed.commands == ["polis help"] and not parsed.ignored

@@ -316,6 +316,9 @@ def parts_read(raw: bytes, text_lines: int) -> bytes:
 
 MAX_HEADER_LINES = 1000  # of a mail's header: a long chain of Received lines has 200
 MAX_PART_HEADER_LINES = 100  # of a part's (a part has a few)
+# a line the parser reads as part of a header (email.feedparser's headerRE): a header ends at
+# the first other line, blank or not
+_HEADER_LINE = re.compile(rb"From |[\x21-\x39\x3b-\x7e]*:|[\t ]")
 
 
 def header_lines_cut(raw: bytes) -> tuple[bytes, bool, bool]:
@@ -336,7 +339,7 @@ def header_lines_cut(raw: bytes) -> tuple[bytes, bool, bool]:
     block, run, limit = 0, 0, MAX_HEADER_LINES  # (block 0: the mail's header, 1: a part's)
     field = inner = False  # in a Content-Type field; one that says message/*
     for line in lines:
-        if limit and line.strip(b"\r"):
+        if limit and line.strip(b"\r") and _HEADER_LINE.match(line):
             run += 1
             if run > limit:
                 cut[block] = True
@@ -347,7 +350,7 @@ def header_lines_cut(raw: bytes) -> tuple[bytes, bool, bool]:
         elif limit and inner:  # a mail inside the mail: its header follows
             block, run, limit, inner = 1, 0, MAX_PART_HEADER_LINES, False
         else:
-            limit = 0  # a blank line ends a header: no limit until the next ``--`` line
+            limit = 0  # the header has ended: no limit until the next ``--`` line
         kept.append(line)
         if line.startswith(b"--"):
             block, run, limit, inner = 1, 0, MAX_PART_HEADER_LINES, False
