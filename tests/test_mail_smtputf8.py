@@ -47,6 +47,7 @@ def mail(shell, sender: str, subject: str, body: str = "") -> None:
         ("用户@例子.中国", "用户@xn--fsqu00a.xn--fiqs8s"),
         ("alice\u200b@example.org", None),  # a zero-width space passing for alice's address
         ("jörg\u202e@example.org", None),  # a direction mark
+        ("j\ufffdrg@example.org", None),  # bytes some program could not read
         ("jörg@例子", None),  # no host name
     ],
 )
@@ -185,3 +186,39 @@ def test_a_password_with_an_accent_is_one_password_however_the_accent_is_typed(s
     old = accounts.hasher(shell.settings).hash("cafe\u0301-old")  # made as typed, before
     assert accounts.check_password(shell.settings, old, "cafe\u0301-old")
     assert not accounts.check_password(shell.settings, old, "cafe-old")
+
+
+def test_envelope_bytes_that_are_no_utf8_are_refused_or_stored_never_a_451(shell, caplog) -> None:
+    """'MAIL FROM:<\\xff@...>' got the mail answered 451 at each attempt (the database takes no
+    surrogate escapes: logged as the store failing), 'RCPT TO:<\\xff@...>' a 451 and a logged
+    error: the refusal holds the address with the byte written '\\xff', and the mail is
+    stored and answered at its From."""
+    import socket
+
+    recorder = Recorder()
+    controller = start(recorder)
+    try:
+        with socket.create_connection((controller.hostname, controller.port), timeout=10) as s:
+            got = s.makefile("rb")
+            got.readline()
+            replies = []
+            for line in (b"EHLO x", b"MAIL FROM:<\xff\xfe@example.org>", b"RCPT TO:<\xff@x.org>"):
+                s.sendall(line + b"\r\n")
+                replies.append(got.readline())
+                while replies[-1][3:4] == b"-":
+                    replies.append(got.readline())
+            s.sendall(b"RCPT TO:<pbmserv@localhost>\r\nDATA\r\n")
+            replies += [got.readline(), got.readline()]
+            s.sendall(raw_mail("alice@example.org", "help") + b".\r\n")
+            replies.append(got.readline())
+    finally:
+        controller.stop()
+    assert replies[-4] == b"550 5.1.1 <\\xff@x.org>: no such recipient here\r\n"
+    assert replies[-1] == b"250 Message accepted\r\n"
+    assert "SMTP session error" not in caplog.text
+    [(raw, envelope)] = recorder.got
+    assert envelope.mail_from == "\\xff\\xfe@example.org"
+    mail_from = envelope.mail_from
+    inbox.store(shell.sessions, raw, mail_from, [shell.settings.server_address], shell.clock.now)
+    worker.process_batch(shell.sessions, shell.settings, lambda: shell.clock.now)
+    assert [row.recipient for row in shell.outbox()] == ["alice@example.org"]

@@ -47,7 +47,9 @@ def canonical(text: str) -> str | None:
     local, at, domain = text.rpartition("@")
     if not at or not local or '"' in local or len(local.encode("utf-8")) > MAX_LOCAL:
         return None
-    if any(not c.isascii() and unicodedata.category(c) in _UNSEEN for c in local):
+    if "\ufffd" in local or any(
+        not c.isascii() and unicodedata.category(c) in _UNSEEN for c in local
+    ):
         return None
     host = a_labels(domain)
     if host is None or not _DOMAIN_RE.match(host):
