@@ -316,32 +316,35 @@ def parts_read(raw: bytes, text_lines: int) -> bytes:
 
 MAX_HEADER_LINES = 1000  # of a mail's header: a long chain of Received lines has 200
 MAX_PART_HEADER_LINES = 100  # of a part's (a part has a few)
+MAX_PARTS_HEADER_LINES = 2000  # of all the parts' (a thousand '--' lines of 100 each: 0.8 s)
 # a line the parser reads as part of a header (email.feedparser's headerRE): a header ends at
 # the first other line, blank or not
 _HEADER_LINE = re.compile(rb"From |[\x21-\x39\x3b-\x7e]*:|[\t ]")
 
 
 def header_lines_cut(raw: bytes) -> tuple[bytes, bool, bool]:
-    """``raw`` with at most :data:`MAX_HEADER_LINES` lines in its header and
-    :data:`MAX_PART_HEADER_LINES` in each block of lines that follows a ``--`` line (where a
-    part's header stands) or the header of a ``message/*`` (a mail inside), and whether the mail's header and whether some part's was cut.
+    """``raw`` with at most :data:`MAX_HEADER_LINES` lines in its header,
+    :data:`MAX_PART_HEADER_LINES` in the header that follows a ``--`` line (a part's) or the
+    header of a ``message/*`` part (a mail inside), :data:`MAX_PARTS_HEADER_LINES` in those
+    of all its parts, and whether the mail's header and whether a part's was cut.
 
     The parser takes a few microseconds for each header line, and every header looked up goes
     through them all: a million short header lines (7 MB) held the worker for 7 seconds, a
-    part's header of as many for 4.  (A line after a ``--`` line may be text rather than a
-    header: text past a hundred lines in a row after one is cut too.  A mail's text is read
-    up to its first thousand lines anyway.)"""
+    part's header of as many for 4.  A header ends at its first line that is no header line
+    (as ``email.feedparser`` reads them), blank or not."""
     lines = raw.split(b"\n")
     if len(lines) <= MAX_PART_HEADER_LINES:
         return raw, False, False
     kept: list[bytes] = []
     cut = [False, False]  # the mail's header, a part's
     block, run, limit = 0, 0, MAX_HEADER_LINES  # (block 0: the mail's header, 1: a part's)
+    in_parts = 0  # the header lines of the parts kept so far
     field = inner = False  # in a Content-Type field; one that says message/*
     for line in lines:
         if limit and line.strip(b"\r") and _HEADER_LINE.match(line):
             run += 1
-            if run > limit:
+            in_parts += block
+            if run > limit or in_parts > MAX_PARTS_HEADER_LINES:
                 cut[block] = True
                 continue
             if line[:1] not in (b" ", b"\t"):

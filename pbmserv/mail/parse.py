@@ -358,7 +358,9 @@ def parse_message(
     msg: Message | None
     read, long_header, long_part_header = header_lines_cut(parts_read(raw, MAX_TEXT_LINES))
     if long_part_header:
-        result.ignored.append("header lines of a part past its first 100 left out")
+        result.ignored.append(
+            "header lines of the parts left out (a part's header is read up to 100 lines, 2,000 in all)"
+        )
     try:
         msg = email.message_from_bytes(read, policy=POLICY)
     except Exception:  # noqa: BLE001 - parts nested 1,000 deep: the parser's recursion
