@@ -896,3 +896,94 @@ def test_a_header_of_many_encoded_words_is_read_in_bounded_memory(name: str) -> 
     finally:
         tracemalloc.stop()
     assert peak < 40_000_000, f"{peak:,} bytes"  # (without the bound: 290 MB for the Subject)
+
+
+def test_a_header_of_a_million_lines_costs_little_and_gets_no_answer() -> None:
+    """A million short header lines (7 MB) held the worker for 7 seconds (the parser's time
+    for each header line, and every header looked up going through them all).  The header is
+    read up to its first 1,000 lines: such a mail is not answered (the marks of a robot may
+    stand in its end, a mail loop grows its header), and costs a fraction of a second."""
+    import time
+
+    raw = b"From: a@example.org\nSubject: polis help\n" + b"X-A: b\n" * 1_000_000 + b"\nhi\n"
+    began = time.perf_counter()
+    parsed = parse_message(raw, "a@example.org")
+    assert time.perf_counter() - began < 3  # (7 s before)
+    assert parsed.is_automatic and "more than 1,000 lines" in (parsed.automatic_reason or "")
+    assert parsed.sender == "a@example.org" and parsed.commands == ["polis help"]
+    normal = b"From: a@example.org\nSubject: polis help\n" + b"Received: x\n" * 900 + b"\nhi\n"
+    assert not parse_message(normal, "a@example.org").is_automatic
+
+
+@pytest.mark.parametrize(
+    "inner",
+    [
+        b"--b\n",  # a part's header
+        b"--b\nContent-Type: message/rfc822\n\n",  # the header of a mail inside the mail
+        b"--b\nContent-Type:\n message/rfc822\n\n",
+    ],
+)
+def test_a_part_header_of_a_million_lines_is_read_up_to_its_first_hundred(inner) -> None:
+    import time
+
+    raw = (
+        b"From: a@example.org\nSubject: polis help\n"
+        b"Content-Type: multipart/mixed; boundary=b\n\n"
+        + inner
+        + b"X-A: b\n" * 1_000_000
+        + b"\nhi\n--b--\n"
+    )
+    began = time.perf_counter()
+    parsed = parse_message(raw, "a@example.org")
+    assert time.perf_counter() - began < 1.5  # (2.4 to 4 s before)
+    assert parsed.commands == ["polis help"] and not parsed.is_automatic
+    assert (
+        "header lines of the parts left out (a part's header is read up to 100 lines, 2,000 in all)"
+        in parsed.ignored
+    )
+
+
+@pytest.mark.parametrize("charset", ["punycode", "idna", "Punycode"])
+def test_a_part_declared_in_a_codec_no_mail_is_written_in_is_read_as_undeclared(charset) -> None:
+    """Python's punycode and idna decoders take time growing with the square of the text:
+    400 KB declared 'charset=punycode' held the worker for 6 seconds (10 MB: hours)."""
+    import time
+
+    raw = (
+        (
+            f"From: a@example.org\nSubject: hi\nContent-Type: text/plain; charset={charset}\n\n"
+        ).encode()
+        + b"polis help\n"
+        + b"a" * 200_000
+        + b"-"
+        + b"b" * 200_000
+        + b"\n"
+    )
+    began = time.perf_counter()
+    parsed = parse_message(raw, "a@example.org")
+    assert time.perf_counter() - began < 1.5  # (6 s before)
+    assert parsed.commands == ["polis help"]
+
+
+def test_a_long_text_right_below_the_header_or_a_dashed_line_is_not_cut_as_a_header() -> None:
+    """A header ends at its first line that is no header line, blank or not (as the parser
+    reads it): a mail without the blank line below its header, or a text below a '-----'
+    line, is text, not a header of more than 1,000 or 100 lines."""
+    raw = b"From: a@example.org\nSubject: x\npolis help\n" + b"line\n" * 1500
+    parsed = parse_message(raw, "a@example.org")
+    assert not parsed.is_automatic and parsed.commands == ["polis help"]
+    body = b"hello\n-----\n" + b"line\n" * 150 + b"polis help\n"
+    parsed = parse_message(b"From: a@example.org\nSubject: x\n\n" + body, "a@example.org")
+    assert parsed.commands == ["polis help"] and not parsed.ignored
+
+
+def test_the_header_lines_of_all_the_parts_are_bounded_together() -> None:
+    """A thousand parts of 100 header lines each kept 120,000 header lines for the parser
+    (0.8 s); the parts' headers keep 2,000 lines in all."""
+    from pbmserv.mail.decode import MAX_PARTS_HEADER_LINES, header_lines_cut
+
+    raw = b"From: a@example.org\nSubject: polis help\nContent-Type: multipart/mixed; boundary=b\n\n"
+    raw += (b"--b\n" + b"X-A: b\n" * 100 + b"\nhi\n") * 1300
+    kept, top, parts = header_lines_cut(raw)
+    assert parts and not top
+    assert kept.count(b"X-A: b") <= MAX_PARTS_HEADER_LINES

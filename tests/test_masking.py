@@ -185,6 +185,44 @@ def test_a_spelled_password_inside_a_longer_word_stays():
         assert mask(f"it is sec{invisible}ret1.") == "it is ********."
 
 
+def test_a_password_with_accents_or_marks_that_show_as_nothing_is_masked(
+    shell, settings, sessions, clock
+):
+    """An accent typed as a combining mark (macOS and some phones write 'e' and U+0301, where
+    the command line had 'é', or the other way round), or a direction mark, isolate, word
+    joiner, combining grapheme joiner or variation selector inside the password, reads as the
+    password: it went to the opponent and the kept copy as it was."""
+    from pbmserv.commands.grammar import password_mask
+
+    shell.ok("signup alice café-alice alice@example.org")
+    shell.signup("bob")
+    shell.ok("polis challenge alice bob")
+    decomposed = "cafe\u0301-alice"
+    spellings = [
+        decomposed,
+        "caf\u200eé-alice",
+        "café\u2066-alice",
+        "ca\u034ffé-alice",
+        "café-al\ufe0fice",
+    ]
+    body = "Do not tell: " + ", ".join(spellings) + ". Bye\n"
+    out, kept = mail(
+        shell,
+        settings,
+        sessions,
+        clock,
+        "alice@example.org",
+        "polis move 101 alice café-alice a7-a6",
+        body,
+    )
+    with sessions() as s:
+        comments = " ".join(s.scalars(select(Comment.text)))
+    assert "Do not tell: ********, ********, ********, ********, ********. Bye" in comments
+    assert not [spelled for spelled in spellings if spelled in everything(out, kept) + comments]
+    mask = password_mask(commands=[f"polis move 101 alice {decomposed} a7-a6"], guess=False)
+    assert mask("It is CAFÉ-alice, not cafés-alice.") == "It is ********, not cafés-alice."
+
+
 # ----------------------------------------------------------------------------- usage text
 
 

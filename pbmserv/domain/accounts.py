@@ -9,8 +9,8 @@ right password from there is accepted whatever others guessed: nobody else's gue
 the owner out, and a forger of his address holds it off only until the owner mails the
 unlock code the refusal gave him (:mod:`pbmserv.domain.owner_hold`).
 
-Addresses are exactly one RFC 5322 addr-spec, checked by the standard library's
-``email.headerregistry`` parser: no lists, no display names, no local-only names.
+Addresses are exactly one RFC 5322 addr-spec (RFC 6531's, with letters of any script), in
+one form (:mod:`pbmserv.domain.addresses`): no lists, no display names, no local-only names.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import hashlib
 import os
 import re
 import threading
+import unicodedata
 from collections import OrderedDict
 from collections.abc import Collection, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +32,7 @@ from sqlalchemy import Delete, Select, and_, bindparam, delete, func, select
 from sqlalchemy.orm import Session, joinedload, sessionmaker
 
 from pbmserv.config import Settings
-from pbmserv.domain import owner_hold
+from pbmserv.domain import addresses, owner_hold
 from pbmserv.domain.owner_hold import owner_key as _owner_key
 from pbmserv.store.models import Address, AuthFailure, Board, BoardStatus, Seat, User
 
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
     from argon2 import PasswordHasher
 
 USERID_RE = re.compile(r"^[a-z][a-z0-9_.-]{1,31}$")
-_DOMAIN_RE = re.compile(r"^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$|^localhost$")
 MIN_PASSWORD = 4
 # the word our mails put where the password goes (``polis move 101 bob PASSWORD <move>#2``)
 PLACEHOLDER = "PASSWORD"
@@ -104,25 +104,18 @@ def check_userid(userid: str) -> str | None:
 
 
 def parse_address(text: str) -> str | None:
-    """The one addr-spec ``text`` is, lower-cased; None unless it is exactly one.
+    """The one addr-spec ``text`` is, in its one form (lower-cased; an internationalised one
+    NFC with its domain in A-labels: :mod:`pbmserv.domain.addresses`); None unless it is
+    exactly one.
 
     >>> parse_address("Alice@Example.org"), parse_address("a@example.org,root")
     ('alice@example.org', None)
     >>> parse_address("root"), parse_address("Eve <eve@example.org>")
     (None, None)
+    >>> parse_address("Jörg@Bücher.example")
+    'jörg@xn--bcher-kva.example'
     """
-    text = text.strip()
-    from email.errors import HeaderParseError  # lazy: the mail header parser is large
-    from email.headerregistry import Address as MailAddress  # lazy: as above
-
-    try:
-        parsed = MailAddress(addr_spec=text)
-    except (ValueError, IndexError, TypeError, HeaderParseError):
-        return None
-    local, domain = parsed.username, parsed.domain.lower()
-    if not local or '"' in parsed.addr_spec or not _DOMAIN_RE.match(domain):
-        return None
-    return f"{local}@{domain}".lower()
+    return addresses.canonical(text)
 
 
 def check_address(address: str) -> str | None:
@@ -165,7 +158,7 @@ def create_user(
     """A new account; addresses given by mail start ``confirmed=False``."""
     user = User(
         userid=normalise_userid(userid),
-        password_hash=hasher(settings).hash(password),
+        password_hash=hasher(settings).hash(_composed(password)),
         created=now,
         addresses=[Address(address=a.strip().lower(), confirmed=confirmed) for a in addresses],
     )
@@ -175,7 +168,13 @@ def create_user(
 
 
 def set_password(user: User, settings: Settings, password: str) -> None:
-    user.password_hash = hasher(settings).hash(password)
+    user.password_hash = hasher(settings).hash(_composed(password))
+
+
+def _composed(password: str) -> str:
+    """A password as it is hashed: NFC, so that 'café' typed with an accented letter or with
+    'e' and a combining accent (macOS, some phones) is one password."""
+    return unicodedata.normalize("NFC", password)
 
 
 _VERIFIED: OrderedDict[tuple[str, bytes], None] = OrderedDict()
@@ -204,10 +203,14 @@ def check_password(settings: Settings, password_hash: str, password: str) -> boo
     key = _verified_key(password_hash, password)
     from argon2.exceptions import InvalidHashError, VerificationError  # lazy: as _hasher
 
-    try:
-        ok = hasher(settings).verify(password_hash, password)
-    except (VerificationError, InvalidHashError):
-        return False
+    ok = False
+    # (a hash made before passwords were composed may be of the password as typed)
+    for typed in dict.fromkeys([_composed(password), password]):
+        try:
+            ok = hasher(settings).verify(password_hash, typed)
+            break
+        except (VerificationError, InvalidHashError):
+            continue
     if ok:
         with _VERIFIED_LOCK:
             _VERIFIED[key] = None

@@ -16,6 +16,11 @@ from html.parser import HTMLParser
 from pbmserv.commands.grammar import split_words
 from pbmserv.mail.flowed import unflow
 
+NOT_CHARSETS = frozenset({"punycode", "idna", "unicode-escape", "raw-unicode-escape", "undefined"})
+"""Python's codecs that no mail is written in, whatever a part declares: punycode's and idna's
+decoders take time growing with the square of the text (400 KB declared 'charset=punycode'
+held the worker for 6 seconds, a mail's 10 MB would take hours); a declared one is ignored."""
+
 
 def decode_bytes(data: bytes, charset: str | None = None) -> str:
     """Bytes to text: the declared charset, else UTF-8, else Latin-1 (which never fails).
@@ -25,8 +30,8 @@ def decode_bytes(data: bytes, charset: str | None = None) -> str:
     """
     if charset:
         try:
-            codecs.lookup(charset)
-            return data.decode(charset)
+            if codecs.lookup(charset).name not in NOT_CHARSETS:
+                return data.decode(charset)
         except (LookupError, UnicodeError, ValueError, TypeError):
             pass
     try:
@@ -334,6 +339,52 @@ def parts_read(raw: bytes, text_lines: int) -> bytes:
         if not end:
             return raw
     return raw[:end]
+
+
+MAX_HEADER_LINES = 1000  # of a mail's header: a long chain of Received lines has 200
+MAX_PART_HEADER_LINES = 100  # of a part's (a part has a few)
+MAX_PARTS_HEADER_LINES = 2000  # of all the parts' (a thousand '--' lines of 100 each: 0.8 s)
+# a line the parser reads as part of a header (email.feedparser's headerRE): a header ends at
+# the first other line, blank or not
+_HEADER_LINE = re.compile(rb"From |[\x21-\x39\x3b-\x7e]*:|[\t ]")
+
+
+def header_lines_cut(raw: bytes) -> tuple[bytes, bool, bool]:
+    """``raw`` with at most :data:`MAX_HEADER_LINES` lines in its header,
+    :data:`MAX_PART_HEADER_LINES` in the header that follows a ``--`` line (a part's) or the
+    header of a ``message/*`` part (a mail inside), :data:`MAX_PARTS_HEADER_LINES` in those
+    of all its parts, and whether the mail's header and whether a part's was cut.
+
+    The parser takes a few microseconds for each header line, and every header looked up goes
+    through them all: a million short header lines (7 MB) held the worker for 7 seconds, a
+    part's header of as many for 4.  A header ends at its first line that is no header line
+    (as ``email.feedparser`` reads them), blank or not."""
+    lines = raw.split(b"\n")
+    if len(lines) <= MAX_PART_HEADER_LINES:
+        return raw, False, False
+    kept: list[bytes] = []
+    cut = [False, False]  # the mail's header, a part's
+    block, run, limit = 0, 0, MAX_HEADER_LINES  # (block 0: the mail's header, 1: a part's)
+    in_parts = 0  # the header lines of the parts kept so far
+    field = inner = False  # in a Content-Type field; one that says message/*
+    for line in lines:
+        if limit and line.strip(b"\r") and _HEADER_LINE.match(line):
+            run += 1
+            in_parts += block
+            if run > limit or in_parts > MAX_PARTS_HEADER_LINES:
+                cut[block] = True
+                continue
+            if line[:1] not in (b" ", b"\t"):
+                field = line[:13].lower() == b"content-type:"
+            inner = inner or (field and b"message/" in line.lower())
+        elif limit and inner:  # a mail inside the mail: its header follows
+            block, run, limit, inner = 1, 0, MAX_PART_HEADER_LINES, False
+        else:
+            limit = 0  # the header has ended: no limit until the next ``--`` line
+        kept.append(line)
+        if line.startswith(b"--"):
+            block, run, limit, inner = 1, 0, MAX_PART_HEADER_LINES, False
+    return (b"\n".join(kept) if any(cut) else raw), cut[0], cut[1]
 
 
 def collect_text(part: Message, texts: list[str], notes: list[str], depth: int = 0) -> None:

@@ -75,7 +75,12 @@ class MaildirSink:
         try:
             private_dir(self.path.parent)  # (mailbox makes the Maildir's own folders 0700)
             box = PrivateMaildir(self.path, create=True)
-            return box.add(message.data if isinstance(message, FlatMessage) else message)
+            if isinstance(message, FlatMessage):
+                return box.add(message.data)
+            if not str(message.get("To", "")).isascii():  # RFC 6532: the address in UTF-8
+                utf8 = message.policy.clone(utf8=True)  # type: ignore[call-arg]
+                return box.add(message.as_bytes(policy=utf8))
+            return box.add(message)
         except OSError as exc:  # disk full, permissions: may be fixed by the operator
             raise TemporaryFailure(f"Maildir {self.path}: {exc}") from exc
 
@@ -177,6 +182,14 @@ class SmtpRelay:
     def _hand(
         self, smtp: smtplib.SMTP, message: EmailMessage | FlatMessage
     ) -> dict[str, tuple[int, bytes]]:
+        to = message.to if isinstance(message, FlatMessage) else str(message.get("To", ""))
+        if not to.isascii() and not smtp.has_extn("smtputf8"):
+            # (smtplib's SMTPNotSupportedError would read as the relay's configuration, to be
+            # retried for two days: this mail will not go through this relay)
+            raise PermanentFailure(
+                f"relay {self.host}:{self.port} does not offer SMTPUTF8, which mail to {to} "
+                "needs (its address is not ASCII)"
+            )
         if isinstance(message, FlatMessage):  # as send_message would: CRLF, From as sender
             data = message.data.replace(b"\n", b"\r\n")
             return smtp.sendmail(self.envelope_from or message.sender, [message.to], data)

@@ -62,6 +62,14 @@ def _peer(session: Any) -> str:
     return str(peer or "")
 
 
+def _utf8(text: str) -> str:
+    """An envelope address as text that can be stored and sent: aiosmtpd keeps bytes that are
+    no UTF-8 as surrogate escapes, which no database takes (the mail was answered 451 at each
+    attempt, as if the store were away) and no answer can hold (a 451 and a logged error for
+    the RCPT); they are written ``\\xff``, which makes no usable address."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 class InboundHandler:
     """aiosmtpd handler.
 
@@ -99,7 +107,7 @@ class InboundHandler:
             return TEMPORARY
         if not known:
             log.info("refused recipient %r from %s", address, _peer(session))
-            return UNKNOWN_RECIPIENT.format(address.replace(">", ""))
+            return UNKNOWN_RECIPIENT.format(_utf8(address).replace(">", ""))
         envelope.rcpt_tos.append(address)
         envelope.rcpt_options.extend(rcpt_options)
         return "250 2.1.5 OK"
@@ -121,8 +129,8 @@ class InboundHandler:
                     else content
                 )
             info = EnvelopeInfo(
-                mail_from=(envelope.mail_from or "").strip().removeprefix("<>"),
-                rcpt_tos=tuple(envelope.rcpt_tos),
+                mail_from=_utf8((envelope.mail_from or "").strip().removeprefix("<>")),
+                rcpt_tos=tuple(_utf8(rcpt) for rcpt in envelope.rcpt_tos),
                 peer=_peer(session),
                 received_at=self.clock(),
             )

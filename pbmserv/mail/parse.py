@@ -22,12 +22,23 @@ import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from email import errors
-from email.headerregistry import Address as MailAddress
 from email.message import Message
 from email.parser import BytesParser
 
 from pbmserv.commands import grammar, registry
-from pbmserv.mail.decode import MAX_PARTS, collect_text, decode_bytes, parts_read, unsurrogate
+from pbmserv.mail.decode import (
+    MAX_HEADER_LINES,
+    MAX_PARTS,
+    collect_text,
+    decode_bytes,
+    header_lines_cut,
+    parts_read,
+    unsurrogate,
+)
+from pbmserv.mail.headers import addresses as _addresses
+from pbmserv.mail.headers import not_one as _not_one
+from pbmserv.mail.headers import raw_header as _raw_header
+from pbmserv.mail.headers import usable as _usable
 from pbmserv.mail.lines import clean_command, line_kind, read_body
 from pbmserv.mail.policy import PARSED_VALUE_CHARS, POLICY
 from pbmserv.numbers import whole_number
@@ -133,71 +144,6 @@ def _header(msg: Message, name: str) -> str:
     except Exception:  # noqa: BLE001
         pass
     return ""
-
-
-def _raw_header(msg: Message, name: str) -> str:
-    try:
-        for key, raw in msg.raw_items():  # type: ignore[attr-defined]
-            if key.lower() == name.lower():
-                return " ".join(str(raw).split())
-    except Exception:  # noqa: BLE001
-        pass
-    return ""
-
-
-def _usable(addr: str) -> str | None:
-    """``addr`` if it is exactly one addr-spec with a domain (checked by the standard library's
-    ``email.headerregistry`` parser), else None."""
-    addr = addr.strip().strip("<>").strip()
-    if not addr or addr.count("@") != 1 or any(c in addr for c in '\r\n\t ,;<>"=?'):
-        return None
-    try:
-        parsed = MailAddress(addr_spec=addr)
-    except (ValueError, IndexError, TypeError, errors.HeaderParseError):
-        return None
-    if not parsed.username or not parsed.domain or parsed.domain.startswith("["):
-        return None
-    return parsed.addr_spec
-
-
-def _not_one(msg: Message, name: str) -> str | None:
-    """Why the address header ``name`` names no single mailbox, or None: several addresses, or
-    a group (``grp: a@x, b@y;``, which the list parser reads as its plain members)."""
-    value = _raw_header(msg, name)[:PARSED_VALUE_CHARS]
-    if not value:
-        return None
-    count = len([a for _, a in email.utils.getaddresses([value]) if a])
-    try:
-        groups = POLICY.header_factory(name, value).groups
-    except Exception:  # noqa: BLE001 - unreadable: judged by the list parser alone
-        groups = ()
-    if any(group.display_name is not None for group in groups):
-        return f"the {name} header is a group of addresses"
-    count = max(count, sum(len(group.addresses) for group in groups))
-    return f"the {name} header names {count} addresses" if count > 1 else None
-
-
-def _display_name(name: str) -> str:
-    """A display name decoded for showing only (never read as an address)."""
-    try:
-        chunks = email.header.decode_header(name[:PARSED_VALUE_CHARS])  # (quadratic)
-        text = "".join(decode_bytes(c, cs) if isinstance(c, bytes) else c for c, cs in chunks)
-    except Exception:  # noqa: BLE001
-        text = name
-    return " ".join(_CONTROL.sub(" ", unsurrogate(text)).split())[:100]
-
-
-def _addresses(msg: Message, name: str) -> list[tuple[str, str]]:
-    """(display name, address) pairs of an address header, read from its raw, undecoded value:
-    an encoded word in a display name can never turn into an address."""
-    value = _raw_header(msg, name)[:PARSED_VALUE_CHARS]
-    if not value:
-        return []
-    try:
-        pairs = email.utils.getaddresses([value])
-    except Exception:  # noqa: BLE001
-        return []
-    return [(_display_name(n), a) for n, a in pairs if a]
 
 
 # ----------------------------------------------------------------------------- body
@@ -410,11 +356,16 @@ def parse_message(
     if isinstance(raw, str):  # be kind to callers
         raw = raw.encode("utf-8", "surrogateescape")
     msg: Message | None
+    read, long_header, long_part_header = header_lines_cut(parts_read(raw, MAX_TEXT_LINES))
+    if long_part_header:
+        result.ignored.append(
+            "header lines of the parts left out (a part's header is read up to 100 lines, 2,000 in all)"
+        )
     try:
-        msg = email.message_from_bytes(parts_read(raw, MAX_TEXT_LINES), policy=POLICY)
+        msg = email.message_from_bytes(read, policy=POLICY)
     except Exception:  # noqa: BLE001 - parts nested 1,000 deep: the parser's recursion
         try:  # its headers at least: the Subject's command, whom to answer, a bounce's marks
-            msg = BytesParser(policy=POLICY).parsebytes(raw, headersonly=True)
+            msg = BytesParser(policy=POLICY).parsebytes(read, headersonly=True)
             result.ignored.append("the MIME structure could not be read; the mail is read as text")
         except Exception:  # noqa: BLE001
             msg = None
@@ -449,6 +400,8 @@ def parse_message(
         reason = _automatic(msg, result.sender, envelope_from, servers)
     except Exception:  # noqa: BLE001
         reason = None
+    if long_header and reason is None:  # (its end, where a robot's marks may be, is unread)
+        reason = f"a header of more than {MAX_HEADER_LINES:,} lines (a mail loop?)"
     verbs = command_verbs if command_verbs is not None else declared_verbs()
     _read_commands(result, text, words, max_commands, verbs)
     if reason is None and msg is not None:

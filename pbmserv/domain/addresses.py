@@ -1,0 +1,84 @@
+"""Mail addresses in one form, internationalised ones (RFC 6531/6532) included.
+
+An address is kept, compared and counted in one form: its local part in Unicode NFC,
+lower-cased; its domain as IDNA A-labels (``xn--...``), lower-cased.  ``Jörg@Bücher.example``,
+``jörg@xn--bcher-kva.example`` and ``JÖRG@BÜCHER.EXAMPLE`` (composed or not) are one mailbox,
+``jörg@xn--bcher-kva.example``: one account's address, one cap.  An ASCII address keeps the form
+it always had (lower-cased), and a domain in A-labels is what goes to the relay, so that only a
+local part that is not ASCII needs SMTPUTF8 (:func:`needs_smtputf8`).
+
+A local part may hold letters of any script, never what cannot be seen or told apart from a
+blank: control and format characters (zero-width spaces, direction marks), blanks, private use
+and unassigned code points (``alice\\u200b@example.org`` would pass for Alice's address).
+
+>>> canonical("Jörg@Bücher.Example")
+'jörg@xn--bcher-kva.example'
+>>> canonical("用户@例子.中国")
+'用户@xn--fsqu00a.xn--fiqs8s'
+>>> canonical("alice\\u200b@example.org") is None, canonical("a@b@example.org") is None
+(True, True)
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+import idna
+
+# a host name in A-labels: letters, digits and hyphens; the top label letters, or an A-label
+_DOMAIN_RE = re.compile(
+    r"^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})$|^localhost$"
+)
+_UNSEEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp"})
+MAX_LOCAL = 64  # octets of a local part (RFC 5321)
+
+
+@lru_cache(maxsize=1024)
+def canonical(text: str) -> str | None:
+    """The one form of the addr-spec ``text`` is (see the module's text); None unless it is
+    exactly one addr-spec with a host name for a domain: no lists, no display names, no
+    quoted local parts, no address literals."""
+    from email.errors import HeaderParseError  # lazy: the mail header parser is large
+    from email.headerregistry import Address as MailAddress  # lazy: as above
+
+    text = unicodedata.normalize("NFC", text.strip())
+    local, at, domain = text.rpartition("@")
+    if not at or not local or '"' in local or len(local.encode("utf-8")) > MAX_LOCAL:
+        return None
+    if "\ufffd" in local or any(
+        not c.isascii() and unicodedata.category(c) in _UNSEEN for c in local
+    ):
+        return None
+    host = a_labels(domain)
+    if host is None or not _DOMAIN_RE.match(host):
+        return None
+    # the structure is checked by the standard library's parser, which takes ASCII local
+    # parts only: each other character stands for a letter (RFC 6531's atext)
+    shape = "".join(c if c.isascii() else "a" for c in local)
+    try:
+        parsed = MailAddress(addr_spec=f"{shape}@{host}")
+    except (ValueError, IndexError, TypeError, HeaderParseError):
+        return None
+    if parsed.username != shape or parsed.domain != host:
+        return None
+    local = unicodedata.normalize("NFC", local.lower())
+    return f"{local}@{host}"
+
+
+def a_labels(domain: str) -> str | None:
+    """``domain`` in lower-case A-labels, or None when it is no valid internationalised name
+    (IDNA 2008 with the UTS 46 mapping, as browsers and mail programs read names)."""
+    domain = domain.strip()
+    if domain.isascii():
+        return domain.lower()
+    try:
+        return idna.encode(domain, uts46=True).decode("ascii").lower()
+    except (idna.IDNAError, UnicodeError, ValueError):
+        return None
+
+
+def needs_smtputf8(address: str) -> bool:
+    """Whether mail to ``address`` (in its one form) needs the relay's SMTPUTF8."""
+    return not address.isascii()

@@ -1,0 +1,224 @@
+"""Internationalised addresses (RFC 6531/6532): a player whose address is not ASCII
+(``jörg@bücher.example``, ``用户@例子.中国``) is read, signed up, counted and answered like any
+other, over real SMTP on 127.0.0.1 both ways."""
+
+from __future__ import annotations
+
+import logging
+import smtplib
+import unicodedata
+from email.utils import make_msgid
+
+import pytest
+from aiosmtpd.controller import Controller
+from sqlalchemy import select
+
+from pbmserv.mail import inbox, worker
+from pbmserv.mail.deliver import MaildirSink, PermanentFailure, SmtpRelay
+from pbmserv.mail.parse import parse_message
+from pbmserv.mail.sender import deliver_pending
+from pbmserv.store.models import Address, OutboxStatus, User
+from tests.test_mail_deliver import Sink, free_port, message
+from tests.test_mail_listener import Recorder, start
+
+JORG = "jörg@xn--bcher-kva.example"  # the one form: NFC, lower case, the domain in A-labels
+NFD = unicodedata.normalize("NFD", "Jörg@Bücher.example")
+
+
+def raw_mail(sender: str, subject: str, body: str = "", reply_to: str | None = None) -> bytes:
+    head = f"From: {sender}\r\n" + (f"Reply-To: {reply_to}\r\n" if reply_to else "")
+    head += f"To: pbmserv@localhost\r\nSubject: {subject}\r\n"
+    head += f"Message-ID: {make_msgid(domain='client.example')}\r\n"
+    return (head + f"\r\n{body}\r\n").encode()
+
+
+def mail(shell, sender: str, subject: str, body: str = "") -> None:
+    raw = raw_mail(sender, subject, body)
+    inbox.store(shell.sessions, raw, sender, [shell.settings.server_address], shell.clock.now)
+    worker.process_batch(shell.sessions, shell.settings, lambda: shell.clock.now)
+
+
+@pytest.mark.parametrize(
+    ("header", "sender"),
+    [
+        ("jörg@bücher.example", JORG),
+        (f"Jörg <{NFD}>", JORG),  # decomposed, upper case
+        ("=?utf-8?q?J=C3=B6rg?= <JÖRG@xn--bcher-kva.example>", JORG),
+        ("用户@例子.中国", "用户@xn--fsqu00a.xn--fiqs8s"),
+        ("alice\u200b@example.org", None),  # a zero-width space passing for alice's address
+        ("jörg\u202e@example.org", None),  # a direction mark
+        ("j\ufffdrg@example.org", None),  # bytes some program could not read
+        ("jörg@例子", None),  # no host name
+    ],
+)
+def test_an_address_that_is_not_ascii_is_read_in_its_one_form(header: str, sender) -> None:
+    parsed = parse_message(raw_mail(header, "help"))
+    assert parsed.sender == sender
+    if sender:
+        assert not parsed.is_automatic
+
+
+def test_reply_to_that_is_not_ascii_is_answered_and_bytes_that_are_no_utf8_are_not() -> None:
+    parsed = parse_message(
+        raw_mail("alice@example.org", "help", reply_to="Jörg <jörg@bücher.example>")
+    )
+    assert parsed.sender == JORG
+    latin1 = b"From: j\xf6rg@example.org\r\nSubject: help\r\n\r\nhi\r\n"  # no UTF-8: no guess
+    assert parse_message(latin1).sender is None
+
+
+def test_the_listener_offers_smtputf8_and_stores_the_mail_as_sent() -> None:
+    recorder = Recorder()
+    controller = start(recorder)
+    try:
+        raw = raw_mail("Jörg <jörg@bücher.example>", "help")
+        with smtplib.SMTP(controller.hostname, controller.port, timeout=10) as smtp:
+            smtp.ehlo()
+            assert smtp.has_extn("smtputf8")
+            refused = smtp.sendmail(
+                "jörg@bücher.example", ["pbmserv@localhost"], raw, ["SMTPUTF8", "BODY=8BITMIME"]
+            )
+        assert refused == {}
+    finally:
+        controller.stop()
+    [(stored, envelope)] = recorder.got
+    assert stored == raw and envelope.mail_from == "jörg@bücher.example"
+    assert parse_message(stored, envelope.mail_from).sender == JORG
+
+
+def test_signup_confirm_and_answers_with_an_address_that_is_not_ascii(shell) -> None:
+    """Jörg signs up from his address in one spelling, confirms from another, changes to a
+    Chinese address: one account, one address, answered at the one form."""
+    mail(shell, NFD, "signup jorg pw1234")
+    [code] = [row for row in shell.outbox() if row.recipient == JORG]
+    assert code.subject.startswith("confirm ")
+    mail(shell, "JÖRG@xn--bcher-kva.example", f"Re: {code.subject}")
+    with shell.sessions() as s:
+        assert s.execute(select(Address.address, Address.confirmed)).all() == [(JORG, True)]
+    mail(shell, "jörg@bücher.example", "change address jorg pw1234 用户@例子.中国")
+    new = "用户@xn--fsqu00a.xn--fiqs8s"
+    [change] = [row for row in shell.outbox() if row.recipient == new]
+    mail(shell, "用户@例子.中国", f"Re: {change.subject}")
+    with shell.sessions() as s:
+        user = s.scalars(select(User)).one()
+        assert [(a.address, a.confirmed) for a in user.addresses] == [(new, True)]
+
+
+def test_the_caps_count_one_mailbox_once_however_it_is_written(shell) -> None:
+    shell.settings.max_stranger_answers_per_day = 2
+    for spelling in (
+        "jörg@bücher.example",
+        NFD,
+        "JÖRG@xn--bcher-kva.example",
+        "jörg+x@bücher.example",
+    ):
+        mail(shell, spelling, "help")
+    answered = [row for row in shell.outbox() if row.recipient.startswith("jörg")]
+    assert [row.recipient for row in shell.outbox()] == [JORG] * 3  # (jörg+x: silence)
+    assert [row.subject for row in answered][1:] == [
+        "pbmserv help",
+        "pbmserv: answer limit reached",
+    ]
+
+
+def test_a_relay_with_smtputf8_gets_the_mail_with_the_option() -> None:
+    class Options(Sink):
+        async def handle_MAIL(self, server, session, envelope, address, options):
+            self.options = options
+            envelope.mail_from = address
+            return "250 OK"
+
+    sink = Options()
+    controller = Controller(sink, hostname="127.0.0.1", port=free_port(), enable_SMTPUTF8=True)
+    controller.start()
+    try:
+        SmtpRelay("127.0.0.1", controller.port, timeout=10).send(message(JORG))
+    finally:
+        controller.stop()
+    [(mail_from, rcpts, raw)] = sink.got
+    assert "SMTPUTF8" in sink.options and rcpts == [JORG]
+    assert b"\r\nTo: j\xc3\xb6rg@xn--bcher-kva.example\r\n" in raw  # RFC 6532: UTF-8, no =?
+
+
+def test_a_relay_without_smtputf8_fails_the_mail_for_good_with_a_clear_log(shell, caplog) -> None:
+    """The mail to Jörg fails (no retries for two days, no crash); the next mail goes out."""
+    sink = Sink()
+    controller = Controller(sink, hostname="127.0.0.1", port=free_port(), enable_SMTPUTF8=False)
+    controller.start()
+    try:
+        relay = SmtpRelay("127.0.0.1", controller.port, timeout=10)
+        with pytest.raises(PermanentFailure, match="does not offer SMTPUTF8"):
+            relay.send(message(JORG))
+        mail(shell, "jörg@bücher.example", "help")
+        mail(shell, "alice@example.org", "help")
+        with caplog.at_level(logging.WARNING, logger="pbmserv.mail.sender"):
+            sent = deliver_pending(shell.sessions, shell.settings, relay, shell.clock.now)
+    finally:
+        controller.stop()
+    assert sent == 1 and [rcpts for _, rcpts, _ in sink.got] == [["alice@example.org"]]
+    status = {row.recipient: row.status for row in shell.outbox()}
+    assert status == {JORG: OutboxStatus.failed, "alice@example.org": OutboxStatus.sent}
+    assert "failed for good" in caplog.text and "does not offer SMTPUTF8" in caplog.text
+
+
+def test_the_maildir_writes_the_address_in_utf8(tmp_path) -> None:
+    box = tmp_path / "Maildir"
+    key = MaildirSink(box).send(message(JORG))
+    raw = (box / "new" / key).read_bytes()
+    assert b"\nTo: j\xc3\xb6rg@xn--bcher-kva.example\n" in raw
+    assert b"=?" not in raw.partition(b"\n\n")[0]
+
+
+def test_a_password_with_an_accent_is_one_password_however_the_accent_is_typed(shell) -> None:
+    """'café-alice' set with an accented letter, typed with 'e' and a combining accent (macOS,
+    some phones), or the other way round: the same password (hashed composed, NFC)."""
+    from pbmserv.domain import accounts
+
+    shell.ok("signup alice café-alice alice@example.org")
+    shell.ok("signup bob cafe\u0301-bob bob@example.org")
+    shell.ok("polis challenge alice bob")
+    mail(shell, "alice@example.org", "polis move 101 alice cafe\u0301-alice a7-a6")
+    answers = " ".join(row.body for row in shell.outbox() if row.recipient == "alice@example.org")
+    assert "wrong password" not in answers and "Polis Board 101" in answers
+    with shell.sessions() as s:
+        hashes = {u: h for u, h in s.execute(select(User.userid, User.password_hash))}
+    assert accounts.check_password(shell.settings, hashes["bob"], "café-bob")
+    old = accounts.hasher(shell.settings).hash("cafe\u0301-old")  # made as typed, before
+    assert accounts.check_password(shell.settings, old, "cafe\u0301-old")
+    assert not accounts.check_password(shell.settings, old, "cafe-old")
+
+
+def test_envelope_bytes_that_are_no_utf8_are_refused_or_stored_never_a_451(shell, caplog) -> None:
+    """'MAIL FROM:<\\xff@...>' got the mail answered 451 at each attempt (the database takes no
+    surrogate escapes: logged as the store failing), 'RCPT TO:<\\xff@...>' a 451 and a logged
+    error: the refusal holds the address with the byte written '\\xff', and the mail is
+    stored and answered at its From."""
+    import socket
+
+    recorder = Recorder()
+    controller = start(recorder)
+    try:
+        with socket.create_connection((controller.hostname, controller.port), timeout=10) as s:
+            got = s.makefile("rb")
+            got.readline()
+            replies = []
+            for line in (b"EHLO x", b"MAIL FROM:<\xff\xfe@example.org>", b"RCPT TO:<\xff@x.org>"):
+                s.sendall(line + b"\r\n")
+                replies.append(got.readline())
+                while replies[-1][3:4] == b"-":
+                    replies.append(got.readline())
+            s.sendall(b"RCPT TO:<pbmserv@localhost>\r\nDATA\r\n")
+            replies += [got.readline(), got.readline()]
+            s.sendall(raw_mail("alice@example.org", "help") + b".\r\n")
+            replies.append(got.readline())
+    finally:
+        controller.stop()
+    assert replies[-4] == b"550 5.1.1 <\\xff@x.org>: no such recipient here\r\n"
+    assert replies[-1] == b"250 Message accepted\r\n"
+    assert "SMTP session error" not in caplog.text
+    [(raw, envelope)] = recorder.got
+    assert envelope.mail_from == "\\xff\\xfe@example.org"
+    mail_from = envelope.mail_from
+    inbox.store(shell.sessions, raw, mail_from, [shell.settings.server_address], shell.clock.now)
+    worker.process_batch(shell.sessions, shell.settings, lambda: shell.clock.now)
+    assert [row.recipient for row in shell.outbox()] == ["alice@example.org"]
