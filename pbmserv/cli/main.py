@@ -194,10 +194,10 @@ def _robots_answer(req: Request) -> None:
             print(f"Robot {done.userid} on {done.game} board {done.number}: {done.text}")
         elif done.played:
             after = next_up(req.sessions, done.game, done.number)  # type: ignore[arg-type]
-            print(
-                f"Robot {done.userid} played {done.text} on {done.game} board {done.number}"
-                + (f"; {after}." if after else ".")
-            )
+            said = f"Robot {done.userid} played {done.text} on {done.game} board {done.number}"
+            if after:  # a human to move has his lines to send back (ending the answer)
+                said += f"; {after}" if "\n" in after else f"; {after}."
+            print(said + ("" if said.endswith(".") or "\n" in said else "."))
 
 
 if __name__ == "__main__":  # the installed scripts start in pbmserv.cli (see there)
