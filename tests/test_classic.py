@@ -171,6 +171,24 @@ def test_all_show_lists_a_players_boards_in_every_game(shell):
     assert many.count("Summary of ") == 10
 
 
+def test_preview_new_of_a_game_for_more_players(shell):
+    """'ploy preview new -partnership MOVE' set up two players, which -partnership forbids:
+    a bug's answer (exit 70 in the shell, 'internal error' by mail).  A new game has the
+    fewest players its parameters allow; parameters no count allows are refused."""
+    shell.signup("alice")
+    team = shell.ok(
+        "ploy preview new -partnership c7-c6", channel="mail", sender="alice@example.org"
+    )
+    assert "Preview of a new Ploy game (4 players): 1. c7-c6" in team.body
+    refused = shell("ploy preview new -partnership -swap c3-c4")
+    assert refused.status == 1
+    assert "-partnership needs four players; -swap is for two-player games only" in " ".join(
+        refused.body.split()
+    )
+    two = shell.ok("ploy preview new -swap e3-e4")
+    assert "Preview of a new Ploy game (2 players): 1. e3-e4" in two.body
+
+
 def test_preview_new_and_subscribe_all(shell):
     shell.signup("alice", "bob", "carol")
     new = shell.ok("polis preview new d7-e6 b2-c3")
