@@ -198,7 +198,7 @@ def test_preview_at_a_move_the_board_has_not_reached(shell):
     shell.ok("polis move 101 alice pw-alice d7-e6")
     refused = shell("polis preview 101#99 b2-c3", channel="mail", sender="bob@example.org")
     assert refused.status == 1
-    assert "board 101 has 1 moves; there is no move 99" in refused.body
+    assert "board 101 has 1 move; there is no move 99" in refused.body
     assert "after move 99" not in refused.body
     assert "Preview of Polis board 101: 2. b2-c3" in shell.ok("polis preview 101#1 b2-c3").body
 

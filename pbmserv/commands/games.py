@@ -16,6 +16,7 @@ from pbmserv.commands.common import (
     board_arg,
     board_error,
     call_login,
+    check_move_number,
     load_board,
     move_error,
     no_player,
@@ -395,8 +396,7 @@ def preview(call: Call) -> None:
     at_most(call.args["moves"], "moves", MAX_PREVIEW_MOVES)
     with call.req.sessions() as session:
         board = load_board(session, game, number)
-        if at is not None and not 0 <= at <= len(board.moves):  # (as 'show BOARD#K' says)
-            raise Refused(f"board {number} has {len(board.moves)} moves; there is no move {at}")
+        check_move_number(board, at)  # (as 'show BOARD#K' does)
         position = boards.position_of(board) if at is None else boards.replay(board, at)
         played = []
         sender = sender_player(call.req, board)  # (by mail): whose move the sender thinks it is
