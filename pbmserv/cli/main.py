@@ -24,6 +24,7 @@ from pbmserv.cli.operator import OPERATOR_COMMANDS
 from pbmserv.cli.store import open_store
 from pbmserv.commands import Channel, Request, build_commands, run
 from pbmserv.commands.dispatch import USAGE
+from pbmserv.commands.tree import SHELL_ONLY
 from pbmserv.config import Settings, SettingsError, load_settings
 from pbmserv.games import game_names
 from pbmserv.render.links import attach
@@ -148,7 +149,7 @@ def _command(settings: Settings, args: list[str], prog_name: str) -> int:
     return status
 
 
-OPERATOR_WORDS = frozenset({"db", "mail", "status", "serve", "tick", "robot"})
+OPERATOR_WORDS = SHELL_ONLY  # (the words of OPERATOR_COMMANDS)
 
 
 def _outbox_note(req: Request) -> None:
