@@ -161,6 +161,10 @@ def test_a_shell_proposal_gets_the_robots_answer_at_once(tmp_path: Path):
     assert "Robot bot on pylon board 101: bot accepts proposal #1. Moves 1 (a1, alice) and 2" in (
         " ".join(undo.stdout.split())
     )
+    assert undo.stdout.endswith(  # the move due after the undo, not before it (#3)
+        "alice is to move.\nYour move. Send back this line, with your password and your move:\n"
+        "  pylon move 101 alice PASSWORD <move>#1\n"
+    ), undo.stdout
     shown = pbmserv("pylon", "show", "101", data=data).stdout
     assert "To move: alice" in shown and "Robot" not in shown  # taken back, answered once
 

@@ -191,8 +191,11 @@ def _robots_answer(req: Request) -> None:
     )
 
     for done in answer_human(req.sessions, req.settings, lambda: req.now, req.now, touched):  # type: ignore[arg-type]
-        if done.vote:
+        if done.vote:  # (then the lines to send: an accepted undo changes the move due)
             print(f"Robot {done.userid} on {done.game} board {done.number}: {done.text}")
+            after = next_up(req.sessions, done.game, done.number)  # type: ignore[arg-type]
+            if after:
+                print(after if "\n" in after else f"{after}.")
         elif done.played:
             after = next_up(req.sessions, done.game, done.number)  # type: ignore[arg-type]
             said = f"Robot {done.userid} played {done.text} on {done.game} board {done.number}"
