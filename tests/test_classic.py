@@ -171,6 +171,38 @@ def test_all_show_lists_a_players_boards_in_every_game(shell):
     assert many.count("Summary of ") == 10
 
 
+def test_preview_new_of_a_game_for_more_players(shell):
+    """'ploy preview new -partnership MOVE' set up two players, which -partnership forbids:
+    a bug's answer (exit 70 in the shell, 'internal error' by mail).  A new game has the
+    fewest players its parameters allow; parameters no count allows are refused."""
+    shell.signup("alice")
+    team = shell.ok(
+        "ploy preview new -partnership c7-c6", channel="mail", sender="alice@example.org"
+    )
+    assert "Preview of a new Ploy game (4 players): 1. c7-c6" in team.body
+    refused = shell("ploy preview new -partnership -swap c3-c4")
+    assert refused.status == 1
+    assert "-partnership needs four players; -swap is for two-player games only" in " ".join(
+        refused.body.split()
+    )
+    two = shell.ok("ploy preview new -swap e3-e4")
+    assert "Preview of a new Ploy game (2 players): 1. e3-e4" in two.body
+
+
+def test_preview_at_a_move_the_board_has_not_reached(shell):
+    """'polis preview 101#99 b2-c3' played b2-c3 on the board as it is (after move 1) and
+    numbered it '100. b2-c3' (without moves: 'after move 99: no moves'), where 'show 101#99'
+    says the board has no move 99: preview says so too."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    shell.ok("polis move 101 alice pw-alice d7-e6")
+    refused = shell("polis preview 101#99 b2-c3", channel="mail", sender="bob@example.org")
+    assert refused.status == 1
+    assert "board 101 has 1 move; there is no move 99" in refused.body
+    assert "after move 99" not in refused.body
+    assert "Preview of Polis board 101: 2. b2-c3" in shell.ok("polis preview 101#1 b2-c3").body
+
+
 def test_preview_new_and_subscribe_all(shell):
     shell.signup("alice", "bob", "carol")
     new = shell.ok("polis preview new d7-e6 b2-c3")

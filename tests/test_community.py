@@ -318,6 +318,24 @@ def test_submit_then_confirm(shell):
     assert "no submitted move" in shell("nim confirm 101 alice pw-alice").body
 
 
+def test_an_undo_drops_a_submission_shown_on_a_position_it_takes_back(shell):
+    """alice submits move 3 (and sees the board after it); an undo takes move 2 back and bob
+    plays another move 2: 'confirm' played alice's stored move as move 3 on a position she
+    never saw, since its number matched again."""
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob -pile=15")
+    shell.ok("nim move 101 alice pw-alice 1")
+    shell.ok("nim move 101 bob pw-bob 1")
+    shell.ok("nim submit 101 alice pw-alice 3")  # pile 13: would leave 10
+    shell.ok("nim move 101 alice pw-alice undo")  # takes back bob's 1
+    shell.ok("nim move 101 bob pw-bob accept#1")
+    assert "submitted" not in shell.ok("nim showas 101 alice pw-alice").body
+    shell.ok("nim move 101 bob pw-bob 3")  # another move 2
+    refused = shell("nim confirm 101 alice pw-alice")
+    assert refused.status == 1 and "alice has no submitted move on board 101" in refused.body
+    assert [text for _, text, _ in records(shell)] == ["1", "3"]
+
+
 def test_confirm_of_a_stale_submission_is_refused(shell):
     shell.signup("alice", "bob")
     shell.ok("nim challenge alice bob")

@@ -356,6 +356,19 @@ def test_finished_board_invites_no_move():
     assert not {w for line in text.splitlines() if line.startswith("  |") for w in LETTERS(line)}
 
 
+def test_the_board_says_what_wins():
+    """The legend said 'Player 1: wins with 1..1' and nothing else of the goal: a player by
+    mail was not told that it means a straight line of four or more, whoever placed it."""
+    plain = " ".join(render_board(example()).split())
+    assert "A straight line of four or more pieces, whoever placed them, wins" in plain
+    assert "whose number is at both ends (1..1: a 1 at each end)" in plain
+    tournament = " ".join(render_board(example(tournament=True)).split())
+    assert "whose numbers are at its ends (1..3: a 1 at one end, a 3 at the other)" in tournament
+    over = example()
+    over.push_text("e1")
+    assert "straight line" not in render_board(over)  # (finished: no word on how to win)
+
+
 # ----- properties over random games
 
 

@@ -731,3 +731,20 @@ def test_flags_on_the_edge_files_keep_clear_of_the_frame():
     rows = [line for line in text.splitlines() if line.startswith(("   |", " 1 |", " 9 |"))]
     assert " 1 | -(C)-  " in text and "-{C}- | 9" in text
     assert all(line[4] == " " and line.rstrip().rstrip("0123456789 ")[-2] == " " for line in rows)
+
+
+def test_the_board_says_how_a_player_is_out_and_who_wins():
+    """The board mail explained pieces, owners, flags and turns, but never what a player
+    plays for: how he is out (strict or -relaxed) and that the last one (team) left wins."""
+    ploy = get_game("ploy")
+
+    def said(players: int, **params: bool) -> str:
+        return " ".join(render_board(ploy.new(players, params)).split())
+
+    strict = "A player is out when his commander is captured, or all the pieces he moves"
+    assert strict + " but commanders; the last player left wins." in said(2)
+    assert "is captured; the last player left wins." in said(4, relaxed=True)
+    assert "; the last team left wins." in said(4, partnership=True)
+    over = ploy.new(2, {})
+    over.play(RESIGN)
+    assert "player is out" not in render_board(over)

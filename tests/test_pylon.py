@@ -418,3 +418,10 @@ def test_capture_names_the_captured_marbles_and_the_points_filled():
     pieces = [("a1", O), ("c1", O), ("a3", X), ("c3", X), ("e3", X)]
     pos = PylonPosition.set_up(pieces, size=4, to_move=X)
     assert pos.capture(pos.parse_move("e1")) == Capture({O: ("a1", "c1")}, ("b2", "d2"))
+
+
+def test_the_board_says_who_wins():
+    """The board mail counted marbles but never said that the most of them wins, once
+    nobody can place."""
+    text = " ".join(render_board(get_game("pylon").new(2, {"size": 3})).split())
+    assert "The game ends when nobody can place: most marbles on the board wins" in text

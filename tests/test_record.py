@@ -87,3 +87,22 @@ def test_the_last_mail_of_a_game_carries_the_json_record(shell, settings, clock,
         assert data["status"] == "finished" and data["winners"] == ["bob"]
         assert [m["move"] for m in data["moves"]] == ["d7-e6", "b2-c3", "resign"]
         assert record.replay(data).serialize() == data["position"]
+
+
+def test_the_text_record_writes_its_times_as_the_board_mails_do(shell):
+    """The text record, for people, gave 'Started: 2026-11-01T12:00:00.000003+00:00' (seconds,
+    microseconds and offset) where every board mail says '2026-11-01 12:00 UTC'; the JSON
+    record keeps the exact time."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    shell.ok("polis move 101 alice pw-alice d7-e6")
+    shell.ok("polis move 101 bob pw-bob b2-c3")
+    shell.ok("polis resign 101 alice pw-alice")
+    text = shell.ok("polis export 101 text").body
+    started = re.search(r"^Started: (.*)$", text, re.M)
+    finished = re.search(r"^Finished: (.*)$", text, re.M)
+    assert started and finished, text
+    for when in (started[1], finished[1]):
+        assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", when), when
+    data = _json_of(shell.ok("polis export 101 json").body)
+    assert data["started"].startswith(started[1][:10] + "T")  # the JSON keeps ISO 8601

@@ -161,8 +161,34 @@ def test_a_shell_proposal_gets_the_robots_answer_at_once(tmp_path: Path):
     assert "Robot bot on pylon board 101: bot accepts proposal #1. Moves 1 (a1, alice) and 2" in (
         " ".join(undo.stdout.split())
     )
+    assert undo.stdout.endswith(  # the move due after the undo, not before it (#3)
+        "alice is to move.\nYour move. Send back this line, with your password and your move:\n"
+        "  pylon move 101 alice PASSWORD <move>#1\n"
+    ), undo.stdout
     shown = pbmserv("pylon", "show", "101", data=data).stdout
     assert "To move: alice" in shown and "Robot" not in shown  # taken back, answered once
+
+
+@pytest.mark.slow
+def test_the_shell_gives_the_lines_to_send_after_the_robots_reply_and_why_it_said_no(
+    tmp_path: Path,
+):
+    """The shell's answer ends with the lines of the player to move: after the robot's reply
+    that is the human again, who got no line to send (only the board before the reply, with
+    the robot to move); and a robot's 'no' to an undo said why only in the board mail."""
+    data = tmp_path / "data"
+    pbmserv("signup", "alice", "secret1", data=data)
+    pbmserv("robot", "add", "bot", "--game", "pylon", "--level", "easy", data=data)
+    assert pbmserv("pylon", "challenge", "alice", "bot", data=data).returncode == 0  # rated
+    moved = pbmserv("pylon", "move", "101", "alice", "secret1", "a1", data=data)
+    assert moved.returncode == 0, moved.stderr
+    reply = moved.stdout[moved.stdout.index("Robot bot played") :]
+    assert "on pylon board 101; alice is to move.\nYour move. Send back this line" in reply
+    assert reply.endswith("  pylon move 101 alice PASSWORD <move>#3\n"), reply
+    undo = pbmserv("pylon", "move", "101", "alice", "secret1", "undo", data=data)
+    said = " ".join(undo.stdout[undo.stdout.index("Robot bot on") :].split())
+    assert "bot rejects proposal #1" in said
+    assert "A robot takes moves back only in an unrated game" in said
 
 
 SETUPS = [("ploy", 2), ("ploy", 4), ("polis", 2), ("pylon", 2), ("pylon", 3), ("pylon", 4)]
@@ -195,7 +221,10 @@ def test_a_proposal_made_while_the_robot_thinks_is_answered_before_its_move(
     assert not result.played and result.text == ASKED_MEANWHILE
     assert board(shell, 101).moves == []
     done = run_pending(sessions, settings, lambda: clock.now)
-    assert [d.text for d in done][0] == "bot rejects proposal #1: a draw. It is closed."
+    assert [d.text for d in done][0] == (
+        "bot rejects proposal #1: a draw. It is closed. A robot accepts a draw only when it "
+        "stands clearly worse."
+    )
     assert [m.text for m in board(shell, 101).moves] == ["1"]  # then it moved
 
 

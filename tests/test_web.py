@@ -89,9 +89,24 @@ def crawl(client: TestClient, start: str = "/", limit: int = 400) -> dict[str, s
 def test_board_page_of_each_game(site, sessions):
     numbers, client = site
     legends = {
-        "ploy": ["C</b> commander", "medium probe", "Flags: the strokes", "Turns: + counter"],
-        "pylon": ["Points: columns a-k, rows 1-11", "Marbles on the board: 6 of 91"],
-        "plotto": ["A move is letter + number", "Numbers 3 and 4 are neutral", "Valid moves:"],
+        "ploy": [
+            "C</b> commander",
+            "medium probe",
+            "Flags: the strokes",
+            "Turns: + counter",
+            "the last player left wins",
+        ],
+        "pylon": [
+            "Points: columns a-k, rows 1-11",
+            "Marbles on the board: 6 of 91",
+            "most marbles on the board wins",
+        ],
+        "plotto": [
+            "A move is letter + number",
+            "Numbers 3 and 4 are neutral",
+            "A straight line of four or more pieces, whoever placed them, wins",
+            "Valid moves:",
+        ],
         "polis": ["b blue dog, B blue chariot", "Blue moves down the board to rank 1"],
     }
     for game in GAMES:

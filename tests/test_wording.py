@@ -356,3 +356,29 @@ def test_show_and_games_say_alike_that_no_board_matches(shell):
     listed = shell.ok("polis games alice inactive").body
     shown = shell.ok("polis show alice inactive").body
     assert "No Polis boards match." in listed and shown == "No Polis boards match.\n"
+
+
+@pytest.mark.parametrize("line", ["pbmserv robot list", "pbmserv mail list", "pbmserv status"])
+def test_an_operator_command_by_mail_says_it_is_for_the_shell(shell, line):
+    """The README shows 'pbmserv robot add ...'; mailed, it got "No such command 'robot'" as
+    if the server had no robots. The answer now says what the word is and where it runs."""
+    shell.signup("alice")
+    word = line.split()[1]
+    refused = shell(line, channel="mail", sender="alice@example.org")
+    assert refused.status == 2
+    assert f"'{word}' is an operator command: it runs only in a shell on the" in refused.body
+    assert "No such command" not in refused.body
+
+
+def test_list_names_the_robots_a_player_may_challenge(shell):
+    """By mail a player could not find the robots: 'help' sent him to the operator's 'pbmserv
+    robot list'. 'list' names them under their games, with their levels."""
+    from test_robots import operator_ok
+
+    shell.signup("alice")
+    operator_ok(shell, "robot add polibot --game polis --level easy")
+    listed = shell.ok("list", channel="mail", sender="alice@example.org").body
+    polis = listed[listed.index("  polis") :]
+    assert "robots to challenge: polibot (easy)" in polis.split("  pylon")[0]
+    assert listed.count("robots to challenge") == 1
+    assert "'list' names them under their games" in shell.ok("help").body

@@ -24,6 +24,7 @@ from pbmserv.cli.operator import OPERATOR_COMMANDS
 from pbmserv.cli.store import open_store
 from pbmserv.commands import Channel, Request, build_commands, run
 from pbmserv.commands.dispatch import USAGE
+from pbmserv.commands.tree import SHELL_ONLY
 from pbmserv.config import Settings, SettingsError, load_settings
 from pbmserv.games import game_names
 from pbmserv.render.links import attach
@@ -148,7 +149,7 @@ def _command(settings: Settings, args: list[str], prog_name: str) -> int:
     return status
 
 
-OPERATOR_WORDS = frozenset({"db", "mail", "status", "serve", "tick", "robot"})
+OPERATOR_WORDS = SHELL_ONLY  # (the words of OPERATOR_COMMANDS)
 
 
 def _outbox_note(req: Request) -> None:
@@ -190,14 +191,17 @@ def _robots_answer(req: Request) -> None:
     )
 
     for done in answer_human(req.sessions, req.settings, lambda: req.now, req.now, touched):  # type: ignore[arg-type]
-        if done.vote:
+        if done.vote:  # (then the lines to send: an accepted undo changes the move due)
             print(f"Robot {done.userid} on {done.game} board {done.number}: {done.text}")
+            after = next_up(req.sessions, done.game, done.number)  # type: ignore[arg-type]
+            if after:
+                print(after if "\n" in after else f"{after}.")
         elif done.played:
             after = next_up(req.sessions, done.game, done.number)  # type: ignore[arg-type]
-            print(
-                f"Robot {done.userid} played {done.text} on {done.game} board {done.number}"
-                + (f"; {after}." if after else ".")
-            )
+            said = f"Robot {done.userid} played {done.text} on {done.game} board {done.number}"
+            if after:  # a human to move has his lines to send back (ending the answer)
+                said += f"; {after}" if "\n" in after else f"; {after}."
+            print(said + ("" if said.endswith(".") or "\n" in said else "."))
 
 
 if __name__ == "__main__":  # the installed scripts start in pbmserv.cli (see there)

@@ -21,7 +21,7 @@ from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
-from pbmserv.store.db import make_engine, session_factory
+from pbmserv.store.db import make_engine, session_factory, sqlite_file
 
 # what ``tick`` and ``robot run`` say when another process holds the store's clocks lock
 PLAYED_ELSEWHERE = (
@@ -38,17 +38,6 @@ class NoStore(Exception):
             f"no store at {path} (is the data directory right? `pbmserv db upgrade` creates one)"
         )
         self.path = path
-
-
-def sqlite_file(url: str) -> Path | None:
-    """The file of a SQLite store (None: another database, or SQLite in memory)."""
-    try:
-        parsed = make_url(url)
-    except (ArgumentError, ValueError):  # (a port that is no number: ValueError)
-        return None  # (opening it says what is wrong with the URL)
-    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
-        return None
-    return Path(parsed.database).resolve()
 
 
 SECRET_PARAMETER = re.compile(r"pass|secret|token|key", re.I)  # (password=, sslpassword=, ...)

@@ -13,7 +13,8 @@ from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
 from pbmserv.domain import accounts, confirmation, tokens, tournaments
 from pbmserv.games import all_games, get_game
 from pbmserv.render import subjects
-from pbmserv.store.models import Board, BoardStatus, Seat, User
+from pbmserv.store.db import sqlite_file
+from pbmserv.store.models import Board, BoardStatus, Robot, Seat, User
 
 
 def _check_new_password(password: str) -> None:
@@ -232,14 +233,35 @@ def list_games(call: Call) -> None:
         answer(ctx, subject, "\n".join(parts))
         return
     lines = ["Games on this server:", ""]
+    robots = _robots(call.req)
     for game in all_games():
         players = "-".join(map(str, (game.min_players, game.max_players)))
         if game.min_players == game.max_players:
             players = str(game.min_players)
         lines.append(f"  {game.name:<8} {players:>4} players")
         lines.append(f"      {game.summary}")  # (wrapped, indented alike)
+        if robots.get(game.name):
+            lines.append(f"      robots to challenge: {', '.join(robots[game.name])}")
     lines += ["", "Send '<game> help' for the rules and commands of one game."]
     answer(ctx, subjects.GAMES_LIST(), _text(lines))
+
+
+def _robots(req: Request) -> dict[str, list[str]]:
+    """Each game's robots, 'polibot (normal)': a player by mail had no way to find them (only
+    the operator's 'pbmserv robot list' named them)."""
+    found: dict[str, list[str]] = {}
+    path = sqlite_file(req.settings.url)
+    if path is not None and not path.exists():  # (no store: no robots, and none is made)
+        return found
+    with req.sessions() as session:
+        rows = session.execute(
+            select(Robot.game, User.userid, Robot.level)
+            .join(User, User.id == Robot.user_id)
+            .order_by(User.userid)
+        )
+        for game, userid, level in rows:
+            found.setdefault(game, []).append(f"{userid} ({level})")
+    return found
 
 
 USERID = Arg("userid", Kind.USERID)

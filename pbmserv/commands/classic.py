@@ -26,7 +26,7 @@ from pbmserv.commands.common import text as _text
 from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import accounts, boards, deadlines, notify
-from pbmserv.games.base import MoveError, ParamError
+from pbmserv.games.base import Game, MoveError, ParamError, PlayersError
 from pbmserv.render import subjects
 from pbmserv.render.board_mail import board_key, board_mail_body, board_subject, reply_line
 from pbmserv.render.results import names
@@ -256,7 +256,8 @@ def preview_new(call: Call) -> None:
         params = game.parse_params(params_words)
     except ParamError as exc:
         raise Refused(f"preview of a new game: {exc}") from None
-    position = game.new(game.min_players, params)
+    players = _fewest_players(game, params)
+    position = game.new(players, params)
     played = []
     for text in moves:
         try:
@@ -265,12 +266,27 @@ def preview_new(call: Call) -> None:
             raise Refused(preview_stop(text, exc, position)) from None
         played.append(position.format_move(value))
         position.play(value)
-    what = f"a new {game.display_name} game ({game.min_players} players)"
+    what = f"a new {game.display_name} game ({players} players)"
     answer(
         call.ctx,
         subjects.game(game.display_name, "Preview"),
         preview_body(what, 0, played, position),
     )
+
+
+def _fewest_players(game: Game, params: dict[str, bool | int]) -> int:
+    """The fewest players a new game with ``params`` is for (``ploy preview new -partnership``
+    needs four: with two it failed as a bug, exit 70)."""
+    full = {**game.defaults(), **params}
+    problems: list[str] = []
+    for count in game.players:
+        try:
+            game.check_players(count, full)
+        except PlayersError as exc:
+            problems += [str(exc)] if str(exc) not in problems else []
+            continue
+        return count
+    raise Refused(f"preview of a new game: {'; '.join(problems)}")
 
 
 def subscribe_all(call: Call) -> None:

@@ -174,6 +174,14 @@ def load_board(session: Session, game: Game, number: int, *, lock: bool = False)
         raise Refused(str(exc), subject=subject) from None
 
 
+def check_move_number(board: Board, at: int | None) -> None:
+    """Refuse ``BOARD#K`` (show, preview) when the board has not reached move ``K``."""
+    count = len(board.moves)
+    if at is not None and not 0 <= at <= count:
+        moves = "1 move" if count == 1 else f"{count} moves"
+        raise Refused(f"board {board.number} has {moves}; there is no move {at}")
+
+
 def move_error(exc: MoveError, text: str, lead: str = "illegal move") -> str:
     """Why the move ``text`` is refused, naming it once: ``illegal move 'b2': <why>``.
 

@@ -16,6 +16,7 @@ from pbmserv.commands.common import (
     board_arg,
     board_error,
     call_login,
+    check_move_number,
     follow_up,
     load_board,
     move_error,
@@ -399,6 +400,7 @@ def preview(call: Call) -> None:
     at_most(call.args["moves"], "moves", MAX_PREVIEW_MOVES)
     with call.req.sessions() as session:
         board = load_board(session, game, number)
+        check_move_number(board, at)  # (as 'show BOARD#K' does)
         position = boards.position_of(board) if at is None else boards.replay(board, at)
         played = []
         sender = sender_player(call.req, board)  # (by mail): whose move the sender thinks it is

@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session, selectinload
 from pbmserv.commands.common import (
     MAX_NAMED,
     at_most,
+    check_move_number,
     load_board,
     no_player,
     parse_board_number,
@@ -73,8 +74,7 @@ def show_boards(call: Call, words: list[str], note: str = "") -> None:
         for word in words:
             number, at = parse_board_number(word)
             board = load_board(session, game, number)
-            if at is not None and not 0 <= at <= len(board.moves):
-                raise Refused(f"board {number} has {len(board.moves)} moves; there is no move {at}")
+            check_move_number(board, at)
             position = boards.position_of(board) if at is None else boards.replay(board, at)
             tail, due = "", None
             if at is None:  # the lines to send back: a move, or an answer to a proposal

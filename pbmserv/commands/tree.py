@@ -144,8 +144,24 @@ def game_group(game: Game) -> click.Group:
     return _group(group, GameGroup, game.name, game)
 
 
+#: The operator's command words: the shell adds their commands (``pbmserv.cli``), a mail
+#: never reaches them.
+SHELL_ONLY = frozenset({"db", "mail", "status", "serve", "tick", "robot"})
+
+
 class RootGroup(AliasGroup):
     """The top level: account commands, the groups, and one group per game."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        if args and args[0].lower() in SHELL_ONLY and self.get_command(ctx, args[0]) is None:
+            raise NoSuchCommand(  # (by mail: 'pbmserv robot list' as the README shows it)
+                f"'{args[0].lower()}' is an operator command: it runs only in a shell on the "
+                "server, never by mail.",
+                ctx,
+            )
+        return super().resolve_command(ctx, args)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(game_names()))

@@ -576,6 +576,9 @@ def take_back(board: Board, count: int) -> Position:
     for seat in board.seats:  # a board mailed at a ply taken back is news again ("once")
         if seat.mailed_ply is not None and seat.mailed_ply >= kept:
             seat.mailed_ply = kept - 1 if kept else None
+        if seat.submitted_move and int(seat.submitted_move.rpartition("#")[2]) > kept:
+            seat.submitted_move = None  # shown on a position taken back: 'confirm' would play
+            # it, under the same number, on whatever is played there next
     position = replay(board)
     _store_cache(board, position)
     return position

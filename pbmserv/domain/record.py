@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
@@ -105,6 +106,11 @@ def replay(record: dict[str, Any]) -> Position:
     return position
 
 
+def _when(moment: datetime | None) -> str:
+    """A time as the board mails write it (the JSON record keeps the exact ISO 8601 one)."""
+    return moment.strftime("%Y-%m-%d %H:%M UTC") if moment is not None else "-"
+
+
 def to_text(board: Board, position: Position) -> str:
     """The text record: a header of ``Key: value`` lines, then one numbered line per move."""
     data = to_json(board, position)
@@ -116,13 +122,13 @@ def to_text(board: Board, position: Position) -> str:
         f"Board: {board.number}",
         f"Parameters: {params}",
         f"Players: {players}",
-        f"Started: {data['started']}",
+        f"Started: {_when(board.created)}",
         f"Status: {data['status']}",
     ]
     if board.status is BoardStatus.finished:
         sides = draw_sides(board)  # a draw among the players still in: who drew, who was out
         won = " and ".join(data["winners"]) or ("none (a tie)" if sides is None else "none")
-        lines += [f"Finished: {data['finished']}", f"Winners: {won}"]
+        lines += [f"Finished: {_when(board.finished_at)}", f"Winners: {won}"]
         if sides is not None:
             drawn, out = sides
             lines.append(f"Drawn: {names(drawn)} ({names(out)} lost)")

@@ -34,6 +34,7 @@ from pbmserv.errors import reason
 from pbmserv.games import get_game
 from pbmserv.games.base import MoveError
 from pbmserv.render import subjects
+from pbmserv.render.board_mail import reply_line
 from pbmserv.render.templates import fill
 from pbmserv.robots import budget_of, choose_move, votes
 from pbmserv.robots.search import Stopped
@@ -457,13 +458,15 @@ def _thinking_time(turn: Turn) -> float:
 def _answered(answers: list[votes.Answer]) -> list[Done]:
     """Robots' answers to proposals as turns done: something changed (a proposal decided, a
     move taken back, a game drawn), so a loop until idle looks again."""
-    return [Done(a.game, a.number, a.userid, a.note, True, vote=True) for a in answers]
+    return [Done(a.game, a.number, a.userid, " ".join(a.notes), True, vote=True) for a in answers]
 
 
 def next_up(sessions: sessionmaker[Session], game: str, number: int) -> str:
     """Who acts next on a board after a robot's reply, for the shell that asked for it: a
     human to move, or a robot whose turn waits for the server or ``pbmserv robot run`` (a
-    shell command plays one robot reply only); '' when the game is over."""
+    shell command plays one robot reply only); '' when the game is over. A human to move is
+    given the lines to send back, as his board mail gives them (the shell's answer ends with
+    those of the player to move)."""
     with sessions() as session:
         board = session.scalar(select(Board).where(Board.game == game, Board.number == number))
         if board is None or board.status is not BoardStatus.active or board.to_move_id is None:
@@ -471,8 +474,11 @@ def next_up(sessions: sessionmaker[Session], game: str, number: int) -> str:
         mover = session.get(User, board.to_move_id)
         if mover is None:
             return ""
-        if session.get(Robot, mover.id) is None:
-            return f"{mover.userid} is to move"
+        if session.get(Robot, mover.id) is None:  # the lines he sends, as his board mail has
+            position = boards.position_of(board)
+            vote = proposals.open_vote(session, board, position)
+            lines = reply_line(board, position, mover, vote).rstrip("\n")
+            return f"{mover.userid} is to move" + (f".\n{lines.lstrip()}" if lines else "")
         return (
             f"robot {mover.userid} is to move: 'pbmserv serve' or 'pbmserv robot run' plays its "
             "turn"

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, inspect
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.files import private_file
@@ -107,3 +109,14 @@ def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
     """A session whose work is committed on success and rolled back on any error."""
     with factory() as session, session.begin():
         yield session
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file of a SQLite store (None: another database, or SQLite in memory)."""
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError):  # (a port that is no number: ValueError)
+        return None  # (opening it says what is wrong with the URL)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database).resolve()

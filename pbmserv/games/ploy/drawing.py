@@ -51,6 +51,7 @@ def board_context(position: PloyPosition) -> dict[str, Any]:
             else COLOURS[position.controller(to_move)]
         ),
         "partnership": position.partnership,
+        "relaxed": bool(position.params.get("relaxed")),
         "kinds": [(KIND_LETTERS[k], KIND_NAMES[k]) for k in range(8)],
         "result": None if position.result is None else position.result[1],
         "warnings": position.draw_warnings(),
