@@ -155,10 +155,10 @@ def test_a_shell_proposal_gets_the_robots_answer_at_once(tmp_path: Path):
     assert pbmserv("pylon", "challenge", "alice", "bot", "--unrated", data=data).returncode == 0
     moved = pbmserv("pylon", "move", "101", "alice", "secret1", "a1", data=data)
     assert moved.returncode == 0 and "Robot bot played" in moved.stdout, moved.stderr
-    assert "on pylon board 101; alice is to move." in moved.stdout
+    assert "on Pylon board 101; alice is to move." in moved.stdout
     undo = pbmserv("pylon", "move", "101", "alice", "secret1", "undo", data=data)
     assert undo.returncode == 0, undo.stderr
-    assert "Robot bot on pylon board 101: bot accepts proposal #1. Moves 1 (a1, alice) and 2" in (
+    assert "Robot bot on Pylon board 101: bot accepts proposal #1. Moves 1 (a1, alice) and 2" in (
         " ".join(undo.stdout.split())
     )
     assert undo.stdout.endswith(  # the move due after the undo, not before it (#3)
@@ -183,7 +183,7 @@ def test_the_shell_gives_the_lines_to_send_after_the_robots_reply_and_why_it_sai
     moved = pbmserv("pylon", "move", "101", "alice", "secret1", "a1", data=data)
     assert moved.returncode == 0, moved.stderr
     reply = moved.stdout[moved.stdout.index("Robot bot played") :]
-    assert "on pylon board 101; alice is to move.\nYour move. Send back this line" in reply
+    assert "on Pylon board 101; alice is to move.\nYour move. Send back this line" in reply
     assert reply.endswith("  pylon move 101 alice PASSWORD <move>#3\n"), reply
     undo = pbmserv("pylon", "move", "101", "alice", "secret1", "undo", data=data)
     said = " ".join(undo.stdout[undo.stdout.index("Robot bot on") :].split())

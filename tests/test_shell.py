@@ -142,7 +142,9 @@ def test_a_robot_answers_a_shell_move_at_once(data):
     assert pbmserv("polis", "challenge", "alice", "polibot", data=data).returncode == 0
     moved = pbmserv("polis", "move", "101", "alice", "secret1", "a7-a6", data=data)
     assert moved.returncode == 0, moved.stderr
-    assert "Robot polibot played" in moved.stdout
+    assert "Robot polibot played" in moved.stdout and "on Polis board 101" in moved.stdout
+    # the note above it says that the shell plays a robot's reply to its own move at once
+    assert "its reply to a move made here at once" in " ".join(moved.stdout.split())
     shown = pbmserv("polis", "show", "101", data=data)
     assert "To move: alice (blue)." in shown.stdout
 

@@ -26,7 +26,7 @@ from pbmserv.commands import Channel, Request, build_commands, run
 from pbmserv.commands.dispatch import USAGE
 from pbmserv.commands.tree import SHELL_ONLY
 from pbmserv.config import Settings, SettingsError, load_settings
-from pbmserv.games import game_names
+from pbmserv.games import game_names, get_game
 from pbmserv.render.links import attach
 from pbmserv.store.models import Board, Proposal
 
@@ -192,16 +192,23 @@ def _robots_answer(req: Request) -> None:
 
     for done in answer_human(req.sessions, req.settings, lambda: req.now, req.now, touched):  # type: ignore[arg-type]
         if done.vote:  # (then the lines to send: an accepted undo changes the move due)
-            print(f"Robot {done.userid} on {done.game} board {done.number}: {done.text}")
+            print(f"Robot {done.userid} on {_game(done.game)} board {done.number}: {done.text}")
             after = next_up(req.sessions, done.game, done.number)  # type: ignore[arg-type]
             if after:
                 print(after if "\n" in after else f"{after}.")
         elif done.played:
             after = next_up(req.sessions, done.game, done.number)  # type: ignore[arg-type]
-            said = f"Robot {done.userid} played {done.text} on {done.game} board {done.number}"
+            said = (
+                f"Robot {done.userid} played {done.text} on {_game(done.game)} board {done.number}"
+            )
             if after:  # a human to move has his lines to send back (ending the answer)
                 said += f"; {after}" if "\n" in after else f"; {after}."
             print(said + ("" if said.endswith(".") or "\n" in said else "."))
+
+
+def _game(name: str) -> str:
+    """A game's name as every answer writes it ("Polis")."""
+    return get_game(name).display_name
 
 
 if __name__ == "__main__":  # the installed scripts start in pbmserv.cli (see there)

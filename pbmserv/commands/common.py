@@ -240,9 +240,9 @@ def reader_tail(
         if mover is None:
             return ""
         if mover.robot is not None:  # nobody sends its move: it is played for it
-            return (
-                f"\n{mover.userid} is a robot: its moves are played for it (by a running\n"
-                "server, or by `pbmserv robot run`).\n"
+            return "\n" + fill(  # (the shell plays the reply to its own move: it follows)
+                f"{mover.userid} is a robot: its moves are played for it, its reply to a move "
+                "made here at once, the others by a running server or `pbmserv robot run`."
             )
         return reply_line(board, position, mover, vote)
     sender = req.sender.lower() if req.sender else None
