@@ -47,6 +47,9 @@ def mail(shell, sender: str, subject: str, body: str = "") -> None:
         ("用户@例子.中国", "用户@xn--fsqu00a.xn--fiqs8s"),
         ("alice\u200b@example.org", None),  # a zero-width space passing for alice's address
         ("jörg\u202e@example.org", None),  # a direction mark
+        ("alice\u034f@example.org", None),  # a combining grapheme joiner (a mark: unseen)
+        ("alice\ufe0f@example.org", None),  # a variation selector (as above)
+        ("alice\u3164@example.org", None),  # a Hangul filler (a letter that shows as nothing)
         ("j\ufffdrg@example.org", None),  # bytes some program could not read
         ("jörg@例子", None),  # no host name
     ],
