@@ -191,6 +191,25 @@ def test_a_password_with_an_accent_is_one_password_however_the_accent_is_typed(s
     assert not accounts.check_password(shell.settings, old, "cafe-old")
 
 
+def test_a_hash_made_of_a_password_as_typed_is_made_again_composed_at_login(shell) -> None:
+    """A hash made before passwords were composed, of 'cafe\u0301-alice' as typed, still let
+    its player in, but stayed as it was: typed with the accented letter, on another phone, his
+    password was refused ('wrong password'). His first login stores it composed."""
+    from pbmserv.domain import accounts
+
+    shell.ok("signup alice café-alice alice@example.org")
+    shell.ok("signup bob secret-bob bob@example.org")
+    shell.ok("polis challenge alice bob")
+    old = accounts.hasher(shell.settings).hash("cafe\u0301-alice")  # made as typed, before
+    with shell.sessions() as s, s.begin():
+        s.scalars(select(User).where(User.userid == "alice")).one().password_hash = old
+    mail(shell, "alice@example.org", "polis move 101 alice cafe\u0301-alice a7-a6")
+    with shell.sessions() as s:
+        now = s.scalars(select(User.password_hash).where(User.userid == "alice")).one()
+    assert now != old
+    assert accounts.check_password(shell.settings, now, "café-alice")
+
+
 def test_envelope_bytes_that_are_no_utf8_are_refused_or_stored_never_a_451(shell, caplog) -> None:
     """'MAIL FROM:<\\xff@...>' got the mail answered 451 at each attempt (the database takes no
     surrogate escapes: logged as the store failing), 'RCPT TO:<\\xff@...>' a 451 and a logged
