@@ -210,6 +210,19 @@ def test_a_hash_made_of_a_password_as_typed_is_made_again_composed_at_login(shel
     assert accounts.check_password(shell.settings, now, "café-alice")
 
 
+def test_our_address_is_accepted_with_its_domain_in_unicode_or_in_a_labels(settings) -> None:
+    """A client with SMTPUTF8 may write our internationalised domain in Unicode: 'RCPT
+    TO:<Pbm@Bücher.example>' for the configured 'pbm@xn--bcher-kva.example' was refused 550."""
+    from pbmserv.cli.server import Server
+
+    settings.accept_recipients = ["pbm@xn--bcher-kva.example", "Spiele@Straße.example"]
+    server = Server(settings, listen=False)
+    for address in ("<Pbm@Bücher.example>", "pbm@XN--BCHER-KVA.example", "spiele@strasse.example"):
+        assert server.accept_recipient(address) == (address != "spiele@strasse.example")
+    assert server.accept_recipient("spiele@xn--strae-oqa.example")
+    assert not server.accept_recipient("pbm@example.org")
+
+
 def test_envelope_bytes_that_are_no_utf8_are_refused_or_stored_never_a_451(shell, caplog) -> None:
     """'MAIL FROM:<\\xff@...>' got the mail answered 451 at each attempt (the database takes no
     surrogate escapes: logged as the store failing), 'RCPT TO:<\\xff@...>' a 451 and a logged
