@@ -221,6 +221,17 @@ def test_our_address_is_accepted_with_its_domain_in_unicode_or_in_a_labels(setti
         assert server.accept_recipient(address) == (address != "spiele@strasse.example")
     assert server.accept_recipient("spiele@xn--strae-oqa.example")
     assert not server.accept_recipient("pbm@example.org")
+    assert not server.accept_recipient("\udcff@xn--bcher-kva.example")  # (no crash: a 550)
+
+
+def test_an_address_of_bytes_that_are_no_utf8_is_no_address_never_a_crash(shell) -> None:
+    """'pbmserv signup alice PW $'\\xff@example.org'' (the shell's argv keeps such bytes as
+    surrogate escapes) crashed in the address check: 'internal error', exit 70."""
+    from pbmserv.domain.addresses import canonical
+
+    assert canonical("\udcff@example.org") is None and canonical("j\udcc3rg@x.org") is None
+    refused = shell("signup alice pw-alice \udcff@example.org")
+    assert refused.status == 1 and "is not a mail address" in refused.body
 
 
 def test_envelope_bytes_that_are_no_utf8_are_refused_or_stored_never_a_451(shell, caplog) -> None:

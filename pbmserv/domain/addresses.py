@@ -44,6 +44,7 @@ INVISIBLE = frozenset(
     + "".join(map(chr, range(0xFE00, 0xFE10)))
     + "".join(map(chr, range(0xE0100, 0xE01F0)))
 )
+_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_LOCAL = 64  # octets of a local part (RFC 5321)
 
 
@@ -56,6 +57,8 @@ def canonical(text: str) -> str | None:
     from email.headerregistry import Address as MailAddress  # lazy: as above
 
     text = unicodedata.normalize("NFC", text.strip())
+    if not text.isascii() and _SURROGATE.search(text):  # bytes that were no UTF-8
+        return None
     local, at, domain = text.rpartition("@")
     if not at or not local or '"' in local or len(local.encode("utf-8")) > MAX_LOCAL:
         return None
