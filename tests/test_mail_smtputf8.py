@@ -234,6 +234,20 @@ def test_an_address_of_bytes_that_are_no_utf8_is_no_address_never_a_crash(shell)
     assert refused.status == 1 and "is not a mail address" in refused.body
 
 
+def test_an_address_longer_than_smtp_allows_is_no_address(shell) -> None:
+    """An ASCII domain had no length limit (an internationalised one had IDNA's 253): a From
+    of 389 characters was read as the sender, stored, and the answer to it queued in columns
+    of 320, which PostgreSQL refuses (the mail failed at each attempt)."""
+    from pbmserv.domain.addresses import canonical
+
+    long = "a@" + ("b" * 63 + ".") * 6 + "org"
+    assert canonical(long) is None
+    mail(shell, long, "help")
+    assert shell.outbox() == []  # (no usable sender: not answered)
+    longest = "a" * 64 + "@" + ("b" * 62 + ".") * 2 + "c" * 59 + ".org"  # 254 octets
+    assert len(longest) == 254 and canonical(longest) == longest
+
+
 def test_envelope_bytes_that_are_no_utf8_are_refused_or_stored_never_a_451(shell, caplog) -> None:
     """'MAIL FROM:<\\xff@...>' got the mail answered 451 at each attempt (the database takes no
     surrogate escapes: logged as the store failing), 'RCPT TO:<\\xff@...>' a 451 and a logged

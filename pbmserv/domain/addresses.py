@@ -46,6 +46,9 @@ INVISIBLE = frozenset(
 )
 _SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_LOCAL = 64  # octets of a local part (RFC 5321)
+# octets of an address (RFC 5321's path of 256 with its brackets): a longer one is no mailbox,
+# and no column of the store (320 characters) may be given one (PostgreSQL refuses it)
+MAX_ADDRESS = 254
 
 
 @lru_cache(maxsize=1024)
@@ -77,7 +80,8 @@ def canonical(text: str) -> str | None:
     if parsed.username != shape or parsed.domain != host:
         return None
     local = unicodedata.normalize("NFC", local.lower())
-    return f"{local}@{host}"
+    address = f"{local}@{host}"
+    return address if len(address.encode("utf-8")) <= MAX_ADDRESS else None
 
 
 def _unseen(char: str) -> bool:
