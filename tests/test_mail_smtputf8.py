@@ -191,6 +191,14 @@ def test_a_password_with_an_accent_is_one_password_however_the_accent_is_typed(s
     assert not accounts.check_password(shell.settings, old, "cafe-old")
 
 
+def test_a_password_is_as_long_as_its_composed_letters(shell) -> None:
+    """'e\u0301e\u0301' (four code points, two letters: 'éé' as it is hashed) passed for a
+    password of four characters."""
+    refused = shell("signup alice e\u0301e\u0301 alice@example.org")
+    assert refused.status == 1 and "at least 4 characters" in refused.body
+    shell.ok("signup bob e\u0301e\u0301e\u0301e\u0301 bob@example.org")
+
+
 def test_a_hash_made_of_a_password_as_typed_is_made_again_composed_at_login(shell) -> None:
     """A hash made before passwords were composed, of 'cafe\u0301-alice' as typed, still let
     its player in, but stayed as it was: typed with the accented letter, on another phone, his

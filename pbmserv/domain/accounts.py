@@ -47,7 +47,7 @@ PLACEHOLDER = "PASSWORD"
 
 def new_password_problem(password: str) -> str | None:
     """Why ``password`` cannot be an account's new password, or None."""
-    if len(password) < MIN_PASSWORD:
+    if len(_composed(password)) < MIN_PASSWORD:  # (as it is hashed: 'e' + accent is one)
         return f"a password needs at least {MIN_PASSWORD} characters"
     if password == PLACEHOLDER:
         return f"{PLACEHOLDER} is the word our mails put in the place of a password: choose another"
