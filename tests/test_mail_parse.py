@@ -977,6 +977,16 @@ def test_a_long_text_right_below_the_header_or_a_dashed_line_is_not_cut_as_a_hea
     assert parsed.commands == ["polis help"] and not parsed.ignored
 
 
+def test_a_text_below_a_dashed_line_is_not_cut_unless_the_mail_has_parts() -> None:
+    """A mail of one text part whose text below a '--' line began with more than 100
+    indented lines (a pasted listing, a board, commands) lost its lines after the 100th, as
+    'header lines of the parts': a '--' line starts a part only in a multipart mail."""
+    body = b"hello\n-----\n" + b"  line %d\n" * 150 % tuple(range(150)) + b"polis help\n"
+    parsed = parse_message(b"From: a@example.org\nSubject: x\n\n" + body, "a@example.org")
+    assert parsed.commands == ["polis help"] and not parsed.ignored
+    assert "line 149" in parsed.text
+
+
 def test_the_header_lines_of_all_the_parts_are_bounded_together() -> None:
     """A thousand parts of 100 header lines each kept 120,000 header lines for the parser
     (0.8 s); the parts' headers keep 2,000 lines in all."""

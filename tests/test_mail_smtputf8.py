@@ -47,6 +47,9 @@ def mail(shell, sender: str, subject: str, body: str = "") -> None:
         ("用户@例子.中国", "用户@xn--fsqu00a.xn--fiqs8s"),
         ("alice\u200b@example.org", None),  # a zero-width space passing for alice's address
         ("jörg\u202e@example.org", None),  # a direction mark
+        ("alice\u034f@example.org", None),  # a combining grapheme joiner (a mark: unseen)
+        ("alice\ufe0f@example.org", None),  # a variation selector (as above)
+        ("alice\u3164@example.org", None),  # a Hangul filler (a letter that shows as nothing)
         ("j\ufffdrg@example.org", None),  # bytes some program could not read
         ("jörg@例子", None),  # no host name
     ],
@@ -186,6 +189,71 @@ def test_a_password_with_an_accent_is_one_password_however_the_accent_is_typed(s
     old = accounts.hasher(shell.settings).hash("cafe\u0301-old")  # made as typed, before
     assert accounts.check_password(shell.settings, old, "cafe\u0301-old")
     assert not accounts.check_password(shell.settings, old, "cafe-old")
+
+
+def test_a_password_is_as_long_as_its_composed_letters(shell) -> None:
+    """'e\u0301e\u0301' (four code points, two letters: 'éé' as it is hashed) passed for a
+    password of four characters."""
+    refused = shell("signup alice e\u0301e\u0301 alice@example.org")
+    assert refused.status == 1 and "at least 4 characters" in refused.body
+    shell.ok("signup bob e\u0301e\u0301e\u0301e\u0301 bob@example.org")
+
+
+def test_a_hash_made_of_a_password_as_typed_is_made_again_composed_at_login(shell) -> None:
+    """A hash made before passwords were composed, of 'cafe\u0301-alice' as typed, still let
+    its player in, but stayed as it was: typed with the accented letter, on another phone, his
+    password was refused ('wrong password'). His first login stores it composed."""
+    from pbmserv.domain import accounts
+
+    shell.ok("signup alice café-alice alice@example.org")
+    shell.ok("signup bob secret-bob bob@example.org")
+    shell.ok("polis challenge alice bob")
+    old = accounts.hasher(shell.settings).hash("cafe\u0301-alice")  # made as typed, before
+    with shell.sessions() as s, s.begin():
+        s.scalars(select(User).where(User.userid == "alice")).one().password_hash = old
+    mail(shell, "alice@example.org", "polis move 101 alice cafe\u0301-alice a7-a6")
+    with shell.sessions() as s:
+        now = s.scalars(select(User.password_hash).where(User.userid == "alice")).one()
+    assert now != old
+    assert accounts.check_password(shell.settings, now, "café-alice")
+
+
+def test_our_address_is_accepted_with_its_domain_in_unicode_or_in_a_labels(settings) -> None:
+    """A client with SMTPUTF8 may write our internationalised domain in Unicode: 'RCPT
+    TO:<Pbm@Bücher.example>' for the configured 'pbm@xn--bcher-kva.example' was refused 550."""
+    from pbmserv.cli.server import Server
+
+    settings.accept_recipients = ["pbm@xn--bcher-kva.example", "Spiele@Straße.example"]
+    server = Server(settings, listen=False)
+    for address in ("<Pbm@Bücher.example>", "pbm@XN--BCHER-KVA.example", "spiele@strasse.example"):
+        assert server.accept_recipient(address) == (address != "spiele@strasse.example")
+    assert server.accept_recipient("spiele@xn--strae-oqa.example")
+    assert not server.accept_recipient("pbm@example.org")
+    assert not server.accept_recipient("\udcff@xn--bcher-kva.example")  # (no crash: a 550)
+
+
+def test_an_address_of_bytes_that_are_no_utf8_is_no_address_never_a_crash(shell) -> None:
+    """'pbmserv signup alice PW $'\\xff@example.org'' (the shell's argv keeps such bytes as
+    surrogate escapes) crashed in the address check: 'internal error', exit 70."""
+    from pbmserv.domain.addresses import canonical
+
+    assert canonical("\udcff@example.org") is None and canonical("j\udcc3rg@x.org") is None
+    refused = shell("signup alice pw-alice \udcff@example.org")
+    assert refused.status == 1 and "is not a mail address" in refused.body
+
+
+def test_an_address_longer_than_smtp_allows_is_no_address(shell) -> None:
+    """An ASCII domain had no length limit (an internationalised one had IDNA's 253): a From
+    of 389 characters was read as the sender, stored, and the answer to it queued in columns
+    of 320, which PostgreSQL refuses (the mail failed at each attempt)."""
+    from pbmserv.domain.addresses import canonical
+
+    long = "a@" + ("b" * 63 + ".") * 6 + "org"
+    assert canonical(long) is None
+    mail(shell, long, "help")
+    assert shell.outbox() == []  # (no usable sender: not answered)
+    longest = "a" * 64 + "@" + ("b" * 62 + ".") * 2 + "c" * 59 + ".org"  # 254 octets
+    assert len(longest) == 254 and canonical(longest) == longest
 
 
 def test_envelope_bytes_that_are_no_utf8_are_refused_or_stored_never_a_451(shell, caplog) -> None:

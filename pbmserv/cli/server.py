@@ -47,6 +47,11 @@ ROBOT_GAP_SECONDS = 0.5  # at least this long between two looks that found nothi
 STANDBY_SECONDS = 30.0  # how often a server whose store's clocks run elsewhere looks again
 
 
+def _one_form(address: str) -> str:
+    """An address in its one form (:mod:`pbmserv.domain.addresses`), else only lower-cased."""
+    return accounts.parse_address(address) or address.strip().lower()
+
+
 class Server:
     """The running parts of a server; ``start()`` and ``stop()`` are for tests and the CLI."""
 
@@ -103,8 +108,11 @@ class Server:
             worker.wake()
 
     def accept_recipient(self, address: str) -> bool:
-        wanted = {a.lower() for a in self.settings.accept_recipients}
-        return address.strip("<>").lower() in wanted
+        """Whether ``RCPT TO:<address>`` is ours, compared in one form: a client with SMTPUTF8
+        may write our domain in Unicode (``pbm@bücher.example`` for the configured
+        ``pbm@xn--bcher-kva.example``, or the other way round), which was refused 550."""
+        wanted = {_one_form(a) for a in self.settings.accept_recipients}
+        return _one_form(address.strip("<>")) in wanted
 
     # ----- loops
 

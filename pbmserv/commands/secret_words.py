@@ -15,15 +15,13 @@ import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 
+from pbmserv.domain.addresses import INVISIBLE
+
 # Characters that show as nothing inside a word: every format character (the soft hyphen,
 # the zero-width (non-)joiners, direction marks and isolates, the word joiner...), and the
-# other default-ignorable ones: the combining grapheme joiner, variation selectors, Hangul
-# fillers.  (Zero-width spaces separate words, see grammar.plain_blanks: a mail's text has
-# plain spaces for them.)
-INVISIBLE = frozenset(
-    "\u00ad\u200c\u200d\u034f\u115f\u1160\u180b\u180c\u180d\u180f\u3164\uffa0"
-    + "".join(map(chr, range(0xFE00, 0xFE10)))
-)
+# other default-ignorable ones (INVISIBLE, which an address may not hold either): the
+# combining grapheme joiner, variation selectors, Hangul fillers.  (Zero-width spaces separate
+# words, see grammar.plain_blanks: a mail's text has plain spaces for them.)
 
 
 PLAIN, UNSEEN, MARK = 0, 1, 2
@@ -32,7 +30,7 @@ PLAIN, UNSEEN, MARK = 0, 1, 2
 @lru_cache(maxsize=8192)
 def _kind(char: str) -> int:
     """Whether ``char`` shows as nothing (UNSEEN), is a combining mark (MARK), or neither."""
-    if char in INVISIBLE or unicodedata.category(char) == "Cf" or 0xE0100 <= ord(char) <= 0xE01EF:
+    if char in INVISIBLE or unicodedata.category(char) == "Cf":
         return UNSEEN
     return MARK if unicodedata.category(char)[0] == "M" else PLAIN
 

@@ -47,7 +47,7 @@ PLACEHOLDER = "PASSWORD"
 
 def new_password_problem(password: str) -> str | None:
     """Why ``password`` cannot be an account's new password, or None."""
-    if len(password) < MIN_PASSWORD:
+    if len(_composed(password)) < MIN_PASSWORD:  # (as it is hashed: 'e' + accent is one)
         return f"a password needs at least {MIN_PASSWORD} characters"
     if password == PLACEHOLDER:
         return f"{PLACEHOLDER} is the word our mails put in the place of a password: choose another"
@@ -177,7 +177,8 @@ def _composed(password: str) -> str:
     return unicodedata.normalize("NFC", password)
 
 
-_VERIFIED: OrderedDict[tuple[str, bytes], None] = OrderedDict()
+# recent successes, each with whether the hash was of the password as typed, not composed
+_VERIFIED: OrderedDict[tuple[str, bytes], bool] = OrderedDict()
 _VERIFIED_LOCK = threading.Lock()
 _VERIFIED_MAX = 4096
 
@@ -195,6 +196,14 @@ def _remembered(password_hash: str, password: str) -> bool:
     return False
 
 
+def _as_typed(password_hash: str, password: str) -> bool:
+    """Whether ``password`` was last verified against ``password_hash`` as typed, not
+    composed: a hash made before passwords were composed, which a login replaces (until then
+    the password typed the other way is refused, and each wrong one costs two checks)."""
+    with _VERIFIED_LOCK:
+        return _VERIFIED.get(_verified_key(password_hash, password), False)
+
+
 def check_password(settings: Settings, password_hash: str, password: str) -> bool:
     """argon2 verification, remembering recent successes (hash + SHA-256 of the password, in
     memory only) so that :func:`preverify` can pay the deliberate cost outside a transaction."""
@@ -203,17 +212,18 @@ def check_password(settings: Settings, password_hash: str, password: str) -> boo
     key = _verified_key(password_hash, password)
     from argon2.exceptions import InvalidHashError, VerificationError  # lazy: as _hasher
 
-    ok = False
+    ok = as_typed = False
     # (a hash made before passwords were composed may be of the password as typed)
     for typed in dict.fromkeys([_composed(password), password]):
         try:
             ok = hasher(settings).verify(password_hash, typed)
+            as_typed = typed != _composed(password)
             break
         except (VerificationError, InvalidHashError):
             continue
     if ok:
         with _VERIFIED_LOCK:
-            _VERIFIED[key] = None
+            _VERIFIED[key] = as_typed
             while len(_VERIFIED) > _VERIFIED_MAX:
                 _VERIFIED.popitem(last=False)
     return ok
@@ -459,7 +469,9 @@ def authenticate(
         raise AuthError(f"wrong password for '{account.userid}'")
     if not owner:  # (the owner's day of wrong passwords is not cleared: owner_hold)
         _forget_failures(session, keys, settings.auth_lockout_after)
-    if hasher(settings).check_needs_rehash(account.password_hash):
+    if hasher(settings).check_needs_rehash(account.password_hash) or _as_typed(
+        account.password_hash, password
+    ):
         user = session.get(User, account.id)
         assert user is not None
         set_password(user, settings, password)

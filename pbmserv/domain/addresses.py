@@ -9,7 +9,10 @@ local part that is not ASCII needs SMTPUTF8 (:func:`needs_smtputf8`).
 
 A local part may hold letters of any script, never what cannot be seen or told apart from a
 blank: control and format characters (zero-width spaces, direction marks), blanks, private use
-and unassigned code points (``alice\\u200b@example.org`` would pass for Alice's address).
+and unassigned code points, and the other characters that show as nothing (:data:`INVISIBLE`:
+the combining grapheme joiner, variation selectors, Hangul fillers, the blank Braille
+pattern), though they are marks or letters (``alice\\u200b@example.org`` or
+``alice\\u034f@example.org`` would pass for Alice's address).
 
 >>> canonical("Jörg@Bücher.Example")
 'jörg@xn--bcher-kva.example'
@@ -32,7 +35,20 @@ _DOMAIN_RE = re.compile(
     r"^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})$|^localhost$"
 )
 _UNSEEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp"})
+# Characters that show as nothing though no format character (those are all unseen too): the
+# soft hyphen, the zero-width (non-)joiners, the combining grapheme joiner, Mongolian and
+# other variation selectors, Hangul fillers.  (Also what a comment's passwords are read
+# through: pbmserv.commands.secret_words.)
+INVISIBLE = frozenset(
+    "\u00ad\u200c\u200d\u034f\u115f\u1160\u180b\u180c\u180d\u180f\u3164\uffa0"
+    + "".join(map(chr, range(0xFE00, 0xFE10)))
+    + "".join(map(chr, range(0xE0100, 0xE01F0)))
+)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_LOCAL = 64  # octets of a local part (RFC 5321)
+# octets of an address (RFC 5321's path of 256 with its brackets): a longer one is no mailbox,
+# and no column of the store (320 characters) may be given one (PostgreSQL refuses it)
+MAX_ADDRESS = 254
 
 
 @lru_cache(maxsize=1024)
@@ -44,12 +60,12 @@ def canonical(text: str) -> str | None:
     from email.headerregistry import Address as MailAddress  # lazy: as above
 
     text = unicodedata.normalize("NFC", text.strip())
+    if not text.isascii() and _SURROGATE.search(text):  # bytes that were no UTF-8
+        return None
     local, at, domain = text.rpartition("@")
     if not at or not local or '"' in local or len(local.encode("utf-8")) > MAX_LOCAL:
         return None
-    if "\ufffd" in local or any(
-        not c.isascii() and unicodedata.category(c) in _UNSEEN for c in local
-    ):
+    if "\ufffd" in local or any(not c.isascii() and _unseen(c) for c in local):
         return None
     host = a_labels(domain)
     if host is None or not _DOMAIN_RE.match(host):
@@ -64,7 +80,13 @@ def canonical(text: str) -> str | None:
     if parsed.username != shape or parsed.domain != host:
         return None
     local = unicodedata.normalize("NFC", local.lower())
-    return f"{local}@{host}"
+    address = f"{local}@{host}"
+    return address if len(address.encode("utf-8")) <= MAX_ADDRESS else None
+
+
+def _unseen(char: str) -> bool:
+    """Whether ``char`` cannot be seen in an address, or looks like a blank."""
+    return char in INVISIBLE or char == "\u2800" or unicodedata.category(char) in _UNSEEN
 
 
 def a_labels(domain: str) -> str | None:

@@ -351,7 +351,8 @@ _HEADER_LINE = re.compile(rb"From |[\x21-\x39\x3b-\x7e]*:|[\t ]")
 
 def header_lines_cut(raw: bytes) -> tuple[bytes, bool, bool]:
     """``raw`` with at most :data:`MAX_HEADER_LINES` lines in its header,
-    :data:`MAX_PART_HEADER_LINES` in the header that follows a ``--`` line (a part's) or the
+    :data:`MAX_PART_HEADER_LINES` in the header that follows a ``--`` line of a mail that
+    said ``multipart/*`` (a part's) or the
     header of a ``message/*`` part (a mail inside), :data:`MAX_PARTS_HEADER_LINES` in those
     of all its parts, and whether the mail's header and whether a part's was cut.
 
@@ -367,6 +368,9 @@ def header_lines_cut(raw: bytes) -> tuple[bytes, bool, bool]:
     block, run, limit = 0, 0, MAX_HEADER_LINES  # (block 0: the mail's header, 1: a part's)
     in_parts = 0  # the header lines of the parts kept so far
     field = inner = False  # in a Content-Type field; one that says message/*
+    # whether a header said multipart/*: only then is a '--' line a boundary, with a part's
+    # header below it (in a text of one part, lines below a '--' are text: none is cut)
+    multipart = False
     for line in lines:
         if limit and line.strip(b"\r") and _HEADER_LINE.match(line):
             run += 1
@@ -377,12 +381,13 @@ def header_lines_cut(raw: bytes) -> tuple[bytes, bool, bool]:
             if line[:1] not in (b" ", b"\t"):
                 field = line[:13].lower() == b"content-type:"
             inner = inner or (field and b"message/" in line.lower())
+            multipart = multipart or (field and b"multipart/" in line.lower())
         elif limit and inner:  # a mail inside the mail: its header follows
             block, run, limit, inner = 1, 0, MAX_PART_HEADER_LINES, False
         else:
             limit = 0  # the header has ended: no limit until the next ``--`` line
         kept.append(line)
-        if line.startswith(b"--"):
+        if multipart and line.startswith(b"--"):
             block, run, limit, inner = 1, 0, MAX_PART_HEADER_LINES, False
     return (b"\n".join(kept) if any(cut) else raw), cut[0], cut[1]
 
