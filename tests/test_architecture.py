@@ -84,3 +84,13 @@ def test_no_import_cycles():
         for imported in graph.find_modules_directly_imported_by(module):
             edges.add_edge(module, imported)
     assert list(nx.simple_cycles(edges)) == []
+
+
+def test_the_shell_only_words_are_the_operator_commands():
+    """A mail names an operator command as such ('it runs only in a shell on the server') by
+    the words of ``SHELL_ONLY``, kept in the commands layer, which cannot import the shell's
+    commands: the two lists must not drift apart."""
+    from pbmserv.cli.operator import OPERATOR_COMMANDS
+    from pbmserv.commands.tree import SHELL_ONLY
+
+    assert {command.name for command in OPERATOR_COMMANDS} == set(SHELL_ONLY)

@@ -307,3 +307,18 @@ def test_a_taken_port_is_temporary_not_refused(tmp_path):
     assert f"cannot serve on 127.0.0.1:{port}:" in line and "address already in use" in line
     assert "stop it or choose other ports, then start again" in line
     assert "Traceback" not in err
+
+
+def test_the_list_of_games_needs_no_database(shell, monkeypatch, capsys):
+    """``list`` names each game's robots (from the store) since this session: with the
+    database unreachable it failed, where the list of games needs no store at all."""
+    url = f"postgresql+psycopg://pbmserv@127.0.0.1:{closed_port()}/pbmserv"
+    monkeypatch.setenv("PBMSERV_DATABASE_URL", url)
+    shell("status")  # (the fixture's environment; its run keeps only stderr)
+    from pbmserv.cli.main import main
+
+    status = main(["list"])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert "Games on this server:" in out and "polis" in out
+    assert "(The robots are not listed: the store cannot be read now.)" in out

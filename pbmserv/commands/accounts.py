@@ -15,6 +15,7 @@ from pbmserv.games import all_games, get_game
 from pbmserv.render import subjects
 from pbmserv.store.db import sqlite_file
 from pbmserv.store.models import Board, BoardStatus, Robot, Seat, User
+from pbmserv.store.outage import unavailable
 
 
 def _check_new_password(password: str) -> None:
@@ -240,27 +241,35 @@ def list_games(call: Call) -> None:
             players = str(game.min_players)
         lines.append(f"  {game.name:<8} {players:>4} players")
         lines.append(f"      {game.summary}")  # (wrapped, indented alike)
-        if robots.get(game.name):
+        if robots and robots.get(game.name):
             lines.append(f"      robots to challenge: {', '.join(robots[game.name])}")
+    if robots is None:
+        lines += ["", "(The robots are not listed: the store cannot be read now.)"]
     lines += ["", "Send '<game> help' for the rules and commands of one game."]
     answer(ctx, subjects.GAMES_LIST(), _text(lines))
 
 
-def _robots(req: Request) -> dict[str, list[str]]:
+def _robots(req: Request) -> dict[str, list[str]] | None:
     """Each game's robots, 'polibot (normal)': a player by mail had no way to find them (only
-    the operator's 'pbmserv robot list' named them)."""
+    the operator's 'pbmserv robot list' named them).  None when the store cannot be read now:
+    the list of games needs none, and is still given."""
     found: dict[str, list[str]] = {}
     path = sqlite_file(req.settings.url)
     if path is not None and not path.exists():  # (no store: no robots, and none is made)
         return found
-    with req.sessions() as session:
-        rows = session.execute(
-            select(Robot.game, User.userid, Robot.level)
-            .join(User, User.id == Robot.user_id)
-            .order_by(User.userid)
-        )
-        for game, userid, level in rows:
-            found.setdefault(game, []).append(f"{userid} ({level})")
+    try:
+        with req.sessions() as session:
+            rows = session.execute(
+                select(Robot.game, User.userid, Robot.level)
+                .join(User, User.id == Robot.user_id)
+                .order_by(User.userid)
+            ).all()
+    except Exception as exc:
+        if unavailable(exc):
+            return None
+        raise
+    for game, userid, level in rows:
+        found.setdefault(game, []).append(f"{userid} ({level})")
     return found
 
 
