@@ -987,6 +987,21 @@ def test_a_text_below_a_dashed_line_is_not_cut_unless_the_mail_has_parts() -> No
     assert "line 149" in parsed.text
 
 
+def test_a_text_part_below_a_dashed_line_is_not_cut() -> None:
+    """In a mail of parts, every '--' line was taken for a boundary: a text part whose text
+    below a '-----' line began with more than 100 indented lines lost the rest.  Only the
+    boundaries the headers declare start a part now."""
+    text = b"hello\n-----\n" + b"  line %d\n" * 150 % tuple(range(150)) + b"polis help\n"
+    raw = (
+        b"From: a@example.org\nSubject: x\n"
+        b'Content-Type: multipart/mixed;\n boundary="=_b--x"\n\n'
+        b"--=_b--x\nContent-Type: text/plain\n\n" + text + b"--=_b--x--\n"
+    )
+    parsed = parse_message(raw, "a@example.org")
+    assert parsed.commands == ["polis help"] and not parsed.ignored
+    assert "line 149" in parsed.text
+
+
 def test_the_header_lines_of_all_the_parts_are_bounded_together() -> None:
     """A thousand parts of 100 header lines each kept 120,000 header lines for the parser
     (0.8 s); the parts' headers keep 2,000 lines in all."""

@@ -347,12 +347,21 @@ MAX_PARTS_HEADER_LINES = 2000  # of all the parts' (a thousand '--' lines of 100
 # a line the parser reads as part of a header (email.feedparser's headerRE): a header ends at
 # the first other line, blank or not
 _HEADER_LINE = re.compile(rb"From |[\x21-\x39\x3b-\x7e]*:|[\t ]")
+# a multipart's boundary parameter, quoted or not (RFC 2046: at most 70 characters)
+_BOUNDARY = re.compile(rb'boundary\s*=\s*(?:"([^"\r\n]{1,70})"|([^\s";]{1,70}))', re.IGNORECASE)
+
+
+def _is_boundary(line: bytes, boundaries: set[bytes]) -> bool:
+    """Whether ``line`` is a ``--boundary`` (or closing ``--boundary--``) line of one of
+    ``boundaries``."""
+    name = line.rstrip(b"\r\n \t")[2:]
+    return name in boundaries or (name.endswith(b"--") and name[:-2] in boundaries)
 
 
 def header_lines_cut(raw: bytes) -> tuple[bytes, bool, bool]:
     """``raw`` with at most :data:`MAX_HEADER_LINES` lines in its header,
-    :data:`MAX_PART_HEADER_LINES` in the header that follows a ``--`` line of a mail that
-    said ``multipart/*`` (a part's) or the
+    :data:`MAX_PART_HEADER_LINES` in the header that follows a boundary line that a header
+    declared (a part's) or the
     header of a ``message/*`` part (a mail inside), :data:`MAX_PARTS_HEADER_LINES` in those
     of all its parts, and whether the mail's header and whether a part's was cut.
 
@@ -368,9 +377,9 @@ def header_lines_cut(raw: bytes) -> tuple[bytes, bool, bool]:
     block, run, limit = 0, 0, MAX_HEADER_LINES  # (block 0: the mail's header, 1: a part's)
     in_parts = 0  # the header lines of the parts kept so far
     field = inner = False  # in a Content-Type field; one that says message/*
-    # whether a header said multipart/*: only then is a '--' line a boundary, with a part's
-    # header below it (in a text of one part, lines below a '--' are text: none is cut)
-    multipart = False
+    # the boundaries the headers declared: only a '--' line of one of them starts a part, with
+    # a part's header below it (below any other '--' line, a text's own, nothing is cut)
+    boundaries: set[bytes] = set()
     for line in lines:
         if limit and line.strip(b"\r") and _HEADER_LINE.match(line):
             run += 1
@@ -381,13 +390,14 @@ def header_lines_cut(raw: bytes) -> tuple[bytes, bool, bool]:
             if line[:1] not in (b" ", b"\t"):
                 field = line[:13].lower() == b"content-type:"
             inner = inner or (field and b"message/" in line.lower())
-            multipart = multipart or (field and b"multipart/" in line.lower())
+            if field and (declared := _BOUNDARY.search(line)):
+                boundaries.add(declared.group(1) or declared.group(2))
         elif limit and inner:  # a mail inside the mail: its header follows
             block, run, limit, inner = 1, 0, MAX_PART_HEADER_LINES, False
         else:
-            limit = 0  # the header has ended: no limit until the next ``--`` line
+            limit = 0  # the header has ended: no limit until the next boundary
         kept.append(line)
-        if multipart and line.startswith(b"--"):
+        if boundaries and line.startswith(b"--") and _is_boundary(line, boundaries):
             block, run, limit, inner = 1, 0, MAX_PART_HEADER_LINES, False
     return (b"\n".join(kept) if any(cut) else raw), cut[0], cut[1]
 
