@@ -298,3 +298,18 @@ def test_numbers_beyond_any_row_are_refused_not_a_crash(operator, shell):
     ):
         status, out, err = operator(*args)
         assert status == 2 and "1<=x<=2147483647" in err, (args, out, err)
+
+
+def test_inject_takes_a_sender_of_bytes_that_are_no_utf8(operator, sessions, tmp_path):
+    """Postfix's pipe gives ``--sender ${sender}``: an envelope sender of bytes that are no
+    UTF-8 (a client without SMTPUTF8) reaches argv as surrogate escapes, which the database
+    refuses: 'internal error', exit 75 at each of Postfix's attempts.  The mail is stored with
+    the bytes written '\\xf6' (no usable address), and answered at its From."""
+    mail = tmp_path / "signup.eml"
+    mail.write_bytes(SIGNUP)
+    status, out, err = operator("mail", "inject", "--sender", "j\udcf6rg@example.org", str(mail))
+    assert (status, out) == (0, "Mail stored as 1.\n"), err
+    with sessions() as s:
+        row = s.get(Inbox, 1)
+        assert (row.mail_from, row.status) == ("j\\xf6rg@example.org", InboxStatus.done)
+        assert s.scalars(select(Outbox.recipient)).all() == ["alice@example.org"]

@@ -159,6 +159,11 @@ def mail_inject(ctx: click.Context, source: BinaryIO, sender: str, no_process: b
         sender = parseaddr(str(headers.get("Return-Path") or headers.get("From") or ""))[1]
         if not sender:
             raise Refused("the mail names no sender: give --sender")
+    # Bytes that are no UTF-8 (Postfix's ${sender} from a client without SMTPUTF8, read from
+    # argv, or a From of raw bytes) are surrogate escapes, which the database refuses: the
+    # mail failed as a bug (75) at each of Postfix's attempts.  Written '\xff', as the
+    # listener keeps them: no usable address, so the mail is answered at its From.
+    sender = sender.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     sessions = _sessions(ctx, create=True)  # (Postfix's first mail may come before the server)
     stored = inbox.store(sessions, raw, sender, [settings.server_address], settings.clock())
     note = f"Mail stored as {stored.id}." if stored.new else f"Mail already stored as {stored.id}."
