@@ -176,8 +176,17 @@ def test_tick_does_nothing_while_another_process_holds_the_clocks(
         status, out, err = operator("tick")
     finally:
         server.release()
-    assert (status, out) == (0, PLAYED_ELSEWHERE), err
+    said = "A running server (pbmserv serve) plays the clocks and the robots of this store"
+    assert (status, out) == (0, f"{said}: nothing done.\n"), err
     assert len(PLAYED_ELSEWHERE.splitlines()) == 1
+    cron = ClocksLock(settings.url, "robot run")  # a robot run from cron, still playing
+    assert cron.acquire()
+    try:
+        status, out, err = operator("tick")
+    finally:
+        cron.release()
+    said = "A 'pbmserv robot run' still running plays the clocks and the robots of this store"
+    assert (status, out) == (0, f"{said}: nothing done.\n"), err
     maildir = settings.data_dir / "Maildir" / "new"
     assert not maildir.exists() or not list(maildir.iterdir())  # nothing sent
 

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbmserv.cli.db import db_group
 from pbmserv.cli.failures import cannot_serve
 from pbmserv.cli.robots import robot_group
-from pbmserv.cli.store import PLAYED_ELSEWHERE, open_store
+from pbmserv.cli.store import open_store, played_elsewhere
 from pbmserv.commands.dispatch import Refused, answer, request
 from pbmserv.config import Settings
 from pbmserv.domain import outgoing as out
@@ -283,7 +283,7 @@ def tick(ctx: click.Context) -> None:
     now, sessions, settings = request(ctx).now, _sessions(ctx), _settings(ctx)
     with holding(settings.url, "tick") as held:
         if not held:
-            answer(ctx, "pbmserv tick", PLAYED_ELSEWHERE)
+            answer(ctx, "pbmserv tick", played_elsewhere(settings.url))
             return
         with sessions() as session:
             before = out.newest_mail(session)

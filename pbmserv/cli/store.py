@@ -23,12 +23,29 @@ from sqlalchemy.pool import NullPool
 
 from pbmserv.config import Settings
 from pbmserv.store.db import HEAD_TABLE, make_engine, session_factory, sqlite_file
+from pbmserv.store.lock import holder
 
 # what ``tick`` and ``robot run`` say when another process holds the store's clocks lock
 PLAYED_ELSEWHERE = (
     "Another pbmserv process (a running server, or a tick or robot run) plays the clocks and "
     "the robots of this store: nothing done.\n"
 )
+HOLDERS_SAID = {  # the same, for the holder the lock names (pbmserv.store.lock.holder)
+    "serve": "A running server (pbmserv serve)",
+    "tick": "A 'pbmserv tick' still running",
+    "robot run": "A 'pbmserv robot run' still running",
+}
+
+
+def played_elsewhere(url: str) -> str:
+    """What ``tick`` and ``robot run`` say when another process holds the clocks lock of the
+    store ``url``, naming it: the one line left the operator to guess whether a server ran or
+    a cron ``robot run --until-idle`` had been playing for an hour (and every ``tick`` since
+    did nothing).  The generic line where the lock is free again by now."""
+    said = HOLDERS_SAID.get(holder(url) or "")
+    if said is None:
+        return PLAYED_ELSEWHERE
+    return f"{said} plays the clocks and the robots of this store: nothing done.\n"
 
 
 class NoStore(Exception):
