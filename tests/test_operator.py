@@ -322,3 +322,21 @@ def test_inject_takes_a_sender_of_bytes_that_are_no_utf8(operator, sessions, tmp
         row = s.get(Inbox, 1)
         assert (row.mail_from, row.status) == ("j\\xf6rg@example.org", InboxStatus.done)
         assert s.scalars(select(Outbox.recipient)).all() == ["alice@example.org"]
+
+
+def test_status_says_why_the_last_mail_failed_for_good(operator, shell, sessions):
+    """A mail the relay cannot take (an address that is not ASCII, a relay without SMTPUTF8)
+    fails for good: status said only 'failed 1'.  It gives the newest such mail's error and
+    the command that sends it again."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    error = "relay 127.0.0.1:25 does not offer SMTPUTF8, which mail to j\u00f6rg@x.org needs"
+    with sessions() as s, s.begin():
+        for row in s.scalars(select(Outbox)):
+            row.status, row.attempts, row.last_error = OutboxStatus.failed, 1, f"{error}\n"
+    status, out, err = operator("status")
+    assert status == 0, err
+    assert (
+        f"  failed     2\n  oldest unsent: none\n  last failed for good (mail 2): {error}\n" in out
+    )
+    assert "'pbmserv mail outbox retry ID' sends it again" in out
