@@ -340,3 +340,23 @@ def test_status_says_why_the_last_mail_failed_for_good(operator, shell, sessions
         f"  failed     2\n  oldest unsent: none\n  last failed for good (mail 2): {error}\n" in out
     )
     assert "'pbmserv mail outbox retry ID' sends it again" in out
+
+
+def test_status_says_whether_a_server_runs(operator, settings):
+    """Status said nothing of the processes: a server that had stopped looked like a quiet
+    one.  It names the holder of the clocks lock, or says that no server runs."""
+    from pbmserv.store.lock import ClocksLock
+
+    assert operator("db", "upgrade")[0] == 0
+    status, out, err = operator("status")
+    assert status == 0, err
+    assert out.endswith("\nClocks and robots: no server runs now ('pbmserv serve', or cron's "
+                        "tick and robot run, play them)\n")  # fmt: skip
+    for name, said in (("serve", "played by a running server (pbmserv serve)"),
+                       ("robot run", "a 'pbmserv robot run' is running")):  # fmt: skip
+        lock = ClocksLock(settings.url, name)
+        assert lock.acquire()
+        try:
+            assert operator("status")[1].endswith(f"\nClocks and robots: {said}\n")
+        finally:
+            lock.release()

@@ -24,7 +24,7 @@ from pbmserv.errors import TRACEBACK, stored_reason
 from pbmserv.numbers import MAX_ROW_ID
 from pbmserv.render.links import attach, base_url
 from pbmserv.render.templates import fill, render
-from pbmserv.store.lock import holding
+from pbmserv.store.lock import holder, holding
 from pbmserv.store.models import Board, BoardStatus, Inbox, InboxStatus, Outbox, OutboxStatus
 
 ROW_ID = click.IntRange(1, MAX_ROW_ID)  # a mail's id, as listed
@@ -263,7 +263,18 @@ def status(ctx: click.Context) -> None:
     lines += delivery
     lines.append("Games in progress:")
     lines += [f"  {game:<10} {count}" for game, count in sorted(boards)] or ["  none"]
+    lines.append(f"Clocks and robots: {PLAYED_BY.get(holder(_settings(ctx).url) or '', NOBODY)}")
     answer(ctx, "pbmserv status", _text(lines))
+
+
+# Whether a server runs, and who plays the clocks and the robots (the clocks lock's holder):
+# status said nothing of it, so a server that had stopped looked like a quiet one.
+PLAYED_BY = {
+    "serve": "played by a running server (pbmserv serve)",
+    "tick": "a 'pbmserv tick' is running",
+    "robot run": "a 'pbmserv robot run' is running",
+}
+NOBODY = "no server runs now ('pbmserv serve', or cron's tick and robot run, play them)"
 
 
 # ----------------------------------------------------------------------------- tick
