@@ -176,8 +176,17 @@ def test_tick_does_nothing_while_another_process_holds_the_clocks(
         status, out, err = operator("tick")
     finally:
         server.release()
-    assert (status, out) == (0, PLAYED_ELSEWHERE), err
+    said = "A running server (pbmserv serve) plays the clocks and the robots of this store"
+    assert (status, out) == (0, f"{said}: nothing done.\n"), err
     assert len(PLAYED_ELSEWHERE.splitlines()) == 1
+    cron = ClocksLock(settings.url, "robot run")  # a robot run from cron, still playing
+    assert cron.acquire()
+    try:
+        status, out, err = operator("tick")
+    finally:
+        cron.release()
+    said = "A 'pbmserv robot run' still running plays the clocks and the robots of this store"
+    assert (status, out) == (0, f"{said}: nothing done.\n"), err
     maildir = settings.data_dir / "Maildir" / "new"
     assert not maildir.exists() or not list(maildir.iterdir())  # nothing sent
 
@@ -298,3 +307,56 @@ def test_numbers_beyond_any_row_are_refused_not_a_crash(operator, shell):
     ):
         status, out, err = operator(*args)
         assert status == 2 and "1<=x<=2147483647" in err, (args, out, err)
+
+
+def test_inject_takes_a_sender_of_bytes_that_are_no_utf8(operator, sessions, tmp_path):
+    """Postfix's pipe gives ``--sender ${sender}``: an envelope sender of bytes that are no
+    UTF-8 (a client without SMTPUTF8) reaches argv as surrogate escapes, which the database
+    refuses: 'internal error', exit 75 at each of Postfix's attempts.  The mail is stored with
+    the bytes written '\\xf6' (no usable address), and answered at its From."""
+    mail = tmp_path / "signup.eml"
+    mail.write_bytes(SIGNUP)
+    status, out, err = operator("mail", "inject", "--sender", "j\udcf6rg@example.org", str(mail))
+    assert (status, out) == (0, "Mail stored as 1.\n"), err
+    with sessions() as s:
+        row = s.get(Inbox, 1)
+        assert (row.mail_from, row.status) == ("j\\xf6rg@example.org", InboxStatus.done)
+        assert s.scalars(select(Outbox.recipient)).all() == ["alice@example.org"]
+
+
+def test_status_says_why_the_last_mail_failed_for_good(operator, shell, sessions):
+    """A mail the relay cannot take (an address that is not ASCII, a relay without SMTPUTF8)
+    fails for good: status said only 'failed 1'.  It gives the newest such mail's error and
+    the command that sends it again."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    error = "relay 127.0.0.1:25 does not offer SMTPUTF8, which mail to j\u00f6rg@x.org needs"
+    with sessions() as s, s.begin():
+        for row in s.scalars(select(Outbox)):
+            row.status, row.attempts, row.last_error = OutboxStatus.failed, 1, f"{error}\n"
+    status, out, err = operator("status")
+    assert status == 0, err
+    assert (
+        f"  failed     2\n  oldest unsent: none\n  last failed for good (mail 2): {error}\n" in out
+    )
+    assert "'pbmserv mail outbox retry ID' sends it again" in out
+
+
+def test_status_says_whether_a_server_runs(operator, settings):
+    """Status said nothing of the processes: a server that had stopped looked like a quiet
+    one.  It names the holder of the clocks lock, or says that no server runs."""
+    from pbmserv.store.lock import ClocksLock
+
+    assert operator("db", "upgrade")[0] == 0
+    status, out, err = operator("status")
+    assert status == 0, err
+    assert out.endswith("\nClocks and robots: no server runs now ('pbmserv serve', or cron's "
+                        "tick and robot run, play them)\n")  # fmt: skip
+    for name, said in (("serve", "played by a running server (pbmserv serve)"),
+                       ("robot run", "a 'pbmserv robot run' is running")):  # fmt: skip
+        lock = ClocksLock(settings.url, name)
+        assert lock.acquire()
+        try:
+            assert operator("status")[1].endswith(f"\nClocks and robots: {said}\n")
+        finally:
+            lock.release()

@@ -12,8 +12,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import TEST_START
+from conftest import PG_URL, TEST_START, _reset_postgres
 from sqlalchemy.engine import make_url
+from sqlalchemy.pool import NullPool
 
 from pbmserv.cli.failures import CONFIG, DATAERR, SOFTWARE, TEMPFAIL
 
@@ -228,6 +229,39 @@ def test_commands_that_only_look_never_create_a_store(shell, tmp_path):
     status, err = shell("db", "upgrade")
     assert status == 0 and f"created the data directory {data.resolve()}" in err
     assert shell("status") == (0, "")
+
+
+@pytest.mark.skipif(not PG_URL, reason="needs PBMSERV_TEST_DATABASE_URL (PostgreSQL)")
+def test_commands_that_only_look_never_fill_an_empty_database(
+    postgres_url, tmp_path, monkeypatch, capsys
+):
+    """On PostgreSQL, ``status`` (or ``tick``, ``mail list`` ...) on a database_url naming a
+    database without pbmserv's tables (the wrong one, another application's) migrated it:
+    pbmserv's tables appeared in it and the queues read zero.  They refuse, as on SQLite."""
+    from sqlalchemy import create_engine, inspect
+
+    from pbmserv.cli.main import main
+    from pbmserv.store import db
+
+    _reset_postgres(postgres_url)
+    db._session_factory.cache_clear()
+    monkeypatch.setenv("PBMSERV_DATABASE_URL", postgres_url)
+    shown = make_url(postgres_url).render_as_string(hide_password=True)
+    for command in (["status"], ["tick"], ["mail", "list"], ["mail", "outbox", "list"],
+                    ["robot", "list"], ["robot", "run", "--until-idle"]):  # fmt: skip
+        capsys.readouterr()
+        assert main(["--data-dir", str(tmp_path), *command]) == CONFIG, command
+        assert capsys.readouterr().err.strip() == (
+            f"Error: no pbmserv tables in the database {shown} (is database_url right? "
+            "`pbmserv db upgrade` creates them)"
+        )
+    engine = create_engine(postgres_url, poolclass=NullPool)
+    assert inspect(engine).get_table_names() == []
+    engine.dispose()
+    assert main(["--data-dir", str(tmp_path), "db", "current"]) == 0
+    assert "no pbmserv tables yet" in capsys.readouterr().out
+    assert main(["--data-dir", str(tmp_path), "db", "upgrade"]) == 0
+    assert main(["--data-dir", str(tmp_path), "status"]) == 0
 
 
 def sqlite_connections(monkeypatch, adjust) -> None:  # type: ignore[no-untyped-def]

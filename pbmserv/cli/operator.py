@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbmserv.cli.db import db_group
 from pbmserv.cli.failures import cannot_serve
 from pbmserv.cli.robots import robot_group
-from pbmserv.cli.store import PLAYED_ELSEWHERE, open_store
+from pbmserv.cli.store import open_store, played_elsewhere
 from pbmserv.commands.dispatch import Refused, answer, request
 from pbmserv.config import Settings
 from pbmserv.domain import outgoing as out
@@ -24,7 +24,7 @@ from pbmserv.errors import TRACEBACK, stored_reason
 from pbmserv.numbers import MAX_ROW_ID
 from pbmserv.render.links import attach, base_url
 from pbmserv.render.templates import fill, render
-from pbmserv.store.lock import holding
+from pbmserv.store.lock import holder, holding
 from pbmserv.store.models import Board, BoardStatus, Inbox, InboxStatus, Outbox, OutboxStatus
 
 ROW_ID = click.IntRange(1, MAX_ROW_ID)  # a mail's id, as listed
@@ -159,6 +159,11 @@ def mail_inject(ctx: click.Context, source: BinaryIO, sender: str, no_process: b
         sender = parseaddr(str(headers.get("Return-Path") or headers.get("From") or ""))[1]
         if not sender:
             raise Refused("the mail names no sender: give --sender")
+    # Bytes that are no UTF-8 (Postfix's ${sender} from a client without SMTPUTF8, read from
+    # argv, or a From of raw bytes) are surrogate escapes, which the database refuses: the
+    # mail failed as a bug (75) at each of Postfix's attempts.  Written '\xff', as the
+    # listener keeps them: no usable address, so the mail is answered at its From.
+    sender = sender.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     sessions = _sessions(ctx, create=True)  # (Postfix's first mail may come before the server)
     stored = inbox.store(sessions, raw, sender, [settings.server_address], settings.clock())
     note = f"Mail stored as {stored.id}." if stored.new else f"Mail already stored as {stored.id}."
@@ -258,7 +263,18 @@ def status(ctx: click.Context) -> None:
     lines += delivery
     lines.append("Games in progress:")
     lines += [f"  {game:<10} {count}" for game, count in sorted(boards)] or ["  none"]
+    lines.append(f"Clocks and robots: {PLAYED_BY.get(holder(_settings(ctx).url) or '', NOBODY)}")
     answer(ctx, "pbmserv status", _text(lines))
+
+
+# Whether a server runs, and who plays the clocks and the robots (the clocks lock's holder):
+# status said nothing of it, so a server that had stopped looked like a quiet one.
+PLAYED_BY = {
+    "serve": "played by a running server (pbmserv serve)",
+    "tick": "a 'pbmserv tick' is running",
+    "robot run": "a 'pbmserv robot run' is running",
+}
+NOBODY = "no server runs now ('pbmserv serve', or cron's tick and robot run, play them)"
 
 
 # ----------------------------------------------------------------------------- tick
@@ -278,7 +294,7 @@ def tick(ctx: click.Context) -> None:
     now, sessions, settings = request(ctx).now, _sessions(ctx), _settings(ctx)
     with holding(settings.url, "tick") as held:
         if not held:
-            answer(ctx, "pbmserv tick", PLAYED_ELSEWHERE)
+            answer(ctx, "pbmserv tick", played_elsewhere(settings.url))
             return
         with sessions() as session:
             before = out.newest_mail(session)

@@ -7,7 +7,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.cli.failures import DATAERR
-from pbmserv.cli.store import PLAYED_ELSEWHERE, require_store
+from pbmserv.cli.store import played_elsewhere, require_store
 from pbmserv.commands.dispatch import DONE, Refused, answer, request
 from pbmserv.domain import accounts
 from pbmserv.render.templates import render
@@ -107,7 +107,7 @@ def robot_run(ctx: click.Context, until_idle: bool) -> None:
     # held for the whole run, every pass of --until-idle
     with holding(req.settings.url, "robot run") as held:
         if not held:
-            answer(ctx, "pbmserv robot run", PLAYED_ELSEWHERE)
+            answer(ctx, "pbmserv robot run", played_elsewhere(req.settings.url))
             return
         done = runner(sessions, req.settings, lambda: req.now)
     lines = [

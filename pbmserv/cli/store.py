@@ -15,27 +15,49 @@ import re
 import sys
 from pathlib import Path
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, create_engine, inspect
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import NullPool
 
 from pbmserv.config import Settings
-from pbmserv.store.db import make_engine, session_factory, sqlite_file
+from pbmserv.store.db import HEAD_TABLE, make_engine, session_factory, sqlite_file
+from pbmserv.store.lock import holder
 
 # what ``tick`` and ``robot run`` say when another process holds the store's clocks lock
 PLAYED_ELSEWHERE = (
     "Another pbmserv process (a running server, or a tick or robot run) plays the clocks and "
     "the robots of this store: nothing done.\n"
 )
+HOLDERS_SAID = {  # the same, for the holder the lock names (pbmserv.store.lock.holder)
+    "serve": "A running server (pbmserv serve)",
+    "tick": "A 'pbmserv tick' still running",
+    "robot run": "A 'pbmserv robot run' still running",
+}
+
+
+def played_elsewhere(url: str) -> str:
+    """What ``tick`` and ``robot run`` say when another process holds the clocks lock of the
+    store ``url``, naming it: the one line left the operator to guess whether a server ran or
+    a cron ``robot run --until-idle`` had been playing for an hour (and every ``tick`` since
+    did nothing).  The generic line where the lock is free again by now."""
+    said = HOLDERS_SAID.get(holder(url) or "")
+    if said is None:
+        return PLAYED_ELSEWHERE
+    return f"{said} plays the clocks and the robots of this store: nothing done.\n"
 
 
 class NoStore(Exception):
-    """A command that never creates the store found none."""
+    """A command that never creates the store found none: no SQLite file, or a database
+    (PostgreSQL) without pbmserv's tables."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | None, database: str = "") -> None:
         super().__init__(
             f"no store at {path} (is the data directory right? `pbmserv db upgrade` creates one)"
+            if path is not None
+            else f"no pbmserv tables in the database {database} (is database_url right? "
+            "`pbmserv db upgrade` creates them)"
         )
         self.path = path
 
@@ -60,19 +82,35 @@ def shown_store(url: str) -> str:
 
 
 def require_store(settings: Settings) -> None:
-    """:class:`NoStore` unless the store exists (only a SQLite store can be missing)."""
-    _ready(settings, create=False)
+    """:class:`NoStore` unless the store exists: a SQLite file, or pbmserv's tables in the
+    database (opening it would migrate an empty one)."""
+    _ready(settings, create=False, tables=True)
 
 
-def _ready(settings: Settings, *, create: bool) -> bool:
+def _ready(settings: Settings, *, create: bool, tables: bool = False) -> bool:
     """Check that the store exists (NoStore) unless ``create``; True when opening it will
-    create the data directory."""
+    create the data directory.  With ``tables``, a database that is no SQLite file must hold
+    pbmserv's tables: opening it migrates it, and ``status`` on a database_url naming the
+    wrong database (another application's, an empty one) filled it with pbmserv's tables."""
     path = sqlite_file(settings.url)
-    if path is None or path.exists():
+    if path is None:
+        if tables and not create and not _has_tables(settings.url):
+            raise NoStore(None, shown_store(settings.url))
+        return False
+    if path.exists():
         return False
     if not create:
         raise NoStore(path)
     return path.parent == settings.data_dir.resolve() and not path.parent.exists()
+
+
+def _has_tables(url: str) -> bool:
+    """Whether the database ``url`` holds pbmserv's tables (its migration record)."""
+    engine = create_engine(url, poolclass=NullPool)
+    try:
+        return inspect(engine).has_table(HEAD_TABLE)
+    finally:
+        engine.dispose()
 
 
 def _created(settings: Settings) -> None:
@@ -87,7 +125,7 @@ def _created(settings: Settings) -> None:
 def open_store(settings: Settings, *, create: bool) -> sessionmaker[Session]:
     """The store's sessions (migrated to the newest schema); a missing SQLite store is
     created only with ``create``, else :class:`NoStore`."""
-    fresh = _ready(settings, create=create)
+    fresh = _ready(settings, create=create, tables=True)
     factory = session_factory(settings.url)
     if fresh:
         _created(settings)

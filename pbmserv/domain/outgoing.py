@@ -103,6 +103,16 @@ def delivery_lines(session: Session, now: datetime) -> list[str]:
             f"  last error of the oldest (mail {first.id}, {first.attempts} attempts): "
             f"{error[-1].strip()[:300] if error else '?'}"
         )
+    gave_up = Outbox.status == OutboxStatus.failed
+    count = session.scalar(select(func.count()).where(gave_up)) or 0
+    if count:  # "failed 1" alone: the operator had to find the mail and show it for why
+        newest = select(Outbox).where(gave_up).order_by(Outbox.id.desc()).limit(1)
+        last = session.scalars(newest).one()
+        error = [line for line in (last.last_error or "").splitlines() if line.strip()]
+        lines.append(
+            f"  last failed for good (mail {last.id}): {error[-1].strip()[:300] if error else '?'}"
+        )
+        lines.append("  (once its cause is mended, 'pbmserv mail outbox retry ID' sends it again)")
     return lines
 
 
