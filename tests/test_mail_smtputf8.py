@@ -245,7 +245,8 @@ def test_an_address_of_bytes_that_are_no_utf8_is_no_address_never_a_crash(shell)
 def test_an_address_longer_than_smtp_allows_is_no_address(shell) -> None:
     """An ASCII domain had no length limit (an internationalised one had IDNA's 253): a From
     of 389 characters was read as the sender, stored, and the answer to it queued in columns
-    of 320, which PostgreSQL refuses (the mail failed at each attempt)."""
+    of 320, which PostgreSQL refuses (the mail failed at each attempt).  As an envelope sender
+    it is kept cut to the column (it had failed the mail's storing, a 451 at every try)."""
     from pbmserv.domain.addresses import canonical
 
     long = "a@" + ("b" * 63 + ".") * 6 + "org"

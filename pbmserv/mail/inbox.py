@@ -152,11 +152,17 @@ class Delivery:
     received: datetime
 
 
+# The envelope sender as kept: an address has at most 254 characters, and a longer envelope
+# sender (SMTP's 512-character command line lets one through) is no address to answer; whole,
+# it did not fit the column on PostgreSQL, and the mail got a 451 at every attempt.
+ENVELOPE_CHARS = 320
+
+
 def _new_values(key: str, delivery: Delivery) -> dict[str, object]:
     return {
         "dedup_key": key,
         "raw": delivery.raw,
-        "mail_from": delivery.mail_from or "",
+        "mail_from": (delivery.mail_from or "")[:ENVELOPE_CHARS],
         "rcpt_to": "\n".join(delivery.rcpt_tos),
         "received": delivery.received,
         "status": InboxStatus.new,
@@ -214,7 +220,7 @@ def _store_group(sessions: sessionmaker[Session], deliveries: list[Delivery]) ->
 
 
 def _same_envelope(stored: str | None, mail_from: str) -> bool:
-    return (stored or "").strip() == (mail_from or "").strip()
+    return (stored or "").strip() == (mail_from or "")[:ENVELOPE_CHARS].strip()
 
 
 def _log_repeat(row_id: int, delivery: Delivery) -> None:
