@@ -103,10 +103,13 @@ def test_every_order_a_player_may_type_is_masked():
 # ----------------------------------------------------------------------------- comments
 
 
-def move_with_comment(shell, settings, sessions, clock, body: str) -> tuple[str, str]:
-    """alice moves by mail with ``body`` below the line: everything sent and kept of it, and
-    the comment the board keeps."""
-    shell.signup("alice", "bob")
+def move_with_comment(
+    shell, settings, sessions, clock, body: str, password: str = "pw-alice"
+) -> tuple[str, str]:
+    """alice (with ``password``) moves by mail with ``body`` below the line: everything sent
+    and kept of it, and the comment the board keeps."""
+    shell.ok(f"signup alice {password} alice@example.org")
+    shell.signup("bob")
     shell.ok("polis challenge alice bob")
     out, kept = mail(
         shell,
@@ -114,7 +117,7 @@ def move_with_comment(shell, settings, sessions, clock, body: str) -> tuple[str,
         sessions,
         clock,
         "alice@example.org",
-        "polis move 101 alice pw-alice a7-a6",
+        f"polis move 101 alice {password} a7-a6",
         body,
     )
     with sessions() as s:
@@ -194,9 +197,6 @@ def test_a_password_with_accents_or_marks_that_show_as_nothing_is_masked(
     password: it went to the opponent and the kept copy as it was."""
     from pbmserv.commands.grammar import password_mask
 
-    shell.ok("signup alice café-alice alice@example.org")
-    shell.signup("bob")
-    shell.ok("polis challenge alice bob")
     decomposed = "cafe\u0301-alice"
     spellings = [
         decomposed,
@@ -206,19 +206,9 @@ def test_a_password_with_accents_or_marks_that_show_as_nothing_is_masked(
         "café-al\ufe0fice",
     ]
     body = "Do not tell: " + ", ".join(spellings) + ". Bye\n"
-    out, kept = mail(
-        shell,
-        settings,
-        sessions,
-        clock,
-        "alice@example.org",
-        "polis move 101 alice café-alice a7-a6",
-        body,
-    )
-    with sessions() as s:
-        comments = " ".join(s.scalars(select(Comment.text)))
+    text, comments = move_with_comment(shell, settings, sessions, clock, body, "café-alice")
     assert "Do not tell: ********, ********, ********, ********, ********. Bye" in comments
-    assert not [spelled for spelled in spellings if spelled in everything(out, kept) + comments]
+    assert not [spelled for spelled in spellings if spelled in text]
     mask = password_mask(commands=[f"polis move 101 alice {decomposed} a7-a6"], guess=False)
     assert mask("It is CAFÉ-alice, not cafés-alice.") == "It is ********, not cafés-alice."
 
