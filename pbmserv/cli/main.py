@@ -191,19 +191,24 @@ def _robots_answer(req: Request) -> None:
     )
 
     for done in answer_human(req.sessions, req.settings, lambda: req.now, req.now, touched):  # type: ignore[arg-type]
-        if done.vote:  # (then the lines to send: an accepted undo changes the move due)
-            print(f"Robot {done.userid} on {_game(done.game)} board {done.number}: {done.text}")
-            after = next_up(req.sessions, done.game, done.number)  # type: ignore[arg-type]
+        if not (done.vote or done.played):
+            continue
+        board = f"{_game(done.game)} board {done.number}"
+        # then who is to move: a human has his lines to send back, which end the answer (after
+        # an accepted undo, the move due has changed)
+        after = next_up(req.sessions, done.game, done.number)  # type: ignore[arg-type]
+        if done.vote:
+            print(f"Robot {done.userid} on {board}: {done.text}")
             if after:
-                print(after if "\n" in after else f"{after}.")
-        elif done.played:
-            after = next_up(req.sessions, done.game, done.number)  # type: ignore[arg-type]
-            said = (
-                f"Robot {done.userid} played {done.text} on {_game(done.game)} board {done.number}"
-            )
-            if after:  # a human to move has his lines to send back (ending the answer)
-                said += f"; {after}" if "\n" in after else f"; {after}."
-            print(said + ("" if said.endswith(".") or "\n" in said else "."))
+                print(_sentence(after))
+        else:
+            said = f"Robot {done.userid} played {done.text} on {board}"
+            print(_sentence(f"{said}; {after}" if after else said))
+
+
+def _sentence(text: str) -> str:
+    """``text`` with its full stop, unless it ends in the lines to send back."""
+    return text if "\n" in text else f"{text}."
 
 
 def _game(name: str) -> str:

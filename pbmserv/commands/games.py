@@ -37,7 +37,7 @@ from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import accounts, boards, confirmation, deadlines, limits, moves, notify
 from pbmserv.domain.proposals import open_vote
 from pbmserv.games import get_game
-from pbmserv.games.base import MAX_NAMED, Game, MoveError, ParamError, PlayersError
+from pbmserv.games.base import Game, MoveError, ParamError, PlayersError, name_some
 from pbmserv.numbers import MAX_CLOCK_DAYS, MIN_CLOCK_DAYS, clock_days
 from pbmserv.render import subjects
 from pbmserv.render.board_mail import (
@@ -97,11 +97,8 @@ def _parse_options(tokens: list[str]) -> tuple[dict[str, Any], list[str]]:
             continue
         options[name] = days
     if unknown:
-        noun = "option" if len(unknown) == 1 else "options"
-        shown = ", ".join(f"'{t}'" for t in unknown[:MAX_NAMED])
-        more = f" and {len(unknown) - MAX_NAMED} more" if len(unknown) > MAX_NAMED else ""
         valid = ", ".join(f"--{n}" for n in OPTIONS)
-        problems.append(f"unknown {noun} {shown}{more}; valid options: {valid}")
+        problems.append(f"unknown {name_some('option', unknown)}; valid options: {valid}")
     return options, problems
 
 

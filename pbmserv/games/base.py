@@ -61,6 +61,18 @@ class _Unnamed(ParamError):
 MAX_NAMED = 5  # problems (and tokens of one kind) a parameter error names before "N more"
 
 
+def name_some(noun: str, words: Sequence[str]) -> str:
+    """``noun`` and the first :data:`MAX_NAMED` of ``words``, quoted: a line of thousands of
+    unknown parameters or options gets one short sentence.
+
+    >>> name_some("option", ["--x"]), name_some("parameter", [f"-p{i}" for i in range(7)])
+    ("option '--x'", "parameters '-p0', '-p1', '-p2', '-p3', '-p4' and 2 more")
+    """
+    shown = ", ".join(f"'{w}'" for w in words[:MAX_NAMED])
+    more = f" and {len(words) - MAX_NAMED} more" if len(words) > MAX_NAMED else ""
+    return f"{noun}{'' if len(words) == 1 else 's'} {shown}{more}"
+
+
 class PlayersError(ValueError):
     """The number (or arrangement) of players does not suit this game and its parameters."""
 
@@ -232,10 +244,7 @@ class Game:
             values[name] = value
         valid = ", ".join(p.word for p in self.params) or "none"  # (the help says more)
         for what, named in unnamed.items():
-            noun = "parameter" if len(named) == 1 else "parameters"
-            shown = ", ".join(f"'{t}'" for t in named[:MAX_NAMED])
-            more = f" and {len(named) - MAX_NAMED} more" if len(named) > MAX_NAMED else ""
-            problems[f"{what} {self.display_name} {noun} {shown}{more}"] = None
+            problems[f"{what} {self.display_name} {name_some('parameter', named)}"] = None
         if unnamed:
             problems[f"valid parameters: {valid}"] = None
         said = list(problems)
