@@ -512,10 +512,11 @@ COMMANDS: tuple[Command, ...] = (
         "preview",
         preview,
         "Show the board after hypothetical moves, played in turn from the player to move; "
-        "nothing is stored.",
+        "nothing is stored. 'new': from the start of a new game with its -PARAMs, of the "
+        "fewest players they allow unless -players=N says how many.",
         (
             Arg("board", Kind.BOARD, metavar="BOARD[#K]|new"),
-            Arg("moves", Kind.TEXT, many=True, metavar="[-PARAM] MOVE..."),
+            Arg("moves", Kind.TEXT, many=True, metavar="[-players=N] [-PARAM] MOVE..."),
         ),
         aliases=("prev",),
     ),
