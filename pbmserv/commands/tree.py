@@ -146,7 +146,7 @@ def game_group(game: Game) -> click.Group:
 
 #: The operator's command words: the shell adds their commands (``pbmserv.cli``), a mail
 #: never reaches them.
-SHELL_ONLY = frozenset({"db", "mail", "status", "serve", "tick", "robot"})
+SHELL_ONLY = frozenset(registry.OPERATOR)
 
 
 class RootGroup(AliasGroup):
