@@ -460,6 +460,7 @@ COMMANDS: tuple[Command, ...] = (
             ),
         ),
         aliases=("chall",),
+        comment=True,
     ),
     Command(
         "move",
@@ -469,12 +470,14 @@ COMMANDS: tuple[Command, ...] = (
         (*PLAYER, Arg("move", Kind.MOVE, optional=True, metavar="[MOVE[#N]]")),
         aliases=("board",),
         typos=("mvoe",),
+        comment=True,
     ),
     Command(
         "swap",
         swap,
         "Use the pie rule: exchange seats with the first player (second move only).",
         PLAYER,
+        comment=True,
     ),
     Command(
         "resign",
@@ -482,6 +485,7 @@ COMMANDS: tuple[Command, ...] = (
         "Resign (queued when it is not your turn; declines the game before your first move).",
         PLAYER,
         aliases=("resig",),
+        comment=True,
     ),
     Command(
         "show",
