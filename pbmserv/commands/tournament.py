@@ -252,10 +252,16 @@ GROUP = Group(
         ),
         Command("start", start, "Seed the players and pair round 1 (admins).", (NAME, *ADMIN)),
         Command(
-            "cancel", cancel, "Remove a tournament that has not started (admins).", (NAME, *ADMIN)
+            "cancel",
+            cancel,
+            "Remove a tournament that has not started (admins).",
+            (NAME, *ADMIN),
+            comment=True,
         ),
         Command("join", join, "Enter a tournament before it starts.", PLAYER),
-        Command("withdraw", withdraw, "Leave; your running games end as losses.", PLAYER),
+        Command(
+            "withdraw", withdraw, "Leave; your running games end as losses.", PLAYER, comment=True
+        ),
         Command(
             "standings",
             standings,
