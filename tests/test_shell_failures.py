@@ -400,3 +400,25 @@ def test_the_list_of_games_needs_no_database(shell, monkeypatch, capsys):
     assert status == 0, err
     assert "Games on this server:" in out and "polis" in out
     assert "(The robots are not listed: the store cannot be read now.)" in out
+
+
+@pytest.mark.skipif(not PG_URL, reason="needs PBMSERV_TEST_DATABASE_URL (PostgreSQL)")
+def test_the_list_of_games_says_the_database_does_not_exist(shell, monkeypatch, capsys):
+    """With database_url naming a PostgreSQL database that does not exist, ``list`` said
+    "the store cannot be read now", as if its server were down for a while: it says what is
+    wrong and what to do (a server that is down still reads as above)."""
+    missing = make_url(PG_URL).set(database="pbmserv_test_list_never_created")
+    monkeypatch.setenv("PBMSERV_DATABASE_URL", missing.render_as_string(hide_password=False))
+    shell("status")  # (the fixture's environment; its run keeps only stderr)
+    from pbmserv.cli.main import main
+
+    status = main(["list"])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert "Games on this server:" in out and "polis" in out
+    said = " ".join(out.split("(The robots are not listed: ", 1)[1].split())
+    assert said.startswith(
+        "the database that database_url names does not exist; create it (deploy/README.md), "
+        "then run `pbmserv db upgrade`.)"
+    ), out
+    assert "cannot be read now" not in out
