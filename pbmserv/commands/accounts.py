@@ -10,7 +10,7 @@ from pbmserv.commands.common import text as _text
 from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.listing import games_table
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
-from pbmserv.domain import accounts, confirmation, tokens, tournaments
+from pbmserv.domain import accounts, confirmation, tokens, withdrawals
 from pbmserv.games import all_games, get_game
 from pbmserv.render import subjects
 from pbmserv.store.db import sqlite_file
@@ -209,7 +209,7 @@ def signoff(call: Call) -> None:
             raise Refused(f"finish or resign your active games first: {names}")
         user = session.get(User, user_id)
         assert user is not None
-        left = tournaments.leave_all(session, user, req.now)
+        left = withdrawals.leave_all(session, user, req.now)
         user.addresses.clear()
         user.password_hash = "!closed"  # no password verifies; the userid stays reserved
         tokens.withdraw_all(session, user_id)  # a reset code mailed before would reopen it

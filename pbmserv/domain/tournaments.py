@@ -29,9 +29,9 @@ them out on ordinary boards.
   with seats swapped; if the replay is also a tie the higher seed advances.  The last player
   left wins.
 - A player who withdraws is paired no more.  His running games end at once as his losses
-  (:func:`withdraw`); in a knockout the player he would have met advances (and he ranks
-  below those still in), in a round robin his later games are forfeit wins of his opponents
-  (rows with no board), so that each opponent scores against him.
+  (:mod:`pbmserv.domain.withdrawals`); in a knockout the player he would have met advances
+  (and he ranks below those still in), in a round robin his later games are forfeit wins of
+  his opponents (rows with no board), so that each opponent scores against him.
 """
 
 from __future__ import annotations
@@ -62,7 +62,6 @@ from pbmserv.games import get_game
 from pbmserv.numbers import whole_number
 from pbmserv.render import subjects
 from pbmserv.render.links import tournament_link
-from pbmserv.render.results import names, winners
 from pbmserv.render.templates import fill, render
 from pbmserv.store.models import (
     Board,
@@ -215,97 +214,6 @@ def join(session: Session, tournament: Tournament, user: User, now: datetime) ->
         raise TournamentError(f"{user.userid} has already joined tournament {tournament.name}")
     tournament.players.append(TournamentPlayer(user=user, joined=now, withdrawn=False))
     session.flush()
-
-
-def leave_all(session: Session, user: User, now: datetime) -> list[str]:
-    """A player who closes his account (he has no running game) leaves every tournament he
-    is still in: an open one drops his entry, a running one takes his withdrawal.  Left
-    entered, he was paired at the start and later rounds, and his opponents waited a week
-    for the clock to forfeit a player who gets no mail.  Returns what each says."""
-    rows = session.scalars(
-        select(Tournament)
-        .join(TournamentPlayer, TournamentPlayer.tournament_id == Tournament.id)
-        .where(
-            TournamentPlayer.user_id == user.id,
-            TournamentPlayer.withdrawn.is_(False),
-            Tournament.status != TournamentStatus.finished,
-        )
-        .order_by(Tournament.id)
-    ).all()
-    return [withdraw(session, tournament, user, now)[0] for tournament in rows]
-
-
-def withdraw(
-    session: Session, tournament: Tournament, user: User, now: datetime, comment: str = ""
-) -> list[str]:
-    """Take ``user`` out; before the start he just leaves.  Each running game of his ends at
-    once as his loss, whoever is to move: a game left running could still be won by him (on
-    his opponent's forfeit).  ``comment`` goes to his opponents with the boards.  Returns
-    the notes of his answer: one per game ended."""
-    player = next((p for p in tournament.players if p.user_id == user.id), None)
-    if player is None:
-        raise TournamentError(f"{user.userid} does not play in tournament {tournament.name}")
-    if player.withdrawn:  # he did play: saying he does not would deny his own games
-        raise TournamentError(
-            f"{user.userid} has already withdrawn from tournament {tournament.name}"
-        )
-    if tournament.status == TournamentStatus.open:
-        tournament.players.remove(player)
-        session.flush()
-        return [f"{user.userid} has left tournament {tournament.name}."]
-    if tournament.status == TournamentStatus.finished:
-        raise TournamentError(f"tournament {tournament.name} is over")
-    player.withdrawn = True
-    notes = [f"{user.userid} withdraws from tournament {tournament.name}."]
-    for row in list(tournament.games):
-        board = row.board
-        if board is None or board.status is not BoardStatus.active:
-            continue
-        if user.id in (row.first_id, row.second_id):
-            notes.append(_end_game(session, tournament, row, board, user, comment, now))
-    if len(notes) == 1:
-        nobody = " His comment goes to nobody." if comment.strip() else ""
-        notes.append(f"No game of his was running.{nobody}")
-    session.flush()
-    if tournament.status == TournamentStatus.running:
-        _advance_if_done(session, tournament, now)
-    return notes
-
-
-def _end_game(
-    session: Session,
-    tournament: Tournament,
-    row: TournamentGame,
-    board: Board,
-    user: User,
-    comment: str,
-    now: datetime,
-) -> str:
-    """End the running game ``board`` of ``user``, who withdraws, as his loss, take its
-    result and mail it with his ``comment``; the note of his answer.  On his turn he resigns
-    (as ``resign`` would); otherwise the board ends without a move, as a draw by agreement
-    does."""
-    position = boards.position_of(board)
-    left = f"{user.userid} withdrew from tournament {tournament.name}"
-    mover = boards.user_to_move(board, position)
-    said: list[tuple[str, str]] | None = None
-    if mover is not None and mover.id == user.id:
-        played = boards.play_move(
-            session, board, position, user, "resign", now=now, source="withdraw", comment=comment
-        )
-        position, notes, out = played.position, [*played.notes, f"{left}."], played.out
-        how = "He resigned on"
-    else:
-        others = [s.index for s in board.seats if s.user_id != user.id]
-        boards.finish_off_board(session, board, left, now, others)
-        notes, out = [f"{left}: the game ends as his loss."], frozenset({user.id})
-        said = [(user.userid, comment.strip())] if comment.strip() else []
-        how = "His game ends without a move on"
-    record_result(session, board)  # (the round goes on once all his games are mailed)
-    notify.board_mail(session, board, position, notes, now, with_comment=True, said=said, out=out)
-    name = board_name(tournament.id, row.round, row.number)
-    game = get_game(board.game).display_name
-    return f"{how} {name} ({game} board {board.number}): {names(winners(board))} wins."
 
 
 def cancel(
