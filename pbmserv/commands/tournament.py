@@ -103,10 +103,10 @@ def start(call: Call) -> None:
     with req.sessions() as session, session.begin():
         tournament = _find(session, call.args["name"])
         try:
-            tournaments.start(session, tournament, req.now)
+            notes = tournaments.start(session, tournament, req.now)
         except tournaments.TournamentError as exc:
             raise _refused(str(exc), tournament.name) from None
-        body = tournament_text.pairings_text(tournament, [tournament.current_round])
+        body = tournament_text.pairings_text(tournament, [tournament.current_round], notes)
     answer(ctx, subjects.ROUND(name=tournament.name, count=1), body)
 
 

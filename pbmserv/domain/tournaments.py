@@ -32,6 +32,9 @@ them out on ordinary boards.
   (:mod:`pbmserv.domain.withdrawals`); in a knockout the player he would have met advances
   (and he ranks below those still in), in a round robin his later games are forfeit wins of
   his opponents (rows with no board), so that each opponent scores against him.
+- An entry whose account is closed (before signoff took its player out of his tournaments)
+  is left out: dropped at the start, withdrawn before a later round is paired; the answer
+  and the round's mail name it.
 """
 
 from __future__ import annotations
@@ -251,13 +254,20 @@ def _lock(session: Session, tournament: Tournament) -> None:
         session.refresh(tournament, with_for_update=True)
 
 
-def start(session: Session, tournament: Tournament, now: datetime) -> None:
+def start(session: Session, tournament: Tournament, now: datetime) -> list[str]:
+    """Seed the players and pair round 1; the notes for the answer and the round's mail
+    (who was left out)."""
     _lock(session, tournament)
     if tournament.status != TournamentStatus.open:
         raise TournamentError(f"tournament {tournament.name} has already started")
+    closed = _closed(tournament)
+    for player in closed:  # (signoff leaves now; an account closed before it did not)
+        tournament.players.remove(player)
+    notes = [_left_out(closed)] if closed else []
     players = [p for p in tournament.players if not p.withdrawn]
     if len(players) < 2:
-        raise TournamentError(f"tournament {tournament.name} needs at least two players")
+        why = f" ({notes[0][:-1]})" if notes else ""
+        raise TournamentError(f"tournament {tournament.name} needs at least two players{why}")
     ratings = dict(
         session.execute(
             select(Rating.user_id, Rating.rating).where(
@@ -282,7 +292,24 @@ def start(session: Session, tournament: Tournament, now: datetime) -> None:
         tournament.rounds = max(1, math.ceil(math.log2(n)))
     tournament.status = TournamentStatus.running
     tournament.started_at = now
-    _next_round(session, tournament, now)
+    _next_round(session, tournament, now, notes)
+    return notes
+
+
+def _closed(tournament: Tournament) -> list[TournamentPlayer]:
+    """The entries still in whose account is closed: they get no mail and cannot move, so
+    pairing them left the opponent a week's wait for the forfeit."""
+    return [
+        p for p in tournament.players if not p.withdrawn and p.user.password_hash.startswith("!")
+    ]
+
+
+def _left_out(players: Sequence[TournamentPlayer]) -> str:
+    """The note that names the closed accounts left out of the pairing."""
+    userids = [p.user.userid for p in players]
+    if len(userids) == 1:
+        return f"{userids[0]} is left out: the account is closed."
+    return f"{', '.join(userids[:-1])} and {userids[-1]} are left out: their accounts are closed."
 
 
 def record_result(session: Session, board: Board) -> None:
@@ -328,12 +355,17 @@ def _advance_if_done(session: Session, tournament: Tournament, now: datetime) ->
         return
     if tournament.format == TournamentFormat.knockout and _replays(session, tournament, now):
         return
+    notes = []
+    if not _over(tournament) and (closed := _closed(tournament)):  # not paired: withdrawn
+        for player in closed:
+            player.withdrawn = True
+        notes.append(_left_out(closed))
     if _over(tournament):
         tournament.status = TournamentStatus.finished
         tournament.finished_at = now
-        _round_mail(session, tournament, now, final=True)
+        _round_mail(session, tournament, now, final=True, notes=notes)
         return
-    _next_round(session, tournament, now)
+    _next_round(session, tournament, now, notes)
 
 
 def _over(tournament: Tournament) -> bool:
@@ -374,13 +406,16 @@ def _replays(session: Session, tournament: Tournament, now: datetime) -> bool:
     return False
 
 
-def _next_round(session: Session, tournament: Tournament, now: datetime) -> None:
-    """Pair the next round and mail it.  A withdrawn player is never paired again: Swiss and
-    knockout pass him over (in knockout the player he would have met advances), and his
-    games of a round robin's fixed schedule are scored as forfeit wins of his opponents."""
+def _next_round(
+    session: Session, tournament: Tournament, now: datetime, said: Sequence[str] = ()
+) -> None:
+    """Pair the next round and mail it, ``said`` on top of its notes.  A withdrawn player is
+    never paired again: Swiss and knockout pass him over (in knockout the player he would
+    have met advances), and his games of a round robin's fixed schedule are scored as
+    forfeit wins of his opponents."""
     tournament.current_round += 1
     round_ = tournament.current_round
-    notes: list[str] = []
+    notes = list(said)
     withdrawn = {p.user_id for p in tournament.players if p.withdrawn}
     by_seed = {p.seed: p.user_id for p in tournament.players}
     pairs: list[tuple[int, int | None]] = []
