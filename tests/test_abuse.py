@@ -790,6 +790,7 @@ def test_caps_are_settings_listed_in_the_readme():
         "unconfirmed_account_days",
         "outbox_lease_minutes",
         "inbox_retention_days",
+        "stale_mail_days",
         "auth_owner_failures_per_day",
         "auth_owner_lockout_minutes",
     ):

@@ -168,6 +168,8 @@ def mail_inject(ctx: click.Context, source: BinaryIO, sender: str, no_process: b
     sessions = _sessions(ctx, create=True)  # (Postfix's first mail may come before the server)
     stored = inbox.store(sessions, raw, sender, [settings.server_address], settings.clock())
     note = f"Mail stored as {stored.id}." if stored.new else f"Mail already stored as {stored.id}."
+    if stored.id is None:  # (its key is kept after it: a replay)
+        note = "Mail already processed, and deleted since: not run again."
     if not no_process:
         while process_batch(sessions, settings, settings.clock):
             pass
