@@ -100,6 +100,7 @@ def help_command(call: Call) -> None:
         password=help_lines(GROUPS["password"].commands, "password"),
         game=help_lines(GAME.commands, "GAME"),
         tournament=help_lines(GROUPS["tournament"].commands, "tournament"),
+        stale_days=call.req.settings.stale_mail_days,
     )
     answer(call.ctx, subjects.server("help"), text)
 
