@@ -638,6 +638,36 @@ def test_html_comment_full_of_tag_starts_is_read_in_linear_time(hostile: str) ->
     assert time.perf_counter() - began < 1.5
 
 
+def test_html_comments_end_as_browsers_end_them() -> None:
+    """A comment closed by '--!>' (browsers) or '-- >' (html.parser) was shown as text, and
+    '<!-->' is an empty one; a script's '<!--' is no comment (it hid what followed)."""
+    html = "<p>a</p><!-- x -- ><p>b</p><!-- y --!><p>c</p><!-->d<!--->e<!---->f"
+    assert html_to_text(html) == "a\n\nb\n\nc\ndef"
+    html = '<script>var s = "<!--";</script><p>polis show 101</p><!-- z -->'
+    assert html_to_text(html) == "polis show 101"
+    assert html_to_text("<!DOCTYPE html><?xml version='1.0'?><![foo]><p>hi</p>") == "hi"
+
+
+def test_html_quoted_values_may_hold_angle_brackets() -> None:
+    """A '<' in a quoted attribute value made the tag text (a tag that never ends)."""
+    html = '<a title="a<b" href=\'x>y\'>polis show 101</a><p title="<!--">ok</p><!-- -->'
+    assert html_to_text(html) == "polis show 101\nok"
+    assert html_to_text('<a title="x" <b>y</b>') == '<a title="x" y'  # (a '<' outside one)
+
+
+@pytest.mark.parametrize(
+    "start", ['<a title="<', "<a b='\"", "<a b=\"<a b='", "<!-- -- ", "</script", "<!--a--!"]
+)
+def test_html_of_quotes_and_comments_that_never_end_is_read_in_linear_time(start: str) -> None:
+    import time
+
+    html = start * (500_000 // len(start)) + "<p>polis show 101</p>"
+    began = time.perf_counter()
+    text = html_to_text(html)
+    assert time.perf_counter() - began < 3  # (0.2-1 s on a busy machine)
+    assert text.endswith("\npolis show 101") and text.startswith(start[:2])
+
+
 def test_html_reply_drops_the_quote() -> None:
     raw = (
         b"From: a@example.org\nSubject: x\nContent-Type: text/html\n\n"
