@@ -1032,6 +1032,40 @@ def test_a_text_part_below_a_dashed_line_is_not_cut() -> None:
     assert "line 149" in parsed.text
 
 
+@pytest.mark.parametrize("multipart", [False, True])
+def test_an_html_mail_with_thousands_of_dashed_lines_is_read_whole(multipart: bool) -> None:
+    """An HTML mail whose style held more than 1,200 lines starting with '--' (CSS custom
+    properties, as newsletters and some webmail write) lost its text and commands below them:
+    the MIME parser was given the mail up to its 1,201st such line.  Only boundary lines
+    count now."""
+    style = "".join(f"--color-{i}: #{i:06x};\n" for i in range(3000))
+    html = f"<html><head><style>\n:root {{\n{style}}}\n</style></head>"
+    html += "<body><p>polis show 101</p><p>thanks</p></body></html>\n"
+    head = "From: a@example.org\nSubject: hello\nMIME-Version: 1.0\n"
+    if multipart:
+        raw = head + 'Content-Type: multipart/alternative; boundary="=_b"\n\n'
+        raw += "--=_b\nContent-Type: text/plain\n\n\n--=_b\nContent-Type: text/html\n\n"
+        raw += html + "--=_b--\n"
+    else:
+        raw = head + "Content-Type: text/html\n\n" + html
+    parsed = parse_message(raw.encode(), "a@example.org")
+    assert parsed.commands == ["polis show 101"]
+    assert parsed.comment == "thanks"
+
+
+def test_the_parts_past_the_100th_are_cut_before_the_parser_by_their_boundaries() -> None:
+    from pbmserv.mail.decode import parts_read
+
+    head = b'Content-Type: multipart/mixed; boundary="b"\n\n'
+    raw = head + b"--b\n\nx\n" * 50_000 + b"--b--\n"
+    assert parts_read(raw, 1000).count(b"\n--b\n") == 201  # (2 * MAX_PARTS + 1)
+    dashes = head + b"--b\n\n" + b"--x\n" * 50_000 + b"--b--\n"
+    assert parts_read(dashes, 1000) == dashes  # (no boundary lines)
+    # a boundary declared in RFC 2231's form: every '--' line counts, as before
+    odd = b'Content-Type: multipart/mixed; boundary*0="b"\n\n' + b"--b\n\nx\n" * 50_000
+    assert parts_read(odd, 1000).count(b"\n--b\n") == 1200
+
+
 def test_the_header_lines_of_all_the_parts_are_bounded_together() -> None:
     """A thousand parts of 100 header lines each kept 120,000 header lines for the parser
     (0.8 s); the parts' headers keep 2,000 lines in all."""
