@@ -185,10 +185,10 @@ def test_a_password_with_an_accent_is_one_password_however_the_accent_is_typed(s
     assert "wrong password" not in answers and "Polis Board 101" in answers
     with shell.sessions() as s:
         hashes = {u: h for u, h in s.execute(select(User.userid, User.password_hash))}
-    assert accounts.check_password(shell.settings, hashes["bob"], "café-bob")
+    assert accounts.check_password(shell.settings, hashes["bob"], "café-bob", True)
     old = accounts.hasher(shell.settings).hash("cafe\u0301-old")  # made as typed, before
-    assert accounts.check_password(shell.settings, old, "cafe\u0301-old")
-    assert not accounts.check_password(shell.settings, old, "cafe-old")
+    assert accounts.check_password(shell.settings, old, "cafe\u0301-old", False)
+    assert not accounts.check_password(shell.settings, old, "cafe-old", False)
 
 
 def test_a_password_is_as_long_as_its_composed_letters(shell) -> None:
@@ -209,13 +209,67 @@ def test_a_hash_made_of_a_password_as_typed_is_made_again_composed_at_login(shel
     shell.ok("signup bob secret-bob bob@example.org")
     shell.ok("polis challenge alice bob")
     old = accounts.hasher(shell.settings).hash("cafe\u0301-alice")  # made as typed, before
-    with shell.sessions() as s, s.begin():
-        s.scalars(select(User).where(User.userid == "alice")).one().password_hash = old
+    with shell.sessions() as s, s.begin():  # (a hash of before 0015: not marked composed)
+        alice = s.scalars(select(User).where(User.userid == "alice")).one()
+        alice.password_hash, alice.password_composed = old, False
     mail(shell, "alice@example.org", "polis move 101 alice cafe\u0301-alice a7-a6")
     with shell.sessions() as s:
         now = s.scalars(select(User.password_hash).where(User.userid == "alice")).one()
     assert now != old
-    assert accounts.check_password(shell.settings, now, "café-alice")
+    assert accounts.check_password(shell.settings, now, "café-alice", True)
+
+
+def test_a_wrong_password_typed_decomposed_costs_one_argon2_check(shell, monkeypatch) -> None:
+    """A wrong password that is not NFC was checked composed, then as typed: two argon2
+    verifications per guess.  A hash made composed is marked so, and checked once; a hash
+    made before (unmarked) is checked both ways until its owner's login marks it."""
+    from argon2 import PasswordHasher
+
+    from pbmserv.domain import accounts
+
+    checks: list[str] = []
+    verify = PasswordHasher.verify
+
+    def counted(self: PasswordHasher, hash_: str, password: str | bytes) -> bool:
+        checks.append(str(password))
+        return verify(self, hash_, password)
+
+    def login(userid: str, password: str) -> bool:
+        checks.clear()
+        with shell.sessions() as s, s.begin():
+            try:
+                accounts.authenticate(
+                    s, shell.settings, userid, password, sender=None, now=shell.clock.now
+                )
+            except accounts.AuthError:
+                return False
+        return True
+
+    shell.ok("signup alice café-alice alice@example.org")
+    shell.ok("signup bob secret-bob bob@example.org")
+    old = accounts.hasher(shell.settings).hash("cafe\u0301-bob")  # made as typed, before
+    with shell.sessions() as s, s.begin():  # (a hash of before 0015: not marked composed)
+        bob = s.scalars(select(User).where(User.userid == "bob")).one()
+        bob.password_hash, bob.password_composed = old, False
+    monkeypatch.setattr(PasswordHasher, "verify", counted)
+    assert not login("alice", "cafe\u0301-wrong") and checks == ["café-wrong"]
+    assert login("alice", "cafe\u0301-alice") and checks == ["café-alice"]
+    assert not login("bob", "cafe\u0301-wrong") and len(checks) == 2  # (its form unknown)
+    assert not login("bob", "café-bob")  # (made as typed: the other form is refused)
+    assert login("bob", "cafe\u0301-bob") and len(checks) == 2
+    with shell.sessions() as s:
+        bob = s.scalars(select(User).where(User.userid == "bob")).one()
+        assert bob.password_composed and bob.password_hash != old  # (stored composed)
+    assert not login("bob", "cafe\u0301-wrong") and checks == ["café-wrong"]
+    assert login("bob", "café-bob") and checks == ["café-bob"]
+    # an unmarked hash that verifies composed is marked, not made again
+    with shell.sessions() as s, s.begin():
+        alice = s.scalars(select(User).where(User.userid == "alice")).one()
+        alice.password_composed, kept = False, alice.password_hash
+    assert login("alice", "café-alice") and checks == ["café-alice"]
+    with shell.sessions() as s:
+        alice = s.scalars(select(User).where(User.userid == "alice")).one()
+        assert alice.password_composed and alice.password_hash == kept
 
 
 def test_our_address_is_accepted_with_its_domain_in_unicode_or_in_a_labels(settings) -> None:

@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import select
 from test_group_commit import MOVES, queue_moves
 
-from pbmserv.domain import accounts
+from pbmserv.domain import accounts, passwords
 from pbmserv.mail import prepare, worker
 from pbmserv.mail.prepare import Claims
 from pbmserv.store.models import Inbox, InboxStatus, MoveRecord
@@ -31,7 +31,7 @@ class HeldChecks(Executor):
         self.held: dict[str, tuple[Future[Any], Callable[[], Any]]] = {}
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        password = args[-1]
+        password = args[2]  # (settings, hash, password, composed)
         self.asked.append(password)
         future: Future[Any] = Future()
         if password in self.hold:
@@ -60,13 +60,13 @@ def when_all_done(sessions, stopping: threading.Event) -> Callable[[], None]:
 @pytest.fixture
 def forgetful(monkeypatch) -> None:
     """No password remembered from an earlier check: every login is a first one."""
-    monkeypatch.setattr(accounts, "_VERIFIED", OrderedDict())
+    monkeypatch.setattr(passwords, "_VERIFIED", OrderedDict())
 
 
 def first_logins(shell, clock, lines: list[tuple[str, str]] = MOVES) -> list[int]:
     """:func:`queue_moves`, and no password of theirs remembered (the shell logged in)."""
     ids = queue_moves(shell, clock, lines)
-    accounts._VERIFIED.clear()
+    passwords._VERIFIED.clear()
     return ids
 
 
@@ -105,7 +105,7 @@ def test_a_mail_whose_check_runs_holds_back_the_mails_behind_it(
         ["polis move 101 bob pw-bob a2-a3"],
         ["polis move 101 alice pw-alice b7-b6"],
     ]
-    assert accounts._remembered(_hash_of(sessions, "bob"), "pw-bob")  # the transaction looks up
+    assert passwords._remembered(_hash_of(sessions, "bob"), "pw-bob")  # the transaction looks up
     assert len(claims) == 0
 
 
@@ -137,7 +137,7 @@ def test_a_wrong_password_and_an_unknown_userid_start_no_check_ahead(
     claims.claim(32)
     assert len(claims.ready()) == 2
     assert checks.asked == ["wrong"]  # an unknown userid has no hash to check against
-    assert not accounts._remembered(_hash_of(sessions, "alice"), "wrong")
+    assert not passwords._remembered(_hash_of(sessions, "alice"), "wrong")
 
 
 def test_mails_held_behind_a_mail_that_fails_do_not_overtake_it(
@@ -192,7 +192,7 @@ def test_the_worker_checks_first_logins_outside_its_thread_and_plays_every_move_
     shell, sessions, settings, clock, forgetful, monkeypatch
 ):
     ids = first_logins(shell, clock)
-    real = accounts.hasher
+    real = passwords.hasher
     argon2_threads: list[str] = []
 
     class Recorded:
@@ -206,7 +206,7 @@ def test_the_worker_checks_first_logins_outside_its_thread_and_plays_every_move_
         def __getattr__(self, name: str) -> Any:
             return getattr(self.hasher, name)
 
-    monkeypatch.setattr(accounts, "hasher", lambda settings: Recorded(real(settings)))
+    monkeypatch.setattr(passwords, "hasher", lambda settings: Recorded(real(settings)))
     stopping, work = threading.Event(), threading.Event()
 
     on_done = when_all_done(sessions, stopping)
