@@ -18,7 +18,7 @@ from test_group_commit import MOVES, queue_moves
 from pbmserv.domain import accounts, passwords
 from pbmserv.mail import prepare, worker
 from pbmserv.mail.prepare import Claims
-from pbmserv.store.models import Inbox, InboxStatus, MoveRecord
+from pbmserv.store.models import Inbox, InboxStatus, MoveRecord, Outbox
 
 
 class HeldChecks(Executor):
@@ -123,7 +123,7 @@ def test_a_wrong_password_and_an_unknown_userid_start_no_check_ahead(
     shell, sessions, settings, clock, forgetful
 ):
     """A check ahead is only a shortcut for a login that can succeed; a wrong password is
-    checked (and counted) inside the transaction, as ever."""
+    counted inside the transaction, as ever (its failure remembered: not checked again)."""
     first_logins(
         shell,
         clock,
@@ -220,6 +220,39 @@ def test_the_worker_checks_first_logins_outside_its_thread_and_plays_every_move_
         assert texts == ["a7-a6", "a2-a3", "b7-b6"]
     assert len(argon2_threads) == 2  # alice's and bob's first logins, once each
     assert all(name.startswith("pbmserv-pw") for name in argon2_threads), argon2_threads
+
+
+def test_a_wrong_password_checked_ahead_is_not_checked_again(
+    shell, sessions, settings, clock, forgetful, monkeypatch
+):
+    """A wrong password was checked ahead, then again inside the transaction (holding the
+    write lock for argon2's time): two verifications per guess.  Its failure is remembered."""
+    verified: list[str] = []
+    real = passwords.hasher
+
+    class Counted:
+        def __init__(self, hasher: Any) -> None:
+            self.hasher = hasher
+
+        def verify(self, password_hash: str, password: str) -> bool:
+            verified.append(password)
+            return bool(self.hasher.verify(password_hash, password))
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.hasher, name)
+
+    monkeypatch.setattr(passwords, "_REFUSED", OrderedDict(), raising=False)
+    monkeypatch.setattr(passwords, "hasher", lambda settings: Counted(real(settings)))
+    ids = first_logins(shell, clock, [("alice", "polis move 101 alice wrong-pw a7-a6")])
+    worker.process_batch(sessions, settings, lambda: clock.now)
+    assert verified == ["wrong-pw"]
+    assert statuses(sessions, ids) == [(InboxStatus.done, 1)]
+    with sessions() as s:
+        answer = s.scalars(select(Outbox.body).order_by(Outbox.id.desc())).first()
+    assert answer is not None and "wrong password for 'alice'" in answer
+    # a new hash (the password changed) is checked again
+    other = passwords.hasher(settings).hasher.hash("wrong-pw")
+    assert passwords.check_password(settings, other, "wrong-pw", True)
 
 
 def _hash_of(sessions, userid: str) -> str:

@@ -172,9 +172,9 @@ def preverify(
     """Check (userid, password) pairs before the caller opens its write transaction.
 
     argon2 is slow on purpose; done inside the transaction it would hold SQLite's single write
-    lock (or a board's row lock) for tens of milliseconds per mail.  Successes are remembered,
-    so the check inside the transaction is a dictionary look-up; failures are still counted
-    there, by :func:`authenticate`.  argon2 releases the GIL, so several checks (a batch of
+    lock (or a board's row lock) for tens of milliseconds per mail.  Successes and failures
+    are remembered, so the check inside the transaction is a dictionary look-up (one argon2
+    check per guess); failures are counted there, by :func:`authenticate`.  argon2 releases the GIL, so several checks (a batch of
     mails) run on all cores at once.
     """
     checks = list(checks_needed(sessions, settings, pairs, now).values())

@@ -57,6 +57,20 @@ def _remembered(password_hash: str, password: str) -> bool:
     return False
 
 
+# recent failures (hash, whether composed, SHA-256 of the password): a mail's password checked
+# ahead (:func:`pbmserv.domain.accounts.preverify`) and wrong is not checked again inside the
+# transaction, where argon2 would hold the write lock; one check per wrong guess
+_REFUSED: OrderedDict[tuple[str, bool, bytes], None] = OrderedDict()
+
+
+def _refused(key: tuple[str, bool, bytes]) -> bool:
+    with _VERIFIED_LOCK:
+        if key in _REFUSED:
+            _REFUSED.move_to_end(key)
+            return True
+    return False
+
+
 def _as_typed(password_hash: str, password: str) -> bool:
     """Whether ``password`` was last verified against ``password_hash`` as typed, not
     composed: a hash made before passwords were composed, which a login replaces (until then
@@ -66,8 +80,9 @@ def _as_typed(password_hash: str, password: str) -> bool:
 
 
 def check_password(settings: Settings, password_hash: str, password: str, composed: bool) -> bool:
-    """argon2 verification, remembering recent successes (hash + SHA-256 of the password, in
-    memory only) so that :func:`preverify` can pay the deliberate cost outside a transaction.
+    """argon2 verification, remembering recent successes and failures (hash + SHA-256 of the
+    password, in memory only) so that :func:`preverify` can pay the deliberate cost outside a
+    transaction, once.
 
     A hash ``composed`` (made of the password in NFC: ``User.password_composed``) is checked
     once.  One made before passwords were composed may be of the password as typed: it is
@@ -76,6 +91,9 @@ def check_password(settings: Settings, password_hash: str, password: str, compos
     if _remembered(password_hash, password):
         return True
     key = _verified_key(password_hash, password)
+    refused = (key[0], composed, key[1])
+    if _refused(refused):
+        return False
     from argon2.exceptions import InvalidHashError, VerificationError  # lazy: as _hasher
 
     ok = as_typed = False
@@ -87,9 +105,13 @@ def check_password(settings: Settings, password_hash: str, password: str, compos
             break
         except (VerificationError, InvalidHashError):
             continue
-    if ok:
-        with _VERIFIED_LOCK:
+    with _VERIFIED_LOCK:
+        if ok:
             _VERIFIED[key] = as_typed
             while len(_VERIFIED) > _VERIFIED_MAX:
                 _VERIFIED.popitem(last=False)
+        else:
+            _REFUSED[refused] = None
+            while len(_REFUSED) > _VERIFIED_MAX:
+                _REFUSED.popitem(last=False)
     return ok
