@@ -107,6 +107,43 @@ def test_signup_confirm_and_answers_with_an_address_that_is_not_ascii(shell) -> 
         assert [(a.address, a.confirmed) for a in user.addresses] == [(new, True)]
 
 
+def test_answers_write_an_internationalised_domain_in_unicode(shell) -> None:
+    """The answers wrote the domain as kept, in A-labels: 'Mail goes to
+    jörg@xn--bcher-kva.example', an address its player never wrote.  A person reads it in
+    Unicode; the headers keep the one form (any relay takes it); a label that mixes scripts
+    (a homograph: 'аpple' with a Cyrillic 'а') stays in A-labels, where its oddness shows."""
+    signup = shell.ok("signup jorg pw1234 Jörg@Bücher.example")
+    assert "Mail goes to jörg@bücher.example." in signup.body and "xn--" not in signup.body
+    mail(shell, NFD, "change address jorg pw1234 jörg@bücher.example 用户@例子.中国")
+    [code] = [row for row in shell.outbox() if row.recipient == "用户@xn--fsqu00a.xn--fiqs8s"]
+    assert "'jorg' to 用户@例子.中国." in code.body
+    [answer] = [row for row in shell.outbox() if row.recipient == JORG]
+    assert "will be: jörg@bücher.example, 用户@例子.中国" in answer.body
+    assert "xn--" not in answer.body + code.body
+    confirmed = shell.ok(f"confirm {code.subject.split()[-1]}")
+    assert confirmed.body.startswith("用户@例子.中国 is confirmed")
+    homograph = shell.ok("change address jorg pw1234 alice@аpple.example jörg@bücher.example")
+    assert "  alice@xn--pple-43d.example\n  jörg@bücher.example" in homograph.body
+
+
+@pytest.mark.parametrize(
+    ("domain", "seen"),
+    [
+        ("bücher.example", "bücher.example"),
+        ("日本語のドメイン.jp", "日本語のドメイン.jp"),  # Han, Hiragana, Katakana: one writing
+        ("한국어.kr", "한국어.kr"),
+        ("аpple.example", "xn--pple-43d.example"),  # Cyrillic 'а' among Latin letters
+        ("paypal-ρ.example", "xn--paypal--vpf.example"),  # Latin and Greek
+    ],
+)
+def test_a_domain_is_shown_in_unicode_unless_a_label_mixes_scripts(domain: str, seen: str):
+    from pbmserv.domain.addresses import canonical, shown
+
+    kept = canonical(f"bob@{domain}")
+    assert kept is not None and kept.isascii()
+    assert shown(kept) == f"bob@{seen}"
+
+
 def test_the_caps_count_one_mailbox_once_however_it_is_written(shell) -> None:
     shell.settings.max_stranger_answers_per_day = 2
     for spelling in (
