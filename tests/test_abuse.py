@@ -455,7 +455,7 @@ def test_an_old_hash_is_replaced_at_the_next_right_password(shell):
     with shell.sessions() as s:
         new = accounts.find_user(s, "alice").password_hash
     assert new != old and not accounts.hasher(shell.settings).check_needs_rehash(new)
-    assert accounts.check_password(shell.settings, new, "pw-alice")
+    assert accounts.check_password(shell.settings, new, "pw-alice", True)
 
 
 # ----------------------------------------------------------------------------- 4. challenges

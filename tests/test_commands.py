@@ -526,8 +526,8 @@ def test_preverified_passwords_skip_argon2_but_failures_still_count(shell):
     accounts.preverify(shell.sessions, shell.settings, pairs, shell.clock.now)
     with shell.sessions() as s:
         hash_ = accounts.find_user(s, "alice").password_hash
-    assert accounts.check_password(shell.settings, hash_, "pw-alice")
-    assert not accounts.check_password(shell.settings, hash_, "bad")
+    assert accounts.check_password(shell.settings, hash_, "pw-alice", True)
+    assert not accounts.check_password(shell.settings, hash_, "bad", True)
     assert "wrong password" in shell("change password alice bad newpass").body
 
 

@@ -638,6 +638,36 @@ def test_html_comment_full_of_tag_starts_is_read_in_linear_time(hostile: str) ->
     assert time.perf_counter() - began < 1.5
 
 
+def test_html_comments_end_as_browsers_end_them() -> None:
+    """A comment closed by '--!>' (browsers) or '-- >' (html.parser) was shown as text, and
+    '<!-->' is an empty one; a script's '<!--' is no comment (it hid what followed)."""
+    html = "<p>a</p><!-- x -- ><p>b</p><!-- y --!><p>c</p><!-->d<!--->e<!---->f"
+    assert html_to_text(html) == "a\n\nb\n\nc\ndef"
+    html = '<script>var s = "<!--";</script><p>polis show 101</p><!-- z -->'
+    assert html_to_text(html) == "polis show 101"
+    assert html_to_text("<!DOCTYPE html><?xml version='1.0'?><![foo]><p>hi</p>") == "hi"
+
+
+def test_html_quoted_values_may_hold_angle_brackets() -> None:
+    """A '<' in a quoted attribute value made the tag text (a tag that never ends)."""
+    html = '<a title="a<b" href=\'x>y\'>polis show 101</a><p title="<!--">ok</p><!-- -->'
+    assert html_to_text(html) == "polis show 101\nok"
+    assert html_to_text('<a title="x" <b>y</b>') == '<a title="x" y'  # (a '<' outside one)
+
+
+@pytest.mark.parametrize(
+    "start", ['<a title="<', "<a b='\"", "<a b=\"<a b='", "<!-- -- ", "</script", "<!--a--!"]
+)
+def test_html_of_quotes_and_comments_that_never_end_is_read_in_linear_time(start: str) -> None:
+    import time
+
+    html = start * (500_000 // len(start)) + "<p>polis show 101</p>"
+    began = time.perf_counter()
+    text = html_to_text(html)
+    assert time.perf_counter() - began < 3  # (0.2-1 s on a busy machine)
+    assert text.endswith("\npolis show 101") and text.startswith(start[:2])
+
+
 def test_html_reply_drops_the_quote() -> None:
     raw = (
         b"From: a@example.org\nSubject: x\nContent-Type: text/html\n\n"
@@ -1000,6 +1030,40 @@ def test_a_text_part_below_a_dashed_line_is_not_cut() -> None:
     parsed = parse_message(raw, "a@example.org")
     assert parsed.commands == ["polis help"] and not parsed.ignored
     assert "line 149" in parsed.text
+
+
+@pytest.mark.parametrize("multipart", [False, True])
+def test_an_html_mail_with_thousands_of_dashed_lines_is_read_whole(multipart: bool) -> None:
+    """An HTML mail whose style held more than 1,200 lines starting with '--' (CSS custom
+    properties, as newsletters and some webmail write) lost its text and commands below them:
+    the MIME parser was given the mail up to its 1,201st such line.  Only boundary lines
+    count now."""
+    style = "".join(f"--color-{i}: #{i:06x};\n" for i in range(3000))
+    html = f"<html><head><style>\n:root {{\n{style}}}\n</style></head>"
+    html += "<body><p>polis show 101</p><p>thanks</p></body></html>\n"
+    head = "From: a@example.org\nSubject: hello\nMIME-Version: 1.0\n"
+    if multipart:
+        raw = head + 'Content-Type: multipart/alternative; boundary="=_b"\n\n'
+        raw += "--=_b\nContent-Type: text/plain\n\n\n--=_b\nContent-Type: text/html\n\n"
+        raw += html + "--=_b--\n"
+    else:
+        raw = head + "Content-Type: text/html\n\n" + html
+    parsed = parse_message(raw.encode(), "a@example.org")
+    assert parsed.commands == ["polis show 101"]
+    assert parsed.comment == "thanks"
+
+
+def test_the_parts_past_the_100th_are_cut_before_the_parser_by_their_boundaries() -> None:
+    from pbmserv.mail.decode import parts_read
+
+    head = b'Content-Type: multipart/mixed; boundary="b"\n\n'
+    raw = head + b"--b\n\nx\n" * 50_000 + b"--b--\n"
+    assert parts_read(raw, 1000).count(b"\n--b\n") == 201  # (2 * MAX_PARTS + 1)
+    dashes = head + b"--b\n\n" + b"--x\n" * 50_000 + b"--b--\n"
+    assert parts_read(dashes, 1000) == dashes  # (no boundary lines)
+    # a boundary declared in RFC 2231's form: every '--' line counts, as before
+    odd = b'Content-Type: multipart/mixed; boundary*0="b"\n\n' + b"--b\n\nx\n" * 50_000
+    assert parts_read(odd, 1000).count(b"\n--b\n") == 1200
 
 
 def test_the_header_lines_of_all_the_parts_are_bounded_together() -> None:

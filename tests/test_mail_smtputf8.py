@@ -107,6 +107,43 @@ def test_signup_confirm_and_answers_with_an_address_that_is_not_ascii(shell) -> 
         assert [(a.address, a.confirmed) for a in user.addresses] == [(new, True)]
 
 
+def test_answers_write_an_internationalised_domain_in_unicode(shell) -> None:
+    """The answers wrote the domain as kept, in A-labels: 'Mail goes to
+    jörg@xn--bcher-kva.example', an address its player never wrote.  A person reads it in
+    Unicode; the headers keep the one form (any relay takes it); a label that mixes scripts
+    (a homograph: 'аpple' with a Cyrillic 'а') stays in A-labels, where its oddness shows."""
+    signup = shell.ok("signup jorg pw1234 Jörg@Bücher.example")
+    assert "Mail goes to jörg@bücher.example." in signup.body and "xn--" not in signup.body
+    mail(shell, NFD, "change address jorg pw1234 jörg@bücher.example 用户@例子.中国")
+    [code] = [row for row in shell.outbox() if row.recipient == "用户@xn--fsqu00a.xn--fiqs8s"]
+    assert "'jorg' to 用户@例子.中国." in code.body
+    [answer] = [row for row in shell.outbox() if row.recipient == JORG]
+    assert "will be: jörg@bücher.example, 用户@例子.中国" in answer.body
+    assert "xn--" not in answer.body + code.body
+    confirmed = shell.ok(f"confirm {code.subject.split()[-1]}")
+    assert confirmed.body.startswith("用户@例子.中国 is confirmed")
+    homograph = shell.ok("change address jorg pw1234 alice@аpple.example jörg@bücher.example")
+    assert "  alice@xn--pple-43d.example\n  jörg@bücher.example" in homograph.body
+
+
+@pytest.mark.parametrize(
+    ("domain", "seen"),
+    [
+        ("bücher.example", "bücher.example"),
+        ("日本語のドメイン.jp", "日本語のドメイン.jp"),  # Han, Hiragana, Katakana: one writing
+        ("한국어.kr", "한국어.kr"),
+        ("аpple.example", "xn--pple-43d.example"),  # Cyrillic 'а' among Latin letters
+        ("paypal-ρ.example", "xn--paypal--vpf.example"),  # Latin and Greek
+    ],
+)
+def test_a_domain_is_shown_in_unicode_unless_a_label_mixes_scripts(domain: str, seen: str):
+    from pbmserv.domain.addresses import canonical, shown
+
+    kept = canonical(f"bob@{domain}")
+    assert kept is not None and kept.isascii()
+    assert shown(kept) == f"bob@{seen}"
+
+
 def test_the_caps_count_one_mailbox_once_however_it_is_written(shell) -> None:
     shell.settings.max_stranger_answers_per_day = 2
     for spelling in (
@@ -185,10 +222,10 @@ def test_a_password_with_an_accent_is_one_password_however_the_accent_is_typed(s
     assert "wrong password" not in answers and "Polis Board 101" in answers
     with shell.sessions() as s:
         hashes = {u: h for u, h in s.execute(select(User.userid, User.password_hash))}
-    assert accounts.check_password(shell.settings, hashes["bob"], "café-bob")
+    assert accounts.check_password(shell.settings, hashes["bob"], "café-bob", True)
     old = accounts.hasher(shell.settings).hash("cafe\u0301-old")  # made as typed, before
-    assert accounts.check_password(shell.settings, old, "cafe\u0301-old")
-    assert not accounts.check_password(shell.settings, old, "cafe-old")
+    assert accounts.check_password(shell.settings, old, "cafe\u0301-old", False)
+    assert not accounts.check_password(shell.settings, old, "cafe-old", False)
 
 
 def test_a_password_is_as_long_as_its_composed_letters(shell) -> None:
@@ -209,13 +246,67 @@ def test_a_hash_made_of_a_password_as_typed_is_made_again_composed_at_login(shel
     shell.ok("signup bob secret-bob bob@example.org")
     shell.ok("polis challenge alice bob")
     old = accounts.hasher(shell.settings).hash("cafe\u0301-alice")  # made as typed, before
-    with shell.sessions() as s, s.begin():
-        s.scalars(select(User).where(User.userid == "alice")).one().password_hash = old
+    with shell.sessions() as s, s.begin():  # (a hash of before 0015: not marked composed)
+        alice = s.scalars(select(User).where(User.userid == "alice")).one()
+        alice.password_hash, alice.password_composed = old, False
     mail(shell, "alice@example.org", "polis move 101 alice cafe\u0301-alice a7-a6")
     with shell.sessions() as s:
         now = s.scalars(select(User.password_hash).where(User.userid == "alice")).one()
     assert now != old
-    assert accounts.check_password(shell.settings, now, "café-alice")
+    assert accounts.check_password(shell.settings, now, "café-alice", True)
+
+
+def test_a_wrong_password_typed_decomposed_costs_one_argon2_check(shell, monkeypatch) -> None:
+    """A wrong password that is not NFC was checked composed, then as typed: two argon2
+    verifications per guess.  A hash made composed is marked so, and checked once; a hash
+    made before (unmarked) is checked both ways until its owner's login marks it."""
+    from argon2 import PasswordHasher
+
+    from pbmserv.domain import accounts
+
+    checks: list[str] = []
+    verify = PasswordHasher.verify
+
+    def counted(self: PasswordHasher, hash_: str, password: str | bytes) -> bool:
+        checks.append(str(password))
+        return verify(self, hash_, password)
+
+    def login(userid: str, password: str) -> bool:
+        checks.clear()
+        with shell.sessions() as s, s.begin():
+            try:
+                accounts.authenticate(
+                    s, shell.settings, userid, password, sender=None, now=shell.clock.now
+                )
+            except accounts.AuthError:
+                return False
+        return True
+
+    shell.ok("signup alice café-alice alice@example.org")
+    shell.ok("signup bob secret-bob bob@example.org")
+    old = accounts.hasher(shell.settings).hash("cafe\u0301-bob")  # made as typed, before
+    with shell.sessions() as s, s.begin():  # (a hash of before 0015: not marked composed)
+        bob = s.scalars(select(User).where(User.userid == "bob")).one()
+        bob.password_hash, bob.password_composed = old, False
+    monkeypatch.setattr(PasswordHasher, "verify", counted)
+    assert not login("alice", "cafe\u0301-wrong") and checks == ["café-wrong"]
+    assert login("alice", "cafe\u0301-alice") and checks == ["café-alice"]
+    assert not login("bob", "cafe\u0301-wrong") and len(checks) == 2  # (its form unknown)
+    assert not login("bob", "café-bob")  # (made as typed: the other form is refused)
+    assert login("bob", "cafe\u0301-bob") and len(checks) == 2
+    with shell.sessions() as s:
+        bob = s.scalars(select(User).where(User.userid == "bob")).one()
+        assert bob.password_composed and bob.password_hash != old  # (stored composed)
+    assert not login("bob", "cafe\u0301-wrong") and checks == ["café-wrong"]
+    assert login("bob", "café-bob") and checks == ["café-bob"]
+    # an unmarked hash that verifies composed is marked, not made again
+    with shell.sessions() as s, s.begin():
+        alice = s.scalars(select(User).where(User.userid == "alice")).one()
+        alice.password_composed, kept = False, alice.password_hash
+    assert login("alice", "café-alice") and checks == ["café-alice"]
+    with shell.sessions() as s:
+        alice = s.scalars(select(User).where(User.userid == "alice")).one()
+        assert alice.password_composed and alice.password_hash == kept
 
 
 def test_our_address_is_accepted_with_its_domain_in_unicode_or_in_a_labels(settings) -> None:

@@ -15,10 +15,10 @@ import pytest
 from sqlalchemy import select
 from test_group_commit import MOVES, queue_moves
 
-from pbmserv.domain import accounts
+from pbmserv.domain import accounts, passwords
 from pbmserv.mail import prepare, worker
 from pbmserv.mail.prepare import Claims
-from pbmserv.store.models import Inbox, InboxStatus, MoveRecord
+from pbmserv.store.models import Inbox, InboxStatus, MoveRecord, Outbox
 
 
 class HeldChecks(Executor):
@@ -31,7 +31,7 @@ class HeldChecks(Executor):
         self.held: dict[str, tuple[Future[Any], Callable[[], Any]]] = {}
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        password = args[-1]
+        password = args[2]  # (settings, hash, password, composed)
         self.asked.append(password)
         future: Future[Any] = Future()
         if password in self.hold:
@@ -60,13 +60,13 @@ def when_all_done(sessions, stopping: threading.Event) -> Callable[[], None]:
 @pytest.fixture
 def forgetful(monkeypatch) -> None:
     """No password remembered from an earlier check: every login is a first one."""
-    monkeypatch.setattr(accounts, "_VERIFIED", OrderedDict())
+    monkeypatch.setattr(passwords, "_VERIFIED", OrderedDict())
 
 
 def first_logins(shell, clock, lines: list[tuple[str, str]] = MOVES) -> list[int]:
     """:func:`queue_moves`, and no password of theirs remembered (the shell logged in)."""
     ids = queue_moves(shell, clock, lines)
-    accounts._VERIFIED.clear()
+    passwords._VERIFIED.clear()
     return ids
 
 
@@ -105,7 +105,7 @@ def test_a_mail_whose_check_runs_holds_back_the_mails_behind_it(
         ["polis move 101 bob pw-bob a2-a3"],
         ["polis move 101 alice pw-alice b7-b6"],
     ]
-    assert accounts._remembered(_hash_of(sessions, "bob"), "pw-bob")  # the transaction looks up
+    assert passwords._remembered(_hash_of(sessions, "bob"), "pw-bob")  # the transaction looks up
     assert len(claims) == 0
 
 
@@ -123,7 +123,7 @@ def test_a_wrong_password_and_an_unknown_userid_start_no_check_ahead(
     shell, sessions, settings, clock, forgetful
 ):
     """A check ahead is only a shortcut for a login that can succeed; a wrong password is
-    checked (and counted) inside the transaction, as ever."""
+    counted inside the transaction, as ever (its failure remembered: not checked again)."""
     first_logins(
         shell,
         clock,
@@ -137,7 +137,7 @@ def test_a_wrong_password_and_an_unknown_userid_start_no_check_ahead(
     claims.claim(32)
     assert len(claims.ready()) == 2
     assert checks.asked == ["wrong"]  # an unknown userid has no hash to check against
-    assert not accounts._remembered(_hash_of(sessions, "alice"), "wrong")
+    assert not passwords._remembered(_hash_of(sessions, "alice"), "wrong")
 
 
 def test_mails_held_behind_a_mail_that_fails_do_not_overtake_it(
@@ -192,7 +192,7 @@ def test_the_worker_checks_first_logins_outside_its_thread_and_plays_every_move_
     shell, sessions, settings, clock, forgetful, monkeypatch
 ):
     ids = first_logins(shell, clock)
-    real = accounts.hasher
+    real = passwords.hasher
     argon2_threads: list[str] = []
 
     class Recorded:
@@ -206,7 +206,7 @@ def test_the_worker_checks_first_logins_outside_its_thread_and_plays_every_move_
         def __getattr__(self, name: str) -> Any:
             return getattr(self.hasher, name)
 
-    monkeypatch.setattr(accounts, "hasher", lambda settings: Recorded(real(settings)))
+    monkeypatch.setattr(passwords, "hasher", lambda settings: Recorded(real(settings)))
     stopping, work = threading.Event(), threading.Event()
 
     on_done = when_all_done(sessions, stopping)
@@ -220,6 +220,39 @@ def test_the_worker_checks_first_logins_outside_its_thread_and_plays_every_move_
         assert texts == ["a7-a6", "a2-a3", "b7-b6"]
     assert len(argon2_threads) == 2  # alice's and bob's first logins, once each
     assert all(name.startswith("pbmserv-pw") for name in argon2_threads), argon2_threads
+
+
+def test_a_wrong_password_checked_ahead_is_not_checked_again(
+    shell, sessions, settings, clock, forgetful, monkeypatch
+):
+    """A wrong password was checked ahead, then again inside the transaction (holding the
+    write lock for argon2's time): two verifications per guess.  Its failure is remembered."""
+    verified: list[str] = []
+    real = passwords.hasher
+
+    class Counted:
+        def __init__(self, hasher: Any) -> None:
+            self.hasher = hasher
+
+        def verify(self, password_hash: str, password: str) -> bool:
+            verified.append(password)
+            return bool(self.hasher.verify(password_hash, password))
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.hasher, name)
+
+    monkeypatch.setattr(passwords, "_REFUSED", OrderedDict(), raising=False)
+    monkeypatch.setattr(passwords, "hasher", lambda settings: Counted(real(settings)))
+    ids = first_logins(shell, clock, [("alice", "polis move 101 alice wrong-pw a7-a6")])
+    worker.process_batch(sessions, settings, lambda: clock.now)
+    assert verified == ["wrong-pw"]
+    assert statuses(sessions, ids) == [(InboxStatus.done, 1)]
+    with sessions() as s:
+        answer = s.scalars(select(Outbox.body).order_by(Outbox.id.desc())).first()
+    assert answer is not None and "wrong password for 'alice'" in answer
+    # a new hash (the password changed) is checked again
+    other = passwords.hasher(settings).hasher.hash("wrong-pw")
+    assert passwords.check_password(settings, other, "wrong-pw", True)
 
 
 def _hash_of(sessions, userid: str) -> str:

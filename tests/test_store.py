@@ -291,3 +291,29 @@ def test_a_mail_stored_before_0014_keeps_its_key_for_ever_once_deleted(database_
             stored.id,
         ]
     engine.dispose()
+
+
+def test_hashes_stored_before_0015_are_not_marked_composed(database_url):
+    """0015 marks the hashes made of the password composed (NFC), checked once; a hash stored
+    before may be of the password as typed: it stays unmarked (checked both ways)."""
+    from sqlalchemy import text
+
+    engine = db.make_engine(database_url)
+    upgrade(engine, "0014")
+    at = datetime(2026, 11, 1, tzinfo=UTC)
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO users (userid, password_hash, created, accepts_challenges, seeking,"
+                " vacation_used) VALUES ('alice', '$argon2id$old', :at, true, 0, 0)"
+            ),
+            {"at": at},
+        )
+    upgrade(engine)
+    with engine.begin() as conn:
+        assert not conn.execute(text("SELECT password_composed FROM users")).scalar_one()
+        conn.execute(text("UPDATE users SET password_composed = true"))
+    downgrade(engine, "0014")
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT password_hash FROM users")).scalar_one() == "$argon2id$old"
+    engine.dispose()

@@ -11,6 +11,7 @@ from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.listing import games_table
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
 from pbmserv.domain import accounts, confirmation, tokens, withdrawals
+from pbmserv.domain.addresses import listed, shown
 from pbmserv.games import all_games, get_game
 from pbmserv.render import subjects
 from pbmserv.store.db import sqlite_file
@@ -56,7 +57,7 @@ def _given(req: Request, addresses: list[str]) -> None:
 
 def _capped(addresses: list[str]) -> str:
     return (
-        f"No mail could be sent to {', '.join(addresses)} today: an address gets only so many "
+        f"No mail could be sent to {listed(addresses)} today: an address gets only so many "
         "mails from us a day (UTC)"
     )
 
@@ -75,7 +76,7 @@ def _confirmation_answer(
         lines += [
             "",
             "A confirmation mail sent earlier to "
-            + ", ".join(done.waiting)
+            + listed(done.waiting)
             + " is still waiting; nothing new was sent there.",
         ]
     if done.capped:
@@ -122,12 +123,12 @@ def signup(call: Call) -> None:
             f"{userid}, and without one the account is removed after "
             f"{req.settings.unconfirmed_account_days} days.",
             "",
-            "Addresses: " + ", ".join(addresses),
+            "Addresses: " + listed(addresses),
         ]
         _confirmation_answer(req, ctx, done, lines)
         return
     lines = [f"Welcome, {userid}: you are signed up."]
-    lines += [f"Mail goes to {a}." for a in addresses] or ["No mail address is registered."]
+    lines += [f"Mail goes to {shown(a)}." for a in addresses] or ["No mail address is registered."]
     lines += ["", "Send 'help' for the list of commands and games."]
     answer(ctx, subjects.server("signup"), _text(lines))
 
@@ -177,21 +178,21 @@ def change_address(call: Call) -> None:
             )
             if done.refused:  # rolls the change back
                 raise Refused(
-                    f"{', '.join(done.refused)} refused the mail of {user.userid} (with "
+                    f"{listed(done.refused)} refused the mail of {user.userid} (with "
                     "'refuse CODE'): nothing is sent there for this account; give another address"
                 )
     _given(req, addresses)
     name = accounts.normalise_userid(userid)
     if not new:
-        lines = [f"The addresses of {name} are now:", *[f"  {a}" for a in addresses]]
+        lines = [f"The addresses of {name} are now:", *[f"  {shown(a)}" for a in addresses]]
         answer(ctx, subjects.server("change address"), _text(lines))
         return
     lines = [
-        f"The addresses of {name} will be: " + ", ".join(addresses),
-        "Waiting for confirmation: " + ", ".join(new),
+        f"The addresses of {name} will be: " + listed(addresses),
+        "Waiting for confirmation: " + listed(new),
     ]
     if kept:
-        lines.append("Until one is confirmed, mail still goes to: " + ", ".join(kept))
+        lines.append("Until one is confirmed, mail still goes to: " + listed(kept))
     _confirmation_answer(req, ctx, done, lines)
 
 

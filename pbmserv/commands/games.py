@@ -35,6 +35,7 @@ from pbmserv.commands.dispatch import Refused, Request, answer, error_subject
 from pbmserv.commands.listing import games, history, show, show_boards
 from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import accounts, boards, confirmation, deadlines, limits, moves, notify
+from pbmserv.domain.addresses import shown
 from pbmserv.domain.proposals import open_vote
 from pbmserv.games import get_game
 from pbmserv.games.base import Game, MoveError, ParamError, PlayersError, name_some
@@ -199,7 +200,7 @@ def create_challenge(
                 )
             if not limits.recipient_allowed(session, req.settings, req.sender or "", req.now):
                 raise Refused(  # (its code counts under the cap on mails to one address)
-                    f"no code can be mailed to {req.sender} today: an address gets only so "
+                    f"no code can be mailed to {shown(req.sender or '')} today: an address gets only so "
                     "many mails from us a day; try again tomorrow (UTC)"
                 )
             mail = confirmation.challenge_mail(

@@ -22,6 +22,7 @@ from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.games import create_challenge
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
 from pbmserv.domain import accounts, confirmation, tokens
+from pbmserv.domain.addresses import shown
 from pbmserv.games import get_game
 from pbmserv.render import subjects
 from pbmserv.render.templates import fill
@@ -81,8 +82,10 @@ def confirm(call: Call) -> None:
         assert user is not None
         if token.kind is TokenKind.address:
             if confirmation.confirm_address(session, token) is None:
-                raise Refused(f"{token.address} is no longer an address of {user.userid}")
-            message = f"{token.address} is confirmed: mail for {user.userid} goes there now.\n"
+                raise Refused(f"{shown(token.address)} is no longer an address of {user.userid}")
+            message = (
+                f"{shown(token.address)} is confirmed: mail for {user.userid} goes there now.\n"
+            )
         elif token.kind is TokenKind.challenge:
             if not req.trusted and not accounts.is_owner_address(user, req.sender):
                 raise Refused(f"a challenge is confirmed from a confirmed address of {user.userid}")
@@ -109,7 +112,7 @@ def refuse(call: Call) -> None:
         assert user is not None
         if token.kind is TokenKind.address:
             done = (
-                f"{token.address} is not confirmed for {user.userid}, and {user.userid} "
+                f"{shown(token.address)} is not confirmed for {user.userid}, and {user.userid} "
                 "will never have mail sent there again."
             )
         elif token.kind is TokenKind.challenge:

@@ -15,18 +15,13 @@ one form (:mod:`pbmserv.domain.addresses`): no lists, no display names, no local
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import threading
-import unicodedata
-from collections import OrderedDict
 from collections.abc import Collection, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from sqlalchemy import Delete, Select, and_, bindparam, delete, func, select
 from sqlalchemy.orm import Session, joinedload, sessionmaker
@@ -34,10 +29,8 @@ from sqlalchemy.orm import Session, joinedload, sessionmaker
 from pbmserv.config import Settings
 from pbmserv.domain import addresses, owner_hold
 from pbmserv.domain.owner_hold import owner_key as _owner_key
+from pbmserv.domain.passwords import _as_typed, _composed, _remembered, check_password, hasher
 from pbmserv.store.models import Address, AuthFailure, Board, BoardStatus, Seat, User
-
-if TYPE_CHECKING:
-    from argon2 import PasswordHasher
 
 USERID_RE = re.compile(r"^[a-z][a-z0-9_.-]{1,31}$")
 MIN_PASSWORD = 4
@@ -76,17 +69,6 @@ class UnknownUserid(AuthError):
             "unknown userid: no account has the name given as the userid (it is not repeated "
             "here, in case it was your password)"
         )
-
-
-@lru_cache(maxsize=4)
-def _hasher(time_cost: int, memory_kib: int) -> PasswordHasher:
-    from argon2 import PasswordHasher  # lazy: only a command that checks a password needs it
-
-    return PasswordHasher(time_cost=time_cost, memory_cost=memory_kib, parallelism=1)
-
-
-def hasher(settings: Settings) -> PasswordHasher:
-    return _hasher(settings.argon2_time_cost, settings.argon2_memory_kib)
 
 
 def normalise_userid(userid: str) -> str:
@@ -159,6 +141,7 @@ def create_user(
     user = User(
         userid=normalise_userid(userid),
         password_hash=hasher(settings).hash(_composed(password)),
+        password_composed=True,
         created=now,
         addresses=[Address(address=a.strip().lower(), confirmed=confirmed) for a in addresses],
     )
@@ -169,70 +152,13 @@ def create_user(
 
 def set_password(user: User, settings: Settings, password: str) -> None:
     user.password_hash = hasher(settings).hash(_composed(password))
-
-
-def _composed(password: str) -> str:
-    """A password as it is hashed: NFC, so that 'café' typed with an accented letter or with
-    'e' and a combining accent (macOS, some phones) is one password."""
-    return unicodedata.normalize("NFC", password)
-
-
-# recent successes, each with whether the hash was of the password as typed, not composed
-_VERIFIED: OrderedDict[tuple[str, bytes], bool] = OrderedDict()
-_VERIFIED_LOCK = threading.Lock()
-_VERIFIED_MAX = 4096
-
-
-def _verified_key(password_hash: str, password: str) -> tuple[str, bytes]:
-    return (password_hash, hashlib.sha256(password.encode("utf-8", "surrogatepass")).digest())
-
-
-def _remembered(password_hash: str, password: str) -> bool:
-    key = _verified_key(password_hash, password)
-    with _VERIFIED_LOCK:
-        if key in _VERIFIED:
-            _VERIFIED.move_to_end(key)
-            return True
-    return False
-
-
-def _as_typed(password_hash: str, password: str) -> bool:
-    """Whether ``password`` was last verified against ``password_hash`` as typed, not
-    composed: a hash made before passwords were composed, which a login replaces (until then
-    the password typed the other way is refused, and each wrong one costs two checks)."""
-    with _VERIFIED_LOCK:
-        return _VERIFIED.get(_verified_key(password_hash, password), False)
-
-
-def check_password(settings: Settings, password_hash: str, password: str) -> bool:
-    """argon2 verification, remembering recent successes (hash + SHA-256 of the password, in
-    memory only) so that :func:`preverify` can pay the deliberate cost outside a transaction."""
-    if _remembered(password_hash, password):
-        return True
-    key = _verified_key(password_hash, password)
-    from argon2.exceptions import InvalidHashError, VerificationError  # lazy: as _hasher
-
-    ok = as_typed = False
-    # (a hash made before passwords were composed may be of the password as typed)
-    for typed in dict.fromkeys([_composed(password), password]):
-        try:
-            ok = hasher(settings).verify(password_hash, typed)
-            as_typed = typed != _composed(password)
-            break
-        except (VerificationError, InvalidHashError):
-            continue
-    if ok:
-        with _VERIFIED_LOCK:
-            _VERIFIED[key] = as_typed
-            while len(_VERIFIED) > _VERIFIED_MAX:
-                _VERIFIED.popitem(last=False)
-    return ok
+    user.password_composed = True
 
 
 @lru_cache(maxsize=1)
-def _hashes_query() -> Select[str, str]:
+def _hashes_query() -> Select[str, str, bool]:
     """Built once: every batch of mails asks it."""
-    return select(User.userid, User.password_hash).where(
+    return select(User.userid, User.password_hash, User.password_composed).where(
         User.userid.in_(bindparam("userids", expanding=True))
     )
 
@@ -246,9 +172,9 @@ def preverify(
     """Check (userid, password) pairs before the caller opens its write transaction.
 
     argon2 is slow on purpose; done inside the transaction it would hold SQLite's single write
-    lock (or a board's row lock) for tens of milliseconds per mail.  Successes are remembered,
-    so the check inside the transaction is a dictionary look-up; failures are still counted
-    there, by :func:`authenticate`.  argon2 releases the GIL, so several checks (a batch of
+    lock (or a board's row lock) for tens of milliseconds per mail.  Successes and failures
+    are remembered, so the check inside the transaction is a dictionary look-up (one argon2
+    check per guess); failures are counted there, by :func:`authenticate`.  argon2 releases the GIL, so several checks (a batch of
     mails) run on all cores at once.
     """
     checks = list(checks_needed(sessions, settings, pairs, now).values())
@@ -264,9 +190,9 @@ def checks_needed(
     settings: Settings,
     pairs: Iterable[tuple[str, str]],
     now: datetime,
-) -> dict[tuple[str, str], tuple[str, str]]:
+) -> dict[tuple[str, str], tuple[str, str, bool]]:
     """The argon2 checks that would make these (userid, password) logins a look-up inside the
-    transaction: (userid, password) -> (hash, password), for known userids whose password is
+    transaction: (userid, password) -> (hash, password, whether the hash is composed), for known userids whose password is
     not remembered.  Reads only (one query, two when some are unknown).
 
     A userid whose wrong passwords are being throttled (from others, or from its own
@@ -279,11 +205,16 @@ def checks_needed(
         return {}
     with sessions() as session:
         userids = sorted({u for u, _ in wanted})
-        hashes = dict(session.connection().execute(_hashes_query(), {"userids": userids}).all())
+        hashes = {
+            userid: (password_hash, composed)
+            for userid, password_hash, composed in session.connection().execute(
+                _hashes_query(), {"userids": userids}
+            )
+        }
         unknown = {
             (userid, password)
             for userid, password in wanted
-            if userid in hashes and not _remembered(hashes[userid], password)
+            if userid in hashes and not _remembered(hashes[userid][0], password)
         }
         keys = {k for userid, _ in unknown for k in (f"user:{userid}", _owner_key(userid))}
         failures: list[AuthFailure] = []
@@ -297,7 +228,7 @@ def checks_needed(
             )
         }
     return {
-        (userid, password): (hashes[userid], password)
+        (userid, password): (hashes[userid][0], password, hashes[userid][1])
         for userid, password in unknown
         if userid not in refused
     }
@@ -400,6 +331,7 @@ class _Account:
     id: int
     userid: str
     password_hash: str
+    composed: bool  # (User.password_composed)
     confirmed: list[str]
 
     def owns(self, sender: str | None) -> bool:
@@ -411,17 +343,17 @@ def _account(session: Session, userid: str) -> _Account | None:
     found = rows.all()
     if not found:
         return None
-    user_id, name, password_hash, _ = found[0]
+    user_id, name, password_hash, composed, _ = found[0]
     confirmed = [address for *_, address in found if address is not None]
-    return _Account(user_id, name, password_hash, confirmed)
+    return _Account(user_id, name, password_hash, composed, confirmed)
 
 
 @lru_cache(maxsize=1)
-def _account_query() -> Select[int, str, str, str]:
+def _account_query() -> Select[int, str, str, bool, str]:
     """Built once: every login runs it."""
     confirmed = and_(Address.user_id == User.id, Address.confirmed.is_(True))
     return (
-        select(User.id, User.userid, User.password_hash, Address.address)
+        select(User.id, User.userid, User.password_hash, User.password_composed, Address.address)
         .outerjoin(Address, confirmed)
         .where(User.userid == bindparam("userid"))
     )
@@ -445,7 +377,8 @@ def authenticate(
     """
     account = _account(session, userid)
     if password == PLACEHOLDER and not (  # a line pasted from our mail unchanged: no count
-        account is not None and check_password(settings, account.password_hash, password)
+        account is not None
+        and check_password(settings, account.password_hash, password, account.composed)
     ):  # (an account made before the word was refused as a password still logs in)
         raise AuthError(
             f"{PLACEHOLDER} stands for your password in the line our mail gives: replace it "
@@ -458,7 +391,9 @@ def authenticate(
             _check_owner_throttle(session, settings, account, now)
     else:  # refused before any check: a guess at a throttled key learns nothing
         _check_throttle(session, settings, keys, now)
-    ok = account is not None and check_password(settings, account.password_hash, password)
+    ok = account is not None and check_password(
+        settings, account.password_hash, password, account.composed
+    )
     if account is None or not ok:  # (userids are public: the games lists show them)
         if owner:
             owner_hold.record_failure(session, userid, now)
@@ -469,12 +404,15 @@ def authenticate(
         raise AuthError(f"wrong password for '{account.userid}'")
     if not owner:  # (the owner's day of wrong passwords is not cleared: owner_hold)
         _forget_failures(session, keys, settings.auth_lockout_after)
-    if hasher(settings).check_needs_rehash(account.password_hash) or _as_typed(
+    again = hasher(settings).check_needs_rehash(account.password_hash) or _as_typed(
         account.password_hash, password
-    ):
+    )
+    if again or not account.composed:  # (a hash that verified composed is marked so)
         user = session.get(User, account.id)
         assert user is not None
-        set_password(user, settings, password)
+        if again:
+            set_password(user, settings, password)
+        user.password_composed = True
     return Login(account.id, owner)
 
 

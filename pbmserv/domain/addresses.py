@@ -20,6 +20,11 @@ pattern), though they are marks or letters (``alice\\u200b@example.org`` or
 '用户@xn--fsqu00a.xn--fiqs8s'
 >>> canonical("alice\\u200b@example.org") is None, canonical("a@b@example.org") is None
 (True, True)
+
+Where an address is shown to a person (:func:`shown`), its domain is written in Unicode, as
+its player wrote it: ``jörg@bücher.example``; the headers of our mail keep the one form.
+>>> shown("jörg@xn--bcher-kva.example"), shown("alice@xn--pple-43d.example")
+('jörg@bücher.example', 'alice@xn--pple-43d.example')
 """
 
 from __future__ import annotations
@@ -104,3 +109,54 @@ def a_labels(domain: str) -> str | None:
 def needs_smtputf8(address: str) -> bool:
     """Whether mail to ``address`` (in its one form) needs the relay's SMTPUTF8."""
     return not address.isascii()
+
+
+@lru_cache(maxsize=1024)
+def shown(address: str) -> str:
+    """``address`` (in its one form) as a person reads it: its domain in Unicode (U-labels).
+
+    A label that mixes scripts stays in A-labels (``xn--pple-43d`` for 'аpple' with a
+    Cyrillic 'а'): such names are a phishing trick, and IDNA 2008 lets them through; as
+    ``xn--`` the odd one shows.  Japanese, Chinese and Korean labels mix scripts as their
+    writing does (UTS 39's highly restrictive sets), and are shown."""
+    local, at, domain = address.rpartition("@")
+    if not at or "xn--" not in domain:
+        return address
+    labels = []
+    for label in domain.split("."):
+        try:
+            unicode = idna.decode(label) if label.startswith("xn--") else label
+        except (idna.IDNAError, UnicodeError, ValueError):
+            return address
+        if _mixed_scripts(unicode):
+            return address
+        labels.append(unicode)
+    return f"{local}@{'.'.join(labels)}"
+
+
+def listed(addresses: list[str]) -> str:
+    """``addresses`` as a person reads them, in a line."""
+    return ", ".join(shown(address) for address in addresses)
+
+
+# the scripts one label may mix (UTS 39's highly restrictive level): Japanese, Chinese, Korean
+_WRITINGS = (
+    frozenset({"LATIN", "HAN", "HIRAGANA", "KATAKANA"}),
+    frozenset({"LATIN", "HAN", "BOPOMOFO"}),
+    frozenset({"LATIN", "HAN", "HANGUL"}),
+)
+
+
+def _mixed_scripts(label: str) -> bool:
+    """Whether the letters of ``label`` are of several scripts that no writing mixes (a
+    letter's script is the first word of its Unicode name; digits, hyphens, marks and the
+    signs shared by scripts count for none)."""
+    scripts = set()
+    for char in label:
+        if not unicodedata.category(char).startswith("L"):
+            continue
+        script = unicodedata.name(char, "").split(" ")[0]
+        if script in ("MODIFIER", "KATAKANA-HIRAGANA", ""):
+            continue
+        scripts.add("HAN" if script == "CJK" else script)
+    return len(scripts) > 1 and not any(scripts <= writing for writing in _WRITINGS)

@@ -31,6 +31,7 @@ from sqlalchemy.orm import Session
 
 from pbmserv.config import Settings
 from pbmserv.domain import limits, tokens
+from pbmserv.domain.addresses import shown
 from pbmserv.domain.notify import queue_mail
 from pbmserv.render import subjects
 from pbmserv.render.templates import fill, render
@@ -116,7 +117,7 @@ def address_mail(
     )
     lines = [
         f"Somebody (you, we hope) asked {settings.server_name} to send game mail for the player",
-        f"'{user.userid}' to {address}.",
+        f"'{user.userid}' to {shown(address)}.",
         "",
         "To confirm, reply to this mail (keep the subject and write nothing of your",
         "own), or send the line",

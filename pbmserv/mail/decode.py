@@ -11,10 +11,9 @@ import codecs
 import re
 from email import errors
 from email.message import Message
-from html.parser import HTMLParser
 
-from pbmserv.commands.grammar import split_words
 from pbmserv.mail.flowed import unflow
+from pbmserv.mail.htmltext import html_to_text
 
 NOT_CHARSETS = frozenset({"punycode", "idna", "unicode-escape", "raw-unicode-escape", "undefined"})
 """Python's codecs that no mail is written in, whatever a part declares: punycode's and idna's
@@ -52,200 +51,6 @@ _SURROGATES = re.compile(r"[\udc80-\udcff]+")
 def unsurrogate(text: str) -> str:
     """Undeclared 8-bit bytes that the ``email`` package kept as surrogate escapes, decoded."""
     return _SURROGATES.sub(lambda m: decode_bytes(bytes(ord(c) - 0xDC00 for c in m.group())), text)
-
-
-# ``white-space: pre`` (and ``pre-wrap``, ``pre-line``) keep line breaks as ``<pre>`` does
-_PRE_STYLE = re.compile(r"white-space\s*:\s*pre", re.I)
-_VERBATIM = "\x01"  # marks the text of a line inside ``<pre>``: its blanks are kept
-
-
-class _HtmlToText(HTMLParser):
-    """Plain text from HTML: scripts and styles dropped, blocks on lines, quotes marked."""
-
-    BLOCKS = frozenset(
-        {
-            "p",
-            "div",
-            "br",
-            "tr",
-            "li",
-            "ul",
-            "ol",
-            "table",
-            "h1",
-            "h2",
-            "h3",
-            "h4",
-            "h5",
-            "h6",
-            "pre",
-            "hr",
-            "dt",
-            "dd",
-            "section",
-            "article",
-            "header",
-            "footer",
-        }  # fmt: skip
-    )
-    SKIP = frozenset({"script", "style", "head", "title", "template", "noscript"})
-    VOID = frozenset(
-        {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source"}
-        | {"track", "wbr"}
-    )  # (elements without an end tag)
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.skip = 0
-        # every open element, and whether it keeps its text's line breaks and blanks (<pre>,
-        # white-space:pre): an end tag closes its own element only, never an outer one.  The
-        # positions of each name and the count of verbatim ones keep every tag O(1) amortised
-        # (a hostile mail of 60,000 nested tags and 60,000 stray end tags took 58 s)
-        self.open: list[tuple[str, bool]] = []
-        self.where: dict[str, list[int]] = {}
-        self.verbatim = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in self.SKIP:
-            self.skip += 1
-            return
-        if tag not in self.VOID:
-            verbatim = tag == "pre" or bool(_PRE_STYLE.search(dict(attrs).get("style") or ""))
-            self.where.setdefault(tag, []).append(len(self.open))
-            self.open.append((tag, verbatim))
-            self.verbatim += verbatim
-        if tag == "blockquote":
-            self.parts.append("\n\x00+\n")
-        elif tag in self.BLOCKS:
-            self.parts.append("\n")
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in self.BLOCKS:
-            self.parts.append("\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        opened = self.where.get(tag)
-        if opened:  # close it, and what was left open inside it
-            start = opened[-1]
-            while len(self.open) > start:
-                name, verbatim = self.open.pop()
-                self.where[name].pop()
-                self.verbatim -= verbatim
-        if tag in self.SKIP:
-            self.skip = max(0, self.skip - 1)
-        elif tag == "blockquote":
-            self.parts.append("\n\x00-\n")
-        elif tag in self.BLOCKS and tag != "br":
-            self.parts.append("\n")
-
-    def handle_data(self, data: str) -> None:
-        if self.skip:
-            return
-        data = data.replace(_VERBATIM, "")
-        if self.verbatim:  # a board, a command per line: its lines stay lines, its columns too
-            lines = data.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-            self.parts.append("\n".join(_VERBATIM + line.expandtabs() for line in lines))
-        else:
-            self.parts.append(re.sub(r"\s+", " ", data))
-
-    def text(self) -> str:
-        depth = 0
-        lines: list[str] = []
-        for raw in "".join(self.parts).split("\n"):
-            if raw == "\x00+":
-                depth += 1
-                continue
-            if raw == "\x00-":
-                depth = max(0, depth - 1)
-                continue
-            if _VERBATIM in raw:
-                line = raw.replace(_VERBATIM, "").rstrip()
-                line = line if line.strip() else ""
-            else:
-                line = " ".join(split_words(raw))
-            if line and depth:
-                line = "> " * depth + line
-            if line or (lines and lines[-1]):
-                lines.append(line)
-        return "\n".join(lines).strip("\n")
-
-
-# html.parser looks for the end of a tag, comment or marked section that has none up to the
-# end of the mail, once for each (at its close): its time grew with the square of their
-# number (200 KB of "<a" took 44 s, of "<!--a>" 380 s for 1 MB, and a mail may have 1 MB).
-# Such a start is text: a "<" that another "<" follows before any ">" (or that no ">"
-# follows), a "<!--" that no "-->" follows, a "<![" that no end of its kind follows.  Each
-# look-ahead stops at the next "<" or ">", and the ends are found once: the pass is linear.
-_NO_TAG = re.compile(r"<(?=[^<>]*(?:<|\Z))")
-_OPENINGS = re.compile(r"<!--|<!\[\s*([a-zA-Z][-_.a-zA-Z0-9]*)?")
-_SECTION_ENDS = {  # (as _markupbase ends them)
-    "cdata": re.compile(r"\]\s*\]\s*>"),
-    "if": re.compile(r"\]\s*>"),
-}
-_SECTIONS = {"temp": "cdata", "ignore": "cdata", "include": "cdata", "rcdata": "cdata"}
-_SECTIONS |= {"else": "if", "endif": "if", "cdata": "cdata", "if": "if"}
-
-
-def _tags_that_end(html: str) -> str:
-    """``html`` with the starts of tags, comments and marked sections that never end written
-    as text (``&lt;``), so that html.parser reads it in linear time."""
-    ends = _Ends(html)
-
-    def no_tag(found: re.Match[str]) -> str:
-        # a comment or marked section that ends may hold tags ("<!-- a <b>x</b> -->"): it
-        # stays one, unread as before; the "<"s inside it are text, as anywhere
-        opener = _OPENINGS.match(html, found.start())
-        return "<" if opener is not None and ends.known(opener) else "&lt;"
-
-    text = _NO_TAG.sub(no_tag, html)
-    text_ends = _Ends(text)  # ("&lt;" for "<" moves the ends, keeps their order)
-    return _OPENINGS.sub(lambda m: m.group() if text_ends(m) else "&lt;" + m.group()[1:], text)
-
-
-class _Ends:
-    """Whether a comment or marked section ``_OPENINGS`` found in a text ends (each kind of
-    end is looked for once, the last of each kept)."""
-
-    def __init__(self, html: str) -> None:
-        self.last = {
-            kind: max((m.start() for m in end.finditer(html)), default=-1)
-            for kind, end in _SECTION_ENDS.items()
-        }
-        self.comment_end = html.rfind("-->")
-
-    def __call__(self, found: re.Match[str]) -> bool:
-        """Whether it ends; one of a kind html.parser does not know is left to it (as text)."""
-        kind = self._kind(found)
-        return kind is None or self._ends(found, kind)
-
-    def known(self, found: re.Match[str]) -> bool:
-        """Whether it is one html.parser knows, and it ends."""
-        kind = self._kind(found)
-        return kind is not None and self._ends(found, kind)
-
-    @staticmethod
-    def _kind(found: re.Match[str]) -> str | None:
-        if found.group() == "<!--":
-            return "comment"
-        return _SECTIONS.get((found.group(1) or "").lower())
-
-    def _ends(self, found: re.Match[str], kind: str) -> bool:
-        if kind == "comment":
-            return self.comment_end >= found.start() + 4
-        return self.last[kind] >= found.end()
-
-
-def html_to_text(html: str) -> str:
-    """Readable plain text from an HTML body (stdlib only)."""
-    parser = _HtmlToText()
-    html = _tags_that_end(html)
-    try:
-        parser.feed(html)
-        parser.close()
-    except Exception:  # noqa: BLE001 - html.parser is lenient, but never fail a mail on it
-        return re.sub(r"<[^>]*>", " ", html)
-    return parser.text()
 
 
 _BASE64_DEFECTS = (
@@ -328,17 +133,56 @@ MAX_PARTS = 100
 
 
 def parts_read(raw: bytes, text_lines: int) -> bytes:
-    """``raw`` as the MIME parser is given it: up to its line number ``text_lines + 2 *
-    MAX_PARTS + 1`` that starts with ``--``.  Past it a mail is past its ``text_lines`` as
-    text (soft line breaks aside), or past its :data:`MAX_PARTS` (a part has its boundary
-    line, a multipart its closing one), so that what is read is not cut; the parser's time
-    grows with the parts (1 MB of empty parts: 1.8 s, against 0.04 s for 1 MB of text)."""
-    end = 0
-    for _ in range(text_lines + 2 * MAX_PARTS + 1):
-        end = raw.find(b"\n--", end) + 1
-        if not end:
-            return raw
-    return raw[:end]
+    """``raw`` as the MIME parser is given it: up to its boundary line number ``2 * MAX_PARTS
+    + 2`` (past it a mail is past its :data:`MAX_PARTS`: a part has its boundary line, a
+    multipart its closing one), so that what is read is not cut; the parser's time grows with
+    the parts (1 MB of empty parts: 1.8 s, against 0.04 s for 1 MB of text).
+
+    Only the lines of a boundary that a Content-Type field declares count: an HTML mail's
+    style may hold thousands of lines starting with ``--`` (CSS custom properties), and
+    counting them cut the mail's text and commands.  Where a boundary is declared in a form
+    not read here (RFC 2231's ``boundary*``, or more than :data:`MAX_PARTS` of them), every
+    line starting with ``--`` counts, up to ``text_lines + 2 * MAX_PARTS + 1`` (each is a
+    line of text, or a part's)."""
+    boundaries = _declared_boundaries(raw)
+    if boundaries is None:
+        end = 0
+        for _ in range(text_lines + 2 * MAX_PARTS + 1):
+            end = raw.find(b"\n--", end) + 1
+            if not end:
+                return raw
+        return raw[:end]
+    if not boundaries:
+        return raw
+    names = b"|".join(re.escape(b) for b in sorted(boundaries, key=len, reverse=True))
+    lines = re.compile(rb"^--(?:" + names + rb")(?:--)?[ \t]*\r?$", re.M)
+    for count, line in enumerate(lines.finditer(raw), 1):
+        if count > 2 * MAX_PARTS + 1:
+            return raw[: line.start()]
+    return raw
+
+
+# a Content-Type field with its folded lines (a part's too), and the boundary it declares
+_CONTENT_TYPE = re.compile(rb"^content-type:[^\n]*(?:\n[ \t][^\n]*)*", re.I | re.M)
+_DECLARED = re.compile(rb'boundary\s*=\s*(?:"([^"]*)"|([^\s;"]+))', re.I)
+_UNREAD = re.compile(rb"boundary\s*\*|\\", re.I)  # (RFC 2231's form, a quoted pair)
+
+
+def _declared_boundaries(raw: bytes) -> set[bytes] | None:
+    """The boundaries the Content-Type fields in ``raw`` declare, or None when one is declared
+    in a form not read here, or there are more than :data:`MAX_PARTS` of them."""
+    found: set[bytes] = set()
+    for field in _CONTENT_TYPE.finditer(raw):
+        value = field.group().replace(b"\r", b"").replace(b"\n", b"")
+        if b"boundary" not in value.lower():
+            continue
+        declared = _DECLARED.search(value)
+        if declared is None or _UNREAD.search(value):
+            return None
+        found.add((declared.group(1) or declared.group(2) or b"").rstrip())
+        if len(found) > MAX_PARTS:
+            return None
+    return found
 
 
 MAX_HEADER_LINES = 1000  # of a mail's header: a long chain of Received lines has 200

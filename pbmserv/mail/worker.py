@@ -27,6 +27,7 @@ from pbmserv.commands.dispatch import REFUSED, USAGE, error_subject
 from pbmserv.commands.runner import failed
 from pbmserv.config import Settings
 from pbmserv.domain import accounts, confirmation, limits, moves, notify, owner_hold, tokens
+from pbmserv.domain.addresses import shown
 from pbmserv.errors import reason, stored_reason, with_traceback
 from pbmserv.games import get_game
 from pbmserv.mail import inbox
@@ -387,8 +388,8 @@ def _process(
                 Answer(
                     subjects.LIMIT_REACHED(),
                     fill(
-                        f"This server has answered the mails from {sender} as often as it does "
-                        "in one day. Further mails are not answered until tomorrow (UTC), "
+                        f"This server has answered the mails from {shown(sender)} as often as it "
+                        "does in one day. Further mails are not answered until tomorrow (UTC), "
                         "except commands with the right password from a confirmed address."
                     )
                     + "\n",

@@ -139,6 +139,9 @@ class User(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     userid: Mapped[str] = mapped_column(String(32), unique=True)
     password_hash: Mapped[str] = mapped_column(String(255))
+    # whether password_hash was made of the password composed (NFC): such a hash is checked
+    # once; one made before passwords were composed may be of the password as typed
+    password_composed: Mapped[bool] = mapped_column(default=False, server_default=false())
     created: Mapped[datetime] = mapped_column(UTCDateTime())
     accepts_challenges: Mapped[bool] = mapped_column(default=True)
     game_limit: Mapped[int | None] = mapped_column(Integer, nullable=True)  # most active games
