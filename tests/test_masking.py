@@ -343,3 +343,20 @@ def test_a_password_that_is_an_operator_word_stays_masked(shell, settings, sessi
     answer = next(m.body for m in out if m.recipient == "dora@example.org")
     assert "1. d7-e6" in answer and "2. pbmserv db ********" in answer, answer
     assert "upgrade" not in everything(out, kept)
+
+
+def test_a_password_typed_right_after_pbmserv_is_not_named_in_the_error(
+    shell, settings, sessions, clock
+):
+    """'pbmserv PASSWORD' (the command word forgotten) was answered "No such command
+    'PASSWORD'" below 'Your command was: pbmserv ********': the word after 'pbmserv' was
+    taken for the command's word and never masked.  It is named only when it cannot be a
+    password (a misspelt command word)."""
+    shell.signup("alice")
+    for subject, body in [("pbmserv pw-alice", ""), ("moves", "pbmserv Sekr1tpass\n")]:
+        out, kept = mail(shell, settings, sessions, clock, "alice@example.org", subject, body)
+        assert "No such command '********'." in out[0].body, out[0].body
+        text = everything(out, kept)
+        assert "pw-alice" not in text and "Sekr1tpass" not in text, text
+    out, _ = mail(shell, settings, sessions, clock, "alice@example.org", "pbmserv sigunp")
+    assert "No such command 'sigunp'. Did you mean 'signup'?" in out[0].body, out[0].body
