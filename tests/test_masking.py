@@ -360,3 +360,28 @@ def test_a_password_typed_right_after_pbmserv_is_not_named_in_the_error(
         assert "pw-alice" not in text and "Sekr1tpass" not in text, text
     out, _ = mail(shell, settings, sessions, clock, "alice@example.org", "pbmserv sigunp")
     assert "No such command 'sigunp'. Did you mean 'signup'?" in out[0].body, out[0].body
+
+
+def test_a_subject_that_reads_as_no_command_is_shown_and_kept_masked(
+    shell, settings, sessions, clock
+):
+    """A mail with no command line had its Subject repeated as typed ('Your subject was: robot
+    dora upgrade') and kept so, where a line not understood is masked word by word: a player
+    who forgot the command word ('alice pw-alice') or wrote an operator's line without
+    'pbmserv' got his password back and left it at rest.  Such a Subject is now shown and
+    kept as a line not understood is; one of our own subjects stays as it is."""
+    shell.ok("signup dora upgrade dora@example.org")
+    shell.signup("alice")
+    for sender, subject, shown in [
+        ("dora@example.org", "robot dora upgrade", "robot ******** ********"),
+        ("alice@example.org", "alice pw-alice", "******** ********"),
+        ("alice@example.org", "pw-alice", "********"),
+    ]:
+        out, kept = mail(shell, settings, sessions, clock, sender, subject, "Hi!\n")
+        assert "Error: no command found in your mail." in out[0].body, out[0].body
+        assert f"Your subject was: {shown}\n" in out[0].body, out[0].body
+        text = everything(out, kept)
+        assert "upgrade" not in text and "pw-alice" not in text, text
+    subject = "Re: Polis Board 101 alice"
+    out, kept = mail(shell, settings, sessions, clock, "alice@example.org", subject, "Hi!\n")
+    assert f"Your subject was: {subject}\n" in out[0].body and subject in kept
