@@ -178,3 +178,24 @@ def test_a_stale_automatic_mail_gets_no_answer_and_stale_answers_are_capped(gate
         notes[-1].startswith("not run: dated 2026-10-12 12:00 UTC")
         and "; not answered: " in notes[-1]
     )
+
+
+def test_a_fresh_date_written_above_the_old_one_does_not_make_a_replay_run(
+    gateway, shell, clock
+):
+    """A replay with a new Date header added above its own (DKIM still verifies: it signs the
+    lowest Date) was read by its first, so once its key had gone it ran again.  RFC 5322
+    allows one Date: of several, the earliest tells a replay."""
+    raw = a_move(gateway, shell, clock, dated=True)
+    sender = "alice@example.org" if b"From: alice" in raw else "bob@example.org"
+    answered = len(gateway.mails(sender))
+    later(gateway, clock, gateway.settings.inbox_retention_days + 1)
+    fresh = f"Date: {format_datetime(clock.now)}\r\n".encode()
+    gateway.send(sender, "", raw=fresh + raw)
+    gateway.settle()
+    refusal = gateway.mails(sender)[answered:]
+    assert [str(m["Subject"]) for m in refusal] == ["pbmserv Error"]
+    assert "Error: your mail was not run." in body_of(refusal[0]), body_of(refusal[0])
+    with gateway.sessions() as s:
+        [row] = s.scalars(select(Inbox)).all()
+        assert row.last_error.startswith("not run: dated 2026-11-01 12:00 UTC")

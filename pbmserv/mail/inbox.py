@@ -44,7 +44,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from pbmserv.mail.replay import mail_date
+from pbmserv.mail.replay import earliest_date
 from pbmserv.store.models import Inbox, InboxStatus, InboxTombstone
 
 log = logging.getLogger("pbmserv.inbox")
@@ -108,7 +108,7 @@ def _keys(raw: bytes, mail_from: str) -> tuple[str, str | None, datetime | None]
     message_id, senders, dated = "", "", None
     try:
         headers = BytesHeaderParser(policy=compat32).parsebytes(raw[:65536], headersonly=True)
-        dated = mail_date(str(headers.get("Date") or ""))
+        dated = earliest_date([str(value) for value in headers.get_all("Date") or []])
         message_id = (headers.get("Message-ID") or "").strip()
         senders = " ".join(
             " ".join(str(value).split())
