@@ -180,9 +180,7 @@ def test_a_stale_automatic_mail_gets_no_answer_and_stale_answers_are_capped(gate
     )
 
 
-def test_a_fresh_date_written_above_the_old_one_does_not_make_a_replay_run(
-    gateway, shell, clock
-):
+def test_a_fresh_date_written_above_the_old_one_does_not_make_a_replay_run(gateway, shell, clock):
     """A replay with a new Date header added above its own (DKIM still verifies: it signs the
     lowest Date) was read by its first, so once its key had gone it ran again.  RFC 5322
     allows one Date: of several, the earliest tells a replay."""
@@ -199,3 +197,19 @@ def test_a_fresh_date_written_above_the_old_one_does_not_make_a_replay_run(
     with gateway.sessions() as s:
         [row] = s.scalars(select(Inbox)).all()
         assert row.last_error.startswith("not run: dated 2026-11-01 12:00 UTC")
+
+
+def test_a_replay_whose_date_is_pushed_far_down_its_header_is_still_dated(gateway, shell, clock):
+    """The key and the Date were read from a mail's first 64 KB only: a replay with 70 KB of
+    header lines added at its top (DKIM still verifies) had neither Message-ID nor Date, and
+    ran again once its key had gone.  They are read as far as the parser reads a header."""
+    raw = a_move(gateway, shell, clock, dated=True)
+    sender = "alice@example.org" if b"From: alice" in raw else "bob@example.org"
+    answered = len(gateway.mails(sender))
+    later(gateway, clock, gateway.settings.inbox_retention_days + 1)
+    padding = b"".join(b"X-Pad-%d: %s\r\n" % (n, b"x" * 980) for n in range(70))
+    gateway.send(sender, "", raw=padding + raw)
+    gateway.settle()
+    refusal = gateway.mails(sender)[answered:]
+    assert [str(m["Subject"]) for m in refusal] == ["pbmserv Error"]
+    assert "Error: your mail was not run." in body_of(refusal[0]), body_of(refusal[0])

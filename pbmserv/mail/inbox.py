@@ -44,6 +44,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
+from pbmserv.mail.decode import header_part
 from pbmserv.mail.replay import earliest_date
 from pbmserv.store.models import Inbox, InboxStatus, InboxTombstone
 
@@ -107,7 +108,7 @@ def _keys(raw: bytes, mail_from: str) -> tuple[str, str | None, datetime | None]
     None without one), under which mails stored before it are found, and its Date."""
     message_id, senders, dated = "", "", None
     try:
-        headers = BytesHeaderParser(policy=compat32).parsebytes(raw[:65536], headersonly=True)
+        headers = BytesHeaderParser(policy=compat32).parsebytes(header_part(raw), headersonly=True)
         dated = earliest_date([str(value) for value in headers.get_all("Date") or []])
         message_id = (headers.get("Message-ID") or "").strip()
         senders = " ".join(
