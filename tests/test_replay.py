@@ -213,3 +213,23 @@ def test_a_replay_whose_date_is_pushed_far_down_its_header_is_still_dated(gatewa
     refusal = gateway.mails(sender)[answered:]
     assert [str(m["Subject"]) for m in refusal] == ["pbmserv Error"]
     assert "Error: your mail was not run." in body_of(refusal[0]), body_of(refusal[0])
+
+
+def test_a_new_message_id_written_above_the_old_one_does_not_make_a_replay_new(
+    gateway, shell, clock
+):
+    """A replay with a new Message-ID header added above its own (DKIM still verifies: it
+    signs the lowest) got a new key from its first Message-ID, and ran again.  RFC 5322 allows
+    one Message-ID: the lowest, the one a signature holds, keys the mail."""
+    gateway.settings.inbox_retention_days = 2
+    raw = a_move(gateway, shell, clock, dated=True)
+    sender = "alice@example.org" if b"From: alice" in raw else "bob@example.org"
+    sent = len(gateway.mails())
+    later(gateway, clock, 1)
+    gateway.send(sender, "", raw=b"Message-ID: <other@forger.example>\r\n" + raw)
+    gateway.settle()
+    assert (len(gateway.mails()), count(gateway.sessions, Inbox)) == (sent, 1)  # a repeat
+    later(gateway, clock, 2)  # the mail is gone, its key kept
+    gateway.send(sender, "", raw=b"Message-ID: <another@forger.example>\r\n" + raw)
+    gateway.settle()
+    assert (len(gateway.mails()), count(gateway.sessions, Inbox)) == (sent, 0)
