@@ -385,3 +385,21 @@ def test_a_subject_that_reads_as_no_command_is_shown_and_kept_masked(
     subject = "Re: Polis Board 101 alice"
     out, kept = mail(shell, settings, sessions, clock, "alice@example.org", subject, "Hi!\n")
     assert f"Your subject was: {subject}\n" in out[0].body and subject in kept
+
+
+def test_a_password_typed_after_a_command_that_takes_none_is_not_repeated(
+    shell, settings, sessions, clock
+):
+    """'polis show 101 bob PASSWORD' (the userid and password typed by habit) was answered
+    "'PASSWORD' is not a board number" above the line as typed, and kept so: a usage error of
+    a command that takes no password was masked as if its line were read, and none is."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    for line, error in [
+        ("polis show 101 pw-bob", "Error: '********' is not a board number"),
+        ("polis show 101 bob pw-bob", "Error: 'bob' is not a board number"),
+        ("all show bob pw-bob", "Error: '********' is not next or active"),
+    ]:
+        out, kept = mail(shell, settings, sessions, clock, "bob@example.org", line)
+        assert out[0].body.startswith(error), out[0].body
+        assert "pw-bob" not in everything(out, kept), line
