@@ -403,3 +403,18 @@ def test_a_password_typed_after_a_command_that_takes_none_is_not_repeated(
         out, kept = mail(shell, settings, sessions, clock, "bob@example.org", line)
         assert out[0].body.startswith(error), out[0].body
         assert "pw-bob" not in everything(out, kept), line
+
+
+def test_a_line_with_a_word_that_names_no_player_is_quoted_masked_throughout(
+    shell, settings, sessions, clock
+):
+    """'polis history 101 bob PASSWORD' was refused for its first word ("names no player",
+    not repeated in case it is a password) and quoted with that word masked and the password
+    after it as typed: such a line was not read as meant, so its password may stand
+    anywhere, and it is masked as a line not understood is."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    for line in ("polis history 101 bob pw-bob", "polis games 101 bob pw-bob"):
+        out, kept = mail(shell, settings, sessions, clock, "bob@example.org", line)
+        assert "names no player" in out[0].body, out[0].body
+        assert "pw-bob" not in everything(out, kept), everything(out, kept)
