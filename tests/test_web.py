@@ -913,3 +913,15 @@ def test_an_empty_standings_row_spans_its_columns(site, shell):
         head, _ = _standings(page)
         table = _between(page, '<table class="list standings">', "</table>")
         assert f'<td colspan="{len(head)}">Nobody has joined yet.</td>' in table, name
+
+
+def test_an_account_awaiting_confirmation_has_no_page(site, shell):
+    """A signup mailed under any userid (a forged From) showed a player page at once, as if
+    that player had joined: until an address is confirmed the account is nobody's."""
+    numbers, client = site
+    shell.ok("signup frank pw-frank", channel="mail", sender="frank@example.net")
+    pending = client.get("/players/frank")
+    assert pending.status_code == 404
+    assert pending.text.replace("frank", "nobody") == client.get("/players/nobody").text
+    shell.ok("signup grace pw-grace grace@example.net")  # the shell's addresses are confirmed
+    assert client.get("/players/grace").status_code == 200

@@ -18,6 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from pbmserv.config import Settings
+from pbmserv.domain.accounts import awaiting_confirmation
 from pbmserv.domain.boards import REMOVED, replay
 from pbmserv.domain.deadlines import due
 from pbmserv.domain.pairing import standings
@@ -338,8 +339,11 @@ def _title(game: str) -> str:
 
 
 def player_page(session: Session, userid: str) -> PlayerPage:
+    """A player's page.  An account signed up by mail that has confirmed no address yet has
+    none: anyone may mail a signup under any userid and address, and until its owner answers
+    it is nobody's (it is removed in time), so it reads as no player at all."""
     user = session.scalar(select(User).where(User.userid == userid.strip().lower()))
-    if user is None:
+    if user is None or awaiting_confirmation(user):
         raise NotFound(f"no player {userid!r}")
     robot = session.get(Robot, user.id)
     ratings = list(
