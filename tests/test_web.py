@@ -925,3 +925,27 @@ def test_an_account_awaiting_confirmation_has_no_page(site, shell):
     assert pending.text.replace("frank", "nobody") == client.get("/players/nobody").text
     shell.ok("signup grace pw-grace grace@example.net")  # the shell's addresses are confirmed
     assert client.get("/players/grace").status_code == 200
+
+
+def test_a_404_says_what_is_missing_in_a_sentence_and_where_to_look(site):
+    """A mistyped address answered 'Not found' over 'Not Found' (or 'no player ...'), with
+    nothing to go on: each 404 now says in a sentence what is not there, and links to the
+    lists where it would be."""
+    numbers, client = site
+    expected = {
+        "/nothing": "There is no page at this address.",
+        "/static/nothing.css": "There is no page at this address.",
+        "/players/nobody": "There is no player &#39;nobody&#39;.",
+        "/boards/ploy/999": "There is no Ploy board 999.",
+        "/boards/chess/101": "There is no game &#39;chess&#39; here.",
+        "/tournaments/nope": "There is no tournament &#39;nope&#39;.",
+        f"/boards/ploy/{numbers['ploy']}?ply=99": (
+            f"Ploy board {numbers['ploy']} has no move 99: it has 6 moves."
+        ),
+    }
+    for path, sentence in expected.items():
+        response = client.get(path)
+        assert response.status_code == 404, path
+        assert f"<p>{sentence}</p>" in response.text, (path, response.text)
+        assert "<title>Not found - " in response.text
+        assert '<a href="/games">Games</a>, the tournaments under' in response.text

@@ -63,7 +63,7 @@ def game_or_404(name: str) -> Game:
     try:
         return get_game(name.lower())
     except (KeyError, ValueError) as exc:
-        raise NotFound(f"no game {name!r}") from exc
+        raise NotFound(f"There is no game {name!r} here.") from exc
 
 
 def tournament_board_path(session: Session, game_name: str, name: str) -> str:
@@ -73,16 +73,16 @@ def tournament_board_path(session: Session, game_name: str, name: str) -> str:
     game = game_or_404(game_name)
     found = named_board(session, name)
     if found is None:
-        raise NotFound(f"no {game.display_name} board {name}")
+        raise NotFound(f"There is no {game.display_name} board {name}.")
     return f"/boards/{found[0]}/{found[1]}"
 
 
 def stored_board(session: Session, game: Game, number: int) -> Board:
     board = session.scalar(select(Board).where(Board.game == game.name, Board.number == number))
     if board is None:
-        raise NotFound(f"no {game.display_name} board {number}")
+        raise NotFound(f"There is no {game.display_name} board {number}.")
     if board.status is BoardStatus.removed:  # the mails of its start link here
-        raise NotFound(f"{game.display_name} board {number} {REMOVED}")
+        raise NotFound(f"{game.display_name} board {number} {REMOVED}.")
     return board
 
 
@@ -223,7 +223,8 @@ def board_page(
     plies = len(board.moves)
     shown = plies if ply is None else ply
     if not 0 <= shown <= plies:
-        raise NotFound(f"board {number} has no move {ply}")
+        moves = "1 move" if plies == 1 else f"{plies} moves"
+        raise NotFound(f"{game.display_name} board {number} has no move {ply}: it has {moves}.")
     position = replay(board, shown)
     infos = position.seats()
     controller = None if position.to_move is None else position.controller(position.to_move)
@@ -344,7 +345,7 @@ def player_page(session: Session, userid: str) -> PlayerPage:
     it is nobody's (it is removed in time), so it reads as no player at all."""
     user = session.scalar(select(User).where(User.userid == userid.strip().lower()))
     if user is None or awaiting_confirmation(user):
-        raise NotFound(f"no player {userid!r}")
+        raise NotFound(f"There is no player {userid!r}.")
     robot = session.get(Robot, user.id)
     ratings = list(
         session.scalars(select(Rating).where(Rating.user_id == user.id).order_by(Rating.game))
@@ -414,7 +415,7 @@ def tournament_page(session: Session, name: str) -> TournamentPage:
     if tournament is None and name[:1] in "tT" and number is not None:
         tournament = session.get(Tournament, number)
     if tournament is None:
-        raise NotFound(f"no tournament {name!r}")
+        raise NotFound(f"There is no tournament {name!r}.")
     names = {p.user_id: p.user.userid for p in tournament.players}
     rounds: dict[int, list[Pairing]] = {}
     played = [g.board for g in tournament.games if g.board is not None]
