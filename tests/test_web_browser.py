@@ -201,3 +201,42 @@ def _check_pages(browser, base, numbers, expected, tmp_path):  # type: ignore[no
     page.get_by_role("link", name="Move 1").first.click()
     assert page.url.endswith("?ply=1")
     assert not errors, errors
+
+
+LONG_USERID = "averyveryverylonguseridofthirty2"  # 32 characters, as long as a userid may be
+
+
+def test_no_list_scrolls_sideways_on_a_phone(shell, settings, clock):
+    """At 375 px the lists of boards, ratings and standings ran past the right edge inside
+    their boxes: the status of each board (whose turn, who won) and a knockout's status were
+    only seen by scrolling sideways.  Each row is now a block of named cells that fits."""
+    build(shell)
+    more_tournaments(shell)
+    shell.signup(LONG_USERID)
+    shell.ok(f"ploy challenge alice {LONG_USERID}")
+    paths = ["/", "/games", "/games/ploy", "/players/alice", f"/players/{LONG_USERID}"]
+    paths += ["/tournaments/spring", "/tournaments/summer", "/tournaments/cup"]
+
+    def check(browser, base: str) -> None:  # type: ignore[no-untyped-def]
+        page = browser.new_page(viewport={"width": 375, "height": 800}, java_script_enabled=False)
+        for path in paths:
+            response = page.goto(base + path)
+            assert response is not None and response.status == 200, path
+            wide = page.evaluate(
+                "() => [...document.querySelectorAll('table.list')]"
+                ".map(t => t.closest('.wide'))"
+                ".filter(box => box.scrollWidth > box.clientWidth)"
+                ".map(box => box.querySelector('caption').innerText)"
+            )
+            assert wide == [], (path, wide)
+            assert page.evaluate("document.documentElement.scrollWidth") <= 375, path
+        page.goto(base + "/")  # the status of the first board is in the window
+        status = page.locator("table.list tbody tr").first.locator("td").last
+        assert status.inner_text() == "alice to move"
+        box = status.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 375
+        page.screenshot(path=str(ARTIFACTS / "web-phone-lists.png"))
+        page.close()
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    _serve_and_browse(settings, clock, check)
