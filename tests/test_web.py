@@ -464,7 +464,7 @@ def test_user_text_is_escaped(site, sessions):
     assert str(escape(HOSTILE)) in board_page
     assert 'href="/players/%3Cb%3Ex%22%27%26y"' in board_page
     player = client.get("/players/%3Cb%3Ex%22%27%26y")
-    assert player.status_code == 200 and "<h1>&lt;b&gt;x&#34;&#39;&amp;y</h1>" in player.text
+    assert player.status_code == 200 and "<h1>Player &lt;b&gt;x&#34;&#39;&amp;y</h1>" in player.text
 
 
 def test_no_password_address_or_hash_on_any_page(site, shell):
@@ -949,3 +949,21 @@ def test_a_404_says_what_is_missing_in_a_sentence_and_where_to_look(site):
         assert f"<p>{sentence}</p>" in response.text, (path, response.text)
         assert "<title>Not found - " in response.text
         assert '<a href="/games">Games</a>, the tournaments under' in response.text
+
+
+def test_each_page_title_says_what_the_page_is(site):
+    """A player's page was titled 'alice - pbmserv' and headed 'alice', a tournament's
+    'spring - pbmserv', and every position of a board had the board's title: a list of tabs
+    or of bookmarks could not tell them apart."""
+    numbers, client = site
+
+    def title(path: str) -> str:
+        return _between(client.get(path).text, "<title>", "</title>")
+
+    assert title("/players/alice") == "Player alice - pbmserv"
+    assert "<h1>Player alice</h1>" in client.get("/players/alice").text
+    assert title("/tournaments/spring") == "Tournament spring - pbmserv"
+    board = f"/boards/ploy/{numbers['ploy']}"
+    assert title(board) == f"Ploy Board {numbers['ploy']} - pbmserv"
+    assert title(f"{board}?ply=6") == f"Ploy Board {numbers['ploy']} - pbmserv"  # the newest
+    assert title(f"{board}?ply=2") == f"Ploy Board {numbers['ploy']}, after move 2 - pbmserv"
