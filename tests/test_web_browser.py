@@ -240,3 +240,38 @@ def test_no_list_scrolls_sideways_on_a_phone(shell, settings, clock):
 
     ARTIFACTS.mkdir(exist_ok=True)
     _serve_and_browse(settings, clock, check)
+
+
+def _luminance(rgb: str) -> float:
+    """The relative luminance (WCAG 2) of a computed colour, ``rgb(r, g, b)``."""
+    channels = [int(c) / 255 for c in rgb[rgb.index("(") + 1 : rgb.index(")")].split(",")[:3]]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _contrast(one: str, other: str) -> float:
+    light, dark = sorted((_luminance(one), _luminance(other)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def test_text_can_be_read_against_what_is_behind_it(shell, settings, clock):
+    """The names of players out of a game (#888 on the page, 3.4:1) and the white letters of
+    Ploy's green pieces (3.4:1) were below the 4.5:1 that small text needs (WCAG AA)."""
+    numbers = build(shell)
+    mover, _ = mover_and_moves(shell, "ploy", numbers["ploy"])
+    shell.ok(f"ploy resign {numbers['ploy']} {mover} pw-{mover}")
+
+    def check(browser, base: str) -> None:  # type: ignore[no-untyped-def]
+        page = browser.new_page(viewport={"width": 1280, "height": 900}, java_script_enabled=False)
+        page.goto(f"{base}/boards/ploy/{numbers['ploy']}")
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        out = page.locator("tr.out td").first.evaluate("e => getComputedStyle(e).color")
+        assert _contrast(out, background) >= 4.5, (out, background)
+        for army in ("green", "red"):
+            piece = page.locator(f"svg .army-{army}").first
+            letter = piece.locator(".kind").evaluate("e => getComputedStyle(e).fill")
+            disc = piece.locator(".disc").evaluate("e => getComputedStyle(e).fill")
+            assert _contrast(letter, disc) >= 4.5, (army, letter, disc)
+        page.close()
+
+    _serve_and_browse(settings, clock, check)
