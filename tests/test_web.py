@@ -967,3 +967,16 @@ def test_each_page_title_says_what_the_page_is(site):
     assert title(board) == f"Ploy Board {numbers['ploy']} - pbmserv"
     assert title(f"{board}?ply=6") == f"Ploy Board {numbers['ploy']} - pbmserv"  # the newest
     assert title(f"{board}?ply=2") == f"Ploy Board {numbers['ploy']}, after move 2 - pbmserv"
+
+
+def test_a_three_player_plotto_page_says_what_its_grey_pieces_are(shell, settings, clock):
+    """With three players the 4s belong to nobody and are drawn grey, as the 3s and 4s of a
+    two-player game are, but only the two-player legend said what grey means."""
+    shell.signup("alice", "bob", "carol")
+    shell.ok("plotto challenge alice bob carol")
+    client = TestClient(create_app(settings, lambda: clock.now))
+    for move in ("a4", "a1", "a2"):
+        shell.ok(f"plotto move 101 {shell.mover('plotto')} pw-{shell.mover('plotto')} {move}")
+    html = client.get("/boards/plotto/101").text
+    assert 'class="piece num-4 neutral"' in html
+    assert '<li><span class="swatch neutral"></span> Number 4 is neutral.</li>' in html
