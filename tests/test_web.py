@@ -980,3 +980,26 @@ def test_a_three_player_plotto_page_says_what_its_grey_pieces_are(shell, setting
     html = client.get("/boards/plotto/101").text
     assert 'class="piece num-4 neutral"' in html
     assert '<li><span class="swatch neutral"></span> Number 4 is neutral.</li>' in html
+
+
+def test_before_a_swap_the_players_hold_the_seats_they_held_then(shell, settings, clock):
+    """The players' table of a position before a swap showed the seats as they are now:
+    after alice's first o and before bob swapped, it said 'o: bob (1 marble)' and 'x: alice
+    to move', while alice had placed that o and bob was to move."""
+    shell.signup("alice", "bob")
+    shell.ok("pylon challenge alice bob")
+    for line in ("alice pw-alice e5", "bob pw-bob swap", "alice pw-alice e1"):
+        shell.ok(f"pylon move 101 {line}")
+    client = TestClient(create_app(settings, lambda: clock.now))
+
+    def rows(ply: int) -> list[str]:
+        html = client.get(f"/boards/pylon/101?ply={ply}").text
+        table = _between(html, '<table class="players">', "</table>")
+        return [re.sub(r"<[^>]+>", "|", row) for row in re.findall(r"<tr class.*?</tr>", table)]
+
+    for ply in (0, 1):  # alice holds o, bob x
+        assert "|alice|" in rows(ply)[0] and "|bob|" in rows(ply)[1], (ply, rows(ply))
+    assert "to move" in rows(1)[1] and "1 marble" in rows(1)[0]
+    for ply in (2, 3):  # bob took over o, alice holds x
+        assert "|bob|" in rows(ply)[0] and "|alice|" in rows(ply)[1], (ply, rows(ply))
+    assert "to move" in rows(2)[1] and "to move" in rows(3)[0]

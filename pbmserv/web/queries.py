@@ -53,6 +53,7 @@ from pbmserv.store.models import (
 )
 
 LIST_LIMIT = 500  # newest boards shown per list
+SWAP_PLY = 2  # the pie rule's swap is the second move (render.board_mail.is_swap)
 
 
 class NotFound(LookupError):
@@ -228,18 +229,21 @@ def board_page(
     position = replay(board, shown)
     infos = position.seats()
     controller = None if position.to_move is None else position.controller(position.to_move)
+    swapped = had_swap(board)
+    # a swap exchanged the seats of its two players: before it each held the other's
+    holders = board.seats[::-1] if swapped and shown < SWAP_PLY else list(board.seats)
     players = [
         PlayerRow(
-            seat=s.index,
-            label=infos[s.index].label,
-            named=infos[s.index].named(),
+            seat=seat,
+            label=infos[seat].label,
+            named=infos[seat].named(),
             userid=s.user.userid,
-            note=infos[s.index].note,
-            in_play=infos[s.index].in_play,
-            to_move=controller == s.index and board.status is BoardStatus.active,
+            note=infos[seat].note,
+            in_play=infos[seat].in_play,
+            to_move=controller == seat and board.status is BoardStatus.active,
             time_used=format_days(s.time_used or 0.0),
         )
-        for s in board.seats
+        for seat, s in enumerate(holders)
     ]
     name = str(board.options.get("tournament") or "")
     live = shown == plies or board.status is not BoardStatus.active
@@ -254,8 +258,8 @@ def board_page(
         status=status_line(board, position, shown),
         players=players,
         columns=[
-            f"{players[i].userid} ({label})"
-            for i, label in zip(_columns(board), column_labels(infos, had_swap(board)), strict=True)
+            f"{board.seats[i].user.userid} ({label})"
+            for i, label in zip(_columns(board), column_labels(infos, swapped), strict=True)
         ],
         move_rows=move_rows(board, position),
         comments=[(c.ply, c.user.userid, c.text, c.at) for c in board.comments],
