@@ -1003,3 +1003,13 @@ def test_before_a_swap_the_players_hold_the_seats_they_held_then(shell, settings
     for ply in (2, 3):  # bob took over o, alice holds x
         assert "|bob|" in rows(ply)[0] and "|alice|" in rows(ply)[1], (ply, rows(ply))
     assert "to move" in rows(2)[1] and "to move" in rows(3)[0]
+
+
+def test_the_dates_of_the_lists_say_their_time_zone(site):
+    """A board page writes its times '2026-11-01 12:00 UTC', but the lists gave the day of
+    the last move with no zone: in America the evening's move showed under tomorrow."""
+    numbers, client = site
+    for path in ("/", "/games", "/games/ploy", "/players/alice"):
+        html = client.get(path).text
+        assert "<th>Last move (UTC)</th>" in html, path
+        assert 'data-label="Last move (UTC)">2026-11-01</td>' in html, path
