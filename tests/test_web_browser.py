@@ -275,3 +275,30 @@ def test_text_can_be_read_against_what_is_behind_it(shell, settings, clock):
         page.close()
 
     _serve_and_browse(settings, clock, check)
+
+
+def test_a_board_of_long_userids_fits_a_phone(shell, settings, clock):
+    """Four players, two of them with 32-letter userids, and a time limit: the board page was
+    528 px wide at 375 (the clock's 'Time used by ...' rows and the players' table kept the
+    userids whole), so the whole page scrolled sideways."""
+    other = "anotherveryverylonguseridof32chr"
+    shell.signup(LONG_USERID, other, "carol", "dave")
+    shell.ok(f"pylon challenge {LONG_USERID} {other} carol dave --totaltime=20")
+
+    def check(browser, base: str) -> None:  # type: ignore[no-untyped-def]
+        page = browser.new_page(viewport={"width": 375, "height": 800}, java_script_enabled=False)
+        response = page.goto(f"{base}/boards/pylon/101")
+        assert response is not None and response.status == 200
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375
+        wide = page.evaluate(
+            "() => [...document.querySelectorAll('.wide')]"
+            ".filter(box => box.scrollWidth > box.clientWidth).map(box => box.innerText)"
+        )
+        assert wide == []
+        for dd in page.locator("dl.clock dd").all():  # the dates and days wrap at spaces only
+            assert len(dd.inner_text().split("\n")) <= 2, dd.inner_text()
+        page.screenshot(path=str(ARTIFACTS / "web-phone-long-userids.png"), full_page=True)
+        page.close()
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    _serve_and_browse(settings, clock, check)
