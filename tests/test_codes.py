@@ -458,3 +458,38 @@ def test_an_account_that_confirmed_no_address_cannot_be_seated(shell):
     housekeeping(shell.sessions, shell.settings, shell.clock.now)
     with shell.sessions() as s:
         assert list(s.scalars(select(User.userid))) == ["alice"]
+
+
+def test_each_code_of_an_answer_says_how_a_reply_confirms_it(shell):
+    """alice challenges at two games in one mail: one answer carries both codes, its subject
+    the first one only.  Each section told her to reply to the mail, and her reply started
+    one game of the two.  Now every section that says a reply confirms it is started by the
+    reply, and the other says to send its line, which starts it."""
+    shell.signup("alice", "bob", "carol")
+    body = "ploy challenge alice bob\npolis challenge alice carol\nsignup alice2 pw-alice2-x"
+    mail(shell, "alice@example.org", "", body)
+    answer = mails_to(shell, "alice@example.org")[-1]
+    sections = answer.body.split("=" * 72)[2::2]  # the sections' texts, under their headings
+    assert len(sections) == 3 and answer.subject == f"confirm {code_of_section(sections[0])}"
+    told_to_reply = [s for s in sections if "reply to this mail (keep" in flat_text(s)]
+    assert told_to_reply == sections[:1]
+    for later in sections[1:]:
+        assert "a reply to this mail confirms only the code in its subject" in flat_text(later)
+    mail(shell, "alice@example.org", f"Re: {answer.subject}", "> Your mail held 3 command")
+    assert [row.subject for row in mails_to(shell, "bob@example.org")] == [
+        "New Ploy Board 101 alice"
+    ]
+    assert mails_to(shell, "carol@example.org") == []
+    assert confirmed(shell, "alice2") == [("alice@example.org", False)]
+    for section in sections[1:]:
+        mail(shell, "alice@example.org", f"confirm {code_of_section(section)}")
+    assert mails_to(shell, "carol@example.org")[-1].subject == "New Polis Board 101 alice"
+    assert confirmed(shell, "alice2") == [("alice@example.org", True)]
+
+
+def code_of_section(text: str) -> str:
+    return text.split("\n  confirm ", 1)[1].split("\n", 1)[0]
+
+
+def flat_text(text: str) -> str:
+    return " ".join(text.split())

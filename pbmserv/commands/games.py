@@ -203,8 +203,17 @@ def create_challenge(
                     "many mails from us a day; try again tomorrow (UTC)"
                 )
             mail = confirmation.challenge_mail(
-                session, req.settings, challenger, game.name, players, words, req.now, said
+                session,
+                req.settings,
+                challenger,
+                game.name,
+                players,
+                words,
+                req.now,
+                said,
+                by_reply=not req.mail.coded,
             )
+            req.mail.coded = True
             answer(ctx, mail.subject, mail.body)
             return
         board, position = boards.create_board(session, game, users, params, options, req.now)
