@@ -493,3 +493,21 @@ def code_of_section(text: str) -> str:
 
 def flat_text(text: str) -> str:
     return " ".join(text.split())
+
+
+def test_a_wrong_password_says_how_to_set_a_new_one(shell):
+    """dora mistypes her password (they are case-sensitive): the refusal said "wrong
+    password" and no more.  It now says so and gives the line that mails her a reset code,
+    which she sends as it stands; her code then sets a new password."""
+    shell.signup("dora")
+    mail(shell, "dora@example.org", "vacation dora PW-DORA 3")
+    refusal = mails_to(shell, "dora@example.org")[-1]
+    assert "wrong password for 'dora'" in refusal.body
+    assert "Passwords are case-sensitive." in refusal.body
+    line = refusal.body.split("send the line\n", 1)[1].split("\n", 1)[0].strip()
+    assert line == "password reset dora"
+    mail(shell, "dora@example.org", f"Re: {refusal.subject}", f"{line}\n\n> {refusal.body}")
+    reset = next(r for r in mails_to(shell, "dora@example.org") if "password new dora" in r.body)
+    code = reset.body.split("password new dora ")[1].split()[0]
+    mail(shell, "dora@example.org", f"password new dora {code} Pw-dora-new")
+    shell.ok("vacation dora Pw-dora-new 3")
