@@ -372,3 +372,24 @@ def test_a_reply_to_our_answer_runs_only_its_body(shell, settings, sessions, clo
     assert [m.subject for m in again] == ["pbmserv Error"]
     assert "unknown game" not in again[0].body
     assert "Your subject is that of one of our mails" in again[0].body
+
+
+def test_a_refusal_quotes_the_mail_only_when_it_has_text(shell):
+    """A mail whose Subject is its one command line and whose body is empty (the usual mail)
+    had its refusal end in "Your mail (Subject: ...):" over nothing, the command a second time
+    and no quote, as if the answer were cut off.  It ends with the command; a mail with text
+    still has it quoted."""
+    from test_codes import mail
+
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    mail(shell, "alice@example.org", "polis move 101 alice pw-alice a1-a2")
+    refusal = _last_mail_to(shell, "alice@example.org")
+    assert refusal.subject == "Polis Board 101 Error"
+    assert refusal.body.endswith("Your command was:\n  polis move 101 alice ******** a1-a2\n")
+    assert "Your mail" not in refusal.body
+    mail(shell, "alice@example.org", "polis move 101 alice pw-alice a1-a2", "Hm, and now?")
+    refusal = _last_mail_to(shell, "alice@example.org")
+    assert refusal.body.endswith(
+        "\n\nYour mail (Subject: polis move 101 alice ******** a1-a2):\n> Hm, and now?\n"
+    )

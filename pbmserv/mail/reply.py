@@ -58,7 +58,10 @@ def tail_sections(
 def quote_mail(subject: str, text: str, mask: Callable[[str], str]) -> str:
     """The sender's mail, quoted once (its first ``QUOTED_LINES`` lines, a note says how many
     more there were), every password masked (only the lines quoted are masked: masking reads
-    each line alone)."""
+    each line alone).  A mail with no text is not quoted: its Subject was its command line,
+    shown above it, and a heading over nothing read as an answer cut off."""
+    if not text.strip():
+        return ""
     parts = text.rstrip("\n").split("\n", QUOTED_LINES)
     head = "\n".join(parts[:QUOTED_LINES])
     lines = mask(head).splitlines()[:QUOTED_LINES]
@@ -110,8 +113,9 @@ def assemble(
         line, items = results[0]
         body = "\n".join(a.body for a in items)
         if refused:
-            body += f"\nYour command was:\n  {shortened(mask(line))}\n\n"
-            body += "" if stranger else quote_mail(subject, text, mask)
+            body += f"\nYour command was:\n  {shortened(mask(line))}\n"
+            quoted = "" if stranger else quote_mail(subject, text, mask)
+            body += f"\n{quoted}" if quoted else ""
         head = items[0].subject if len(items) == 1 else items[-1].subject
         return Answer(head, body + tail_sections(not_understood, notes, mask), status)
     drawn_in: dict[str, int] = {}
@@ -124,8 +128,9 @@ def assemble(
     for index, (line, items) in enumerate(results):
         body += f"\n{RULE}\n{index + 1}. {shortened(mask(line))}\n{RULE}\n\n"
         body += _section_body(items, index, drawn_in)
-    if refused and not stranger:
-        body += f"\n{RULE}\n\n" + quote_mail(subject, text, mask)
+    quoted = quote_mail(subject, text, mask) if refused and not stranger else ""
+    if quoted:
+        body += f"\n{RULE}\n\n" + quoted
     body += tail_sections(not_understood, notes, mask)
     heads = sorted({a.subject for a in answers})
     # one subject when every section is about the same board
