@@ -393,3 +393,34 @@ def test_a_refusal_quotes_the_mail_only_when_it_has_text(shell):
     assert refusal.body.endswith(
         "\n\nYour mail (Subject: polis move 101 alice ******** a1-a2):\n> Hm, and now?\n"
     )
+
+
+def test_a_game_command_without_its_game_says_to_write_the_game_first(shell):
+    """A newcomer writes 'move 101 ...' or 'games alice' (the help shows GAME move, GAME
+    games): he was told "no command found", or saw the line listed as not understood, and
+    not why.  The answer names the command word and says to write the game's name first."""
+    from test_codes import mail
+
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    from pbmserv.games import all_games
+
+    names = [g.name for g in all_games()]  # (the tests' own game too)
+    hint = (
+        f"'{{verb}}' is a command of each game: write the game's name before it, as in "
+        f"'{names[0]} {{verb}} ...' (the games: {', '.join(names)})."
+    )
+    for subject, body, verb in [
+        ("move 101 alice pw-alice a7-a6", "", "move"),
+        ("games alice", "", "games"),
+        ("Hello", "show 101 alice pw-alice", "show"),  # (not understood, and no command)
+        ("polis show 101", "move 101 alice pw-alice a7-a6", "move"),  # and one that runs
+    ]:
+        mail(shell, "alice@example.org", subject, body)
+        answer = _last_mail_to(shell, "alice@example.org")
+        assert hint.format(verb=verb) in " ".join(answer.body.split()), answer.body
+        assert answer.body.count("is a command of each game") == 1
+        assert "pw-alice" not in answer.body
+    assert "Summary of Polis Board 101" in answer.body  # (the line that runs ran)
+    mail(shell, "alice@example.org", "Hello", "Let us move on")
+    assert "is a command of each game" not in _last_mail_to(shell, "alice@example.org").body

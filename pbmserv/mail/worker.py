@@ -32,7 +32,7 @@ from pbmserv.games import get_game
 from pbmserv.mail import inbox
 from pbmserv.mail.parse import ParsedMail, board_subject, our_subject, without_reply_prefixes
 from pbmserv.mail.prepare import Claims, Prepared, check_passwords, prepare
-from pbmserv.mail.reply import assemble, bounded, shortened, tail_sections
+from pbmserv.mail.reply import assemble, bounded, game_word_hint, shortened, tail_sections
 from pbmserv.render import subjects
 from pbmserv.render.templates import fill, render
 from pbmserv.store.db import readonly_sessions
@@ -541,10 +541,10 @@ def _no_command(parsed: ParsedMail, mask: Callable[[str], str], stranger: bool) 
         suggestion=close or "",
         board=board,
         ours=board is None and our_subject(subject),
-        notes=[],
+        hint=game_word_hint([subject, *parsed.not_understood]),
     )
     unread = parsed.not_understood[1:] if parsed.subject_not_understood else parsed.not_understood
-    body += tail_sections(unread, parsed.ignored, mask)  # (the subject is named above)
+    body += tail_sections(unread, parsed.ignored, mask, hint=False)  # (named above)
     return Answer(error_subject("pbmserv"), body, USAGE)
 
 
