@@ -511,3 +511,21 @@ def test_a_wrong_password_says_how_to_set_a_new_one(shell):
     code = reset.body.split("password new dora ")[1].split()[0]
     mail(shell, "dora@example.org", f"password new dora {code} Pw-dora-new")
     shell.ok("vacation dora Pw-dora-new 3")
+
+
+def test_a_new_players_first_confirmation_says_how_to_begin(shell):
+    """erin signs up by mail and confirms: the answer said where her mail goes, and no
+    more.  It now welcomes her and names 'list' and 'help', which answer her; a later
+    confirmation (a change of address) says where mail goes only."""
+    mail(shell, "erin@example.org", "signup erin pw-erin-1")
+    mail(shell, "erin@example.org", f"Re: {mails_to(shell, 'erin@example.org')[-1].subject}")
+    done = mails_to(shell, "erin@example.org")[-1]
+    assert done.body.startswith("erin@example.org is confirmed: mail for erin goes there")
+    assert "Welcome, erin: you can play now. Send 'list' for the games" in done.body
+    for line in ("list", "help"):  # (the words she is given answer her)
+        mail(shell, "erin@example.org", line)
+        assert "Error" not in mails_to(shell, "erin@example.org")[-1].subject
+    mail(shell, "erin@example.org", "change address erin pw-erin-1 erin@example.net")
+    mail(shell, "erin@example.net", f"Re: {mails_to(shell, 'erin@example.net')[-1].subject}")
+    moved = mails_to(shell, "erin@example.net")[-1]
+    assert "is confirmed" in moved.body and "Welcome" not in moved.body
