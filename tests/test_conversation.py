@@ -424,3 +424,30 @@ def test_a_game_command_without_its_game_says_to_write_the_game_first(shell):
     assert "Summary of Polis Board 101" in answer.body  # (the line that runs ran)
     mail(shell, "alice@example.org", "Hello", "Let us move on")
     assert "is a command of each game" not in _last_mail_to(shell, "alice@example.org").body
+
+
+def test_a_chat_mail_says_how_to_chat_back(shell):
+    """bob chats on a board; alice replies to his chat mail with her text alone, as to any
+    mail.  The chat mail gave no line to answer with (a message does), and her reply was told
+    how to move.  The chat mail now ends with her own chat line, the answer to a reply names
+    it, and the line with her text below it reaches bob."""
+    from test_codes import mail
+
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    mail(shell, "bob@example.org", "polis chat 101 bob pw-bob", "Good luck!")
+    chat = _last_mail_to(shell, "alice@example.org")
+    assert chat.subject == "Polis Board 101 Chat"
+    assert chat.body.endswith("\n\nAnswer: polis chat 101 alice PASSWORD\n"), chat.body
+    assert "Answer:" not in _last_mail_to(shell, "bob@example.org").body  # (his own copy)
+    mail(shell, "alice@example.org", f"Re: {chat.subject}", "Thanks, you too!\n\n> Good luck!")
+    told = _last_mail_to(shell, "alice@example.org")
+    assert "no command found" in told.body and "<move>" not in told.body
+    assert "put this line above your text" in told.body
+    assert "\n  polis chat 101 USERID PASSWORD\n" in told.body
+    mail(
+        shell, "alice@example.org", f"Re: {chat.subject}", "polis chat 101 alice pw-alice\nThanks!"
+    )
+    back = _last_mail_to(shell, "bob@example.org")
+    assert "alice writes:\n\nThanks!\n" in back.body
+    assert back.body.endswith("\nAnswer: polis chat 101 bob PASSWORD\n")

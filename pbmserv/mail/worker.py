@@ -559,9 +559,11 @@ def _board_named(subject: str) -> dict[str, str] | None:
         game = get_game(word)
     except KeyError:
         return None
+    chat = (userid or "").casefold() == "chat"  # a reply to a chat mail: how to chat back
     if not userid or userid.casefold() in subjects.BOARD_TOPICS or accounts.check_userid(userid):
         userid = "USERID"
-    return {"title": game.display_name, "game": game.name, "number": str(number), "userid": userid}
+    named_board = {"title": game.display_name, "game": game.name, "number": str(number)}
+    return {**named_board, "userid": userid, "chat": "yes" if chat else ""}
 
 
 def _queue_answer(
