@@ -451,3 +451,26 @@ def test_a_chat_mail_says_how_to_chat_back(shell):
     back = _last_mail_to(shell, "bob@example.org")
     assert "alice writes:\n\nThanks!\n" in back.body
     assert back.body.endswith("\nAnswer: polis chat 101 bob PASSWORD\n")
+
+
+def test_a_move_out_of_turn_says_how_to_queue_it(shell):
+    """bob moves before alice has: he was told whose turn it is, and no more.  The refusal
+    now gives the line that queues his move; sent as it stands it is queued and played once
+    alice has moved.  Plotto's moves cannot be queued: no such line there."""
+    from test_codes import mail
+
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    mail(shell, "bob@example.org", "polis move 101 bob pw-bob b2-b3")
+    refusal = _last_mail_to(shell, "bob@example.org")
+    assert "it is not your turn: alice is to move" in refusal.body
+    assert "To have it played for you when your turn comes, send:\n" in refusal.body
+    line = refusal.body.split("when your turn comes, send:\n", 1)[1].split("\n", 1)[0].strip()
+    assert line == "polis queue 101 bob PASSWORD b2-b3"
+    mail(shell, "bob@example.org", line.replace("PASSWORD", "pw-bob"))
+    played = shell.ok("polis move 101 alice pw-alice a7-a6")
+    assert "1. a7-a6" in played.body and "2. b2-b3 (Auto)" in played.body, played.body
+    shell.ok("plotto challenge alice bob")
+    mail(shell, "bob@example.org", "plotto move 101 bob pw-bob a1")
+    refusal = _last_mail_to(shell, "bob@example.org")
+    assert "it is not your turn" in refusal.body and "queue" not in refusal.body
