@@ -529,3 +529,26 @@ def test_a_new_players_first_confirmation_says_how_to_begin(shell):
     mail(shell, "erin@example.net", f"Re: {mails_to(shell, 'erin@example.net')[-1].subject}")
     moved = mails_to(shell, "erin@example.net")[-1]
     assert "is confirmed" in moved.body and "Welcome" not in moved.body
+
+
+def test_a_reply_that_adds_the_other_codes_lines_confirms_them_all(shell):
+    """The answer to two challenges says to reply for the first code and to send the line of
+    the second: alice does both in one mail, a reply with the second's line in its body.
+    That line counted as words of her own, and the reply confirmed nothing for the first.
+    Bare confirm lines are a yes: both games start.  Prose beside them still is no yes."""
+    shell.signup("alice", "bob", "carol")
+    mail(shell, "alice@example.org", "", "ploy challenge alice bob\npolis challenge alice carol")
+    answer = mails_to(shell, "alice@example.org")[-1]
+    second = code_of_section(answer.body.split("=" * 72)[4])
+    assert second != code_of(answer)
+    mail(shell, "alice@example.org", f"Re: {answer.subject}", f"confirm {second}\n\n> Your mail")
+    assert [r.subject for r in mails_to(shell, "bob@example.org")] == ["New Ploy Board 101 alice"]
+    assert [r.subject for r in mails_to(shell, "carol@example.org")] == [
+        "New Polis Board 101 alice"
+    ]
+    mail(shell, "alice@example.org", "", "pylon challenge alice bob\nplotto challenge alice carol")
+    answer = mails_to(shell, "alice@example.org")[-1]
+    second = code_of_section(answer.body.split("=" * 72)[4])
+    mail(shell, "alice@example.org", f"Re: {answer.subject}", f"confirm {second}\nNo, stop!")
+    assert "nothing was confirmed" in flat(mails_to(shell, "alice@example.org")[-1])
+    assert not any("Pylon" in row.subject for row in mails_to(shell, "bob@example.org"))
