@@ -59,6 +59,7 @@ RANGES: dict[str, tuple[float | None, float | None]] = {
     "unconfirmed_account_days": (1, None),
     "outbox_lease_minutes": (1, None),
     "inbox_retention_days": (1, None),
+    "stale_mail_days": (1, None),
     "argon2_time_cost": (1, None),
     "argon2_memory_kib": (8, None),  # argon2's minimum for one lane
     "auth_slowdown_after": (1, None),
@@ -116,6 +117,9 @@ class Settings:
     # processed mails (kept with passwords masked) and the records of sent mails (their texts
     # dropped) are deleted after this
     inbox_retention_days: int = 30
+    # a mail dated more than this many days before it came is taken for a replay and not run
+    # (its sender is told); mail delayed in queues (Postfix gives up after 5 days) still runs
+    stale_mail_days: int = 14
     # outbound delivery: "maildir" (default) or "smtp"
     outbox: str = "maildir"
     maildir: Path = Path("")  # empty: <data_dir>/Maildir

@@ -528,7 +528,10 @@ def test_a_mail_left_sending_by_a_dead_sender_is_sent_again(
         assert "dead@example.org" not in listed
         assert main(["--data-dir", str(settings.data_dir), "mail", "outbox", "show", "2"]) == 0
         assert "Claimed by otherhost:4242" in capsys.readouterr().out
-        assert main(["--data-dir", str(settings.data_dir), "mail", "outbox", "retry", "2"]) == 0
+        retry = ["--data-dir", str(settings.data_dir), "mail", "outbox", "retry"]
+        assert main([*retry, "2"]) == 1  # its lease is live: refused without --force
+        assert "--force 2" in capsys.readouterr().err
+        assert main([*retry, "--force", "2"]) == 0  # (that sender is known dead)
         server.outgoing.set()
         wait_until(
             lambda: gw.subjects("live@example.org") == ["to live@example.org"], "retried", 20
@@ -787,6 +790,7 @@ def test_caps_are_settings_listed_in_the_readme():
         "unconfirmed_account_days",
         "outbox_lease_minutes",
         "inbox_retention_days",
+        "stale_mail_days",
         "auth_owner_failures_per_day",
         "auth_owner_lockout_minutes",
     ):

@@ -62,6 +62,42 @@ def test_a_mail_from_several_addresses_is_set_aside_unanswered(gateway, shell, s
     assert count(gateway.sessions, Inbox, Inbox.status == InboxStatus.done) == 0
 
 
+@pytest.mark.parametrize(
+    ("headers", "note"),
+    [
+        ("From: alice@example.org\r\nFrom: mallory@evil.example\r\n", "2 From headers"),
+        ("From: mallory@evil.example\r\nFrom: alice@example.org\r\n", "2 From headers"),
+        (
+            "From: alice@example.org\r\nReply-To: alice@example.org\r\n"
+            "Reply-To: mallory@evil.example\r\n",
+            "2 Reply-To headers",
+        ),
+    ],
+)
+def test_a_mail_with_two_from_headers_runs_nothing_and_is_answered_nowhere(
+    gateway, shell, headers, note
+):
+    """RFC 5322 allows one From (and one Reply-To).  The first was answered and the mail run:
+    a forger wrote the victim's From first, under his own, and got the victim's commands run
+    and answered.  None of them can be told to be the writer: nothing runs, nobody is
+    answered, and the operator sees why."""
+    shell.signup("alice")
+    raw = (
+        f"{headers}To: {SERVER}\r\nSubject: change password alice pw-alice Pw-new1\r\n"
+        f"Message-ID: {make_msgid(domain='client.example')}\r\n\r\nhelp\r\n"
+    ).encode()
+    gateway.send("mallory@evil.example", "", raw=raw)
+    gateway.settle()
+    assert gateway.mails() == []
+    with gateway.sessions() as s:
+        [mail] = s.scalars(select(Inbox)).all()
+        assert (mail.status, mail.last_error) == (
+            InboxStatus.ignored,
+            f"not answered: the mail has {note}",
+        )
+    shell.ok("change password alice pw-alice Pw-other")  # the old password still held
+
+
 # ----------------------------------------------------------------------------- signup addresses
 
 

@@ -90,7 +90,17 @@ def test_the_shell_only_words_are_the_operator_commands():
     """A mail names an operator command as such ('it runs only in a shell on the server') by
     the words of ``SHELL_ONLY``, kept in the commands layer, which cannot import the shell's
     commands: the two lists must not drift apart."""
+    import click
+
     from pbmserv.cli.operator import OPERATOR_COMMANDS
+    from pbmserv.commands.registry import OPERATOR
     from pbmserv.commands.tree import SHELL_ONLY
 
     assert {command.name for command in OPERATOR_COMMANDS} == set(SHELL_ONLY)
+
+    def words(command: click.Command) -> dict:  # its sub-commands, word by word
+        subs = command.commands if isinstance(command, click.Group) else {}
+        return {name: words(sub) for name, sub in subs.items()}
+
+    # (a mail that names one shows these words as typed: they must be the commands' own)
+    assert {command.name: words(command) for command in OPERATOR_COMMANDS} == OPERATOR

@@ -239,3 +239,32 @@ def test_misspelling_aliases(shell):
         queued = shell.ok(f"polis {alias} 101 alice pw-alice a7-a6")
         assert "a7-a6" in queued.body
     assert mask_passwords("polis moveq 101 alice s3cret a1") == "polis moveq 101 alice ******** a1"
+
+
+def test_preview_new_of_three_or_four_players(shell):
+    """'GAME preview new' had no way to say how many play: a Pylon game of three or a Ploy
+    game of four each for himself could not be previewed.  '-players=N' says it, checked
+    against the game's counts as a challenge is."""
+    shell.signup("alice")
+    three = shell.ok(
+        "pylon preview new -players=3 -size=4 a1 c1 e1", channel="mail", sender="alice@example.org"
+    )
+    assert "Preview of a new Pylon game (3 players): 1. a1 2. c1 3. e1" in three.body
+    four = shell.ok("ploy preview new -players=4 b3-c4")
+    assert "Preview of a new Ploy game (4 players): 1. b3-c4" in four.body
+    team = shell.ok("ploy preview new -partnership -players=4 c7-c6")
+    assert "(4 players)" in team.body
+    for line, said in [
+        ("ploy preview new -players=3 b3-c4", "Ploy is played by 2 or 4 players, not 3"),
+        ("polis preview new -players=4 d7-e6", "Polis is played by 2 players, not 4"),
+        ("ploy preview new -partnership -players=2 c7-c6", "-partnership needs four players"),
+        (
+            "pylon preview new -players=many a1",
+            "-players needs a number: -players=N, N being 2, 3 or 4",
+        ),
+    ]:
+        refused = shell(line)
+        assert refused.status == 1, line
+        assert said in " ".join(refused.body.split()), refused.body
+    usage = shell.ok("pylon help", channel="mail", sender="alice@example.org").body
+    assert "[-players=N]" in usage

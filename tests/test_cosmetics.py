@@ -33,7 +33,7 @@ def test_board_headers_swap_and_finished_board_golden(shell):
     assert "To move: carol (green)." in four.body
     assert "'s turn" not in swapped.body and "To move: bob (blue)." in swapped.body
     assert (  # each move under the player who made it, and what the swap did
-        "  you (red)                      bob (blue)\n"
+        "  you (blue, then red)           bob (blue)\n"
         "  1. d7-e6                       2. swap (bob takes over blue)\n"
         "  3. b2-c3\n"
     ) in swapped.body
@@ -51,7 +51,7 @@ def test_after_a_swap_each_move_is_listed_under_the_player_who_made_it(shell):
         shell.ok(f"pylon move 101 {line}")
     mail = shell.ok("pylon move 101 alice pw-alice g3")
     assert (  # the first mover keeps the first column: the rows run on in step
-        "\n  alice (x)                   bob (o)\n"
+        "\n  alice (o, then x)           bob (o)\n"
         "  1. e5                       2. swap (bob takes over o)\n"
         "  3. e1                       4. e3\n"
         "  5. g3\n\n"
@@ -59,7 +59,7 @@ def test_after_a_swap_each_move_is_listed_under_the_player_who_made_it(shell):
     shown = shell.ok("pylon show 101").body  # the whole record: the same rows
     assert "  3. e1                       4. e3\n  5. g3\n" in shown
     before = shell.ok("pylon show 101#1").body  # before the swap: the same columns
-    assert "  alice (x)     bob (o)\n  1. e5\n\n" in before
+    assert "  alice (o, then x)  bob (o)\n  1. e5\n\n" in before
 
 
 def test_error_subjects_follow_one_scheme(shell):

@@ -301,3 +301,45 @@ def test_an_error_to_a_player_quotes_a_few_lines(shell, settings, sessions, cloc
     out, _ = mail(shell, settings, sessions, clock, "alice@example.org", "polis show 999", SPAM)
     assert out[0].body.count("> BUY CHEAP PILLS") == QUOTED_LINES <= 10
     assert f"[{60 - QUOTED_LINES} more lines not quoted]" in out[0].body
+
+
+# ----------------------------------------------------------------------------- operator words
+
+
+def test_an_operator_command_by_mail_is_echoed_as_typed(shell, settings, sessions, clock):
+    """'Your command was: pbmserv ******** ********' hid the words of 'pbmserv robot list', as
+    if they might be passwords: no mail runs an operator command and none takes a password,
+    so its words are shown as typed; what follows them (a robot's name) stays masked."""
+    shell.signup("alice")
+    for line, echoed in [
+        ("pbmserv robot list", "pbmserv robot list"),
+        ("Pbmserv mail outbox list", "Pbmserv mail outbox list"),
+        ("pbmserv status", "pbmserv status"),
+        ("pbmserv robot add polibot --game polis", "pbmserv robot add ******** ********"),
+    ]:
+        out, kept = mail(shell, settings, sessions, clock, "alice@example.org", line)
+        assert "is an operator command: it runs only in a shell" in out[0].body, line
+        assert f"Your command was:\n  {echoed}" in out[0].body, out[0].body
+    assert "polibot" not in everything(out, kept)
+
+
+def test_a_password_that_is_an_operator_word_stays_masked(shell, settings, sessions, clock):
+    """A player whose password is an operator's word ('upgrade', 'list') and who writes it
+    out of place: it is masked wherever it stands but as the operator command's own word
+    right after the one before it; a mail whose command line shows it masks it everywhere."""
+    shell.ok("signup dora upgrade dora@example.org")
+    shell.ok("signup bob pw-bob bob@example.org")
+    shell.ok("polis challenge dora bob")
+    for line in (
+        "pbmserv robot upgrade",
+        "pbmserv robot dora upgrade",
+        "pbmserv mail list upgrade",
+    ):
+        out, kept = mail(shell, settings, sessions, clock, "dora@example.org", line)
+        assert "is an operator command" in out[0].body, line
+        assert "upgrade" not in everything(out, kept), line
+    body = "polis move 101 dora upgrade d7-e6\npbmserv db upgrade\n"
+    out, kept = mail(shell, settings, sessions, clock, "dora@example.org", "moves", body)
+    answer = next(m.body for m in out if m.recipient == "dora@example.org")
+    assert "1. d7-e6" in answer and "2. pbmserv db ********" in answer, answer
+    assert "upgrade" not in everything(out, kept)

@@ -7,6 +7,7 @@ import socket
 from datetime import timedelta
 
 from sqlalchemy import func, select
+from test_outbound import relay  # noqa: F401 - a real relay on 127.0.0.1 (a fixture)
 
 from pbmserv.mail.sender import deliver_pending, make_sink
 from pbmserv.store.models import AuthFailure, Inbox, InboxStatus, Outbox, OutboxStatus
@@ -340,6 +341,48 @@ def test_status_says_why_the_last_mail_failed_for_good(operator, shell, sessions
         f"  failed     2\n  oldest unsent: none\n  last failed for good (mail 2): {error}\n" in out
     )
     assert "'pbmserv mail outbox retry ID' sends it again" in out
+
+
+def test_outbox_list_gives_the_last_error_of_a_failing_mail(
+    operator,
+    shell,
+    settings,
+    relay,  # noqa: F811 - the fixture imported above
+    clock,
+):
+    """A failed mail's last error was only in 'mail outbox show', mail by mail: the list of a
+    relay that refused every mail read like a slow queue.  Under each mail being retried or
+    given up, its last error, cut to fit; none under a mail that never failed."""
+    relay("451 4.3.0 mailbox busy, try later")
+    shell.signup("alice", "bob")
+    shell.ok("nim challenge alice bob")
+    assert deliver_pending(shell.sessions, settings, make_sink(settings), clock.now) == 0
+    shell.ok("nim challenge bob alice")  # (queued since: never tried)
+    status, out, err = operator("mail", "outbox", "list")
+    assert status == 0, err
+    lines = out.splitlines()
+    assert [line.split()[:3] for line in lines[1::2][:2]] == [["1", "pending", "1"]] + [
+        ["2", "pending", "1"]
+    ], out
+    port = settings.relay_port
+    tried = f"        last error: relay 127.0.0.1:{port} answered 451 4.3.0 mailbox busy, try later"
+    assert lines[2] == lines[4] == tried, out
+    assert lines[5].split()[:3] == ["3", "pending", "0"] and len(lines) == 7, out
+    refusal = "550 5.1.1 <bob@example.org>: Recipient address rejected: User unknown in local table"
+    relay(refusal)
+    later = clock.advance(hours=1)
+    deliver_pending(shell.sessions, settings, make_sink(settings), later + timedelta(minutes=1))
+    status, out, err = operator("mail", "outbox", "list")
+    lines = out.splitlines()
+    assert lines[1].split()[:2] == ["1", "failed"], out
+    error = lines[2].removeprefix("        last error: ")
+    full = f"relay 127.0.0.1:{settings.relay_port} answered {refusal}"
+    assert error.endswith("...") and full.startswith(error[:-3]) and len(error) == 80, out
+    relay("250 OK")  # mail 1 goes out at last: its earlier error is no longer listed
+    assert operator("mail", "outbox", "retry", "1")[0] == 0
+    assert deliver_pending(shell.sessions, settings, make_sink(settings), later) == 1
+    lines = operator("mail", "outbox", "list", "--all")[1].splitlines()
+    assert lines[1].split()[:2] == ["1", "sent"] and lines[2].split()[:2] == ["2", "failed"]
 
 
 def test_status_says_whether_a_server_runs(operator, settings):

@@ -106,3 +106,35 @@ def test_the_text_record_writes_its_times_as_the_board_mails_do(shell):
         assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", when), when
     data = _json_of(shell.ok("polis export 101 json").body)
     assert data["started"].startswith(started[1][:10] + "T")  # the JSON keeps ISO 8601
+
+
+def test_the_text_records_result_names_the_players_as_the_board_mail_does(shell):
+    """'export' wrote "Result: red resigned" (the engine's reason, by seat colour) where the
+    board mail says "alice resigned.": the text record names the players (after a swap, the
+    seat's player now); the JSON record keeps the engine's words."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob -swap")
+    shell.ok("polis move 101 alice pw-alice d7-e6")
+    shell.ok("polis move 101 bob pw-bob swap")  # bob now plays blue, alice red
+    resigned = shell.ok("polis move 101 alice pw-alice resign").body
+    assert "alice resigned." in resigned
+    export = shell.ok("polis export 101").body
+    assert "Result: alice resigned\n" in export
+    assert _json_of(export)["result"] == "red resigned"
+
+
+@pytest.mark.parametrize(
+    ("reason", "said"),
+    [
+        ("blue has no legal move", "alice has no legal move"),
+        ("the red chariot reached rank 8", "the red (bob) chariot reached rank 8"),
+        ("x and o share the most marbles, 3-3", "bob and alice share the most marbles, 3-3"),
+        ("line of four for player 1", "line of four for player 1 (alice)"),
+        ("drawn: 100 moves in a row without a capture", None),
+    ],
+)
+def test_a_reason_names_each_seat_by_its_player(reason, said):
+    from pbmserv.render.results import named_reason
+
+    seats = {"blue": "alice", "red": "bob", "o": "alice", "x": "bob", "1": "alice"}
+    assert named_reason(reason, list(seats.items())) == (said or reason)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import signal
 import socket
 import stat
@@ -203,7 +204,7 @@ def test_the_readme_shell_session_runs_as_written(tmp_path: Path):
     ran = 0
     for line in block.splitlines():
         for command in line.split("#", 1)[0].split(";"):
-            words = command.split()
+            words = shlex.split(command)  # (as the user's shell splits it: quotes hold blanks)
             if not words or words[0] == ".":  # (activating the venv)
                 continue
             if words[0] == "export":

@@ -231,6 +231,44 @@ def test_commands_that_only_look_never_create_a_store(shell, tmp_path):
     assert shell("status") == (0, "")
 
 
+def test_commands_that_only_look_never_fill_a_store_downgraded_to_base(shell, tmp_path, capsys):
+    """After ``db downgrade base`` on SQLite, ``status`` migrated the emptied file back to the
+    newest schema (and read zeros), where on PostgreSQL it refuses a database without
+    pbmserv's tables.  It refuses the file alike, and the downgrade says which commands fill
+    it again: a player's does."""
+    from pbmserv.cli.main import main
+    from pbmserv.store import db
+    from pbmserv.store.migrate import revisions
+
+    path = store(tmp_path)
+    capsys.readouterr()
+    assert main(["db", "downgrade", "base", "--yes"]) == 0
+    assert capsys.readouterr().out == (
+        "The database is at base (no pbmserv tables). `pbmserv db upgrade` creates the tables "
+        f"again (at {revisions()[-1]}), and so do the server, 'pbmserv mail inject' and the "
+        "players' commands; 'pbmserv status' and the other operator commands refuse the "
+        "database until then.\n"
+    )
+    db._session_factory.cache_clear()  # (each command is a process of its own)
+    looks = [["status"], ["tick"], ["mail", "list"], ["mail", "show", "1"],
+             ["mail", "outbox", "list"], ["mail", "outbox", "retry", "1"], ["robot", "list"],
+             ["robot", "run", "--until-idle"]]  # fmt: skip
+    for command in looks:
+        status, err = shell(*command)
+        assert status == CONFIG, command
+        assert one_line(err) == (
+            f"Error: no pbmserv tables in the store {path} (is the data directory right? "
+            "`pbmserv db upgrade` creates them)"
+        )
+    with sqlite3.connect(path) as connection:  # (alembic keeps its record's table, empty)
+        names = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+        assert names == [("alembic_version",)], names
+        assert connection.execute("SELECT * FROM alembic_version").fetchall() == []
+    status, err = shell("signup", "bob", "secret2", "bob@example.org")
+    assert status == 0 and "created the data directory" not in err
+    assert shell("status") == (0, "")
+
+
 @pytest.mark.skipif(not PG_URL, reason="needs PBMSERV_TEST_DATABASE_URL (PostgreSQL)")
 def test_commands_that_only_look_never_fill_an_empty_database(
     postgres_url, tmp_path, monkeypatch, capsys
@@ -262,6 +300,12 @@ def test_commands_that_only_look_never_fill_an_empty_database(
     assert "no pbmserv tables yet" in capsys.readouterr().out
     assert main(["--data-dir", str(tmp_path), "db", "upgrade"]) == 0
     assert main(["--data-dir", str(tmp_path), "status"]) == 0
+    # downgraded to base, it holds alembic's empty table only: no pbmserv tables either
+    assert main(["--data-dir", str(tmp_path), "db", "downgrade", "base", "--yes"]) == 0
+    db._session_factory.cache_clear()
+    capsys.readouterr()
+    assert main(["--data-dir", str(tmp_path), "status"]) == CONFIG
+    assert "Error: no pbmserv tables in the database" in capsys.readouterr().err
 
 
 def sqlite_connections(monkeypatch, adjust) -> None:  # type: ignore[no-untyped-def]
@@ -356,3 +400,25 @@ def test_the_list_of_games_needs_no_database(shell, monkeypatch, capsys):
     assert status == 0, err
     assert "Games on this server:" in out and "polis" in out
     assert "(The robots are not listed: the store cannot be read now.)" in out
+
+
+@pytest.mark.skipif(not PG_URL, reason="needs PBMSERV_TEST_DATABASE_URL (PostgreSQL)")
+def test_the_list_of_games_says_the_database_does_not_exist(shell, monkeypatch, capsys):
+    """With database_url naming a PostgreSQL database that does not exist, ``list`` said
+    "the store cannot be read now", as if its server were down for a while: it says what is
+    wrong and what to do (a server that is down still reads as above)."""
+    missing = make_url(PG_URL).set(database="pbmserv_test_list_never_created")
+    monkeypatch.setenv("PBMSERV_DATABASE_URL", missing.render_as_string(hide_password=False))
+    shell("status")  # (the fixture's environment; its run keeps only stderr)
+    from pbmserv.cli.main import main
+
+    status = main(["list"])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert "Games on this server:" in out and "polis" in out
+    said = " ".join(out.split("(The robots are not listed: ", 1)[1].split())
+    assert said.startswith(
+        "the database that database_url names does not exist; create it (deploy/README.md), "
+        "then run `pbmserv db upgrade`.)"
+    ), out
+    assert "cannot be read now" not in out

@@ -159,3 +159,42 @@ def test_the_note_says_a_running_server_sends_the_mails(tmp_path):
     assert answered.returncode == 0, answered.stderr
     assert "the next 'pbmserv tick' sends them" in answered.stderr
     assert "running server" not in answered.stderr
+
+
+def test_retry_refuses_a_mail_a_live_sender_is_sending(tmp_path):
+    """``mail outbox retry`` of a mail a sender had just claimed queued it at once, and the
+    next round sent it while that sender still did: twice.  Inside the lease it is refused,
+    saying when the lease ends and how to force it; ``--force`` (a sender known dead) and a
+    lease that ran out queue it."""
+    import sqlite3
+    from datetime import timedelta
+
+    data = tmp_path / "data"
+    assert pbmserv("signup", "alice", "secret1", "alice@example.org", data=data).returncode == 0
+    assert pbmserv("signup", "bob", "secret2", "bob@example.org", data=data).returncode == 0
+    assert pbmserv("polis", "challenge", "alice", "bob", data=data).returncode == 0
+    claimed = TEST_START - timedelta(minutes=3)  # a live claim: the lease is 10 minutes
+    with sqlite3.connect(data / "pbmserv.sqlite3") as db:
+        db.execute(
+            "UPDATE outbox SET status = 'sending', claimed_by = 'otherhost:4242', "
+            "claimed_at = ?, attempts = 1",
+            (claimed.strftime("%Y-%m-%d %H:%M:%S.%f"),),
+        )
+    refused = pbmserv("mail", "outbox", "retry", "1", data=data)
+    assert refused.returncode == 1, refused.stderr
+    said = " ".join(refused.stderr.split())
+    assert said == (
+        "Error: mail 1 is being sent now by otherhost:4242 (claimed at 2026-11-01 11:57:00 "
+        "UTC); its lease ends at 2026-11-01 12:07:00 UTC, and if that sender died, the mail "
+        "is sent again then by itself. If you know that sender is dead, 'pbmserv mail outbox "
+        "retry --force 1' queues it now (it may then arrive twice)"
+    )
+    listed = pbmserv("mail", "outbox", "list", data=data).stdout
+    assert listed.count("sending") == 2  # nothing changed
+    forced = pbmserv("mail", "outbox", "retry", "--force", "1", data=data)
+    assert (forced.returncode, forced.stdout) == (0, "Mail 1 is queued to be sent again.\n")
+    later = {"PBMSERV_NOW": (TEST_START + timedelta(minutes=8)).isoformat()}
+    expired = pbmserv("mail", "outbox", "retry", "2", data=data, env=later)
+    assert expired.returncode == 0, expired.stderr  # its lease is over: a plain retry
+    listed = pbmserv("mail", "outbox", "list", data=data).stdout
+    assert "sending" not in listed and listed.count("pending") == 2

@@ -231,3 +231,63 @@ def test_workers_bumping_one_counter_at_once_each_count(sessions):
     with sessions() as session:
         assert limits.today(session, "answers:alice@example.org", now) == 100
         assert limits.today(session, "answers:bob@example.org", now) == 0
+
+
+def test_a_mail_stored_before_0014_keeps_its_key_for_ever_once_deleted(database_url):
+    """0014 reads a mail's Date when it is stored; a mail stored before has none known, so its
+    key outlives it for ever (a replay of it never runs again), and the downgrade drops the
+    kept keys and the dates, the mails left as they were."""
+    from datetime import timedelta
+
+    from sqlalchemy import text
+    from sqlalchemy.orm import sessionmaker
+
+    from pbmserv.config import Settings
+    from pbmserv.domain.housekeeping import housekeeping
+    from pbmserv.mail import inbox
+
+    engine = db.make_engine(database_url)
+    upgrade(engine, "0013")
+    at = datetime(2026, 11, 1, tzinfo=UTC)
+    mail = (
+        b"From: alice@example.org\r\nMessage-ID: <m1@alice.example>\r\n"
+        b"Date: Sun, 01 Nov 2026 12:00:00 +0000\r\nSubject: help\r\n\r\n"
+    )
+    key = inbox.dedup_key(mail, "alice@example.org")
+    with engine.begin() as conn:
+        for stored_key, status in ((key, "done"), ("sha256:waiting", "new")):
+            conn.execute(
+                text(
+                    "INSERT INTO inbox (dedup_key, raw, mail_from, rcpt_to, received, status,"
+                    " attempts, processed_at) VALUES (:key, :raw, 'alice@example.org', '', :at,"
+                    " :status, 1, :at)"
+                ),
+                {"key": stored_key, "raw": mail, "at": at, "status": status},
+            )
+    upgrade(engine)
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT dated FROM inbox")).scalars().all() == [None, None]
+    sessions = sessionmaker(engine)
+    settings = Settings(database_url=database_url)
+    housekeeping(sessions, settings, at + timedelta(days=1000))
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT id FROM inbox")).scalars().all() == [2]
+        kept = conn.execute(text("SELECT dedup_key, dated FROM inbox_tombstones")).all()
+        assert [tuple(row) for row in kept] == [(key, None)]
+    again = inbox.store(sessions, mail, "alice@example.org", [], at + timedelta(days=1000))
+    assert (again.id, again.new) == (None, False)
+    fresh = mail.replace(b"<m1@", b"<m2@")
+    stored = inbox.store(sessions, fresh, "alice@example.org", [], at)
+    with engine.connect() as conn:  # a mail stored now has its Date
+        dated = conn.execute(text("SELECT dated FROM inbox WHERE id = :id"), {"id": stored.id})
+        assert str(dated.scalar()).startswith("2026-11-01 12:00:00")
+    downgrade(engine, "0013")
+    tables = set(inspect(engine).get_table_names())
+    assert "inbox_tombstones" not in tables
+    assert "dated" not in {c["name"] for c in inspect(engine).get_columns("inbox")}
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT id FROM inbox ORDER BY id")).scalars().all() == [
+            2,
+            stored.id,
+        ]
+    engine.dispose()

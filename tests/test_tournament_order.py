@@ -206,3 +206,21 @@ def test_a_withdrawal_that_ends_the_last_game_of_the_round(shell):
     rows = outbox_from(shell, start)
     assert_ended_first(rows, number)
     assert ("bob", f"Nim Board {number}") in rows and round_two_paired(shell)
+
+
+def test_a_withdrawal_by_mail_answers_him_before_the_next_round(shell):
+    """His withdrawal ended the last game of the round, and paired the next round inside
+    itself: the round's mails went out before his own answer.  Now the game's mails, then
+    his answer, then round 2."""
+    number = round_one_but_the_last_game(shell)
+    start = len(shell.outbox())
+    mail(shell, "cat@example.org", "tournament withdraw rr cat pw-cat")
+    rows = outbox_from(shell, start)
+    assert_ended_first(rows, number)
+    assert rows[:3] == [
+        ("bob", f"Nim Board {number}"),
+        ("cat", f"Nim Board {number}"),
+        ("cat", "Tournament rr withdrawn"),
+    ], rows
+    assert all(follows(subject) for _, subject in rows[3:]) and len(rows) > 3, rows
+    assert round_two_paired(shell)

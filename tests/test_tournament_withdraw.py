@@ -15,7 +15,15 @@ from starlette.testclient import TestClient
 from tournament_play import board_of, pairings, play, started, table
 
 from pbmserv.domain import clocks, tournaments
-from pbmserv.store.models import Board, BoardStatus, Proposal, Rating, Seat, TournamentGame
+from pbmserv.store.models import (
+    Board,
+    BoardStatus,
+    Proposal,
+    Rating,
+    Seat,
+    TournamentGame,
+    User,
+)
 from pbmserv.web.app import create_app
 
 WITHDREW = "Game won by dan. (bob withdrew from tournament sw)"
@@ -257,3 +265,61 @@ def test_closing_the_account_leaves_its_tournaments(shell):
     play(shell, "t1r1b2", "first")  # round 2: the three still in, one with a bye
     paired = pairings(shell, 1, 2)
     assert len(paired) == 2 and all("cat" not in pair for pair in paired)
+
+
+def close_as_signoff_did(shell, userid: str) -> None:
+    """Close ``userid``'s account as signoff did before it left the tournaments: his entries
+    stay (a store of that time holds such entries)."""
+    with shell.sessions() as s, s.begin():
+        user = s.scalar(select(User).where(User.userid == userid))
+        user.addresses.clear()
+        user.password_hash = "!closed"
+        user.accepts_challenges = False
+
+
+def test_the_start_leaves_out_an_account_closed_before_signoff_left(shell):
+    """An entry whose account was closed before signoff withdrew players was seeded and
+    paired at the start: its opponent waited a week for the forfeit of a player who gets no
+    mail.  The start leaves it out, and says so in its answer and in the round's mail."""
+    shell.signup("ann", "bob", "cat", "dan")
+    shell.ok("tournament create rr --game nim -pile=1 --format roundrobin")
+    for u in ("ann", "bob", "cat", "dan"):
+        shell.ok(f"tournament join rr {u} pw-{u}")
+    close_as_signoff_did(shell, "cat")
+    close_as_signoff_did(shell, "dan")
+    left = "cat and dan are left out: their accounts are closed."
+    out = shell.ok("tournament start rr")
+    assert left in out.body and "1 round" in out.body, out.body
+    assert pairings(shell, 1, 1) == [("ann", "bob")]
+    assert [row[0] for row in table(shell, "rr")] == ["ann", "bob"]
+    mailed = [m for m in shell.outbox() if m.subject == "Tournament rr round 1"]
+    assert sorted(m.recipient for m in mailed) == ["ann@example.org", "bob@example.org"]
+    assert all(left in m.body for m in mailed)
+
+
+def test_a_start_with_fewer_than_two_open_accounts_is_refused(shell):
+    shell.signup("ann", "cat")
+    shell.ok("tournament create duo --game nim --format roundrobin")
+    for u in ("ann", "cat"):
+        shell.ok(f"tournament join duo {u} pw-{u}")
+    close_as_signoff_did(shell, "cat")
+    out = shell("tournament start duo")
+    assert out.status == 1 and (
+        "tournament duo needs at least two players (cat is left out: the account is closed)"
+    ) in words(out.body), out.body
+    assert "joined: ann, cat." in shell.ok("tournament standings duo").body  # (nothing changed)
+
+
+def test_a_later_round_leaves_out_an_account_closed_before_signoff_left(shell):
+    swiss(shell, pile=1)
+    play(shell, "t1r1b1", "first")  # ann beats cat: cat has no running game, dan-bob goes on
+    close_as_signoff_did(shell, "cat")
+    play(shell, "t1r1b2", "first")  # round 2: the three still in, one with a bye
+    paired = pairings(shell, 1, 2)
+    assert len(paired) == 2 and all("cat" not in pair for pair in paired), paired
+    mailed = [m for m in shell.outbox() if m.subject == "Tournament sw round 2"]
+    assert sorted(m.recipient for m in mailed) == [
+        f"{u}@example.org" for u in ("ann", "bob", "dan")
+    ]
+    assert all("cat is left out: the account is closed." in m.body for m in mailed)
+    assert ("cat", 0.0, 1.0, 0.0) in table(shell, "sw")

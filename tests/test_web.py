@@ -187,7 +187,9 @@ def test_after_a_swap_each_move_is_under_the_player_who_made_it(shell, settings,
     client = TestClient(create_app(settings, lambda: clock.now))
     moves = _between(client.get("/boards/pylon/101").text, '<table class="moves">', "</table>")
     here = "/boards/pylon/101?ply="
-    assert "<th>alice (x)</th><th>bob (o)</th>" in moves  # the first mover's column first
+    # the first mover's column first, headed by the colour of each of her moves: her first
+    # move placed an o, the swap gave her x
+    assert "<th>alice (o, then x)</th><th>bob (o)</th>" in moves
     assert (  # each move numbered as the mails number it (the N of '#N'), not by rows
         f'<tr><td>1. <a href="{here}1">e5</a></td>'
         f'<td>2. <a href="{here}2">swap (bob takes over o)</a></td></tr>'

@@ -2,8 +2,10 @@
 
 Every other command migrates the database to the newest schema this code knows before it
 uses it (:func:`pbmserv.store.db.session_factory`), and so does the server: a downgrade lasts
-only while an older pbmserv is installed.  What a command says it did is read back from the
-database, never echoed from its argument.
+only while an older pbmserv is installed.  A database without pbmserv's tables (downgraded to
+'base') is filled only by the commands that may create a store: the operator's looks
+(``status``, ``mail list``, ...) refuse it (:mod:`pbmserv.cli.store`).  What a command says
+it did is read back from the database, never echoed from its argument.
 """
 
 from __future__ import annotations
@@ -19,6 +21,18 @@ AUTO_UPGRADE = (
     "Any other command of this pbmserv (the server too) upgrades it to {head} again: install "
     "the older pbmserv before you run one."
 )
+EMPTIED = (  # at 'base' the operator's looks refuse the database (pbmserv.cli.store)
+    "`pbmserv db upgrade` creates the tables again (at {head}), and so do the server, "
+    "'pbmserv mail inject' and the players' commands; 'pbmserv status' and the other "
+    "operator commands refuse the database until then."
+)
+
+
+def _after(revision: str) -> str:
+    """What happens to a database downgraded to ``revision`` when this pbmserv runs next."""
+    from pbmserv.store.migrate import revisions  # lazy: as below
+
+    return (EMPTIED if revision == "base" else AUTO_UPGRADE).format(head=revisions()[-1])
 
 
 def _settings(ctx: click.Context) -> Settings:
@@ -125,9 +139,9 @@ def db_downgrade(ctx: click.Context, revision: str, yes: bool) -> None:
             f"{'they' if len(undone) > 1 else 'it'} added"
             + (" (to 'base': every table, and all the data)" if revision == "base" else "")
             + ": take a backup, then give --yes. "
-            + AUTO_UPGRADE.format(head=revisions()[-1])
+            + _after(revision)
         )
     downgrade(engine, revision)
-    reached = current_revision(engine) or "base (no pbmserv tables)"
-    note = AUTO_UPGRADE.format(head=revisions()[-1])
-    answer(ctx, "pbmserv db", f"The database is at {reached}. {note}\n")
+    reached = current_revision(engine)
+    shown = reached or "base (no pbmserv tables)"
+    answer(ctx, "pbmserv db", f"The database is at {shown}. {_after(reached or 'base')}\n")

@@ -20,6 +20,7 @@ from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
 from pbmserv.cli.store import NoStore, shown_store
 from pbmserv.commands.dispatch import DONE, REFUSED
 from pbmserv.config import SettingsError
+from pbmserv.store.outage import missing_database
 
 DATAERR = 65  # the store is damaged: restore a backup
 SOFTWARE = 70  # a bug in pbmserv: the traceback says where
@@ -108,7 +109,7 @@ def describe(exc: BaseException, url: str) -> tuple[int, str] | None:
             f"the PostgreSQL driver is not installed ({first}): install 'pbmserv[postgres]'"
         )
     if isinstance(exc, OperationalError):
-        if "database" in text and "does not exist" in text:
+        if missing_database(exc):
             return CONFIG, (
                 f"the database {where} does not exist ({first}): create it "
                 "(deploy/README.md), then run `pbmserv db upgrade`"

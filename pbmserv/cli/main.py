@@ -85,7 +85,10 @@ def build_cli() -> click.Group:
     group = build_commands()
     group.help = (
         "pbmserv: play-by-email game server.\n\n"
-        "Global options (before the command): --config FILE, --data-dir DIR.\n"
+        "Global options (before the command): --config FILE, --data-dir DIR.\n\n"
+        "A comment, which a mail writes below its command lines, is -m TEXT (or --comment "
+        "TEXT) among the words of a command that sends one: move, swap, resign, queue, "
+        "confirm, challenge, tournament withdraw and cancel.\n\n"
         "Exit status: 0 done, 1 refused, 2 usage error; 75 try again (the database is "
         "unreachable or busy), 78 the configuration or the store needs fixing, 65 the store "
         "is damaged, 70 a bug ('mail inject': 75 for all but 0 and 1)."

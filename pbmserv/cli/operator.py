@@ -7,6 +7,7 @@ plain click commands, not declarations: no password, no mail, no masking.
 from __future__ import annotations
 
 import sys
+from datetime import timedelta
 from typing import BinaryIO
 
 import click
@@ -167,6 +168,8 @@ def mail_inject(ctx: click.Context, source: BinaryIO, sender: str, no_process: b
     sessions = _sessions(ctx, create=True)  # (Postfix's first mail may come before the server)
     stored = inbox.store(sessions, raw, sender, [settings.server_address], settings.clock())
     note = f"Mail stored as {stored.id}." if stored.new else f"Mail already stored as {stored.id}."
+    if stored.id is None:  # (its key is kept after it: a replay)
+        note = "Mail already processed, and deleted since: not run again."
     if not no_process:
         while process_batch(sessions, settings, settings.clock):
             pass
@@ -201,15 +204,33 @@ def outbox_show(ctx: click.Context, mail_id: int) -> None:
 
 @outbox_group.command("retry", help="Send mail ID (failed or stuck) again at once.")
 @click.argument("mail_id", type=ROW_ID)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Also a mail a sender is sending now (its lease is live): for a sender known dead.",
+)
 @click.pass_context
-def outbox_retry(ctx: click.Context, mail_id: int) -> None:
-    now = _settings(ctx).clock()
+def outbox_retry(ctx: click.Context, mail_id: int, force: bool) -> None:
+    settings = _settings(ctx)
+    now = settings.clock()
+    lease = timedelta(minutes=settings.outbox_lease_minutes)
     with _sessions(ctx)() as session, session.begin():
-        row = session.get(Outbox, mail_id)
+        row = session.get(Outbox, mail_id, with_for_update=True)  # (a claim skips it now)
         if row is None:
             raise Refused(f"there is no mail {mail_id} in the outbox")
         if row.dropped_bytes is not None:
             raise Refused(f"mail {mail_id} was sent and its text dropped: it cannot go again")
+        ends = row.claimed_at + lease if row.claimed_at is not None else None
+        if row.status is OutboxStatus.sending and ends is not None and ends > now and not force:
+            # queued again now, the live sender and the next one would both send it
+            raise Refused(
+                f"mail {mail_id} is being sent now by {row.claimed_by or 'a sender'} (claimed "
+                f"at {row.claimed_at:%Y-%m-%d %H:%M:%S} UTC); its lease ends at "
+                f"{ends:%Y-%m-%d %H:%M:%S} UTC, and if that sender died, the mail is sent "
+                "again then by itself. If you know that sender is dead, "
+                f"'pbmserv mail outbox retry --force {mail_id}' queues it now (it may then "
+                "arrive twice)"
+            )
         row.status, row.next_attempt, row.attempts = OutboxStatus.pending, now, 0
         row.claimed_at = row.claimed_by = None
     answer(ctx, "pbmserv mail outbox retry", f"Mail {mail_id} is queued to be sent again.\n")

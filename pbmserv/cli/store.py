@@ -50,15 +50,24 @@ def played_elsewhere(url: str) -> str:
 
 class NoStore(Exception):
     """A command that never creates the store found none: no SQLite file, or a database
-    (PostgreSQL) without pbmserv's tables."""
+    without pbmserv's tables (a PostgreSQL database, or a SQLite file that ``db downgrade
+    base`` emptied).  ``path`` is the SQLite file (None: another database), ``database`` the
+    store as shown when it exists without the tables."""
 
     def __init__(self, path: Path | None, database: str = "") -> None:
-        super().__init__(
-            f"no store at {path} (is the data directory right? `pbmserv db upgrade` creates one)"
-            if path is not None
-            else f"no pbmserv tables in the database {database} (is database_url right? "
-            "`pbmserv db upgrade` creates them)"
-        )
+        if path is None:
+            said = (
+                f"no pbmserv tables in the database {database} (is database_url right? "
+                "`pbmserv db upgrade` creates them)"
+            )
+        elif database:
+            said = (
+                f"no pbmserv tables in the store {path} (is the data directory right? "
+                "`pbmserv db upgrade` creates them)"
+            )
+        else:
+            said = f"no store at {path} (is the data directory right? `pbmserv db upgrade` creates one)"
+        super().__init__(said)
         self.path = path
 
 
@@ -82,33 +91,37 @@ def shown_store(url: str) -> str:
 
 
 def require_store(settings: Settings) -> None:
-    """:class:`NoStore` unless the store exists: a SQLite file, or pbmserv's tables in the
-    database (opening it would migrate an empty one)."""
+    """:class:`NoStore` unless the store exists: pbmserv's tables in the database or the
+    SQLite file (opening it would migrate an empty one)."""
     _ready(settings, create=False, tables=True)
 
 
 def _ready(settings: Settings, *, create: bool, tables: bool = False) -> bool:
     """Check that the store exists (NoStore) unless ``create``; True when opening it will
-    create the data directory.  With ``tables``, a database that is no SQLite file must hold
-    pbmserv's tables: opening it migrates it, and ``status`` on a database_url naming the
-    wrong database (another application's, an empty one) filled it with pbmserv's tables."""
+    create the data directory.  With ``tables``, the database must hold pbmserv's tables:
+    opening it migrates it, and ``status`` on a database_url naming the wrong database
+    (another application's, an empty one) filled it with pbmserv's tables, as it did a SQLite
+    file that ``db downgrade base`` had just emptied."""
     path = sqlite_file(settings.url)
-    if path is None:
-        if tables and not create and not _has_tables(settings.url):
-            raise NoStore(None, shown_store(settings.url))
-        return False
-    if path.exists():
-        return False
-    if not create:
-        raise NoStore(path)
-    return path.parent == settings.data_dir.resolve() and not path.parent.exists()
+    if path is not None and not path.exists():
+        if not create:
+            raise NoStore(path)
+        return path.parent == settings.data_dir.resolve() and not path.parent.exists()
+    if tables and not create and not _has_tables(settings.url):
+        # (an empty SQLite file too: after `db downgrade base`, `status` migrated it back)
+        raise NoStore(path, shown_store(settings.url))
+    return False
 
 
 def _has_tables(url: str) -> bool:
-    """Whether the database ``url`` holds pbmserv's tables (its migration record)."""
+    """Whether the database ``url`` holds pbmserv's tables: a revision in its migration
+    record (``db downgrade base`` leaves the record's table, empty)."""
     engine = create_engine(url, poolclass=NullPool)
     try:
-        return inspect(engine).has_table(HEAD_TABLE)
+        if not inspect(engine).has_table(HEAD_TABLE):
+            return False
+        with engine.connect() as connection:
+            return connection.exec_driver_sql(f"SELECT 1 FROM {HEAD_TABLE}").first() is not None
     finally:
         engine.dispose()
 

@@ -10,12 +10,12 @@ from pbmserv.commands.common import text as _text
 from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.listing import games_table
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
-from pbmserv.domain import accounts, confirmation, tokens, tournaments
+from pbmserv.domain import accounts, confirmation, tokens, withdrawals
 from pbmserv.games import all_games, get_game
 from pbmserv.render import subjects
 from pbmserv.store.db import sqlite_file
 from pbmserv.store.models import Board, BoardStatus, Robot, Seat, User
-from pbmserv.store.outage import unavailable
+from pbmserv.store.outage import missing_database, unavailable
 
 
 def _check_new_password(password: str) -> None:
@@ -223,7 +223,7 @@ def signoff(call: Call) -> None:
             raise Refused(f"finish or resign your active games first: {names}")
         user = session.get(User, user_id)
         assert user is not None
-        left = tournaments.leave_all(session, user, req.now)
+        left = withdrawals.leave_all(session, user, req.now)
         user.addresses.clear()
         user.password_hash = "!closed"  # no password verifies; the userid stays reserved
         tokens.withdraw_all(session, user_id)  # a reset code mailed before would reopen it
@@ -248,29 +248,29 @@ def list_games(call: Call) -> None:
         answer(ctx, subject, "\n".join(parts))
         return
     lines = ["Games on this server:", ""]
-    robots = _robots(call.req)
+    robots, unread = _robots(call.req)
     for game in all_games():
         players = "-".join(map(str, (game.min_players, game.max_players)))
         if game.min_players == game.max_players:
             players = str(game.min_players)
         lines.append(f"  {game.name:<8} {players:>4} players")
         lines.append(f"      {game.summary}")  # (wrapped, indented alike)
-        if robots and robots.get(game.name):
+        if robots.get(game.name):
             lines.append(f"      robots to challenge: {', '.join(robots[game.name])}")
-    if robots is None:
-        lines += ["", "(The robots are not listed: the store cannot be read now.)"]
+    if unread:
+        lines += ["", f"(The robots are not listed: {unread}.)"]
     lines += ["", "Send '<game> help' for the rules and commands of one game."]
     answer(ctx, subjects.GAMES_LIST(), _text(lines))
 
 
-def _robots(req: Request) -> dict[str, list[str]] | None:
+def _robots(req: Request) -> tuple[dict[str, list[str]], str]:
     """Each game's robots, 'polibot (normal)': a player by mail had no way to find them (only
-    the operator's 'pbmserv robot list' named them).  None when the store cannot be read now:
-    the list of games needs none, and is still given."""
+    the operator's 'pbmserv robot list' named them).  When the store cannot be read, none,
+    and why: the list of games needs no store, and is still given."""
     found: dict[str, list[str]] = {}
     path = sqlite_file(req.settings.url)
     if path is not None and not path.exists():  # (no store: no robots, and none is made)
-        return found
+        return found, ""
     try:
         with req.sessions() as session:
             rows = session.execute(
@@ -279,12 +279,17 @@ def _robots(req: Request) -> dict[str, list[str]] | None:
                 .order_by(User.userid)
             ).all()
     except Exception as exc:
+        if missing_database(exc):  # (no outage: "cannot be read now" had it waited for)
+            return found, (
+                "the database that database_url names does not exist; create it "
+                "(deploy/README.md), then run `pbmserv db upgrade`"
+            )
         if unavailable(exc):
-            return None
+            return found, "the store cannot be read now"
         raise
     for game, userid, level in rows:
         found.setdefault(game, []).append(f"{userid} ({level})")
-    return found
+    return found, ""
 
 
 USERID = Arg("userid", Kind.USERID)

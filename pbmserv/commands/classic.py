@@ -27,6 +27,7 @@ from pbmserv.commands.dispatch import Refused, Request, answer
 from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import accounts, boards, deadlines, notify
 from pbmserv.games.base import Game, MoveError, ParamError, PlayersError
+from pbmserv.numbers import whole_number
 from pbmserv.render import subjects
 from pbmserv.render.board_mail import board_key, board_mail_body, board_subject, reply_line
 from pbmserv.render.results import names
@@ -247,16 +248,21 @@ def showas(call: Call) -> None:
 
 
 def preview_new(call: Call) -> None:
-    """GAME preview new [-PARAM[=V]] MOVE...: moves from the start of a new game."""
+    """GAME preview new [-players=N] [-PARAM[=V]] MOVE...: moves from the start of a new game,
+    of the fewest players its parameters allow unless ``-players=N`` says how many."""
     game, words = call.game, call.args["moves"]
-    params_words = [w for w in words if w.startswith("-")]
+    count_words = [w for w in words if _players_word(w)]
+    params_words = [w for w in words if w.startswith("-") and not _players_word(w)]
     moves = [w for w in words if not w.startswith("-")]
     at_most(moves, "moves", MAX_PREVIEW_MOVES)
     try:
         params = game.parse_params(params_words)
     except ParamError as exc:
         raise Refused(f"preview of a new game: {exc}") from None
-    players = _fewest_players(game, params)
+    if count_words:
+        players = _players_count(game, count_words, params)
+    else:
+        players = _fewest_players(game, params)
     position = game.new(players, params)
     played = []
     for text in moves:
@@ -272,6 +278,34 @@ def preview_new(call: Call) -> None:
         subjects.game(game.display_name, "Preview"),
         preview_body(what, 0, played, position),
     )
+
+
+PLAYERS_WORD = "-players"
+
+
+def _players_word(word: str) -> bool:
+    """Whether ``word`` says how many play a previewed new game (``-players=3``)."""
+    return word.partition("=")[0].lower() == PLAYERS_WORD
+
+
+def _players_count(game: Game, words: list[str], params: dict[str, bool | int]) -> int:
+    """The number of players ``-players=N`` gives, checked against the game and ``params``
+    (a game's own counts, as a challenge checks them)."""
+    numbers = [str(n) for n in game.players]
+    counts = " or ".join([", ".join(numbers[:-1]), numbers[-1]] if len(numbers) > 1 else numbers)
+    values = {w.partition("=")[2] for w in words}
+    if len(values) > 1:
+        raise Refused("preview of a new game: give -players=N once")
+    count = whole_number(values.pop())
+    if count is None:
+        raise Refused(
+            f"preview of a new game: -players needs a number: -players=N, N being {counts}"
+        )
+    try:
+        game.check_players(count, {**game.defaults(), **params})
+    except PlayersError as exc:
+        raise Refused(f"preview of a new game: {exc}") from None
+    return count
 
 
 def _fewest_players(game: Game, params: dict[str, bool | int]) -> int:

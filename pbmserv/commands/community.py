@@ -328,6 +328,7 @@ COMMANDS: tuple[Command, ...] = (
         (*PLAYER, Arg("move", Kind.MOVE, metavar="MOVE|cancel")),
         aliases=("qmove",),
         typos=("qboard", "boardq", "moveq"),
+        comment=True,
     ),
     Command(
         "submit",
@@ -335,7 +336,7 @@ COMMANDS: tuple[Command, ...] = (
         "Store a move and mail back the board after it; 'confirm' plays it.",
         (*PLAYER, Arg("move", Kind.MOVE)),
     ),
-    Command("confirm", confirm, "Play the move stored by 'submit'.", PLAYER),
+    Command("confirm", confirm, "Play the move stored by 'submit'.", PLAYER, comment=True),
     Command(
         "standings",
         standings,

@@ -489,6 +489,7 @@ COMMANDS: tuple[Command, ...] = (
             ),
         ),
         aliases=("chall",),
+        comment=True,
     ),
     Command(
         "move",
@@ -498,12 +499,14 @@ COMMANDS: tuple[Command, ...] = (
         (*PLAYER, Arg("move", Kind.MOVE, optional=True, metavar="[MOVE[#N]]")),
         aliases=("board",),
         typos=("mvoe",),
+        comment=True,
     ),
     Command(
         "swap",
         swap,
         "Use the pie rule: exchange seats with the first player (second move only).",
         PLAYER,
+        comment=True,
     ),
     Command(
         "resign",
@@ -511,6 +514,7 @@ COMMANDS: tuple[Command, ...] = (
         "Resign (queued when it is not your turn; declines the game before your first move).",
         PLAYER,
         aliases=("resig",),
+        comment=True,
     ),
     Command(
         "show",
@@ -541,10 +545,11 @@ COMMANDS: tuple[Command, ...] = (
         "preview",
         preview,
         "Show the board after hypothetical moves, played in turn from the player to move; "
-        "nothing is stored.",
+        "nothing is stored. 'new': from the start of a new game with its -PARAMs, of the "
+        "fewest players they allow unless -players=N says how many.",
         (
             Arg("board", Kind.BOARD, metavar="BOARD[#K]|new"),
-            Arg("moves", Kind.TEXT, many=True, metavar="[-PARAM] MOVE..."),
+            Arg("moves", Kind.TEXT, many=True, metavar="[-players=N] [-PARAM] MOVE..."),
         ),
         aliases=("prev",),
     ),

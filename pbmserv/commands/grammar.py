@@ -430,9 +430,26 @@ def _unread_slots(tokens: list[str], games: frozenset[str]) -> set[int]:
         keep = {first}  # a game's command word, its game word forgotten (``move 101 ...``)
     else:
         keep = set()
+    if found is None:  # (no mail command: the operator's words are no secret, see there)
+        keep |= _operator_words(bare, first)
     keep |= set(range(first))  # (the reply prefixes)
     keep |= {k for k, token in enumerate(tokens) if len(_unquote(token)) < MIN_PASSWORD}
     return hide | (set(range(len(tokens))) - keep)
+
+
+def _operator_words(bare: Sequence[str], first: int) -> set[int]:
+    """The words of an operator's command (``pbmserv robot list``) that start a line, each
+    where that command has it (``robot`` first or after ``pbmserv``, ``list`` after ``robot``):
+    none takes a password, and a password that is such a word stands there only on a line
+    that no mail command reads; the words after them stay masked."""
+    at = first + 1 if bare[first] == registry.PREFIX else first
+    words = registry.OPERATOR
+    kept: set[int] = set()
+    while at < len(bare) and bare[at] in words:
+        kept.add(at)
+        words = words[bare[at]]
+        at += 1
+    return kept
 
 
 def _games(command_words: Collection[str] | None) -> frozenset[str]:

@@ -123,6 +123,9 @@ class Command:
     # other orders of the arguments (by name) a line may use, read when the declared order
     # would take a word that is no board for its BOARD (``showas USERID PASSWORD BOARD``)
     orders: tuple[tuple[str, ...], ...] = ()
+    # it carries a comment to the other players: a mail's text below its command lines, a
+    # shell's ``-m TEXT`` (:func:`take_comment`)
+    comment: bool = False
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -311,6 +314,31 @@ def bind(
             userid = word
     bound.values["_extra"] = [w for _, w in rest]
     return bound
+
+
+COMMENT_OPTIONS = ("-m", "--comment")  # a shell's comment: -m TEXT, --comment[=]TEXT
+
+
+def take_comment(words: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The words of a shell's line without its comment options, and their texts.  A shell has
+    no mail body: ``-m TEXT`` or ``--comment TEXT`` (``-m=TEXT`` too) stands for it, as
+    ``git commit -m`` does; each is a comment's line.  (``-m`` is shorter than any password;
+    a password ``--comment`` is given by PBMSERV_PASSWORD or the prompt.)"""
+    rest: list[str] = []
+    texts: list[str] = []
+    items = iter(words)
+    for word in items:
+        name, sep, value = word.partition("=")
+        if name.lower() not in COMMENT_OPTIONS:
+            rest.append(word)
+        elif sep:
+            texts.append(value)
+        else:
+            text = next(items, None)
+            if text is None:
+                raise click.UsageError("a comment option needs its text after it")
+            texts.append(text)
+    return rest, texts
 
 
 # ----------------------------------------------------------------------------- where passwords sit

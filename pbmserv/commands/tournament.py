@@ -16,10 +16,10 @@ import click
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from pbmserv.commands.common import admin, call_login, text, whole_number
+from pbmserv.commands.common import admin, call_login, follow_up, text, whole_number
 from pbmserv.commands.dispatch import Refused, answer
 from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
-from pbmserv.domain import accounts, tournament_text, tournaments
+from pbmserv.domain import accounts, tournament_text, tournaments, withdrawals
 from pbmserv.games import get_game
 from pbmserv.games.base import ParamError, PlayersError
 from pbmserv.render import subjects
@@ -103,10 +103,10 @@ def start(call: Call) -> None:
     with req.sessions() as session, session.begin():
         tournament = _find(session, call.args["name"])
         try:
-            tournaments.start(session, tournament, req.now)
+            notes = tournaments.start(session, tournament, req.now)
         except tournaments.TournamentError as exc:
             raise _refused(str(exc), tournament.name) from None
-        body = tournament_text.pairings_text(tournament, [tournament.current_round])
+        body = tournament_text.pairings_text(tournament, [tournament.current_round], notes)
     answer(ctx, subjects.ROUND(name=tournament.name, count=1), body)
 
 
@@ -157,10 +157,12 @@ def withdraw(call: Call) -> None:
         user = session.get(User, user_id)
         assert user is not None
         try:
-            notes = tournaments.withdraw(session, tournament, user, req.now, req.comment)
+            left = withdrawals.withdraw(session, tournament, user, req.now, req.comment)
         except tournaments.TournamentError as exc:
             raise _refused(str(exc), tournament.name) from None
-        body = text(notes) + "\n" + tournament_text.standings_text(tournament)
+        body = text(left.notes) + "\n" + tournament_text.standings_text(tournament)
+        for board in left.ended:  # (by mail, after the answer: the next round comes after)
+            follow_up(call, session, board)
     answer(ctx, subjects.tournament(tournament.name, "withdrawn"), body)
 
 
@@ -252,10 +254,16 @@ GROUP = Group(
         ),
         Command("start", start, "Seed the players and pair round 1 (admins).", (NAME, *ADMIN)),
         Command(
-            "cancel", cancel, "Remove a tournament that has not started (admins).", (NAME, *ADMIN)
+            "cancel",
+            cancel,
+            "Remove a tournament that has not started (admins).",
+            (NAME, *ADMIN),
+            comment=True,
         ),
         Command("join", join, "Enter a tournament before it starts.", PLAYER),
-        Command("withdraw", withdraw, "Leave; your running games end as losses.", PLAYER),
+        Command(
+            "withdraw", withdraw, "Leave; your running games end as losses.", PLAYER, comment=True
+        ),
         Command(
             "standings",
             standings,

@@ -8,13 +8,14 @@ on first use, so that a command for one game imports only that game's engine.
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 import click
 
 from pbmserv.commands import grammar, registry
-from pbmserv.commands.dispatch import NoSuchCommand, Refused, request
-from pbmserv.commands.spec import Call, Command, Group, Kind, bind
+from pbmserv.commands.dispatch import Channel, NoSuchCommand, Refused, request
+from pbmserv.commands.spec import Bound, Call, Command, Group, Kind, bind, take_comment
 from pbmserv.domain import tournaments
 from pbmserv.games import game_names, get_game
 from pbmserv.games.base import Game
@@ -101,19 +102,24 @@ def click_command(spec: Command, prefix: str, game: Game | None = None) -> click
     def callback(ctx: click.Context, args: tuple[str, ...]) -> None:
         req = request(ctx)
         prompt = req.prompt
+        words, said = list(args), list[str]()
+        if spec.comment and req.channel is Channel.shell:  # (by mail: the mail's text)
+            words, said = take_comment(words)
         bound = bind(
             spec,
-            list(args),
+            words,
             usage=usage,
             password=(lambda userid: prompt(f"Password for {userid}")) if prompt else None,
             env_password=req.env_password,
         )
+        if said:
+            req.comment = _masked_comment(ctx, said, words, spec, bound)
         spec.handler(Call(req, ctx, spec, bound, game, usage))
 
     params: list[click.Parameter] = [
         click.Argument(["args"], nargs=-1, type=click.UNPROCESSED, metavar=spec.metavar(game))
     ]
-    options = spec.option_lines(game)
+    options = spec.option_lines(game) + (COMMENT_LINES if spec.comment else [])
     epilog = None
     if options:  # "\b": click keeps the lines as they are
         width = max(len(word) for word, _ in options) + 2
@@ -127,6 +133,26 @@ def click_command(spec: Command, prefix: str, game: Game | None = None) -> click
         help=spec.help,
         epilog=epilog,
     )
+
+
+COMMENT_LINES = [  # (a shell's: by mail, the text below the command lines is the comment)
+    ("-m TEXT", "from a shell: a comment the others read under the board"),
+    ("--comment TEXT", "the same as -m TEXT"),
+]
+
+
+def _masked_comment(
+    ctx: click.Context, texts: list[str], words: list[str], spec: Command, bound: Bound
+) -> str:
+    """A shell's comment as a mail's is sent (:mod:`pbmserv.mail.parse`): every password of
+    its command line masked, however it is spelt, and the password PBMSERV_PASSWORD or the
+    prompt gave too."""
+    path = ctx.command_path.split()[1:]  # (the program's name, the game's for its script)
+    typed = any(bound.positions.get(a.name) for a in spec.password_args)
+    line = shlex.join([*path, *words])  # (with PBMSERV_PASSWORD it holds no password)
+    mask = grammar.password_mask(commands=[line] if typed else [], guess=False)
+    mask.hide(bound.values[a.name] for a in spec.password_args if bound.values.get(a.name))
+    return mask("\n".join(texts))
 
 
 def _group(
@@ -146,7 +172,7 @@ def game_group(game: Game) -> click.Group:
 
 #: The operator's command words: the shell adds their commands (``pbmserv.cli``), a mail
 #: never reaches them.
-SHELL_ONLY = frozenset({"db", "mail", "status", "serve", "tick", "robot"})
+SHELL_ONLY = frozenset(registry.OPERATOR)
 
 
 class RootGroup(AliasGroup):

@@ -1,5 +1,6 @@
 """Periodic clean-up run with the clock tick: unconfirmed accounts, old codes and counters,
-processed mails and the records of sent mails past their retention, and (SQLite) the
+processed mails and the records of sent mails past their retention (a deleted mail's key is
+kept while a replay of it would still run: :mod:`pbmserv.mail.replay`), and (SQLite) the
 write-ahead log, which still holds the raw bytes of mails that have since been replaced by
 their masked copies, and the texts of sent mails that have since been dropped."""
 
@@ -8,13 +9,13 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete
+from sqlalchemy import ColumnElement, delete, exists, insert, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.domain import limits, tokens
 from pbmserv.domain.confirmation import expire_unconfirmed
-from pbmserv.store.models import Inbox, InboxStatus, Outbox, OutboxStatus
+from pbmserv.store.models import Inbox, InboxStatus, InboxTombstone, Outbox, OutboxStatus
 
 log = logging.getLogger("pbmserv.domain.housekeeping")
 
@@ -26,12 +27,12 @@ def housekeeping(sessions: sessionmaker[Session], settings: Settings, now: datet
         used = tokens.purge(session, now)
         limits.purge(session, now)
         cutoff = now - timedelta(days=settings.inbox_retention_days)
-        result = session.execute(
-            delete(Inbox).where(
-                Inbox.status.in_([InboxStatus.done, InboxStatus.ignored]),
-                Inbox.processed_at < cutoff,
-            )
+        going = (
+            Inbox.status.in_([InboxStatus.done, InboxStatus.ignored]),
+            Inbox.processed_at < cutoff,
         )
+        _keep_keys(session, going, now - timedelta(days=settings.stale_mail_days))
+        result = session.execute(delete(Inbox).where(*going))
         purged = int(result.rowcount or 0)  # type: ignore[attr-defined]
         result = session.execute(
             delete(Outbox).where(Outbox.status == OutboxStatus.sent, Outbox.sent_at < cutoff)
@@ -54,6 +55,21 @@ def housekeeping(sessions: sessionmaker[Session], settings: Settings, now: datet
             f"Sent mails' records deleted (older than {settings.inbox_retention_days} days): {sent}"
         )
     return lines
+
+
+def _keep_keys(session: Session, going: tuple[ColumnElement[bool], ...], stale: datetime) -> None:
+    """Keep the keys of the mails ``going`` (to be deleted) that a replay could still run as:
+    dated after ``stale`` (a replay of an older one is refused by its Date) or not dated at all
+    (for ever: nothing else tells its replay); drop the kept keys that no longer need to be."""
+    session.execute(delete(InboxTombstone).where(InboxTombstone.dated < stale))
+    known = exists().where(InboxTombstone.dedup_key == Inbox.dedup_key)
+    needed = or_(Inbox.dated.is_(None), Inbox.dated >= stale)
+    session.execute(
+        insert(InboxTombstone).from_select(
+            ["dedup_key", "dated"],
+            select(Inbox.dedup_key, Inbox.dated).where(*going, needed, ~known),
+        )
+    )
 
 
 def checkpoint(sessions: sessionmaker[Session]) -> None:

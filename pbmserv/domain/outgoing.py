@@ -16,10 +16,13 @@ from sqlalchemy.orm import Session
 from pbmserv.store.models import Outbox, OutboxStatus
 
 WAITING = (OutboxStatus.pending, OutboxStatus.sending, OutboxStatus.failed)
+LISTED_ERROR = 80  # the characters of a last error the list shows ('outbox show' has it all)
 
 
 def list_lines(session: Session, *, show_all: bool = False) -> list[str]:
-    """One line per mail: id, status, tries, created, recipient, subject."""
+    """One line per mail: id, status, tries, created, recipient, subject; under a mail that
+    failed or is being retried, its last error, cut to fit (it was only in ``show``, mail by
+    mail, so a relay refusing every mail looked like a slow queue)."""
     query = select(Outbox).order_by(Outbox.id)
     if not show_all:
         query = query.where(Outbox.status.in_(WAITING))
@@ -32,7 +35,24 @@ def list_lines(session: Session, *, show_all: bool = False) -> list[str]:
             f"{row.id:>6}  {row.status.value:<8} {row.attempts:>5}  "
             f"{row.created:%Y-%m-%d %H:%M}  {row.recipient}  {row.subject[:60]}"
         )
+        if row.last_error and row.status is not OutboxStatus.sent:  # (sent: it worked since)
+            lines.append(f"{'':>8}last error: {shortened(last_line(row.last_error))}")
     return lines
+
+
+def last_line(error: str | None) -> str:
+    """What a delivery error says, in one line: its last (a relay's answer comes last)."""
+    lines = [line.strip() for line in (error or "").splitlines() if line.strip()]
+    return lines[-1] if lines else "?"
+
+
+def shortened(text: str, limit: int = LISTED_ERROR) -> str:
+    """``text`` cut to ``limit`` characters, with '...' where it was cut.
+
+    >>> shortened("relay refused", 80), shortened("a" * 100, 10)
+    ('relay refused', 'aaaaaaa...')
+    """
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
 def show_lines(session: Session, mail_id: int) -> list[str] | None:
@@ -96,22 +116,18 @@ def delivery_lines(session: Session, now: datetime) -> list[str]:
         first = session.scalars(
             select(Outbox).where(failing).order_by(Outbox.created, Outbox.id).limit(1)
         ).one()
-        error = [line for line in (first.last_error or "").splitlines() if line.strip()]
         noun = "mail has" if count == 1 else "mails have"
         lines.append(f"  failing:   {count} pending {noun} failed attempts")
         lines.append(
             f"  last error of the oldest (mail {first.id}, {first.attempts} attempts): "
-            f"{error[-1].strip()[:300] if error else '?'}"
+            f"{last_line(first.last_error)[:300]}"
         )
     gave_up = Outbox.status == OutboxStatus.failed
     count = session.scalar(select(func.count()).where(gave_up)) or 0
     if count:  # "failed 1" alone: the operator had to find the mail and show it for why
         newest = select(Outbox).where(gave_up).order_by(Outbox.id.desc()).limit(1)
         last = session.scalars(newest).one()
-        error = [line for line in (last.last_error or "").splitlines() if line.strip()]
-        lines.append(
-            f"  last failed for good (mail {last.id}): {error[-1].strip()[:300] if error else '?'}"
-        )
+        lines.append(f"  last failed for good (mail {last.id}): {last_line(last.last_error)[:300]}")
         lines.append("  (once its cause is mended, 'pbmserv mail outbox retry ID' sends it again)")
     return lines
 

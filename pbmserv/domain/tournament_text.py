@@ -94,9 +94,10 @@ def standings_text(tournament: Tournament) -> str:
     return round_text(tournament, [], [])
 
 
-def pairings_text(tournament: Tournament, rounds: Sequence[int]) -> str:
-    """The heading, the state and the pairings of ``rounds`` (``pairings``, ``start``)."""
-    return round_text(tournament, rounds, [], with_standings=False)
+def pairings_text(tournament: Tournament, rounds: Sequence[int], notes: Sequence[str] = ()) -> str:
+    """The heading, the state and the pairings of ``rounds`` (``pairings``, ``start``, with
+    its ``notes``)."""
+    return round_text(tournament, rounds, notes, with_standings=False)
 
 
 def round_text(

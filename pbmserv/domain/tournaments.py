@@ -29,9 +29,12 @@ them out on ordinary boards.
   with seats swapped; if the replay is also a tie the higher seed advances.  The last player
   left wins.
 - A player who withdraws is paired no more.  His running games end at once as his losses
-  (:func:`withdraw`); in a knockout the player he would have met advances (and he ranks
-  below those still in), in a round robin his later games are forfeit wins of his opponents
-  (rows with no board), so that each opponent scores against him.
+  (:mod:`pbmserv.domain.withdrawals`); in a knockout the player he would have met advances
+  (and he ranks below those still in), in a round robin his later games are forfeit wins of
+  his opponents (rows with no board), so that each opponent scores against him.
+- An entry whose account is closed (before signoff took its player out of his tournaments)
+  is left out: dropped at the start, withdrawn before a later round is paired; the answer
+  and the round's mail name it.
 """
 
 from __future__ import annotations
@@ -62,7 +65,6 @@ from pbmserv.games import get_game
 from pbmserv.numbers import whole_number
 from pbmserv.render import subjects
 from pbmserv.render.links import tournament_link
-from pbmserv.render.results import names, winners
 from pbmserv.render.templates import fill, render
 from pbmserv.store.models import (
     Board,
@@ -217,97 +219,6 @@ def join(session: Session, tournament: Tournament, user: User, now: datetime) ->
     session.flush()
 
 
-def leave_all(session: Session, user: User, now: datetime) -> list[str]:
-    """A player who closes his account (he has no running game) leaves every tournament he
-    is still in: an open one drops his entry, a running one takes his withdrawal.  Left
-    entered, he was paired at the start and later rounds, and his opponents waited a week
-    for the clock to forfeit a player who gets no mail.  Returns what each says."""
-    rows = session.scalars(
-        select(Tournament)
-        .join(TournamentPlayer, TournamentPlayer.tournament_id == Tournament.id)
-        .where(
-            TournamentPlayer.user_id == user.id,
-            TournamentPlayer.withdrawn.is_(False),
-            Tournament.status != TournamentStatus.finished,
-        )
-        .order_by(Tournament.id)
-    ).all()
-    return [withdraw(session, tournament, user, now)[0] for tournament in rows]
-
-
-def withdraw(
-    session: Session, tournament: Tournament, user: User, now: datetime, comment: str = ""
-) -> list[str]:
-    """Take ``user`` out; before the start he just leaves.  Each running game of his ends at
-    once as his loss, whoever is to move: a game left running could still be won by him (on
-    his opponent's forfeit).  ``comment`` goes to his opponents with the boards.  Returns
-    the notes of his answer: one per game ended."""
-    player = next((p for p in tournament.players if p.user_id == user.id), None)
-    if player is None:
-        raise TournamentError(f"{user.userid} does not play in tournament {tournament.name}")
-    if player.withdrawn:  # he did play: saying he does not would deny his own games
-        raise TournamentError(
-            f"{user.userid} has already withdrawn from tournament {tournament.name}"
-        )
-    if tournament.status == TournamentStatus.open:
-        tournament.players.remove(player)
-        session.flush()
-        return [f"{user.userid} has left tournament {tournament.name}."]
-    if tournament.status == TournamentStatus.finished:
-        raise TournamentError(f"tournament {tournament.name} is over")
-    player.withdrawn = True
-    notes = [f"{user.userid} withdraws from tournament {tournament.name}."]
-    for row in list(tournament.games):
-        board = row.board
-        if board is None or board.status is not BoardStatus.active:
-            continue
-        if user.id in (row.first_id, row.second_id):
-            notes.append(_end_game(session, tournament, row, board, user, comment, now))
-    if len(notes) == 1:
-        nobody = " His comment goes to nobody." if comment.strip() else ""
-        notes.append(f"No game of his was running.{nobody}")
-    session.flush()
-    if tournament.status == TournamentStatus.running:
-        _advance_if_done(session, tournament, now)
-    return notes
-
-
-def _end_game(
-    session: Session,
-    tournament: Tournament,
-    row: TournamentGame,
-    board: Board,
-    user: User,
-    comment: str,
-    now: datetime,
-) -> str:
-    """End the running game ``board`` of ``user``, who withdraws, as his loss, take its
-    result and mail it with his ``comment``; the note of his answer.  On his turn he resigns
-    (as ``resign`` would); otherwise the board ends without a move, as a draw by agreement
-    does."""
-    position = boards.position_of(board)
-    left = f"{user.userid} withdrew from tournament {tournament.name}"
-    mover = boards.user_to_move(board, position)
-    said: list[tuple[str, str]] | None = None
-    if mover is not None and mover.id == user.id:
-        played = boards.play_move(
-            session, board, position, user, "resign", now=now, source="withdraw", comment=comment
-        )
-        position, notes, out = played.position, [*played.notes, f"{left}."], played.out
-        how = "He resigned on"
-    else:
-        others = [s.index for s in board.seats if s.user_id != user.id]
-        boards.finish_off_board(session, board, left, now, others)
-        notes, out = [f"{left}: the game ends as his loss."], frozenset({user.id})
-        said = [(user.userid, comment.strip())] if comment.strip() else []
-        how = "His game ends without a move on"
-    record_result(session, board)  # (the round goes on once all his games are mailed)
-    notify.board_mail(session, board, position, notes, now, with_comment=True, said=said, out=out)
-    name = board_name(tournament.id, row.round, row.number)
-    game = get_game(board.game).display_name
-    return f"{how} {name} ({game} board {board.number}): {names(winners(board))} wins."
-
-
 def cancel(
     session: Session, tournament: Tournament, now: datetime, sender: str | None, said: Said = None
 ) -> list[str]:
@@ -343,13 +254,20 @@ def _lock(session: Session, tournament: Tournament) -> None:
         session.refresh(tournament, with_for_update=True)
 
 
-def start(session: Session, tournament: Tournament, now: datetime) -> None:
+def start(session: Session, tournament: Tournament, now: datetime) -> list[str]:
+    """Seed the players and pair round 1; the notes for the answer and the round's mail
+    (who was left out)."""
     _lock(session, tournament)
     if tournament.status != TournamentStatus.open:
         raise TournamentError(f"tournament {tournament.name} has already started")
+    closed = _closed(tournament)
+    for player in closed:  # (signoff leaves now; an account closed before it did not)
+        tournament.players.remove(player)
+    notes = [_left_out(closed)] if closed else []
     players = [p for p in tournament.players if not p.withdrawn]
     if len(players) < 2:
-        raise TournamentError(f"tournament {tournament.name} needs at least two players")
+        why = f" ({notes[0][:-1]})" if notes else ""
+        raise TournamentError(f"tournament {tournament.name} needs at least two players{why}")
     ratings = dict(
         session.execute(
             select(Rating.user_id, Rating.rating).where(
@@ -374,7 +292,24 @@ def start(session: Session, tournament: Tournament, now: datetime) -> None:
         tournament.rounds = max(1, math.ceil(math.log2(n)))
     tournament.status = TournamentStatus.running
     tournament.started_at = now
-    _next_round(session, tournament, now)
+    _next_round(session, tournament, now, notes)
+    return notes
+
+
+def _closed(tournament: Tournament) -> list[TournamentPlayer]:
+    """The entries still in whose account is closed: they get no mail and cannot move, so
+    pairing them left the opponent a week's wait for the forfeit."""
+    return [
+        p for p in tournament.players if not p.withdrawn and p.user.password_hash.startswith("!")
+    ]
+
+
+def _left_out(players: Sequence[TournamentPlayer]) -> str:
+    """The note that names the closed accounts left out of the pairing."""
+    userids = [p.user.userid for p in players]
+    if len(userids) == 1:
+        return f"{userids[0]} is left out: the account is closed."
+    return f"{', '.join(userids[:-1])} and {userids[-1]} are left out: their accounts are closed."
 
 
 def record_result(session: Session, board: Board) -> None:
@@ -420,12 +355,17 @@ def _advance_if_done(session: Session, tournament: Tournament, now: datetime) ->
         return
     if tournament.format == TournamentFormat.knockout and _replays(session, tournament, now):
         return
+    notes = []
+    if not _over(tournament) and (closed := _closed(tournament)):  # not paired: withdrawn
+        for player in closed:
+            player.withdrawn = True
+        notes.append(_left_out(closed))
     if _over(tournament):
         tournament.status = TournamentStatus.finished
         tournament.finished_at = now
-        _round_mail(session, tournament, now, final=True)
+        _round_mail(session, tournament, now, final=True, notes=notes)
         return
-    _next_round(session, tournament, now)
+    _next_round(session, tournament, now, notes)
 
 
 def _over(tournament: Tournament) -> bool:
@@ -466,13 +406,16 @@ def _replays(session: Session, tournament: Tournament, now: datetime) -> bool:
     return False
 
 
-def _next_round(session: Session, tournament: Tournament, now: datetime) -> None:
-    """Pair the next round and mail it.  A withdrawn player is never paired again: Swiss and
-    knockout pass him over (in knockout the player he would have met advances), and his
-    games of a round robin's fixed schedule are scored as forfeit wins of his opponents."""
+def _next_round(
+    session: Session, tournament: Tournament, now: datetime, said: Sequence[str] = ()
+) -> None:
+    """Pair the next round and mail it, ``said`` on top of its notes.  A withdrawn player is
+    never paired again: Swiss and knockout pass him over (in knockout the player he would
+    have met advances), and his games of a round robin's fixed schedule are scored as
+    forfeit wins of his opponents."""
     tournament.current_round += 1
     round_ = tournament.current_round
-    notes: list[str] = []
+    notes = list(said)
     withdrawn = {p.user_id for p in tournament.players if p.withdrawn}
     by_seed = {p.seed: p.user_id for p in tournament.players}
     pairs: list[tuple[int, int | None]] = []

@@ -60,8 +60,16 @@ def _utf8(text: str) -> str | None:
 
 
 def not_one(msg: Message, name: str) -> str | None:
-    """Why the address header ``name`` names no single mailbox, or None: several addresses, or
-    a group (``grp: a@x, b@y;``, which the list parser reads as its plain members)."""
+    """Why the address header ``name`` names no single mailbox, or None: the header more than
+    once, several addresses, or a group (``grp: a@x, b@y;``, which the list parser reads as its
+    plain members).  RFC 5322 allows one From and one Reply-To: of two, a forger writes the
+    victim's first, and none can be told to be the writer's."""
+    try:
+        fields = sum(key.lower() == name.lower() for key in msg)
+    except Exception:  # noqa: BLE001 - unreadable: judged by its first field alone
+        fields = 1
+    if fields > 1:
+        return f"the mail has {fields} {name} headers"
     value = raw_header(msg, name)[:PARSED_VALUE_CHARS]
     if not value:
         return None

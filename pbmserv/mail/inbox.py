@@ -2,7 +2,8 @@
 
 A repeated delivery (the same Message-ID from the same senders, or the same bytes when there is
 no Message-ID: :func:`dedup_key`) is acknowledged and not stored twice; it is logged and counted
-on the row it repeats (``Inbox.repeats``).  Workers claim batches of messages (``FOR UPDATE
+on the row it repeats (``Inbox.repeats``), or repeats the key of a mail deleted since (an
+``InboxTombstone``: :mod:`pbmserv.mail.replay`).  Workers claim batches of messages (``FOR UPDATE
 SKIP LOCKED`` on PostgreSQL; on SQLite the immediate write transaction serialises claims).  A
 claim is a lease: a message whose worker died is claimed again once the lease is over, or at
 once when the dead worker was on this host.  A message that keeps failing is set aside
@@ -24,7 +25,9 @@ from email.policy import compat32
 from functools import lru_cache
 
 from sqlalchemy import (
+    BindParameter,
     ColumnElement,
+    CompoundSelect,
     Insert,
     Select,
     Update,
@@ -33,6 +36,7 @@ from sqlalchemy import (
     func,
     insert,
     literal,
+    null,
     or_,
     select,
     update,
@@ -40,7 +44,8 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from pbmserv.store.models import Inbox, InboxStatus
+from pbmserv.mail.replay import mail_date
+from pbmserv.store.models import Inbox, InboxStatus, InboxTombstone
 
 log = logging.getLogger("pbmserv.inbox")
 MAX_ATTEMPTS = 3
@@ -97,12 +102,13 @@ def dedup_key(raw: bytes, mail_from: str) -> str:
     return _keys(raw, mail_from)[0]
 
 
-def _keys(raw: bytes, mail_from: str) -> tuple[str, str | None]:
-    """:func:`dedup_key`, and the key the same mail had before migration 0010 (Message-ID
-    alone; None without one), under which mails stored before it are found."""
-    message_id, senders = "", ""
+def _keys(raw: bytes, mail_from: str) -> tuple[str, str | None, datetime | None]:
+    """:func:`dedup_key`, the key the same mail had before migration 0010 (Message-ID alone;
+    None without one), under which mails stored before it are found, and its Date."""
+    message_id, senders, dated = "", "", None
     try:
         headers = BytesHeaderParser(policy=compat32).parsebytes(raw[:65536], headersonly=True)
+        dated = mail_date(str(headers.get("Date") or ""))
         message_id = (headers.get("Message-ID") or "").strip()
         senders = " ".join(
             " ".join(str(value).split())
@@ -112,22 +118,23 @@ def _keys(raw: bytes, mail_from: str) -> tuple[str, str | None]:
     except Exception:  # noqa: BLE001 - a header we cannot read is no Message-ID
         message_id = ""
     if not message_id:
-        return "sha256:" + hashlib.sha256(raw).hexdigest(), None
+        return "sha256:" + hashlib.sha256(raw).hexdigest(), None, dated
     who = f"{(mail_from or '').strip()}\n{senders}".encode("utf-8", "surrogateescape")
     digest = hashlib.sha256(who).hexdigest()[:32]
-    return f"from:{digest} mid:{message_id[:900]}", LEGACY_PREFIX + message_id[:900]
+    return f"from:{digest} mid:{message_id[:900]}", LEGACY_PREFIX + message_id[:900], dated
 
 
 LEGACY_PREFIX = "mid:"
 """The keys stored before migration 0010: the Message-ID alone.  Such a row still stands for a
 repeat of a later mail with its Message-ID, but only from the envelope sender the row has (its
 From header was not kept in full, so it cannot be compared).  Rows go after
-``inbox_retention_days``; the downgrade of 0010 writes these keys back."""
+``inbox_retention_days``, their keys kept for any sender (the envelope is not kept with a key);
+the downgrade of 0010 writes these keys back."""
 
 
 @dataclass
 class Stored:
-    id: int
+    id: int | None  # None: a repeat of a mail processed and deleted since (its key is kept)
     new: bool  # False when this was a repeated delivery
 
 
@@ -158,7 +165,7 @@ class Delivery:
 ENVELOPE_CHARS = 320
 
 
-def _new_values(key: str, delivery: Delivery) -> dict[str, object]:
+def _new_values(key: str, delivery: Delivery, dated: datetime | None) -> dict[str, object]:
     return {
         "dedup_key": key,
         "raw": delivery.raw,
@@ -168,6 +175,7 @@ def _new_values(key: str, delivery: Delivery) -> dict[str, object]:
         "status": InboxStatus.new,
         "attempts": 0,
         "repeats": 0,
+        "dated": dated,
     }
 
 
@@ -182,7 +190,7 @@ def _store_group(sessions: sessionmaker[Session], deliveries: list[Delivery]) ->
     """The one write of :func:`store_many` and :func:`store` (the fallback of a group that
     failed: one mail at a time, so that one bad mail stays one 451)."""
     keys = [_keys(d.raw, d.mail_from) for d in deliveries]
-    wanted = {key for pair in keys for key in pair if key is not None}
+    wanted = {k for key, legacy, _ in keys for k in (key, legacy) if k is not None}
     with sessions() as session, session.begin():
         connection = session.connection()
         known = {
@@ -190,28 +198,28 @@ def _store_group(sessions: sessionmaker[Session], deliveries: list[Delivery]) ->
             for row in connection.execute(_known_query(), {"keys": sorted(wanted)})
         }
         new_rows: dict[str, dict[str, object]] = {}
-        repeats: dict[str, int] = {}  # key -> the id of the row it repeats (known ones)
-        for (key, legacy), delivery in zip(keys, deliveries, strict=True):
+        repeats: dict[str, int | None] = {}  # key -> the id of the row it repeats (known ones)
+        for (key, legacy, dated), delivery in zip(keys, deliveries, strict=True):
             if key in known:
                 repeats[key] = known[key][0]
             elif legacy in known and _same_envelope(known[legacy][1], delivery.mail_from):
                 repeats[key] = known[legacy][0]
             elif key not in new_rows:
-                new_rows[key] = _new_values(key, delivery)
+                new_rows[key] = _new_values(key, delivery, dated)
         made: dict[str, int] = {}
         if new_rows:  # one bulk INSERT ... RETURNING: no unit of work for rows nobody reads
             inserted = connection.execute(_insert_mails(), list(new_rows.values()))
             made = {key: row_id for row_id, key in inserted}
         stored: list[Stored] = []
         firsts: set[str] = set()
-        for (key, _legacy), delivery in zip(keys, deliveries, strict=True):
+        for (key, _legacy, _dated), delivery in zip(keys, deliveries, strict=True):
             if key in repeats or key in firsts:
                 stored.append(Stored(repeats[key] if key in repeats else made[key], False))
                 _log_repeat(stored[-1].id, delivery)
             else:
                 stored.append(Stored(made[key], True))
                 firsts.add(key)
-        counted = Counter(s.id for s in stored if not s.new)
+        counted = Counter(s.id for s in stored if not s.new and s.id is not None)
         if counted:  # rare: what the operator sees of the repeats (`pbmserv status`)
             connection.execute(
                 _count_repeats(), [{"row": i, "more": n} for i, n in counted.items()]
@@ -220,23 +228,33 @@ def _store_group(sessions: sessionmaker[Session], deliveries: list[Delivery]) ->
 
 
 def _same_envelope(stored: str | None, mail_from: str) -> bool:
-    return (stored or "").strip() == (mail_from or "")[:ENVELOPE_CHARS].strip()
+    """(A deleted mail's key, ``stored`` None, stands for a repeat from any envelope sender.)"""
+    return stored is None or stored.strip() == (mail_from or "")[:ENVELOPE_CHARS].strip()
 
 
-def _log_repeat(row_id: int, delivery: Delivery) -> None:
+def _log_repeat(row_id: int | None, delivery: Delivery) -> None:
     log.warning(
-        "repeated delivery of mail %d (envelope from %r) acknowledged and not stored again",
-        row_id,
+        "repeated delivery of mail %s (envelope from %r) acknowledged and not stored again",
+        row_id or "processed and deleted since",
         delivery.mail_from or "<>",
     )
 
 
 @lru_cache(maxsize=1)
-def _known_query() -> Select[str, int, str]:
+def _known_query() -> CompoundSelect[str, int | None, str | None]:
     """Built once, as the other statements of this module: the listener runs it for every
-    group of mails, and building a statement costs about as much as running it."""
-    return select(Inbox.dedup_key, Inbox.id, Inbox.mail_from).where(
-        Inbox.dedup_key.in_(bindparam("keys", expanding=True))
+    group of mails, and building a statement costs about as much as running it.  One
+    statement for the mails and the keys of deleted ones, so that it sees a mail before its
+    deletion or its key after it, never neither."""
+    keys: BindParameter[list[str]] = bindparam("keys", expanding=True)
+    return (
+        select(Inbox.dedup_key, Inbox.id, Inbox.mail_from)
+        .where(Inbox.dedup_key.in_(keys))
+        .union_all(
+            select(InboxTombstone.dedup_key, null(), null()).where(
+                InboxTombstone.dedup_key.in_(keys)
+            )
+        )
     )
 
 
@@ -354,12 +372,14 @@ class Claimed:
     id: int
     raw: bytes
     mail_from: str
+    received: datetime | None = None  # (None: not known, as from a test)
+    dated: datetime | None = None  # its Date, as read when it was stored
 
 
 @lru_cache(maxsize=2)
-def _claim_query(skip_locked: bool) -> Select[int, bytes, str, int]:
+def _claim_query(skip_locked: bool) -> Select[int, bytes, str, int, datetime, datetime | None]:
     query = (
-        select(Inbox.id, Inbox.raw, Inbox.mail_from, Inbox.attempts)
+        select(Inbox.id, Inbox.raw, Inbox.mail_from, Inbox.attempts, Inbox.received, Inbox.dated)
         .where(_claimable())
         .order_by(Inbox.id)
         .limit(bindparam("limit"))
@@ -405,7 +425,9 @@ def claim_batch(
             )
         )
     claimed = [
-        Claimed(row.id, row.raw, row.mail_from) for row in rows if row.attempts < MAX_ATTEMPTS
+        Claimed(row.id, row.raw, row.mail_from, row.received, row.dated)
+        for row in rows
+        if row.attempts < MAX_ATTEMPTS
     ]
     if claimed:
         connection.execute(

@@ -31,6 +31,7 @@ from pbmserv.domain import accounts
 from pbmserv.errors import with_traceback
 from pbmserv.mail import inbox
 from pbmserv.mail.parse import ParsedMail, parse_message
+from pbmserv.mail.replay import Stale, stale
 
 log = logging.getLogger("pbmserv.mail.prepare")
 
@@ -42,6 +43,7 @@ class Prepared:
     message_id: int
     parsed: ParsedMail | None = None
     error: str | None = None  # parsing failed: its reason, then the traceback
+    stale: Stale | None = None  # taken for a replay: none of its commands runs
 
 
 def prepare(settings: Settings, words: set[str], mail: inbox.Claimed) -> Prepared:
@@ -54,7 +56,12 @@ def prepare(settings: Settings, words: set[str], mail: inbox.Claimed) -> Prepare
             max_commands=settings.max_commands_per_mail,
             server_addresses=[settings.server_address, *settings.accept_recipients],
         )
-        return Prepared(mail.id, parsed)
+        old = (
+            None
+            if mail.received is None
+            else stale(mail.dated, mail.received, settings.stale_mail_days)
+        )
+        return Prepared(mail.id, parsed, stale=old)
     except Exception as exc:  # noqa: BLE001 - recorded as a failed attempt of this mail
         return Prepared(mail.id, error=with_traceback(exc))
 
@@ -66,6 +73,7 @@ def logins_of(prepared: Iterable[Prepared], words: set[str]) -> list[tuple[str, 
         pair
         for item in prepared
         if item.parsed is not None and not item.parsed.is_automatic and item.parsed.sender
+        if item.stale is None  # (nothing of it runs)
         for line in item.parsed.commands
         for pair in grammar.command_credentials(line, words)
     ]

@@ -32,6 +32,7 @@ from pbmserv.games import get_game
 from pbmserv.mail import inbox
 from pbmserv.mail.parse import ParsedMail, board_subject, our_subject, without_reply_prefixes
 from pbmserv.mail.prepare import Claims, Prepared, check_passwords, prepare
+from pbmserv.mail.replay import Stale
 from pbmserv.mail.reply import assemble, bounded, game_word_hint, shortened, tail_sections
 from pbmserv.render import subjects
 from pbmserv.render.templates import fill, render
@@ -268,7 +269,7 @@ def _process_in_savepoint(
                     words, commands=item.parsed.commands, unread=item.parsed.unread_texts
                 )
                 status, count, note = _process(
-                    session, settings, item.message_id, item.parsed, now(), mask
+                    session, settings, item.message_id, item.parsed, now(), mask, item.stale
                 )
                 kept = masked_copy(item.parsed, mask)  # no password at rest
                 inbox.finish(session, item.message_id, status, kept, note)
@@ -343,6 +344,7 @@ def _process(
     parsed: ParsedMail,
     now: datetime,
     mask: grammar.PasswordMask,
+    stale: Stale | None = None,
 ) -> tuple[InboxStatus, int, str | None]:
     """Everything one mail causes, inside the caller's transaction (parsed outside it);
     ``mask`` hides the mail's passwords in any text (its command lines read once; the words
@@ -352,7 +354,8 @@ def _process(
     Every command is executed.  The answers of a mail whose password was right and which came
     from that account's confirmed address are always sent, and so is one that carries a new
     unlock code (:mod:`pbmserv.domain.owner_hold`); any other mail gets at most one answer,
-    within the caps of :mod:`pbmserv.domain.limits`.
+    within the caps of :mod:`pbmserv.domain.limits`.  A ``stale`` mail (taken for a replay)
+    runs nothing, and its answer says why, within the same caps.
     """
     sender = accounts.parse_address(parsed.sender or "")
     if parsed.is_automatic or not sender:
@@ -363,10 +366,12 @@ def _process(
         )
     parsed.sender = sender
     mail = Mail(says_more=parsed.says_more, finished=[])  # what the lines share
-    answers, verified, codes, unlock = _run_commands(
-        session, settings, parsed, message_id, now, mask, mail
+    answers, verified, codes, unlock = (
+        _run_commands(session, settings, parsed, message_id, now, mask, mail)
+        if stale is None
+        else ([stale.answer()], False, [], False)
     )
-    silence = None
+    silence = stale.note() if stale is not None else None
     if not verified:
         allowance = limits.answer_allowance(session, settings, sender, now)
         if unlock:  # a new unlock code: to the owner whatever the caps (one per hold at most)
@@ -375,7 +380,8 @@ def _process(
             tokens.withdraw(session, codes)
         if allowance == 0:
             answers = []
-            silence = "not answered: " + limits.silence_reason(session, settings, sender, now)
+            why = "not answered: " + limits.silence_reason(session, settings, sender, now)
+            silence = f"{silence}; {why}" if silence else why
         elif allowance == 1:
             answers = [
                 Answer(

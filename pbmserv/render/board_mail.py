@@ -125,6 +125,16 @@ def column_seats(swapped: bool, seats: int) -> list[int]:
     return [1, 0] if swapped and seats == 2 else list(range(seats))
 
 
+def column_labels(infos: Sequence[SeatInfo], swapped: bool) -> list[str]:
+    """The colour (label) of each column's player as its header shows it: after a swap the
+    player of the first column made the first move with the first seat's colour, then took the
+    second seat's (``o, then x``); the swapper's column has the colour he took over."""
+    labels = [infos[seat].label for seat in column_seats(swapped, len(infos))]
+    if swapped and len(infos) == 2:
+        labels[0] = f"{infos[0].label}, then {infos[1].label}"
+    return labels
+
+
 def cell_text(entry: Entry, seats: int, swap: str = SWAP_TEXT, by: str | None = None) -> str:
     """An entry's cell without its number: the move, ``(Auto)`` when the server entered it
     (a queued move, a forced pass; not a forfeit, which only the server enters) and ``by``,
@@ -225,11 +235,12 @@ def move_list(
         players = [(s.user_id, infos[s.index].symbol) for s in columns]
         rows = move_rows(entries, seats, swap, players, swapped)
     start = 0 if rounds is None else max(0, len(rows) - rounds)
-    names = [f"{s.user.userid} ({infos[s.index].label})" for s in columns]
+    heads = column_labels(infos, swapped)
+    names = [f"{s.user.userid} ({label})" for s, label in zip(columns, heads, strict=True)]
     cells = [c for row in rows[start:] for c in row]
     width = max([COLUMN_WIDTH, *(len(c) + 2 for c in cells), *(len(n) + 2 for n in names)])
     if 2 + seats * width > MAIL_WIDTH:  # long names: userids on one line, colours below
-        labels = [f"({infos[s.index].label})" for s in columns]
+        labels = [f"({label})" for label in heads]
         names = [s.user.userid for s in columns]
         width = max([COLUMN_WIDTH, *(len(c) + 2 for c in cells), *(len(n) + 2 for n in names)])
         width = max(width, *(len(x) + 2 for x in labels))

@@ -10,6 +10,7 @@ always did: a tie.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from pbmserv.store.models import Board, BoardStatus
@@ -72,3 +73,22 @@ def short_result(board: Board, joiner: str = " and ") -> str:
         return "drawn by " + joiner.join(sides[0])
     won = winners(board)
     return "won by " + joiner.join(won) if won else "tie"
+
+
+def named_reason(reason: str, seats: Sequence[tuple[str, str]]) -> str:
+    """An engine's reason for the end with the players named, as the board mail names them
+    (``bob resigned.``): each seat's label (``seats``: its label and its player's userid, in
+    seat order) becomes the player's userid, "red resigned" reads "bob resigned"; where the
+    label describes a thing ("the red chariot", "player 1"), the userid follows it in
+    brackets: "the red (bob) chariot reached rank 8"."""
+    names_of = {label.lower(): userid for label, userid in seats if label}
+    if not names_of:
+        return reason
+    either = "|".join(re.escape(label) for label in sorted(names_of, key=len, reverse=True))
+    found = re.compile(rf"(?<![\w-])(the |player )?({either})(?![\w-])", re.IGNORECASE)
+
+    def name(match: re.Match[str]) -> str:
+        userid = names_of[match[2].lower()]
+        return f"{match[0]} ({userid})" if match[1] else userid
+
+    return found.sub(name, reason)

@@ -411,6 +411,19 @@ class Inbox(Base):
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
     # repeated deliveries of this mail, acknowledged and not stored (the operator sees them)
     repeats: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # its Date header, read when it was stored (None: it had none, or none readable)
+    dated: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class InboxTombstone(Base):
+    """The key of a processed mail deleted after ``inbox_retention_days``, kept for as long as
+    a replay of that mail would run (``dated`` within ``stale_mail_days``; for ever when it had
+    no Date): the listener takes a mail with that key for a repeat.  No text of the mail."""
+
+    __tablename__ = "inbox_tombstones"
+
+    dedup_key: Mapped[str] = mapped_column(String(998), primary_key=True)
+    dated: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True, index=True)
 
 
 class TokenKind(enum.Enum):

@@ -53,6 +53,18 @@ def unavailable(exc: BaseException) -> bool:
     return any(word in str(exc.orig).lower() for word in _GONE)
 
 
+def missing_database(exc: BaseException) -> bool:
+    """Whether ``exc`` says the database that database_url names does not exist: a mistake of
+    the configuration, not an outage to wait out (PostgreSQL says it at the login, before any
+    SQLSTATE reaches the driver: in its words)."""
+    if not isinstance(exc, OperationalError):
+        return False
+    if getattr(exc.orig, "sqlstate", None) == "3D000":  # invalid_catalog_name
+        return True
+    text = str(exc.orig).lower()
+    return "database" in text and "does not exist" in text
+
+
 class Outage:
     """One loop's streak of failed rounds (``name`` says which loop in the log;
     ``meanwhile`` what it does until the database works again, when that is not retrying

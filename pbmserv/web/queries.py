@@ -30,6 +30,7 @@ from pbmserv.render.board_mail import (
     SWAP_TEXT,
     board_title,
     cell_text,
+    column_labels,
     column_seats,
     format_days,
     had_swap,
@@ -250,7 +251,10 @@ def board_page(
         position=position,
         status=status_line(board, position, shown),
         players=players,
-        columns=[f"{players[i].userid} ({players[i].label})" for i in _columns(board)],
+        columns=[
+            f"{players[i].userid} ({label})"
+            for i, label in zip(_columns(board), column_labels(infos, had_swap(board)), strict=True)
+        ],
         move_rows=move_rows(board, position),
         comments=[(c.ply, c.user.userid, c.text, c.at) for c in board.comments],
         clock=clock_rows(board, settings, now, current),

@@ -1,0 +1,75 @@
+"""Replays: a mail sent again after its key has gone is not run again.
+
+The inbox knows a mail by its key (:func:`pbmserv.mail.inbox.dedup_key`) for as long as the mail
+is kept (``inbox_retention_days``), and the key is kept after it (an ``InboxTombstone``, see
+:mod:`pbmserv.domain.housekeeping`) for as long as a replay would still run.  Past that, a
+replay is known by its Date: a mail dated more than ``stale_mail_days`` before it came is
+*stale*, and is answered with why it was not run (a person sent it maybe, delayed somewhere)
+instead of being run.  A mail without a Date is never stale, and its key is kept for ever.
+"""
+
+from __future__ import annotations
+
+import email.utils
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from pbmserv.commands import Answer
+from pbmserv.commands.dispatch import REFUSED, error_subject
+from pbmserv.domain.outgoing import age
+from pbmserv.render.templates import fill, render
+
+
+def mail_date(value: str | None) -> datetime | None:
+    """A Date header's instant in UTC, or None when there is none or it cannot be read (a zone
+    of ``-0000`` is UTC).
+
+    >>> mail_date("Sun, 01 Nov 2026 13:00:00 +0100").isoformat()
+    '2026-11-01T12:00:00+00:00'
+    >>> mail_date("yesterday") is None
+    True
+    """
+    if not value or not value.strip():
+        return None
+    try:
+        dated = email.utils.parsedate_to_datetime(value.strip())
+        if dated.tzinfo is None:
+            dated = dated.replace(tzinfo=UTC)
+        return dated.astimezone(UTC)
+    except (TypeError, ValueError, OverflowError, IndexError):
+        return None
+
+
+@dataclass(frozen=True)
+class Stale:
+    """A mail taken for a replay: dated more than ``days`` before it came."""
+
+    dated: datetime
+    received: datetime
+    days: int
+
+    def note(self) -> str:
+        """Why it was not run, for the operator (``pbmserv mail list --all``)."""
+        return (
+            f"not run: dated {self.dated:%Y-%m-%d %H:%M} UTC, {age(self.received - self.dated)} "
+            f"before it came (more than {self.days} days: taken for a replay)"
+        )
+
+    def answer(self) -> Answer:
+        """What its sender is told: what was refused and why, and what to do."""
+        body = render(
+            "mail/stale.txt.j2",
+            dated=f"{self.dated:%Y-%m-%d %H:%M} UTC",
+            received=f"{self.received:%Y-%m-%d %H:%M} UTC",
+            days=self.days,
+        )
+        return Answer(error_subject("pbmserv"), fill(body), REFUSED)
+
+
+def stale(dated: datetime | None, received: datetime, days: int) -> Stale | None:
+    """The mail as a :class:`Stale` when its Date is more than ``days`` before it came, else
+    None (and None without a Date).  Its arrival, not the time it is processed: a mail set
+    aside and retried by the operator later still runs."""
+    if dated is None or received - dated <= timedelta(days=days):
+        return None
+    return Stale(dated, received, days)

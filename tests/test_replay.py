@@ -1,0 +1,180 @@
+"""A mail sent again after the inbox let it go (``inbox_retention_days``) is never run again:
+its key is kept while a replay of it would run, and a mail dated more than
+``stale_mail_days`` before it came is taken for a replay.  Over SMTP on 127.0.0.1, to a
+running server on the test's clock, which the tests move past the retention."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from email import policy
+from email.message import EmailMessage
+from email.utils import format_datetime, make_msgid
+
+import pytest
+from sqlalchemy import select
+from test_abuse import count, first_move
+from test_gateway import SERVER, Gateway, body_of, free_port
+
+from pbmserv.cli.server import Server
+from pbmserv.domain.housekeeping import housekeeping
+from pbmserv.store.models import Inbox, InboxStatus, InboxTombstone, MoveRecord
+
+
+@pytest.fixture
+def gateway(settings, sessions, clock):
+    """A server whose listener and worker read the test's clock (no clock ticks: the tests run
+    the clean-up themselves, and no game is forfeited while they move the time)."""
+    settings.listen_port = free_port()
+    server = Server(settings, clock=lambda: clock.now, robots_and_clocks=False)
+    server.start()
+    try:
+        yield Gateway(settings, sessions)
+    finally:
+        server.stop()
+
+
+def mail_bytes(sender: str, subject: str, *, dated=None, headers=None) -> bytes:
+    msg = EmailMessage()
+    msg["From"], msg["To"], msg["Subject"] = sender, SERVER, subject
+    msg["Message-ID"] = make_msgid(domain="client.example")
+    if dated is not None:
+        msg["Date"] = format_datetime(dated)
+    for name, value in (headers or {}).items():
+        msg[name] = value
+    msg.set_content("Your move.\n")
+    return msg.as_bytes(policy=policy.SMTP)
+
+
+def later(gateway: Gateway, clock, days: float) -> None:
+    """``days`` later, with the clock tick's clean-up run."""
+    clock.advance(days=days)
+    housekeeping(gateway.sessions, gateway.settings, clock.now)
+
+
+def moves(gateway: Gateway) -> int:
+    return count(gateway.sessions, MoveRecord)
+
+
+def a_move(gateway: Gateway, shell, clock, *, dated: bool) -> bytes:
+    """alice's first move on a new board, by mail, played: its bytes, to send again."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    mover, move = first_move(gateway.sessions)
+    line = f"polis move 101 {mover} pw-{mover} {move}"
+    raw = mail_bytes(f"{mover}@example.org", line, dated=clock.now if dated else None)
+    gateway.send(f"{mover}@example.org", "", raw=raw)
+    gateway.settle()
+    assert moves(gateway) == 1
+    return raw
+
+
+def test_a_dated_mail_sent_again_after_the_retention_is_refused_and_says_why(gateway, shell, clock):
+    raw = a_move(gateway, shell, clock, dated=True)
+    sender = "alice@example.org" if b"From: alice" in raw else "bob@example.org"
+    answered = len(gateway.mails(sender))
+    later(gateway, clock, gateway.settings.inbox_retention_days + 1)
+    with gateway.sessions() as s:  # the mail is gone, and so is its key: its Date tells
+        assert s.scalars(select(Inbox)).all() == []
+        assert s.scalars(select(InboxTombstone)).all() == []
+    gateway.send(sender, "", raw=raw)
+    gateway.settle()
+    assert moves(gateway) == 1  # not played again
+    refusal = gateway.mails(sender)[answered:]
+    assert [str(m["Subject"]) for m in refusal] == ["pbmserv Error"]
+    said = " ".join(body_of(refusal[0]).split())
+    assert said == (
+        "Error: your mail was not run. The mail this answers is dated 2026-11-01 12:00 UTC, "
+        "and it came on 2026-12-02 12:00 UTC. A mail older than 14 days is taken for a replay "
+        "(the same mail sent again, by a broken relay or by someone who kept a copy of it), "
+        "so none of its commands was carried out. If you sent it, send the commands again in "
+        "a new mail."
+    )
+    with gateway.sessions() as s:
+        [row] = s.scalars(select(Inbox)).all()
+        assert row.status is InboxStatus.done
+        assert row.last_error == (
+            "not run: dated 2026-11-01 12:00 UTC, 31 d 0 h before it came (more than 14 days: "
+            "taken for a replay)"
+        )
+        assert b"pw-" not in row.raw  # its password masked in the copy kept, as any mail's
+    said = " ".join(shell.ok("help").body.split())
+    assert "a mail dated more than 14 days before it reaches the server is taken" in said
+
+
+def test_a_mail_without_a_date_keeps_its_key_for_ever(gateway, shell, clock):
+    raw = a_move(gateway, shell, clock, dated=False)
+    sent = len(gateway.mails())
+    for days in (gateway.settings.inbox_retention_days + 1, 1000):
+        later(gateway, clock, days)
+        with gateway.sessions() as s:
+            assert s.scalars(select(Inbox)).all() == []
+            assert len(s.scalars(select(InboxTombstone)).all()) == 1
+        gateway.send("alice@example.org", "", raw=raw)
+        gateway.settle()
+        assert (moves(gateway), len(gateway.mails())) == (1, sent)  # a repeat: silence
+        assert count(gateway.sessions, Inbox) == 0
+
+
+def test_a_dated_key_is_kept_while_a_replay_would_still_run(gateway, shell, clock):
+    """With a retention shorter than ``stale_mail_days``, the key outlives the mail until its
+    Date tells a replay by itself."""
+    gateway.settings.inbox_retention_days = 2
+    raw = a_move(gateway, shell, clock, dated=True)
+    sent = len(gateway.mails())
+    later(gateway, clock, 3)
+    gateway.send("alice@example.org", "", raw=raw)
+    gateway.settle()
+    assert (moves(gateway), len(gateway.mails()), count(gateway.sessions, Inbox)) == (1, sent, 0)
+    later(gateway, clock, 12)  # 15 days after its Date: the key goes, the Date refuses it
+    assert count(gateway.sessions, InboxTombstone) == 0
+    gateway.send("alice@example.org", "", raw=raw)
+    gateway.settle()
+    assert moves(gateway) == 1
+    assert [str(m["Subject"]) for m in gateway.mails()[sent:]] == ["pbmserv Error"]
+
+
+@pytest.mark.parametrize(
+    "offset", [timedelta(days=-13), timedelta(hours=-30), timedelta(hours=5), timedelta(days=40)]
+)
+def test_honest_mail_delayed_or_from_a_clock_that_is_off_runs(gateway, shell, clock, offset):
+    """Mail delayed in queues for days, or from a sender whose clock is off by hours (or a
+    month ahead: its key is then kept until its Date is old)."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    mover, move = first_move(gateway.sessions)
+    line = f"polis move 101 {mover} pw-{mover} {move}"
+    raw = mail_bytes(f"{mover}@example.org", line, dated=clock.now + offset)
+    gateway.send(f"{mover}@example.org", "", raw=raw)
+    gateway.settle()
+    assert moves(gateway) == 1
+    later(gateway, clock, gateway.settings.inbox_retention_days + 1)
+    gateway.send(f"{mover}@example.org", "", raw=raw)  # and its replay never runs
+    gateway.settle()
+    assert moves(gateway) == 1
+
+
+def test_a_stale_automatic_mail_gets_no_answer_and_stale_answers_are_capped(gateway, shell, clock):
+    old = clock.now - timedelta(days=20)
+    auto = mail_bytes(
+        "alice@example.org", "help", dated=old, headers={"Auto-Submitted": "auto-replied"}
+    )
+    gateway.send("alice@example.org", "", raw=auto)
+    gateway.settings.max_stranger_answers_per_day = 2
+    for _ in range(4):  # a stranger's address (anyone can forge it): the caps hold
+        gateway.send(
+            "carol@example.org", "", raw=mail_bytes("carol@example.org", "help", dated=old)
+        )
+    gateway.settle()
+    assert gateway.mails("alice@example.org") == []
+    assert [str(m["Subject"]) for m in gateway.mails("carol@example.org")] == [
+        "pbmserv Error",
+        "pbmserv Error",
+        "pbmserv: answer limit reached",  # then silence
+    ]
+    with gateway.sessions() as s:
+        notes = [row.last_error for row in s.scalars(select(Inbox).order_by(Inbox.id))]
+    assert notes[0] == "not answered: Auto-Submitted: auto-replied"
+    assert (
+        notes[-1].startswith("not run: dated 2026-10-12 12:00 UTC")
+        and "; not answered: " in notes[-1]
+    )
