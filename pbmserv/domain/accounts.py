@@ -60,6 +60,14 @@ class OwnerHeld(AuthError):
         self.user_id, self.userid, self.since = user_id, userid, since
 
 
+class WrongPassword(AuthError):
+    """The account exists and the password is not its own."""
+
+    def __init__(self, userid: str) -> None:
+        super().__init__(f"wrong password for '{userid}'")
+        self.userid = userid
+
+
 class UnknownUserid(AuthError):
     """No account has the userid given.  The message does not repeat it: a player who forgot
     his userid put his password in its place."""
@@ -401,7 +409,7 @@ def authenticate(
             _record_failure(session, settings, keys, now)
         if account is None:
             raise UnknownUserid
-        raise AuthError(f"wrong password for '{account.userid}'")
+        raise WrongPassword(account.userid)
     if not owner:  # (the owner's day of wrong passwords is not cleared: owner_hold)
         _forget_failures(session, keys, settings.auth_lockout_after)
     again = hasher(settings).check_needs_rehash(account.password_hash) or _as_typed(
