@@ -1013,3 +1013,17 @@ def test_the_dates_of_the_lists_say_their_time_zone(site):
         html = client.get(path).text
         assert "<th>Last move (UTC)</th>" in html, path
         assert 'data-label="Last move (UTC)">2026-11-01</td>' in html, path
+
+
+def test_a_finished_board_says_who_resigned_by_name(shell, settings, clock):
+    """The page's status read "Game won by bob. (blue resigned)": the engine's seat colour,
+    where the board mail's notes name the player."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    shell.ok("polis move 101 alice pw-alice a7-a6")
+    shell.ok("polis move 101 bob pw-bob b2-b3")
+    shell.ok("polis resign 101 alice pw-alice")
+    client = TestClient(create_app(settings, lambda: clock.now))
+    html = client.get("/boards/polis/101").text
+    assert "Game won by bob. (alice resigned)" in html
+    assert "blue resigned" not in html  # (the drawing's legend too)

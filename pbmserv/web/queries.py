@@ -39,7 +39,7 @@ from pbmserv.render.board_mail import (
     record_rows,
     swap_cell,
 )
-from pbmserv.render.results import ending, short_result
+from pbmserv.render.results import ending, named_result, short_result
 from pbmserv.store import records
 from pbmserv.store.models import (
     Board,
@@ -128,6 +128,15 @@ class BoardPage:
     over: bool = False  # the board's end is shown: no seat is to move, whatever the engine says
 
 
+def board_legend(page: BoardPage) -> dict[str, Any]:
+    """The data of the drawing's legend (the engine's board context), its result naming the
+    players as the status line does ("alice resigned", not the seat's "blue resigned")."""
+    legend = page.position.board_context()
+    if legend.get("result") and page.ply == page.plies and page.board.result:
+        legend["result"] = named_result(page.board, page.position)
+    return legend
+
+
 def _tournament_of(session: Session, board_name: str) -> str | None:
     """The name of the tournament whose board is ``board_name`` (``t1r2b3``): its mails name
     it so ("Tournament spring, round 2"), not by its number."""
@@ -144,7 +153,7 @@ def status_line(board: Board, position: Position, ply: int) -> str:
         who = "" if seat is None else f"; {position.seats()[seat].label} to move"
         return f"Position after move {ply} of {len(board.moves)}{who}."
     if board.status is BoardStatus.finished:
-        reason = f" ({board.result})" if board.result else ""
+        reason = f" ({named_result(board, position)})" if board.result else ""
         return ending(board, tie="The game was a tie.") + reason
     seat = position.to_move
     if seat is None:

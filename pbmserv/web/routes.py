@@ -109,7 +109,7 @@ def board(web: Web, request: Request) -> Response:
             "board.html.j2",
             page=page,
             drawing=draw(page.position, over=page.over),
-            legend=page.position.board_context(),
+            legend=queries.board_legend(page),
             text_board=render_board(page.position, over=page.over),
         )
 
