@@ -474,3 +474,19 @@ def test_a_move_out_of_turn_says_how_to_queue_it(shell):
     mail(shell, "bob@example.org", "plotto move 101 bob pw-bob a1")
     refusal = _last_mail_to(shell, "bob@example.org")
     assert "it is not your turn" in refusal.body and "queue" not in refusal.body
+
+
+def test_a_long_comment_is_wrapped_like_the_rest_of_the_mail(shell):
+    """A paragraph sent format=flowed (Thunderbird, Apple Mail) is one logical line once
+    read, and went on to the other players as a line of hundreds of columns; a comment's
+    lines are wrapped at the mail's width now, and lines that fit (a diagram) stay as typed."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    paragraph = " ".join(["Nice opening, I did not expect that move at all"] * 8)
+    diagram = "  . x .\n  x o x"
+    shell.ok("polis move 101 alice pw-alice a7-a6", comment=f"{paragraph}\n{diagram}")
+    mail = _last_mail_to(shell, "bob@example.org").body
+    said = mail[mail.index("alice writes:") : mail.rindex("*" * 72)]
+    assert max(len(line) for line in said.splitlines()) <= 76, said
+    assert " ".join(said.split()).startswith("alice writes: " + paragraph)
+    assert "\n" + diagram + "\n" in said

@@ -31,7 +31,7 @@ from pbmserv.numbers import whole_number
 from pbmserv.render import subjects
 from pbmserv.render.board_mail import board_key, board_mail_body, board_subject, reply_line
 from pbmserv.render.results import names
-from pbmserv.render.templates import render
+from pbmserv.render.templates import fill, render
 from pbmserv.store.models import (
     Board,
     BoardStatus,
@@ -108,7 +108,7 @@ def message(call: Call) -> None:
                     "go only to players you are playing with"
                 )
             users.append(user)
-        lines = [f"{sender.userid} writes:", "", text, ""]
+        lines = [f"{sender.userid} writes:", "", fill(text), ""]
         author = sender.userid
 
         def reply(user: User) -> str:  # each recipient's own line to answer with

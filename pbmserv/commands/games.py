@@ -362,7 +362,7 @@ def resign(call: Call, number: int, user_id: int) -> None:
                 others = [seat.user for seat in board.seats]
                 said = req.comment.strip()
                 stars = "*" * 72  # the comment's frame in a board mail
-                written = ["", stars, f"{player.userid} writes:", "", said, stars]
+                written = ["", stars, f"{player.userid} writes:", "", fill(said), stars]
                 lines = [fill(note), *(written if said else [])]
                 body = notify.text_mail(
                     session, others, subject, lines, req.now, actor=player, sender=req.sender
