@@ -87,7 +87,9 @@ def test_a_dated_mail_sent_again_after_the_retention_is_refused_and_says_why(gat
         "and it came on 2026-12-02 12:00 UTC. A mail older than 14 days is taken for a replay "
         "(the same mail sent again, by a broken relay or by someone who kept a copy of it), "
         "so none of its commands was carried out. If you sent it, send the commands again in "
-        "a new mail."
+        "a new mail. If you sent it just now, your computer's calendar is wrong: the date above "
+        "is the one your mail program wrote. Set it right first, or your next mail will be "
+        "refused too."
     )
     with gateway.sessions() as s:
         [row] = s.scalars(select(Inbox)).all()
