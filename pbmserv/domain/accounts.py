@@ -404,9 +404,8 @@ def authenticate(
         raise AuthError(f"wrong password for '{account.userid}'")
     if not owner:  # (the owner's day of wrong passwords is not cleared: owner_hold)
         _forget_failures(session, keys, settings.auth_lockout_after)
-    again = hasher(settings).check_needs_rehash(account.password_hash) or _as_typed(
-        account.password_hash, password
-    )
+    typed = _as_typed(account.password_hash, password)  # (None: forgotten since: made again)
+    again = hasher(settings).check_needs_rehash(account.password_hash) or typed is not False
     if again or not account.composed:  # (a hash that verified composed is marked so)
         user = session.get(User, account.id)
         assert user is not None

@@ -71,12 +71,14 @@ def _refused(key: tuple[str, bool, bytes]) -> bool:
     return False
 
 
-def _as_typed(password_hash: str, password: str) -> bool:
+def _as_typed(password_hash: str, password: str) -> bool | None:
     """Whether ``password`` was last verified against ``password_hash`` as typed, not
     composed: a hash made before passwords were composed, which a login replaces (until then
-    the password typed the other way is refused)."""
+    the password typed the other way is refused).  None when the success has been forgotten
+    since (other logins filled the memory): its form is unknown, and taking it for composed
+    would mark a hash of the password as typed composed, which no login then verifies."""
     with _VERIFIED_LOCK:
-        return _VERIFIED.get(_verified_key(password_hash, password), False)
+        return _VERIFIED.get(_verified_key(password_hash, password))
 
 
 def check_password(settings: Settings, password_hash: str, password: str, composed: bool) -> bool:
