@@ -162,24 +162,28 @@ def parts_read(raw: bytes, text_lines: int) -> bytes:
     return raw
 
 
-# a Content-Type field with its folded lines (a part's too), and the boundary it declares
+# a Content-Type field with its folded lines (a part's too), and the boundaries it declares: a
+# parameter named boundary (not 'x-boundary', whose value the parser does not take for it)
 _CONTENT_TYPE = re.compile(rb"^content-type:[^\n]*(?:\n[ \t][^\n]*)*", re.I | re.M)
-_DECLARED = re.compile(rb'boundary\s*=\s*(?:"([^"]*)"|([^\s;"]+))', re.I)
+_DECLARED = re.compile(rb'(?:^|[;\s])boundary\s*=\s*(?:"([^"]*)"|([^\s;"]+))', re.I)
 _UNREAD = re.compile(rb"boundary\s*\*|\\", re.I)  # (RFC 2231's form, a quoted pair)
 
 
 def _declared_boundaries(raw: bytes) -> set[bytes] | None:
     """The boundaries the Content-Type fields in ``raw`` declare, or None when one is declared
-    in a form not read here, or there are more than :data:`MAX_PARTS` of them."""
+    in a form not read here, or there are more than :data:`MAX_PARTS` of them.  Each boundary
+    parameter of a field counts: the first one found was the value of 'x-boundary' in
+    ``x-boundary="z"; boundary="b"``, and the lines of 'b', the parser's boundary, were not
+    counted (150,000 empty parts went to the parser: 1.2 s a megabyte, against 0.1)."""
     found: set[bytes] = set()
     for field in _CONTENT_TYPE.finditer(raw):
         value = field.group().replace(b"\r", b"").replace(b"\n", b"")
         if b"boundary" not in value.lower():
             continue
-        declared = _DECLARED.search(value)
-        if declared is None or _UNREAD.search(value):
+        declared = [m.group(1) or m.group(2) or b"" for m in _DECLARED.finditer(value)]
+        if not declared or _UNREAD.search(value):
             return None
-        found.add((declared.group(1) or declared.group(2) or b"").rstrip())
+        found.update(boundary.rstrip() for boundary in declared)
         if len(found) > MAX_PARTS:
             return None
     return found
