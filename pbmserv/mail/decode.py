@@ -130,6 +130,7 @@ def _is_attachment(part: Message) -> bool:
 # a hostile one of 1 MB held 15,000 empty attachments: 4 s of the worker's time, and an answer
 # of one "attachment ... ignored" line each, cut at its size limit before anything else)
 MAX_PARTS = 100
+_LONE_CR = re.compile(rb"\r(?!\n)")
 
 
 def parts_read(raw: bytes, text_lines: int) -> bytes:
@@ -143,7 +144,12 @@ def parts_read(raw: bytes, text_lines: int) -> bytes:
     counting them cut the mail's text and commands.  Where a boundary is declared in a form
     not read here (RFC 2231's ``boundary*``, or more than :data:`MAX_PARTS` of them), every
     line starting with ``--`` counts, up to ``text_lines + 2 * MAX_PARTS + 1`` (each is a
-    line of text, or a part's)."""
+    line of text, or a part's).
+
+    A CR alone ends a line for the parser (``email.feedparser``) as LF does, and is made one
+    here: the counts of lines (these, and :func:`header_lines_cut`'s) read LF, and a mail
+    whose lines ended in CR alone went to the parser whole (150,000 empty parts: 1.2 s)."""
+    raw = _LONE_CR.sub(b"\n", raw)
     boundaries = _declared_boundaries(raw)
     if boundaries is None:
         end = 0
