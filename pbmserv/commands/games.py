@@ -201,8 +201,8 @@ def create_challenge(
                 )
             if not limits.recipient_allowed(session, req.settings, req.sender or "", req.now):
                 raise Refused(  # (its code counts under the cap on mails to one address)
-                    f"no code can be mailed to {shown(req.sender or '')} today: an address gets only so "
-                    "many mails from us a day; try again tomorrow (UTC)"
+                    f"no code can be mailed to {shown(req.sender or '')} today: an address gets "
+                    "only so many mails from us a day; try again tomorrow (UTC)"
                 )
             mail = confirmation.challenge_mail(
                 session,
