@@ -226,7 +226,7 @@ def signoff(call: Call) -> None:
         assert user is not None
         left = withdrawals.leave_all(session, user, req.now)
         user.addresses.clear()
-        user.password_hash = "!closed"  # no password verifies; the userid stays reserved
+        user.password_hash = User.CLOSED_MARK + "closed"  # no password verifies; userid kept
         tokens.withdraw_all(session, user_id)  # a reset code mailed before would reopen it
         user.accepts_challenges = False
     lines = [*left, f"The account {user.userid} is closed. Goodbye."]

@@ -164,7 +164,7 @@ def broadcast(call: Call) -> None:
         raise Refused("nothing to say: write the message in the mail body")
     with req.sessions() as session, session.begin():
         query = select(User).options(selectinload(User.addresses))
-        users = [u for u in session.scalars(query) if not u.password_hash.startswith("!")]
+        users = [u for u in session.scalars(query) if not u.closed]
         lines = [f"A message to every player of this server (from {admin}):", "", text]
         count = notify.mail_users(
             session, users, subjects.server("broadcast"), _verbatim(lines), req.now

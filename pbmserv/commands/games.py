@@ -153,7 +153,7 @@ def create_challenge(
         users = []
         for nth, userid in enumerate(userids, 1):
             found = accounts.find_user(session, userid)
-            if found is None or found.password_hash.startswith("!"):
+            if found is None or found.closed:
                 refusals.append(no_player(req, players[nth - 1], nth))
             elif not found.accepts_challenges:
                 refusals.append(f"{userid} does not accept challenges")

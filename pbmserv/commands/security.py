@@ -171,7 +171,7 @@ def password_reset(call: Call) -> None:
     done = confirmation.Reset.nowhere
     with req.sessions() as session, session.begin():
         user = accounts.find_user(session, userid)
-        if user is not None and not user.password_hash.startswith("!"):
+        if user is not None and not user.closed:
             done = confirmation.reset_mails(session, req.settings, user, req.now)
     if done is confirmation.Reset.capped:
         raise Refused(
@@ -205,7 +205,7 @@ def password_new(call: Call) -> None:
             raise Refused(f"cannot set the password: {exc}") from None
         if user is None or token.user_id != user.id:
             raise Refused("cannot set the password: this code is unknown")
-        if user.password_hash.startswith("!"):  # closed (or a robot): no password opens it
+        if user.closed:  # closed: no password opens it
             raise Refused(f"cannot set the password: the account {userid} is closed")
         accounts.set_password(user, req.settings, new)
         session.execute(

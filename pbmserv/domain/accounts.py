@@ -515,7 +515,7 @@ def admin_standing(session: Session, settings: Settings) -> tuple[list[str], dic
                 f"the administrator '{name}' named in the config has no account: sign it up "
                 f"from the shell (pbmserv signup {name} PASSWORD ADDRESS)"
             )
-        elif user.password_hash.startswith("!"):
+        elif user.closed:
             problems.append(
                 f"the administrator '{name}' named in the config has closed its account"
             )

@@ -384,7 +384,7 @@ def player_page(session: Session, userid: str) -> PlayerPage:
         userid=user.userid,
         since=user.created,
         robot=None if robot is None else f"{_title(robot.game)} robot, level {robot.level}",
-        closed=user.password_hash.startswith("!"),
+        closed=user.closed,
         ratings=ratings,
         active=[r for s, r in rows if s is BoardStatus.active],
         finished=[r for s, r in rows if s is BoardStatus.finished],
