@@ -21,7 +21,7 @@ from waiting import wait_until
 
 from pbmserv.cli.server import Server
 from pbmserv.config import Settings
-from pbmserv.domain import boards
+from pbmserv.domain import boards, passwords
 from pbmserv.domain.housekeeping import housekeeping
 from pbmserv.store.models import (
     AuthFailure,
@@ -385,8 +385,8 @@ def test_guesses_at_a_throttled_account_cost_no_argon2_check_ahead(shell, clock)
         assert s.get(AuthFailure, "user:alice").count == slowed
     pairs = [("alice", "pw-alice"), ("bob", "pw-bob")]
     accounts.preverify(shell.sessions, shell.settings, pairs, clock.now)
-    assert not accounts._remembered(alice.password_hash, "pw-alice")  # not checked
-    assert accounts._remembered(bob.password_hash, "pw-bob")
+    assert not passwords.remembered(alice.password_hash, "pw-alice")  # not checked
+    assert passwords.remembered(bob.password_hash, "pw-bob")
     # still throttled for others; the owner's own address is checked inside and gets in
     line = "change password alice pw-alice x1234"
     refused = shell(line, sender="friend@elsewhere.example", channel="mail")
@@ -397,7 +397,7 @@ def test_guesses_at_a_throttled_account_cost_no_argon2_check_ahead(shell, clock)
     clock.advance(minutes=shell.settings.auth_window_minutes + 1)
     accounts.preverify(shell.sessions, shell.settings, [("alice", "secret-2")], clock.now)
     with shell.sessions() as s:
-        assert accounts._remembered(accounts.find_user(s, "alice").password_hash, "secret-2")
+        assert passwords.remembered(accounts.find_user(s, "alice").password_hash, "secret-2")
 
 
 def test_a_right_password_clears_earlier_failures_but_never_a_lock_out(shell, sessions, clock):

@@ -170,6 +170,8 @@ def test_vacation_suspends_nags_and_forfeits_with_grace(shell, clock):
     shell.ok("nim move 101 alice pw-alice 1")
     answer = shell.ok("vacation bob pw-bob 30")
     assert "bob is on vacation until 2026-12-01 12:00 UTC; 30 of 42" in answer.body
+    said = " ".join(answer.body.split())  # how to come back earlier, the line to send
+    assert "Back earlier: 'vacation bob PASSWORD off' ends it now and gives back" in said
     clock.advance(days=29)
     report = tick(shell)
     assert report.nags == [] and report.forfeits == []

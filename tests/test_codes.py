@@ -458,3 +458,97 @@ def test_an_account_that_confirmed_no_address_cannot_be_seated(shell):
     housekeeping(shell.sessions, shell.settings, shell.clock.now)
     with shell.sessions() as s:
         assert list(s.scalars(select(User.userid))) == ["alice"]
+
+
+def test_each_code_of_an_answer_says_how_a_reply_confirms_it(shell):
+    """alice challenges at two games in one mail: one answer carries both codes, its subject
+    the first one only.  Each section told her to reply to the mail, and her reply started
+    one game of the two.  Now every section that says a reply confirms it is started by the
+    reply, and the other says to send its line, which starts it."""
+    shell.signup("alice", "bob", "carol")
+    body = "ploy challenge alice bob\npolis challenge alice carol\nsignup alice2 pw-alice2-x"
+    mail(shell, "alice@example.org", "", body)
+    answer = mails_to(shell, "alice@example.org")[-1]
+    sections = answer.body.split("=" * 72)[2::2]  # the sections' texts, under their headings
+    assert len(sections) == 3 and answer.subject == f"confirm {code_of_section(sections[0])}"
+    told_to_reply = [s for s in sections if "reply to this mail (keep" in flat_text(s)]
+    assert told_to_reply == sections[:1]
+    for later in sections[1:]:
+        assert "a reply to this mail confirms only the code in its subject" in flat_text(later)
+    mail(shell, "alice@example.org", f"Re: {answer.subject}", "> Your mail held 3 command")
+    assert [row.subject for row in mails_to(shell, "bob@example.org")] == [
+        "New Ploy Board 101 alice"
+    ]
+    assert mails_to(shell, "carol@example.org") == []
+    assert confirmed(shell, "alice2") == [("alice@example.org", False)]
+    for section in sections[1:]:
+        mail(shell, "alice@example.org", f"confirm {code_of_section(section)}")
+    assert mails_to(shell, "carol@example.org")[-1].subject == "New Polis Board 101 alice"
+    assert confirmed(shell, "alice2") == [("alice@example.org", True)]
+
+
+def code_of_section(text: str) -> str:
+    return text.split("\n  confirm ", 1)[1].split("\n", 1)[0]
+
+
+def flat_text(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_a_wrong_password_says_how_to_set_a_new_one(shell):
+    """dora mistypes her password (they are case-sensitive): the refusal said "wrong
+    password" and no more.  It now says so and gives the line that mails her a reset code,
+    which she sends as it stands; her code then sets a new password."""
+    shell.signup("dora")
+    mail(shell, "dora@example.org", "vacation dora PW-DORA 3")
+    refusal = mails_to(shell, "dora@example.org")[-1]
+    assert "wrong password for 'dora'" in refusal.body
+    assert "Passwords are case-sensitive." in refusal.body
+    line = refusal.body.split("send the line\n", 1)[1].split("\n", 1)[0].strip()
+    assert line == "password reset dora"
+    mail(shell, "dora@example.org", f"Re: {refusal.subject}", f"{line}\n\n> {refusal.body}")
+    reset = next(r for r in mails_to(shell, "dora@example.org") if "password new dora" in r.body)
+    code = reset.body.split("password new dora ")[1].split()[0]
+    mail(shell, "dora@example.org", f"password new dora {code} Pw-dora-new")
+    shell.ok("vacation dora Pw-dora-new 3")
+
+
+def test_a_new_players_first_confirmation_says_how_to_begin(shell):
+    """erin signs up by mail and confirms: the answer said where her mail goes, and no
+    more.  It now welcomes her and names 'list' and 'help', which answer her; a later
+    confirmation (a change of address) says where mail goes only."""
+    mail(shell, "erin@example.org", "signup erin pw-erin-1")
+    mail(shell, "erin@example.org", f"Re: {mails_to(shell, 'erin@example.org')[-1].subject}")
+    done = mails_to(shell, "erin@example.org")[-1]
+    assert done.body.startswith("erin@example.org is confirmed: mail for erin goes there")
+    assert "Welcome, erin: you can play now. Send 'list' for the games" in done.body
+    for line in ("list", "help"):  # (the words she is given answer her)
+        mail(shell, "erin@example.org", line)
+        assert "Error" not in mails_to(shell, "erin@example.org")[-1].subject
+    mail(shell, "erin@example.org", "change address erin pw-erin-1 erin@example.net")
+    mail(shell, "erin@example.net", f"Re: {mails_to(shell, 'erin@example.net')[-1].subject}")
+    moved = mails_to(shell, "erin@example.net")[-1]
+    assert "is confirmed" in moved.body and "Welcome" not in moved.body
+
+
+def test_a_reply_that_adds_the_other_codes_lines_confirms_them_all(shell):
+    """The answer to two challenges says to reply for the first code and to send the line of
+    the second: alice does both in one mail, a reply with the second's line in its body.
+    That line counted as words of her own, and the reply confirmed nothing for the first.
+    Bare confirm lines are a yes: both games start.  Prose beside them still is no yes."""
+    shell.signup("alice", "bob", "carol")
+    mail(shell, "alice@example.org", "", "ploy challenge alice bob\npolis challenge alice carol")
+    answer = mails_to(shell, "alice@example.org")[-1]
+    second = code_of_section(answer.body.split("=" * 72)[4])
+    assert second != code_of(answer)
+    mail(shell, "alice@example.org", f"Re: {answer.subject}", f"confirm {second}\n\n> Your mail")
+    assert [r.subject for r in mails_to(shell, "bob@example.org")] == ["New Ploy Board 101 alice"]
+    assert [r.subject for r in mails_to(shell, "carol@example.org")] == [
+        "New Polis Board 101 alice"
+    ]
+    mail(shell, "alice@example.org", "", "pylon challenge alice bob\nplotto challenge alice carol")
+    answer = mails_to(shell, "alice@example.org")[-1]
+    second = code_of_section(answer.body.split("=" * 72)[4])
+    mail(shell, "alice@example.org", f"Re: {answer.subject}", f"confirm {second}\nNo, stop!")
+    assert "nothing was confirmed" in flat(mails_to(shell, "alice@example.org")[-1])
+    assert not any("Pylon" in row.subject for row in mails_to(shell, "bob@example.org"))

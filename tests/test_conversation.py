@@ -372,3 +372,121 @@ def test_a_reply_to_our_answer_runs_only_its_body(shell, settings, sessions, clo
     assert [m.subject for m in again] == ["pbmserv Error"]
     assert "unknown game" not in again[0].body
     assert "Your subject is that of one of our mails" in again[0].body
+
+
+def test_a_refusal_quotes_the_mail_only_when_it_has_text(shell):
+    """A mail whose Subject is its one command line and whose body is empty (the usual mail)
+    had its refusal end in "Your mail (Subject: ...):" over nothing, the command a second time
+    and no quote, as if the answer were cut off.  It ends with the command; a mail with text
+    still has it quoted."""
+    from test_codes import mail
+
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    mail(shell, "alice@example.org", "polis move 101 alice pw-alice a1-a2")
+    refusal = _last_mail_to(shell, "alice@example.org")
+    assert refusal.subject == "Polis Board 101 Error"
+    assert refusal.body.endswith("Your command was:\n  polis move 101 alice ******** a1-a2\n")
+    assert "Your mail" not in refusal.body
+    mail(shell, "alice@example.org", "polis move 101 alice pw-alice a1-a2", "Hm, and now?")
+    refusal = _last_mail_to(shell, "alice@example.org")
+    assert refusal.body.endswith(
+        "\n\nYour mail (Subject: polis move 101 alice ******** a1-a2):\n> Hm, and now?\n"
+    )
+
+
+def test_a_game_command_without_its_game_says_to_write_the_game_first(shell):
+    """A newcomer writes 'move 101 ...' or 'games alice' (the help shows GAME move, GAME
+    games): he was told "no command found", or saw the line listed as not understood, and
+    not why.  The answer names the command word and says to write the game's name first."""
+    from test_codes import mail
+
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    from pbmserv.games import all_games
+
+    names = [g.name for g in all_games()]  # (the tests' own game too)
+    hint = (
+        f"'{{verb}}' is a command of each game: write the game's name before it, as in "
+        f"'{names[0]} {{verb}} ...' (the games: {', '.join(names)})."
+    )
+    for subject, body, verb in [
+        ("move 101 alice pw-alice a7-a6", "", "move"),
+        ("games alice", "", "games"),
+        ("Hello", "show 101 alice pw-alice", "show"),  # (not understood, and no command)
+        ("polis show 101", "move 101 alice pw-alice a7-a6", "move"),  # and one that runs
+    ]:
+        mail(shell, "alice@example.org", subject, body)
+        answer = _last_mail_to(shell, "alice@example.org")
+        assert hint.format(verb=verb) in " ".join(answer.body.split()), answer.body
+        assert answer.body.count("is a command of each game") == 1
+        assert "pw-alice" not in answer.body
+    assert "Summary of Polis Board 101" in answer.body  # (the line that runs ran)
+    mail(shell, "alice@example.org", "Hello", "Let us move on")
+    assert "is a command of each game" not in _last_mail_to(shell, "alice@example.org").body
+
+
+def test_a_chat_mail_says_how_to_chat_back(shell):
+    """bob chats on a board; alice replies to his chat mail with her text alone, as to any
+    mail.  The chat mail gave no line to answer with (a message does), and her reply was told
+    how to move.  The chat mail now ends with her own chat line, the answer to a reply names
+    it, and the line with her text below it reaches bob."""
+    from test_codes import mail
+
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    mail(shell, "bob@example.org", "polis chat 101 bob pw-bob", "Good luck!")
+    chat = _last_mail_to(shell, "alice@example.org")
+    assert chat.subject == "Polis Board 101 Chat"
+    assert chat.body.endswith("\n\nAnswer: polis chat 101 alice PASSWORD\n"), chat.body
+    assert "Answer:" not in _last_mail_to(shell, "bob@example.org").body  # (his own copy)
+    mail(shell, "alice@example.org", f"Re: {chat.subject}", "Thanks, you too!\n\n> Good luck!")
+    told = _last_mail_to(shell, "alice@example.org")
+    assert "no command found" in told.body and "<move>" not in told.body
+    assert "put this line above your text" in told.body
+    assert "\n  polis chat 101 USERID PASSWORD\n" in told.body
+    mail(
+        shell, "alice@example.org", f"Re: {chat.subject}", "polis chat 101 alice pw-alice\nThanks!"
+    )
+    back = _last_mail_to(shell, "bob@example.org")
+    assert "alice writes:\n\nThanks!\n" in back.body
+    assert back.body.endswith("\nAnswer: polis chat 101 bob PASSWORD\n")
+
+
+def test_a_move_out_of_turn_says_how_to_queue_it(shell):
+    """bob moves before alice has: he was told whose turn it is, and no more.  The refusal
+    now gives the line that queues his move; sent as it stands it is queued and played once
+    alice has moved.  Plotto's moves cannot be queued: no such line there."""
+    from test_codes import mail
+
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    mail(shell, "bob@example.org", "polis move 101 bob pw-bob b2-b3")
+    refusal = _last_mail_to(shell, "bob@example.org")
+    assert "it is not your turn: alice is to move" in refusal.body
+    assert "To have it played for you when your turn comes, send:\n" in refusal.body
+    line = refusal.body.split("when your turn comes, send:\n", 1)[1].split("\n", 1)[0].strip()
+    assert line == "polis queue 101 bob PASSWORD b2-b3"
+    mail(shell, "bob@example.org", line.replace("PASSWORD", "pw-bob"))
+    played = shell.ok("polis move 101 alice pw-alice a7-a6")
+    assert "1. a7-a6" in played.body and "2. b2-b3 (Auto)" in played.body, played.body
+    shell.ok("plotto challenge alice bob")
+    mail(shell, "bob@example.org", "plotto move 101 bob pw-bob a1")
+    refusal = _last_mail_to(shell, "bob@example.org")
+    assert "it is not your turn" in refusal.body and "queue" not in refusal.body
+
+
+def test_a_long_comment_is_wrapped_like_the_rest_of_the_mail(shell):
+    """A paragraph sent format=flowed (Thunderbird, Apple Mail) is one logical line once
+    read, and went on to the other players as a line of hundreds of columns; a comment's
+    lines are wrapped at the mail's width now, and lines that fit (a diagram) stay as typed."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    paragraph = " ".join(["Nice opening, I did not expect that move at all"] * 8)
+    diagram = "  . x .\n  x o x"
+    shell.ok("polis move 101 alice pw-alice a7-a6", comment=f"{paragraph}\n{diagram}")
+    mail = _last_mail_to(shell, "bob@example.org").body
+    said = mail[mail.index("alice writes:") : mail.rindex("*" * 72)]
+    assert max(len(line) for line in said.splitlines()) <= 76, said
+    assert " ".join(said.split()).startswith("alice writes: " + paragraph)
+    assert "\n" + diagram + "\n" in said

@@ -382,3 +382,26 @@ def test_envelope_bytes_that_are_no_utf8_are_refused_or_stored_never_a_451(shell
     inbox.store(shell.sessions, raw, mail_from, [shell.settings.server_address], shell.clock.now)
     worker.process_batch(shell.sessions, shell.settings, lambda: shell.clock.now)
     assert [row.recipient for row in shell.outbox()] == ["alice@example.org"]
+
+
+def test_a_hash_of_the_password_as_typed_is_not_marked_composed_once_forgotten(
+    shell, monkeypatch
+) -> None:
+    """Whether a login verified as typed is read from the memory of recent successes; when
+    other logins had filled it since, the hash of the password as typed was taken for
+    composed and marked so: checked composed alone from then on, its player's password was
+    refused for good.  A success forgotten is now hashed again, composed."""
+    from pbmserv.domain import accounts, passwords
+
+    monkeypatch.setattr(passwords, "_VERIFIED_MAX", 0)  # (each success forgotten at once)
+    shell.ok("signup bob secret-bob bob@example.org")
+    old = accounts.hasher(shell.settings).hash("cafe\u0301-bob")  # made as typed, before
+    with shell.sessions() as s, s.begin():  # (a hash of before 0015: not marked composed)
+        bob = s.scalars(select(User).where(User.userid == "bob")).one()
+        bob.password_hash, bob.password_composed = old, False
+    for typed in ("cafe\u0301-bob", "café-bob", "cafe\u0301-bob"):
+        with shell.sessions() as s, s.begin():
+            accounts.authenticate(s, shell.settings, "bob", typed, sender=None, now=shell.clock.now)
+    with shell.sessions() as s:
+        bob = s.scalars(select(User).where(User.userid == "bob")).one()
+        assert bob.password_composed and bob.password_hash != old

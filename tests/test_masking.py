@@ -234,7 +234,7 @@ def test_a_command_word_begun_is_shown_and_completed(shell, settings, sessions, 
     shell.signup("alice")
     out, kept = mail(shell, settings, sessions, clock, "alice@example.org", "ploy hist")
     assert "No such command 'hist'. Did you mean 'history'?" in out[0].body, out[0].body
-    assert "Subject: ploy hist)" in out[0].body and "Subject: ploy hist" in kept
+    assert "Your command was:\n  ploy hist\n" in out[0].body and "Subject: ploy hist" in kept
     assert "Usage: ploy history" in shell("ploy hist").body
 
 

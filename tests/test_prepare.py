@@ -105,7 +105,7 @@ def test_a_mail_whose_check_runs_holds_back_the_mails_behind_it(
         ["polis move 101 bob pw-bob a2-a3"],
         ["polis move 101 alice pw-alice b7-b6"],
     ]
-    assert passwords._remembered(_hash_of(sessions, "bob"), "pw-bob")  # the transaction looks up
+    assert passwords.remembered(_hash_of(sessions, "bob"), "pw-bob")  # the transaction looks up
     assert len(claims) == 0
 
 
@@ -137,7 +137,7 @@ def test_a_wrong_password_and_an_unknown_userid_start_no_check_ahead(
     claims.claim(32)
     assert len(claims.ready()) == 2
     assert checks.asked == ["wrong"]  # an unknown userid has no hash to check against
-    assert not passwords._remembered(_hash_of(sessions, "alice"), "wrong")
+    assert not passwords.remembered(_hash_of(sessions, "alice"), "wrong")
 
 
 def test_mails_held_behind_a_mail_that_fails_do_not_overtake_it(

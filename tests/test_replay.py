@@ -87,7 +87,8 @@ def test_a_dated_mail_sent_again_after_the_retention_is_refused_and_says_why(gat
         "and it came on 2026-12-02 12:00 UTC. A mail older than 14 days is taken for a replay "
         "(the same mail sent again, by a broken relay or by someone who kept a copy of it), "
         "so none of its commands was carried out. If you sent it, send the commands again in "
-        "a new mail."
+        "a new mail. If you wrote it just now, the date of your computer or phone is wrong: "
+        "set it right first, or your new mail is refused too."
     )
     with gateway.sessions() as s:
         [row] = s.scalars(select(Inbox)).all()
@@ -131,6 +132,22 @@ def test_a_dated_key_is_kept_while_a_replay_would_still_run(gateway, shell, cloc
     gateway.settle()
     assert moves(gateway) == 1
     assert [str(m["Subject"]) for m in gateway.mails()[sent:]] == ["pbmserv Error"]
+
+
+def test_a_sender_whose_clock_is_far_behind_is_told_to_set_it_right(gateway, shell, clock):
+    """A phone whose clock is a year behind dates every mail a year ago: each is refused, so
+    'send the commands again in a new mail' alone could never work; the answer says why."""
+    shell.signup("alice")
+    raw = mail_bytes("alice@example.org", "help", dated=clock.now - timedelta(days=365))
+    gateway.send("alice@example.org", "", raw=raw)
+    gateway.settle()
+    [refusal] = gateway.mails("alice@example.org")
+    said = " ".join(body_of(refusal).split())
+    assert "dated 2025-11-01 12:00 UTC, and it came on 2026-11-01 12:00 UTC" in said
+    assert said.endswith(
+        "If you wrote it just now, the date of your computer or phone is wrong: set it right "
+        "first, or your new mail is refused too."
+    )
 
 
 @pytest.mark.parametrize(

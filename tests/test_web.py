@@ -464,7 +464,7 @@ def test_user_text_is_escaped(site, sessions):
     assert str(escape(HOSTILE)) in board_page
     assert 'href="/players/%3Cb%3Ex%22%27%26y"' in board_page
     player = client.get("/players/%3Cb%3Ex%22%27%26y")
-    assert player.status_code == 200 and "<h1>&lt;b&gt;x&#34;&#39;&amp;y</h1>" in player.text
+    assert player.status_code == 200 and "<h1>Player &lt;b&gt;x&#34;&#39;&amp;y</h1>" in player.text
 
 
 def test_no_password_address_or_hash_on_any_page(site, shell):
@@ -913,3 +913,117 @@ def test_an_empty_standings_row_spans_its_columns(site, shell):
         head, _ = _standings(page)
         table = _between(page, '<table class="list standings">', "</table>")
         assert f'<td colspan="{len(head)}">Nobody has joined yet.</td>' in table, name
+
+
+def test_an_account_awaiting_confirmation_has_no_page(site, shell):
+    """A signup mailed under any userid (a forged From) showed a player page at once, as if
+    that player had joined: until an address is confirmed the account is nobody's."""
+    numbers, client = site
+    shell.ok("signup frank pw-frank", channel="mail", sender="frank@example.net")
+    pending = client.get("/players/frank")
+    assert pending.status_code == 404
+    assert pending.text.replace("frank", "nobody") == client.get("/players/nobody").text
+    shell.ok("signup grace pw-grace grace@example.net")  # the shell's addresses are confirmed
+    assert client.get("/players/grace").status_code == 200
+
+
+def test_a_404_says_what_is_missing_in_a_sentence_and_where_to_look(site):
+    """A mistyped address answered 'Not found' over 'Not Found' (or 'no player ...'), with
+    nothing to go on: each 404 now says in a sentence what is not there, and links to the
+    lists where it would be."""
+    numbers, client = site
+    expected = {
+        "/nothing": "There is no page at this address.",
+        "/static/nothing.css": "There is no page at this address.",
+        "/players/nobody": "There is no player &#39;nobody&#39;.",
+        "/boards/ploy/999": "There is no Ploy board 999.",
+        "/boards/chess/101": "There is no game &#39;chess&#39; here.",
+        "/tournaments/nope": "There is no tournament &#39;nope&#39;.",
+        f"/boards/ploy/{numbers['ploy']}?ply=99": (
+            f"Ploy board {numbers['ploy']} has no move 99: it has 6 moves."
+        ),
+    }
+    for path, sentence in expected.items():
+        response = client.get(path)
+        assert response.status_code == 404, path
+        assert f"<p>{sentence}</p>" in response.text, (path, response.text)
+        assert "<title>Not found - " in response.text
+        assert '<a href="/games">Games</a>, the tournaments under' in response.text
+
+
+def test_each_page_title_says_what_the_page_is(site):
+    """A player's page was titled 'alice - pbmserv' and headed 'alice', a tournament's
+    'spring - pbmserv', and every position of a board had the board's title: a list of tabs
+    or of bookmarks could not tell them apart."""
+    numbers, client = site
+
+    def title(path: str) -> str:
+        return _between(client.get(path).text, "<title>", "</title>")
+
+    assert title("/players/alice") == "Player alice - pbmserv"
+    assert "<h1>Player alice</h1>" in client.get("/players/alice").text
+    assert title("/tournaments/spring") == "Tournament spring - pbmserv"
+    board = f"/boards/ploy/{numbers['ploy']}"
+    assert title(board) == f"Ploy Board {numbers['ploy']} - pbmserv"
+    assert title(f"{board}?ply=6") == f"Ploy Board {numbers['ploy']} - pbmserv"  # the newest
+    assert title(f"{board}?ply=2") == f"Ploy Board {numbers['ploy']}, after move 2 - pbmserv"
+
+
+def test_a_three_player_plotto_page_says_what_its_grey_pieces_are(shell, settings, clock):
+    """With three players the 4s belong to nobody and are drawn grey, as the 3s and 4s of a
+    two-player game are, but only the two-player legend said what grey means."""
+    shell.signup("alice", "bob", "carol")
+    shell.ok("plotto challenge alice bob carol")
+    client = TestClient(create_app(settings, lambda: clock.now))
+    for move in ("a4", "a1", "a2"):
+        shell.ok(f"plotto move 101 {shell.mover('plotto')} pw-{shell.mover('plotto')} {move}")
+    html = client.get("/boards/plotto/101").text
+    assert 'class="piece num-4 neutral"' in html
+    assert '<li><span class="swatch neutral"></span> Number 4 is neutral.</li>' in html
+
+
+def test_before_a_swap_the_players_hold_the_seats_they_held_then(shell, settings, clock):
+    """The players' table of a position before a swap showed the seats as they are now:
+    after alice's first o and before bob swapped, it said 'o: bob (1 marble)' and 'x: alice
+    to move', while alice had placed that o and bob was to move."""
+    shell.signup("alice", "bob")
+    shell.ok("pylon challenge alice bob")
+    for line in ("alice pw-alice e5", "bob pw-bob swap", "alice pw-alice e1"):
+        shell.ok(f"pylon move 101 {line}")
+    client = TestClient(create_app(settings, lambda: clock.now))
+
+    def rows(ply: int) -> list[str]:
+        html = client.get(f"/boards/pylon/101?ply={ply}").text
+        table = _between(html, '<table class="players">', "</table>")
+        return [re.sub(r"<[^>]+>", "|", row) for row in re.findall(r"<tr class.*?</tr>", table)]
+
+    for ply in (0, 1):  # alice holds o, bob x
+        assert "|alice|" in rows(ply)[0] and "|bob|" in rows(ply)[1], (ply, rows(ply))
+    assert "to move" in rows(1)[1] and "1 marble" in rows(1)[0]
+    for ply in (2, 3):  # bob took over o, alice holds x
+        assert "|bob|" in rows(ply)[0] and "|alice|" in rows(ply)[1], (ply, rows(ply))
+    assert "to move" in rows(2)[1] and "to move" in rows(3)[0]
+
+
+def test_the_dates_of_the_lists_say_their_time_zone(site):
+    """A board page writes its times '2026-11-01 12:00 UTC', but the lists gave the day of
+    the last move with no zone: in America the evening's move showed under tomorrow."""
+    numbers, client = site
+    for path in ("/", "/games", "/games/ploy", "/players/alice"):
+        html = client.get(path).text
+        assert "<th>Last move (UTC)</th>" in html, path
+        assert 'data-label="Last move (UTC)">2026-11-01</td>' in html, path
+
+
+def test_a_finished_board_says_who_resigned_by_name(shell, settings, clock):
+    """The page's status read "Game won by bob. (blue resigned)": the engine's seat colour,
+    where the board mail's notes name the player."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    shell.ok("polis move 101 alice pw-alice a7-a6")
+    shell.ok("polis move 101 bob pw-bob b2-b3")
+    shell.ok("polis resign 101 alice pw-alice")
+    client = TestClient(create_app(settings, lambda: clock.now))
+    html = client.get("/boards/polis/101").text
+    assert "Game won by bob. (alice resigned)" in html
+    assert "blue resigned" not in html  # (the drawing's legend too)

@@ -201,3 +201,104 @@ def _check_pages(browser, base, numbers, expected, tmp_path):  # type: ignore[no
     page.get_by_role("link", name="Move 1").first.click()
     assert page.url.endswith("?ply=1")
     assert not errors, errors
+
+
+LONG_USERID = "averyveryverylonguseridofthirty2"  # 32 characters, as long as a userid may be
+
+
+def test_no_list_scrolls_sideways_on_a_phone(shell, settings, clock):
+    """At 375 px the lists of boards, ratings and standings ran past the right edge inside
+    their boxes: the status of each board (whose turn, who won) and a knockout's status were
+    only seen by scrolling sideways.  Each row is now a block of named cells that fits."""
+    build(shell)
+    more_tournaments(shell)
+    shell.signup(LONG_USERID)
+    shell.ok(f"ploy challenge alice {LONG_USERID}")
+    paths = ["/", "/games", "/games/ploy", "/players/alice", f"/players/{LONG_USERID}"]
+    paths += ["/tournaments/spring", "/tournaments/summer", "/tournaments/cup"]
+
+    def check(browser, base: str) -> None:  # type: ignore[no-untyped-def]
+        page = browser.new_page(viewport={"width": 375, "height": 800}, java_script_enabled=False)
+        for path in paths:
+            response = page.goto(base + path)
+            assert response is not None and response.status == 200, path
+            wide = page.evaluate(
+                "() => [...document.querySelectorAll('table.list')]"
+                ".map(t => t.closest('.wide'))"
+                ".filter(box => box.scrollWidth > box.clientWidth)"
+                ".map(box => box.querySelector('caption').innerText)"
+            )
+            assert wide == [], (path, wide)
+            assert page.evaluate("document.documentElement.scrollWidth") <= 375, path
+        page.goto(base + "/")  # the status of the first board is in the window
+        status = page.locator("table.list tbody tr").first.locator("td").last
+        assert status.inner_text() == "alice to move"
+        box = status.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 375
+        page.screenshot(path=str(ARTIFACTS / "web-phone-lists.png"))
+        page.close()
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    _serve_and_browse(settings, clock, check)
+
+
+def _luminance(rgb: str) -> float:
+    """The relative luminance (WCAG 2) of a computed colour, ``rgb(r, g, b)``."""
+    channels = [int(c) / 255 for c in rgb[rgb.index("(") + 1 : rgb.index(")")].split(",")[:3]]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _contrast(one: str, other: str) -> float:
+    light, dark = sorted((_luminance(one), _luminance(other)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def test_text_can_be_read_against_what_is_behind_it(shell, settings, clock):
+    """The names of players out of a game (#888 on the page, 3.4:1) and the white letters of
+    Ploy's green pieces (3.4:1) were below the 4.5:1 that small text needs (WCAG AA)."""
+    numbers = build(shell)
+    mover, _ = mover_and_moves(shell, "ploy", numbers["ploy"])
+    shell.ok(f"ploy resign {numbers['ploy']} {mover} pw-{mover}")
+
+    def check(browser, base: str) -> None:  # type: ignore[no-untyped-def]
+        page = browser.new_page(viewport={"width": 1280, "height": 900}, java_script_enabled=False)
+        page.goto(f"{base}/boards/ploy/{numbers['ploy']}")
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        out = page.locator("tr.out td").first.evaluate("e => getComputedStyle(e).color")
+        assert _contrast(out, background) >= 4.5, (out, background)
+        for army in ("green", "red"):
+            piece = page.locator(f"svg .army-{army}").first
+            letter = piece.locator(".kind").evaluate("e => getComputedStyle(e).fill")
+            disc = piece.locator(".disc").evaluate("e => getComputedStyle(e).fill")
+            assert _contrast(letter, disc) >= 4.5, (army, letter, disc)
+        page.close()
+
+    _serve_and_browse(settings, clock, check)
+
+
+def test_a_board_of_long_userids_fits_a_phone(shell, settings, clock):
+    """Four players, two of them with 32-letter userids, and a time limit: the board page was
+    528 px wide at 375 (the clock's 'Time used by ...' rows and the players' table kept the
+    userids whole), so the whole page scrolled sideways."""
+    other = "anotherveryverylonguseridof32chr"
+    shell.signup(LONG_USERID, other, "carol", "dave")
+    shell.ok(f"pylon challenge {LONG_USERID} {other} carol dave --totaltime=20")
+
+    def check(browser, base: str) -> None:  # type: ignore[no-untyped-def]
+        page = browser.new_page(viewport={"width": 375, "height": 800}, java_script_enabled=False)
+        response = page.goto(f"{base}/boards/pylon/101")
+        assert response is not None and response.status == 200
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375
+        wide = page.evaluate(
+            "() => [...document.querySelectorAll('.wide')]"
+            ".filter(box => box.scrollWidth > box.clientWidth).map(box => box.innerText)"
+        )
+        assert wide == []
+        for dd in page.locator("dl.clock dd").all():  # the dates and days wrap at spaces only
+            assert len(dd.inner_text().split("\n")) <= 2, dd.inner_text()
+        page.screenshot(path=str(ARTIFACTS / "web-phone-long-userids.png"), full_page=True)
+        page.close()
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    _serve_and_browse(settings, clock, check)

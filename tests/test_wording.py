@@ -149,6 +149,19 @@ CASES = [
         ],
         ["Game over", "(green resigned)", "out; resigned"],
     ),
+    (  # the result's reason names the players, as the notes of the board mail do
+        "polis-show-names-who-resigned",
+        [
+            "polis challenge alice bob",
+            "polis move 101 alice pw-alice a7-a6",
+            "polis move 101 bob pw-bob b2-b3",
+            "polis resign 101 alice pw-alice",
+        ],
+        "polis show 101",
+        {},
+        ["Game won by bob. (alice resigned)"],
+        ["(blue resigned)"],
+    ),
     (
         "plotto-preview-numbers-the-move",
         PLOTTO_6,
@@ -166,7 +179,7 @@ CASES = [
         "plotto move 101 alice pw-alice c2",
         {},
         [
-            "Game won by bob. (line of four for player 2)\n",
+            "Game won by bob. (line of four for player 2 (bob))\n",
             "Legend: a number is a piece. Figures above and below the frame number the\n",
         ],
         ["Game over", "letter + number", "Valid moves", "Your move"],

@@ -82,6 +82,7 @@ def _confirmation_answer(
     if done.capped:
         lines += ["", _capped(done.capped) + "; try again tomorrow with 'change address'."]
     if done.own is not None:
+        req.mail.coded = True
         answer(ctx, done.own.subject, done.own.body + "\n" + _text(lines))
     else:
         answer(ctx, subjects.server("confirmation"), _text(lines))
@@ -111,7 +112,13 @@ def signup(call: Call) -> None:
         )
         if not req.trusted:
             done = confirmation.mail_confirmations(
-                session, req.settings, user, addresses, req.now, sender=req.sender
+                session,
+                req.settings,
+                user,
+                addresses,
+                req.now,
+                sender=req.sender,
+                by_reply=not req.mail.coded,
             )
             if len(done.capped) == len(addresses):  # rolls the account back
                 raise Refused(_capped(done.capped) + "; sign up again tomorrow")
@@ -174,7 +181,14 @@ def change_address(call: Call) -> None:
         confirmation.restate(session, user, addresses, req.now)
         if new:
             done = confirmation.mail_confirmations(
-                session, req.settings, user, new, req.now, sender=req.sender, replace=addresses
+                session,
+                req.settings,
+                user,
+                new,
+                req.now,
+                sender=req.sender,
+                replace=addresses,
+                by_reply=not req.mail.coded,
             )
             if done.refused:  # rolls the change back
                 raise Refused(
@@ -212,7 +226,7 @@ def signoff(call: Call) -> None:
         assert user is not None
         left = withdrawals.leave_all(session, user, req.now)
         user.addresses.clear()
-        user.password_hash = "!closed"  # no password verifies; the userid stays reserved
+        user.password_hash = User.CLOSED_MARK + "closed"  # no password verifies; userid kept
         tokens.withdraw_all(session, user_id)  # a reset code mailed before would reopen it
         user.accepts_challenges = False
     lines = [*left, f"The account {user.userid} is closed. Goodbye."]

@@ -31,7 +31,7 @@ from pbmserv.numbers import whole_number
 from pbmserv.render import subjects
 from pbmserv.render.board_mail import board_key, board_mail_body, board_subject, reply_line
 from pbmserv.render.results import names
-from pbmserv.render.templates import render
+from pbmserv.render.templates import fill, render
 from pbmserv.store.models import (
     Board,
     BoardStatus,
@@ -108,7 +108,7 @@ def message(call: Call) -> None:
                     "go only to players you are playing with"
                 )
             users.append(user)
-        lines = [f"{sender.userid} writes:", "", text, ""]
+        lines = [f"{sender.userid} writes:", "", fill(text), ""]
         author = sender.userid
 
         def reply(user: User) -> str:  # each recipient's own line to answer with
@@ -164,7 +164,7 @@ def broadcast(call: Call) -> None:
         raise Refused("nothing to say: write the message in the mail body")
     with req.sessions() as session, session.begin():
         query = select(User).options(selectinload(User.addresses))
-        users = [u for u in session.scalars(query) if not u.password_hash.startswith("!")]
+        users = [u for u in session.scalars(query) if not u.closed]
         lines = [f"A message to every player of this server (from {admin}):", "", text]
         count = notify.mail_users(
             session, users, subjects.server("broadcast"), _verbatim(lines), req.now

@@ -15,6 +15,7 @@ from pbmserv.domain.accounts import (
     AuthError,
     OwnerHeld,
     UnknownUserid,
+    WrongPassword,
     authenticate,
     confirmed_addresses,
     is_admin,
@@ -80,14 +81,29 @@ def login(req: Request, userid: str, password: str) -> int:
             error = exc
             note, new = owner_hold.code_note(session, exc.user_id, exc.userid, exc.since, req.now)
             req.mail.unlock_code = req.mail.unlock_code or new
-        except AuthError as exc:
+        except WrongPassword as exc:
             error = exc  # leave the block normally so that the failure count is kept
+            note = forgotten(exc.userid)
+        except AuthError as exc:
+            error = exc
     if isinstance(error, UnknownUserid):
         req.secret_words.append(userid)
     if error is not None:
         req.login_refused = True
         raise Refused(str(error), body=note)
     return user_id
+
+
+def forgotten(userid: str) -> str:
+    """What a player whose password is refused can do: it may be mistyped (a newcomer was
+    told "wrong password" and no more), or forgotten, and the reset is by mail.  The code goes
+    to the account's confirmed addresses only, so whoever reads this learns nothing new."""
+    lines = [
+        "Passwords are case-sensitive. If you have forgotten yours, send the line",
+        f"  password reset {userid}",
+        "and a code to set a new one is mailed to the account's confirmed addresses.",
+    ]
+    return text(lines)
 
 
 def no_player(req: Request, userid: str, position: int) -> str:

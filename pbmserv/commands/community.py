@@ -115,6 +115,10 @@ def chat(call: Call) -> None:
         for u in listeners:
             if all(s.id != u.id for s in seen):
                 seen.append(u)
+
+        def reply(reader: User) -> str:  # each reader's own line to answer with, as a message's
+            return f"\nAnswer: {game.name} chat {number} {reader.userid} PASSWORD\n"
+
         sent = notify.player_text(
             session,
             req.settings,
@@ -125,6 +129,7 @@ def chat(call: Call) -> None:
             req.now,
             capped=not req.trusted,
             skip_address=req.sender,
+            tail=reply,
         )
         if sent.refused and not sent.mails:
             raise Refused(not_sent("your chat line", sent.refused))

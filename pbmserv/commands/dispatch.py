@@ -62,6 +62,9 @@ class Mail:
     # round, pbmserv.domain.moves.follow_up) it runs once it has queued the answer, which must
     # come first; None elsewhere: a command runs it once it has queued its mails
     finished: list[int] | None = None
+    # its answer carries a code already: the answer's subject holds that first code alone, so
+    # a later line's code is confirmed by its line only (pbmserv.domain.confirmation)
+    coded: bool = False
 
 
 @dataclass

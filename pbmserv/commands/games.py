@@ -36,9 +36,10 @@ from pbmserv.commands.listing import games, history, show, show_boards
 from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import accounts, boards, confirmation, deadlines, limits, moves, notify
 from pbmserv.domain.addresses import shown
+from pbmserv.domain.players import out_of_play
 from pbmserv.domain.proposals import open_vote
 from pbmserv.games import get_game
-from pbmserv.games.base import Game, MoveError, ParamError, PlayersError, name_some
+from pbmserv.games.base import Game, MoveError, ParamError, PlayersError, Position, name_some
 from pbmserv.numbers import MAX_CLOCK_DAYS, MIN_CLOCK_DAYS, clock_days
 from pbmserv.render import subjects
 from pbmserv.render.board_mail import (
@@ -49,7 +50,7 @@ from pbmserv.render.board_mail import (
     turn_line,
 )
 from pbmserv.render.templates import fill, usage_line
-from pbmserv.store.models import BoardStatus, User
+from pbmserv.store.models import Board, BoardStatus, User
 
 OPTIONS = {
     "nagtime": "days without a move before a reminder",
@@ -152,7 +153,7 @@ def create_challenge(
         users = []
         for nth, userid in enumerate(userids, 1):
             found = accounts.find_user(session, userid)
-            if found is None or found.password_hash.startswith("!"):
+            if found is None or found.closed:
                 refusals.append(no_player(req, players[nth - 1], nth))
             elif not found.accepts_challenges:
                 refusals.append(f"{userid} does not accept challenges")
@@ -200,12 +201,21 @@ def create_challenge(
                 )
             if not limits.recipient_allowed(session, req.settings, req.sender or "", req.now):
                 raise Refused(  # (its code counts under the cap on mails to one address)
-                    f"no code can be mailed to {shown(req.sender or '')} today: an address gets only so "
-                    "many mails from us a day; try again tomorrow (UTC)"
+                    f"no code can be mailed to {shown(req.sender or '')} today: an address gets "
+                    "only so many mails from us a day; try again tomorrow (UTC)"
                 )
             mail = confirmation.challenge_mail(
-                session, req.settings, challenger, game.name, players, words, req.now, said
+                session,
+                req.settings,
+                challenger,
+                game.name,
+                players,
+                words,
+                req.now,
+                said,
+                by_reply=not req.mail.coded,
             )
+            req.mail.coded = True
             answer(ctx, mail.subject, mail.body)
             return
         board, position = boards.create_board(session, game, users, params, options, req.now)
@@ -283,9 +293,28 @@ def play(call: Call, number: int, user_id: int, text: str, expected: int | None)
             raise board_error(board, position, move_error(exc, text), tail) from None
         except boards.BoardError as exc:
             tail = reader_tail(req, board, position, mover)
+            if isinstance(exc, boards.NotYourTurn):
+                tail = _queue_hint(call.game, board, position, mover, text) + tail
             raise board_error(board, position, str(exc), tail) from None
         _announce_played(call, session, played, mover)
         follow_up(call, session, board)
+
+
+NOT_QUEUED = frozenset({"swap", "pass", "propose", "undo"})  # (the move of one turn)
+
+
+def _queue_hint(game: Game, board: Board, position: Position, player: User, text: str) -> str:
+    """What a player who moved out of turn may do instead: queue the move, to be played when
+    his turn comes (a newcomer was told only whose turn it was).  Not where the game cannot
+    queue it (Plotto's letters change) nor for a player who is out of the game."""
+    if text.lower() in NOT_QUEUED or out_of_play(board, position, player) is not None:
+        return ""
+    try:
+        position.queue_text(text)
+    except MoveError:
+        return ""
+    line = f"{game.name} queue {board.number} {player.userid} PASSWORD {text}"
+    return f"\nTo have it played for you when your turn comes, send:\n  {line}\n"
 
 
 def _announce_played(call: Call, session: Session, played: boards.Played, actor: User) -> None:
@@ -333,7 +362,7 @@ def resign(call: Call, number: int, user_id: int) -> None:
                 others = [seat.user for seat in board.seats]
                 said = req.comment.strip()
                 stars = "*" * 72  # the comment's frame in a board mail
-                written = ["", stars, f"{player.userid} writes:", "", said, stars]
+                written = ["", stars, f"{player.userid} writes:", "", fill(said), stars]
                 lines = [fill(note), *(written if said else [])]
                 body = notify.text_mail(
                     session, others, subject, lines, req.now, actor=player, sender=req.sender

@@ -172,7 +172,13 @@ def _vacation_status(user: User, now: datetime) -> str:
     if deadlines.on_vacation(user, now) and user.vacation_until is not None:
         spill = _within(now, user.vacation_until, now.year + 1)
     later = f" (and {_days(spill)} in {now.year + 1})" if spill else ""
-    return f"{state}; {_days(used)} of {allowance} vacation days used in {now.year}{later}."
+    status = f"{state}; {_days(used)} of {allowance} vacation days used in {now.year}{later}."
+    if deadlines.on_vacation(user, now):  # how to come back before the date
+        status += (
+            f"\nBack earlier: 'vacation {user.userid} PASSWORD off' ends it now and gives back "
+            "the days not used."
+        )
+    return status
 
 
 def _days(value: float) -> str:

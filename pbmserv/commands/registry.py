@@ -195,6 +195,15 @@ def top_words() -> list[str]:
     return list(_TOP_WORDS)
 
 
+_GAME_WORDS = frozenset(w for c in GAME.commands for w in c.names) - {w.lower() for w in _TOP_WORDS}
+
+
+def game_command(word: str) -> bool:
+    """Whether ``word`` names a command of the games and nothing at the top level: a line
+    that starts with it has forgotten its game (``move 101 ...``, ``games alice``)."""
+    return word.lower() in _GAME_WORDS
+
+
 def _check_unique() -> None:
     """A name declared twice is an error (as Mailman's command registry has it)."""
     for commands in (TOP, *(g.commands for g in GROUPS.values()), GAME.commands):

@@ -60,6 +60,14 @@ def _no_yes(req: Request, code: str, why: str) -> Refused:
     )
 
 
+# the end of a new player's first confirmation, which the shell's signup says at once: he
+# may play now, and how to begin (he was told nothing more)
+WELCOME = (
+    "\nWelcome, {userid}: you can play now. Send 'list' for the games (and the robots\n"
+    "you may challenge, if this server has any), and 'help' for every command.\n"
+)
+
+
 def confirm(call: Call) -> None:
     """Confirm an address or a challenge with the code mailed for it: a line of its own, or
     a reply that says nothing but its Subject (see the module's docstring)."""
@@ -81,11 +89,13 @@ def confirm(call: Call) -> None:
         user = session.get(User, token.user_id)
         assert user is not None
         if token.kind is TokenKind.address:
+            first = not any(a.confirmed for a in user.addresses)  # a new player's
             if confirmation.confirm_address(session, token) is None:
                 raise Refused(f"{shown(token.address)} is no longer an address of {user.userid}")
             message = (
                 f"{shown(token.address)} is confirmed: mail for {user.userid} goes there now.\n"
             )
+            message += WELCOME.format(userid=user.userid) if first else ""
         elif token.kind is TokenKind.challenge:
             if not req.trusted and not accounts.is_owner_address(user, req.sender):
                 raise Refused(f"a challenge is confirmed from a confirmed address of {user.userid}")
@@ -161,7 +171,7 @@ def password_reset(call: Call) -> None:
     done = confirmation.Reset.nowhere
     with req.sessions() as session, session.begin():
         user = accounts.find_user(session, userid)
-        if user is not None and not user.password_hash.startswith("!"):
+        if user is not None and not user.closed:
             done = confirmation.reset_mails(session, req.settings, user, req.now)
     if done is confirmation.Reset.capped:
         raise Refused(
@@ -195,7 +205,7 @@ def password_new(call: Call) -> None:
             raise Refused(f"cannot set the password: {exc}") from None
         if user is None or token.user_id != user.id:
             raise Refused("cannot set the password: this code is unknown")
-        if user.password_hash.startswith("!"):  # closed (or a robot): no password opens it
+        if user.closed:  # closed: no password opens it
             raise Refused(f"cannot set the password: the account {userid} is closed")
         accounts.set_password(user, req.settings, new)
         session.execute(

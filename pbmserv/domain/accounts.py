@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session, joinedload, sessionmaker
 from pbmserv.config import Settings
 from pbmserv.domain import addresses, owner_hold
 from pbmserv.domain.owner_hold import owner_key as _owner_key
-from pbmserv.domain.passwords import _as_typed, _composed, _remembered, check_password, hasher
+from pbmserv.domain.passwords import check_password, hasher, nfc, remembered, verified_as_typed
 from pbmserv.store.models import Address, AuthFailure, Board, BoardStatus, Seat, User
 
 USERID_RE = re.compile(r"^[a-z][a-z0-9_.-]{1,31}$")
@@ -40,7 +40,7 @@ PLACEHOLDER = "PASSWORD"
 
 def new_password_problem(password: str) -> str | None:
     """Why ``password`` cannot be an account's new password, or None."""
-    if len(_composed(password)) < MIN_PASSWORD:  # (as it is hashed: 'e' + accent is one)
+    if len(nfc(password)) < MIN_PASSWORD:  # (as it is hashed: 'e' + accent is one)
         return f"a password needs at least {MIN_PASSWORD} characters"
     if password == PLACEHOLDER:
         return f"{PLACEHOLDER} is the word our mails put in the place of a password: choose another"
@@ -58,6 +58,14 @@ class OwnerHeld(AuthError):
     def __init__(self, message: str, user_id: int, userid: str, since: datetime) -> None:
         super().__init__(message)
         self.user_id, self.userid, self.since = user_id, userid, since
+
+
+class WrongPassword(AuthError):
+    """The account exists and the password is not its own."""
+
+    def __init__(self, userid: str) -> None:
+        super().__init__(f"wrong password for '{userid}'")
+        self.userid = userid
 
 
 class UnknownUserid(AuthError):
@@ -140,7 +148,7 @@ def create_user(
     """A new account; addresses given by mail start ``confirmed=False``."""
     user = User(
         userid=normalise_userid(userid),
-        password_hash=hasher(settings).hash(_composed(password)),
+        password_hash=hasher(settings).hash(nfc(password)),
         password_composed=True,
         created=now,
         addresses=[Address(address=a.strip().lower(), confirmed=confirmed) for a in addresses],
@@ -151,7 +159,7 @@ def create_user(
 
 
 def set_password(user: User, settings: Settings, password: str) -> None:
-    user.password_hash = hasher(settings).hash(_composed(password))
+    user.password_hash = hasher(settings).hash(nfc(password))
     user.password_composed = True
 
 
@@ -174,8 +182,8 @@ def preverify(
     argon2 is slow on purpose; done inside the transaction it would hold SQLite's single write
     lock (or a board's row lock) for tens of milliseconds per mail.  Successes and failures
     are remembered, so the check inside the transaction is a dictionary look-up (one argon2
-    check per guess); failures are counted there, by :func:`authenticate`.  argon2 releases the GIL, so several checks (a batch of
-    mails) run on all cores at once.
+    check per guess); failures are counted there, by :func:`authenticate`.  argon2 releases
+    the GIL, so several checks (a batch of mails) run on all cores at once.
     """
     checks = list(checks_needed(sessions, settings, pairs, now).values())
     if len(checks) == 1:
@@ -192,8 +200,9 @@ def checks_needed(
     now: datetime,
 ) -> dict[tuple[str, str], tuple[str, str, bool]]:
     """The argon2 checks that would make these (userid, password) logins a look-up inside the
-    transaction: (userid, password) -> (hash, password, whether the hash is composed), for known userids whose password is
-    not remembered.  Reads only (one query, two when some are unknown).
+    transaction: (userid, password) -> (hash, password, whether the hash is composed), for
+    known userids whose password is not remembered.  Reads only (one query, two when some
+    are unknown).
 
     A userid whose wrong passwords are being throttled (from others, or from its own
     address) is left out: :func:`authenticate` refuses it before any check (except where the
@@ -214,7 +223,7 @@ def checks_needed(
         unknown = {
             (userid, password)
             for userid, password in wanted
-            if userid in hashes and not _remembered(hashes[userid][0], password)
+            if userid in hashes and not remembered(hashes[userid][0], password)
         }
         keys = {k for userid, _ in unknown for k in (f"user:{userid}", _owner_key(userid))}
         failures: list[AuthFailure] = []
@@ -401,12 +410,11 @@ def authenticate(
             _record_failure(session, settings, keys, now)
         if account is None:
             raise UnknownUserid
-        raise AuthError(f"wrong password for '{account.userid}'")
+        raise WrongPassword(account.userid)
     if not owner:  # (the owner's day of wrong passwords is not cleared: owner_hold)
         _forget_failures(session, keys, settings.auth_lockout_after)
-    again = hasher(settings).check_needs_rehash(account.password_hash) or _as_typed(
-        account.password_hash, password
-    )
+    typed = verified_as_typed(account.password_hash, password)  # (None: forgotten: made again)
+    again = hasher(settings).check_needs_rehash(account.password_hash) or typed is not False
     if again or not account.composed:  # (a hash that verified composed is marked so)
         user = session.get(User, account.id)
         assert user is not None
@@ -507,7 +515,7 @@ def admin_standing(session: Session, settings: Settings) -> tuple[list[str], dic
                 f"the administrator '{name}' named in the config has no account: sign it up "
                 f"from the shell (pbmserv signup {name} PASSWORD ADDRESS)"
             )
-        elif user.password_hash.startswith("!"):
+        elif user.closed:
             problems.append(
                 f"the administrator '{name}' named in the config has closed its account"
             )

@@ -43,6 +43,10 @@ class BoardError(Exception):
     """A request about a board that the rules or the board's state refuse."""
 
 
+class NotYourTurn(BoardError):
+    """A move of a player of the board while it is another's turn (or he is out)."""
+
+
 @dataclass
 class Played:
     """What one accepted command did to a board, for the answer mails."""
@@ -261,7 +265,7 @@ def play_move(
     if mover is None or mover.id != user.id:
         if not seats_of(board, user):
             raise BoardError(f"{user.userid} does not play on board {board.number}")
-        raise BoardError(not_your_turn(board, position, user))
+        raise NotYourTurn(not_your_turn(board, position, user))
     move = position.parse_move(text)  # MoveError propagates with its message for the player
     live = position.live_seats()
     notes: list[str] = []

@@ -103,9 +103,11 @@ def address_mail(
     address: str,
     now: datetime,
     replace: list[str] | None = None,
+    *,
+    by_reply: bool = True,
 ) -> Confirmation:
     """A new code for ``address`` of ``user``, as a mail (the caller queues it, or answers
-    with it)."""
+    with it).  ``by_reply``: the mail's subject carries this code (see :func:`_send_back`)."""
     code = tokens.issue(
         session,
         TokenKind.address,
@@ -119,14 +121,28 @@ def address_mail(
         f"Somebody (you, we hope) asked {settings.server_name} to send game mail for the player",
         f"'{user.userid}' to {shown(address)}.",
         "",
-        "To confirm, reply to this mail (keep the subject and write nothing of your",
-        "own), or send the line",
-        f"  confirm {code}",
-        f"to {settings.server_address} within {settings.token_hours} hours.",
+        *_send_back(
+            "To confirm,", code, f"to {settings.server_address} within", settings, by_reply
+        ),
         "",
         *_refuse_lines(code),
     ]
     return Confirmation(address, subjects.CONFIRM(code=code), _text(lines))
+
+
+def _send_back(
+    start: str, code: str, within: str, settings: Settings, by_reply: bool, after: str = ""
+) -> list[str]:
+    """How to confirm ``code``: by a reply to its mail, which keeps the subject, or by its
+    line.  An answer to a mail of several command lines may carry several codes, but its
+    subject only the first: the others are confirmed by their lines alone (told to reply, a
+    player who challenged two robots in one mail saw one game start)."""
+    hours = f"{within} {settings.token_hours} hours"
+    if by_reply:
+        how = " reply to this mail (keep the subject and write nothing of your own), or"
+        return [f"{start}{how} send the line", f"  confirm {code}", f"{hours}.{after}"]
+    note = " (a reply to this mail confirms only the code in its subject)"
+    return [f"{start} send the line", f"  confirm {code}", f"{hours}{note}.{after}"]
 
 
 def _refuse_lines(code: str) -> list[str]:
@@ -166,12 +182,15 @@ def mail_confirmations(
     *,
     sender: str | None,
     replace: list[str] | None = None,
+    by_reply: bool = True,
 ) -> Confirmations:
     """Queue a confirmation mail for each address but the sender's, whose mail is returned (it
     becomes the answer, within the worker's caps).  An address for which this account has a
     code waiting gets nothing new; one whose daily cap is reached gets no mail and no code.
     ``replace``: the account's addresses once one of these is confirmed (the others are then
-    dropped).  An address whose owner refused this account gets nothing."""
+    dropped).  An address whose owner refused this account gets nothing.  ``by_reply``: the
+    answer's subject is free for the sender's code (no code of the mail's earlier lines is
+    in it), see :func:`_send_back`."""
     done = Confirmations()
     own = sender.lower() if sender else None
     for address in addresses:
@@ -181,7 +200,9 @@ def mail_confirmations(
             done.waiting.append(address)
         elif address == own:  # the answer carries it: made only if the answer will go out
             if limits.code_allowed(session, settings, address, now):
-                done.own = address_mail(session, settings, user, address, now, replace)
+                done.own = address_mail(
+                    session, settings, user, address, now, replace, by_reply=by_reply
+                )
             else:
                 done.capped.append(address)
         elif limits.recipient_allowed(session, settings, address, now):
@@ -231,9 +252,12 @@ def challenge_mail(
     options: list[str],
     now: datetime,
     comment: str = "",
+    *,
+    by_reply: bool = True,
 ) -> Confirmation:
     """A code that creates the challenge ``game challenge PLAYERS OPTIONS`` once confirmed;
-    ``comment`` (the mail's, passwords masked) waits with it for the players' board mail."""
+    ``comment`` (the mail's, passwords masked) waits with it for the players' board mail.
+    ``by_reply``: the mail's subject carries this code (see :func:`_send_back`)."""
     said = comment.strip()
     code = tokens.issue(
         session,
@@ -249,10 +273,14 @@ def challenge_mail(
         f"  {line}",
         *(_comment_lines(said) if said else []),
         "",
-        "Nobody else has been told. To start the game, reply to this mail (keep the",
-        "subject and write nothing of your own), or send the line",
-        f"  confirm {code}",
-        f"within {settings.token_hours} hours. Without a confirmation nothing happens.",
+        *_send_back(
+            "Nobody else has been told. To start the game,",
+            code,
+            "within",
+            settings,
+            by_reply,
+            " Without a confirmation nothing happens.",
+        ),
         "",
         *_refuse_lines(code),
     ]

@@ -32,7 +32,7 @@ def hasher(settings: Settings) -> PasswordHasher:
     return _hasher(settings.argon2_time_cost, settings.argon2_memory_kib)
 
 
-def _composed(password: str) -> str:
+def nfc(password: str) -> str:
     """A password as it is hashed: NFC, so that 'café' typed with an accented letter or with
     'e' and a combining accent (macOS, some phones) is one password."""
     return unicodedata.normalize("NFC", password)
@@ -48,7 +48,9 @@ def _verified_key(password_hash: str, password: str) -> tuple[str, bytes]:
     return (password_hash, hashlib.sha256(password.encode("utf-8", "surrogatepass")).digest())
 
 
-def _remembered(password_hash: str, password: str) -> bool:
+def remembered(password_hash: str, password: str) -> bool:
+    """Whether ``password`` verified against ``password_hash`` lately: then no argon2 check
+    is needed (:func:`pbmserv.domain.accounts.preverify` paid it outside the transaction)."""
     key = _verified_key(password_hash, password)
     with _VERIFIED_LOCK:
         if key in _VERIFIED:
@@ -71,12 +73,14 @@ def _refused(key: tuple[str, bool, bytes]) -> bool:
     return False
 
 
-def _as_typed(password_hash: str, password: str) -> bool:
+def verified_as_typed(password_hash: str, password: str) -> bool | None:
     """Whether ``password`` was last verified against ``password_hash`` as typed, not
     composed: a hash made before passwords were composed, which a login replaces (until then
-    the password typed the other way is refused)."""
+    the password typed the other way is refused).  None when the success has been forgotten
+    since (other logins filled the memory): its form is unknown, and taking it for composed
+    would mark a hash of the password as typed composed, which no login then verifies."""
     with _VERIFIED_LOCK:
-        return _VERIFIED.get(_verified_key(password_hash, password), False)
+        return _VERIFIED.get(_verified_key(password_hash, password))
 
 
 def check_password(settings: Settings, password_hash: str, password: str, composed: bool) -> bool:
@@ -88,7 +92,7 @@ def check_password(settings: Settings, password_hash: str, password: str, compos
     once.  One made before passwords were composed may be of the password as typed: it is
     checked composed, then as typed when that differs (a wrong password typed decomposed costs
     two verifications, until the owner's next login marks the hash or stores it composed)."""
-    if _remembered(password_hash, password):
+    if remembered(password_hash, password):
         return True
     key = _verified_key(password_hash, password)
     refused = (key[0], composed, key[1])
@@ -97,11 +101,11 @@ def check_password(settings: Settings, password_hash: str, password: str, compos
     from argon2.exceptions import InvalidHashError, VerificationError  # lazy: as _hasher
 
     ok = as_typed = False
-    forms = [_composed(password)] if composed else dict.fromkeys([_composed(password), password])
+    forms = [nfc(password)] if composed else dict.fromkeys([nfc(password), password])
     for typed in forms:
         try:
             ok = hasher(settings).verify(password_hash, typed)
-            as_typed = typed != _composed(password)
+            as_typed = typed != nfc(password)
             break
         except (VerificationError, InvalidHashError):
             continue

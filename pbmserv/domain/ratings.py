@@ -127,7 +127,7 @@ def standings(
     established, provisional, inactive = [], [], []
     entries = [(r.user, r) for r in rows] + [(u, None) for u in seekers if u.id not in rated]
     for user, row in entries:
-        if user.password_hash.startswith("!"):
+        if user.closed:
             continue  # closed accounts
         item = Standing(
             user.userid,

@@ -20,7 +20,7 @@ from pbmserv.domain.boards import FORFEIT, position_of
 from pbmserv.games import get_game
 from pbmserv.games.base import FORFEIT as FORFEIT_MOVE
 from pbmserv.games.base import Position
-from pbmserv.render.results import draw_sides, named_reason, names
+from pbmserv.render.results import draw_sides, named_result, names
 from pbmserv.store.models import Board, BoardStatus
 
 FORMAT = "pbmserv-record"
@@ -133,22 +133,12 @@ def to_text(board: Board, position: Position) -> str:
             drawn, out = sides
             lines.append(f"Drawn: {names(drawn)} ({names(out)} lost)")
         if board.result:
-            lines.append(f"Result: {_result(board, position, data)}")
+            lines.append(f"Result: {named_result(board, position)}")
     lines.append("")
     for m in data["moves"]:
         auto = " (auto)" if m["auto"] else ""
         lines.append(f"{m['ply']:>4}. {m['userid'] or '-':<12} {m['move']}{auto}")
     return "\n".join(lines) + "\n"
-
-
-def _result(board: Board, position: Position, data: dict[str, Any]) -> str:
-    """The board's result in words: the engine's reason names seats ("red resigned"), which
-    read as the board mail names them, by their players ("bob resigned"); a result decided
-    off the board (a draw agreed, a withdrawal) names its players already."""
-    outcome = position.outcome()
-    if outcome is None or outcome.reason != board.result:
-        return board.result or ""
-    return named_reason(board.result, [(p["label"], p["userid"]) for p in data["players"]])
 
 
 def filename(board: Board) -> str:

@@ -299,9 +299,7 @@ def start(session: Session, tournament: Tournament, now: datetime) -> list[str]:
 def _closed(tournament: Tournament) -> list[TournamentPlayer]:
     """The entries still in whose account is closed: they get no mail and cannot move, so
     pairing them left the opponent a week's wait for the forfeit."""
-    return [
-        p for p in tournament.players if not p.withdrawn and p.user.password_hash.startswith("!")
-    ]
+    return [p for p in tournament.players if not p.withdrawn and p.user.closed]
 
 
 def _left_out(players: Sequence[TournamentPlayer]) -> str:

@@ -113,15 +113,30 @@ class ParsedMail:
     def says_more(self) -> bool:
         """Whether the body says anything of its own besides the Subject's command line: text,
         a command line or a line not understood (quoted text and a signature are not its own).
-        A reply that does is no yes to the code its Subject carries."""
-        body_commands = len(self.commands) - self.subject_is_command
+        A reply that does is no yes to the code its Subject carries.  A bare ``confirm CODE``
+        line is a yes too, not words of its own: an answer with several codes carries one in
+        its Subject and tells to send the others' lines, and a reply that did was refused."""
+        body = self.commands[1:] if self.subject_is_command else self.commands
+        body_commands = [line for line in body if not _bare_confirm(line)]
         body_unread = len(self.not_understood) - self.subject_not_understood
-        return bool(self.comment.strip()) or body_commands > 0 or body_unread > 0
+        return bool(self.comment.strip()) or bool(body_commands) or body_unread > 0
 
     @property
     def raw_headers(self) -> list[tuple[str, str]]:
         """Alias of ``headers`` (the headers shown when the mail is quoted)."""
         return self.headers
+
+
+def _bare_confirm(line: str) -> bool:
+    """``confirm CODE`` and nothing more (``pbmserv confirm CODE`` too).
+
+    >>> _bare_confirm("confirm ABCD"), _bare_confirm("confirm ABCD no"), _bare_confirm("help")
+    (True, False, False)
+    """
+    words = grammar.split_words(line)
+    if words and words[0].lower() == registry.PREFIX:
+        words = words[1:]
+    return len(words) == 2 and words[0].lower() == "confirm"
 
 
 # ----------------------------------------------------------------------------- headers

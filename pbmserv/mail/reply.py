@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from pbmserv.commands import registry
 from pbmserv.commands.dispatch import DONE, Answer
-from pbmserv.commands.grammar import mask_unread
+from pbmserv.commands.grammar import mask_unread, split_words
+from pbmserv.games import all_games
 from pbmserv.render import subjects
 from pbmserv.render.templates import fill
 
@@ -32,13 +34,33 @@ def _is_ignored(note: str) -> bool:
     return "ignored" in note or "left out" in note
 
 
+def game_word_hint(lines: Sequence[str]) -> str:
+    """What a line that starts with a game's command misses (``move 101 alice ...``,
+    ``games alice``): the game's name first.  A newcomer who left it out was told only that
+    the line was no command.  Only the command word is repeated, never the line."""
+    for line in lines:
+        words = split_words(line)
+        if words and registry.game_command(words[0]):
+            verb, names = words[0].lower(), [g.name for g in all_games()]
+            return fill(
+                f"'{verb}' is a command of each game: write the game's name before it, as in "
+                f"'{names[0]} {verb} ...' (the games: {', '.join(names)})."
+            )
+    return ""
+
+
 def tail_sections(
-    not_understood: Sequence[str], notes: Sequence[str], mask: Callable[[str], str]
+    not_understood: Sequence[str],
+    notes: Sequence[str],
+    mask: Callable[[str], str],
+    *,
+    hint: bool = True,
 ) -> str:
     """The closing sections: lines not understood, what was ignored, how the mail was read.
 
     A line not understood is shown as :func:`pbmserv.commands.grammar.mask_unread` masks it
-    (the rule of the mail's kept copy), then by the mail's ``mask`` (its known passwords)."""
+    (the rule of the mail's kept copy), then by the mail's ``mask`` (its known passwords),
+    and with ``hint`` what a game's command without its game misses (:func:`game_word_hint`)."""
     out = ""
     if not_understood:
         out += (
@@ -46,6 +68,8 @@ def tail_sections(
             "done with them, and nobody else sees them):\n"
         )
         out += "".join(f"  {mask(mask_unread(line))}\n" for line in not_understood)
+        said = game_word_hint(not_understood) if hint else ""
+        out += f"\n{said}\n" if said else ""
     ignored = [n for n in notes if _is_ignored(n)]
     other = [n for n in notes if not _is_ignored(n)]
     if ignored:
@@ -58,7 +82,10 @@ def tail_sections(
 def quote_mail(subject: str, text: str, mask: Callable[[str], str]) -> str:
     """The sender's mail, quoted once (its first ``QUOTED_LINES`` lines, a note says how many
     more there were), every password masked (only the lines quoted are masked: masking reads
-    each line alone)."""
+    each line alone).  A mail with no text is not quoted: its Subject was its command line,
+    shown above it, and a heading over nothing read as an answer cut off."""
+    if not text.strip():
+        return ""
     parts = text.rstrip("\n").split("\n", QUOTED_LINES)
     head = "\n".join(parts[:QUOTED_LINES])
     lines = mask(head).splitlines()[:QUOTED_LINES]
@@ -110,8 +137,9 @@ def assemble(
         line, items = results[0]
         body = "\n".join(a.body for a in items)
         if refused:
-            body += f"\nYour command was:\n  {shortened(mask(line))}\n\n"
-            body += "" if stranger else quote_mail(subject, text, mask)
+            body += f"\nYour command was:\n  {shortened(mask(line))}\n"
+            quoted = "" if stranger else quote_mail(subject, text, mask)
+            body += f"\n{quoted}" if quoted else ""
         head = items[0].subject if len(items) == 1 else items[-1].subject
         return Answer(head, body + tail_sections(not_understood, notes, mask), status)
     drawn_in: dict[str, int] = {}
@@ -124,8 +152,9 @@ def assemble(
     for index, (line, items) in enumerate(results):
         body += f"\n{RULE}\n{index + 1}. {shortened(mask(line))}\n{RULE}\n\n"
         body += _section_body(items, index, drawn_in)
-    if refused and not stranger:
-        body += f"\n{RULE}\n\n" + quote_mail(subject, text, mask)
+    quoted = quote_mail(subject, text, mask) if refused and not stranger else ""
+    if quoted:
+        body += f"\n{RULE}\n\n" + quoted
     body += tail_sections(not_understood, notes, mask)
     heads = sorted({a.subject for a in answers})
     # one subject when every section is about the same board

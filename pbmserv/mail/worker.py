@@ -34,7 +34,7 @@ from pbmserv.mail import inbox
 from pbmserv.mail.parse import ParsedMail, board_subject, our_subject, without_reply_prefixes
 from pbmserv.mail.prepare import Claims, Prepared, check_passwords, prepare
 from pbmserv.mail.replay import Stale
-from pbmserv.mail.reply import assemble, bounded, shortened, tail_sections
+from pbmserv.mail.reply import assemble, bounded, game_word_hint, shortened, tail_sections
 from pbmserv.render import subjects
 from pbmserv.render.templates import fill, render
 from pbmserv.store.db import readonly_sessions
@@ -549,10 +549,10 @@ def _no_command(parsed: ParsedMail, mask: Callable[[str], str], stranger: bool) 
         suggestion=close or "",
         board=board,
         ours=board is None and our_subject(subject),
-        notes=[],
+        hint=game_word_hint([subject, *parsed.not_understood]),
     )
     unread = parsed.not_understood[1:] if parsed.subject_not_understood else parsed.not_understood
-    body += tail_sections(unread, parsed.ignored, mask)  # (the subject is named above)
+    body += tail_sections(unread, parsed.ignored, mask, hint=False)  # (named above)
     return Answer(error_subject("pbmserv"), body, USAGE)
 
 
@@ -567,9 +567,11 @@ def _board_named(subject: str) -> dict[str, str] | None:
         game = get_game(word)
     except KeyError:
         return None
+    chat = (userid or "").casefold() == "chat"  # a reply to a chat mail: how to chat back
     if not userid or userid.casefold() in subjects.BOARD_TOPICS or accounts.check_userid(userid):
         userid = "USERID"
-    return {"title": game.display_name, "game": game.name, "number": str(number), "userid": userid}
+    named_board = {"title": game.display_name, "game": game.name, "number": str(number)}
+    return {**named_board, "userid": userid, "chat": "yes" if chat else ""}
 
 
 def _queue_answer(

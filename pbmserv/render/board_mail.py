@@ -16,7 +16,7 @@ from pbmserv.games.base import FORFEIT, RESIGN, SWAP, Game, Position, SeatInfo
 from pbmserv.numbers import clock_days
 from pbmserv.render import subjects
 from pbmserv.render.links import board_link
-from pbmserv.render.results import ending
+from pbmserv.render.results import ending, named_result
 from pbmserv.render.templates import fill, render, render_board
 from pbmserv.store import records
 from pbmserv.store.models import Board, BoardStatus, SubscriptionKind, User
@@ -63,7 +63,7 @@ def turn_line(board: Board, position: Position, *, told: bool = False) -> str:
     if board.status is BoardStatus.removed:
         return "The game was removed."
     if board.status is BoardStatus.finished:
-        why = f" ({board.result})" if board.result and not told else ""
+        why = f" ({named_result(board, position)})" if board.result and not told else ""
         return textwrap.fill(ending(board) + why, MAIL_WIDTH)
     user = board.user_to_move(position)
     if user is None or position.to_move is None:

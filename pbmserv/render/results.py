@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from pbmserv.games.base import Position
 from pbmserv.store.models import Board, BoardStatus
 
 
@@ -92,3 +93,15 @@ def named_reason(reason: str, seats: Sequence[tuple[str, str]]) -> str:
         return f"{match[0]} ({userid})" if match[1] else userid
 
     return found.sub(name, reason)
+
+
+def named_result(board: Board, position: Position) -> str:
+    """The board's result in words, its players named: the engine's reason names seats ("red
+    resigned"), which every channel writes as the board mail's notes name them, by their
+    players ("bob resigned"); a result decided off the board (a draw agreed, a withdrawal)
+    names its players already.  ``position`` is the board's current position."""
+    outcome = position.outcome()
+    if not board.result or outcome is None or outcome.reason != board.result:
+        return board.result or ""
+    infos = position.seats()
+    return named_reason(board.result, [(infos[s.index].label, s.user.userid) for s in board.seats])

@@ -156,6 +156,15 @@ class User(Base):
     )
     robot: Mapped[Robot | None] = relationship(viewonly=True)  # None for a human
 
+    CLOSED_MARK = "!"
+    """How ``password_hash`` starts on a closed account (``signoff``): no password verifies,
+    and the userid stays taken.  A robot's mark is another (``robot: no password``)."""
+
+    @property
+    def closed(self) -> bool:
+        """Whether the account was closed (``signoff``)."""
+        return self.password_hash.startswith(self.CLOSED_MARK)
+
 
 class Robot(Base):
     """A user whose moves the server computes (:mod:`pbmserv.robots`); it never gets mail."""

@@ -15,6 +15,7 @@ import hashlib
 import logging
 from collections.abc import Callable
 from datetime import datetime
+from http import HTTPStatus
 from typing import Any
 
 import jinja2
@@ -38,6 +39,7 @@ from pbmserv.web.db import readonly_sessions
 
 log = logging.getLogger("pbmserv.web")
 RETRY_AFTER_SECONDS = 30  # what a 503 asks a client to wait
+NO_PAGE = "There is no page at this address."  # a path no route takes, a static file not there
 UNAVAILABLE = "The games cannot be shown just now: the database is unavailable. Try again soon."
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -168,8 +170,11 @@ def create_app(
         assert isinstance(exc, HTTPException)
         if exc.status_code == 405:
             return Response("Method Not Allowed\n", 405, {"Allow": "GET, HEAD"})
+        # Starlette's own 404 says only "Not Found": the page's heading says that already
+        plain = exc.status_code == 404 and exc.detail == HTTPStatus.NOT_FOUND.phrase
+        message = NO_PAGE if plain else exc.detail
         return web.page(
-            request, "error.html.j2", exc.status_code, code=exc.status_code, message=exc.detail
+            request, "error.html.j2", exc.status_code, code=exc.status_code, message=message
         )
 
     outage = Outage("web pages", log, meanwhile="answering 503 meanwhile")

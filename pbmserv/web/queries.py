@@ -18,6 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from pbmserv.config import Settings
+from pbmserv.domain.accounts import awaiting_confirmation
 from pbmserv.domain.boards import REMOVED, replay
 from pbmserv.domain.deadlines import due
 from pbmserv.domain.pairing import standings
@@ -38,7 +39,7 @@ from pbmserv.render.board_mail import (
     record_rows,
     swap_cell,
 )
-from pbmserv.render.results import ending, short_result
+from pbmserv.render.results import ending, named_result, short_result
 from pbmserv.store import records
 from pbmserv.store.models import (
     Board,
@@ -52,6 +53,7 @@ from pbmserv.store.models import (
 )
 
 LIST_LIMIT = 500  # newest boards shown per list
+SWAP_PLY = 2  # the pie rule's swap is the second move (render.board_mail.is_swap)
 
 
 class NotFound(LookupError):
@@ -62,7 +64,7 @@ def game_or_404(name: str) -> Game:
     try:
         return get_game(name.lower())
     except (KeyError, ValueError) as exc:
-        raise NotFound(f"no game {name!r}") from exc
+        raise NotFound(f"There is no game {name!r} here.") from exc
 
 
 def tournament_board_path(session: Session, game_name: str, name: str) -> str:
@@ -72,16 +74,16 @@ def tournament_board_path(session: Session, game_name: str, name: str) -> str:
     game = game_or_404(game_name)
     found = named_board(session, name)
     if found is None:
-        raise NotFound(f"no {game.display_name} board {name}")
+        raise NotFound(f"There is no {game.display_name} board {name}.")
     return f"/boards/{found[0]}/{found[1]}"
 
 
 def stored_board(session: Session, game: Game, number: int) -> Board:
     board = session.scalar(select(Board).where(Board.game == game.name, Board.number == number))
     if board is None:
-        raise NotFound(f"no {game.display_name} board {number}")
+        raise NotFound(f"There is no {game.display_name} board {number}.")
     if board.status is BoardStatus.removed:  # the mails of its start link here
-        raise NotFound(f"{game.display_name} board {number} {REMOVED}")
+        raise NotFound(f"{game.display_name} board {number} {REMOVED}.")
     return board
 
 
@@ -126,6 +128,15 @@ class BoardPage:
     over: bool = False  # the board's end is shown: no seat is to move, whatever the engine says
 
 
+def board_legend(page: BoardPage) -> dict[str, Any]:
+    """The data of the drawing's legend (the engine's board context), its result naming the
+    players as the status line does ("alice resigned", not the seat's "blue resigned")."""
+    legend = page.position.board_context()
+    if legend.get("result") and page.ply == page.plies and page.board.result:
+        legend["result"] = named_result(page.board, page.position)
+    return legend
+
+
 def _tournament_of(session: Session, board_name: str) -> str | None:
     """The name of the tournament whose board is ``board_name`` (``t1r2b3``): its mails name
     it so ("Tournament spring, round 2"), not by its number."""
@@ -142,7 +153,7 @@ def status_line(board: Board, position: Position, ply: int) -> str:
         who = "" if seat is None else f"; {position.seats()[seat].label} to move"
         return f"Position after move {ply} of {len(board.moves)}{who}."
     if board.status is BoardStatus.finished:
-        reason = f" ({board.result})" if board.result else ""
+        reason = f" ({named_result(board, position)})" if board.result else ""
         return ending(board, tie="The game was a tie.") + reason
     seat = position.to_move
     if seat is None:
@@ -222,22 +233,26 @@ def board_page(
     plies = len(board.moves)
     shown = plies if ply is None else ply
     if not 0 <= shown <= plies:
-        raise NotFound(f"board {number} has no move {ply}")
+        moves = "1 move" if plies == 1 else f"{plies} moves"
+        raise NotFound(f"{game.display_name} board {number} has no move {ply}: it has {moves}.")
     position = replay(board, shown)
     infos = position.seats()
     controller = None if position.to_move is None else position.controller(position.to_move)
+    swapped = had_swap(board)
+    # a swap exchanged the seats of its two players: before it each held the other's
+    holders = board.seats[::-1] if swapped and shown < SWAP_PLY else list(board.seats)
     players = [
         PlayerRow(
-            seat=s.index,
-            label=infos[s.index].label,
-            named=infos[s.index].named(),
+            seat=seat,
+            label=infos[seat].label,
+            named=infos[seat].named(),
             userid=s.user.userid,
-            note=infos[s.index].note,
-            in_play=infos[s.index].in_play,
-            to_move=controller == s.index and board.status is BoardStatus.active,
+            note=infos[seat].note,
+            in_play=infos[seat].in_play,
+            to_move=controller == seat and board.status is BoardStatus.active,
             time_used=format_days(s.time_used or 0.0),
         )
-        for s in board.seats
+        for seat, s in enumerate(holders)
     ]
     name = str(board.options.get("tournament") or "")
     live = shown == plies or board.status is not BoardStatus.active
@@ -252,8 +267,8 @@ def board_page(
         status=status_line(board, position, shown),
         players=players,
         columns=[
-            f"{players[i].userid} ({label})"
-            for i, label in zip(_columns(board), column_labels(infos, had_swap(board)), strict=True)
+            f"{board.seats[i].user.userid} ({label})"
+            for i, label in zip(_columns(board), column_labels(infos, swapped), strict=True)
         ],
         move_rows=move_rows(board, position),
         comments=[(c.ply, c.user.userid, c.text, c.at) for c in board.comments],
@@ -338,9 +353,12 @@ def _title(game: str) -> str:
 
 
 def player_page(session: Session, userid: str) -> PlayerPage:
+    """A player's page.  An account signed up by mail that has confirmed no address yet has
+    none: anyone may mail a signup under any userid and address, and until its owner answers
+    it is nobody's (it is removed in time), so it reads as no player at all."""
     user = session.scalar(select(User).where(User.userid == userid.strip().lower()))
-    if user is None:
-        raise NotFound(f"no player {userid!r}")
+    if user is None or awaiting_confirmation(user):
+        raise NotFound(f"There is no player {userid!r}.")
     robot = session.get(Robot, user.id)
     ratings = list(
         session.scalars(select(Rating).where(Rating.user_id == user.id).order_by(Rating.game))
@@ -366,7 +384,7 @@ def player_page(session: Session, userid: str) -> PlayerPage:
         userid=user.userid,
         since=user.created,
         robot=None if robot is None else f"{_title(robot.game)} robot, level {robot.level}",
-        closed=user.password_hash.startswith("!"),
+        closed=user.closed,
         ratings=ratings,
         active=[r for s, r in rows if s is BoardStatus.active],
         finished=[r for s, r in rows if s is BoardStatus.finished],
@@ -410,7 +428,7 @@ def tournament_page(session: Session, name: str) -> TournamentPage:
     if tournament is None and name[:1] in "tT" and number is not None:
         tournament = session.get(Tournament, number)
     if tournament is None:
-        raise NotFound(f"no tournament {name!r}")
+        raise NotFound(f"There is no tournament {name!r}.")
     names = {p.user_id: p.user.userid for p in tournament.players}
     rounds: dict[int, list[Pairing]] = {}
     played = [g.board for g in tournament.games if g.board is not None]

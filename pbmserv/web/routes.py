@@ -61,7 +61,7 @@ def without_slash(web: Web, request: Request) -> Response:
 def _number(text: str) -> int:
     number = whole_number(text)
     if number is None:
-        raise queries.NotFound(f"{text!r} is not a number")
+        raise queries.NotFound(f"{text!r} is not a number.")
     return number
 
 
@@ -109,7 +109,7 @@ def board(web: Web, request: Request) -> Response:
             "board.html.j2",
             page=page,
             drawing=draw(page.position, over=page.over),
-            legend=page.position.board_context(),
+            legend=queries.board_legend(page),
             text_board=render_board(page.position, over=page.over),
         )
 
