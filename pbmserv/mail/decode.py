@@ -217,9 +217,12 @@ def header_part(raw: bytes) -> bytes:
     with more is automatic and runs nothing), for its inbox key and Date: its first 64 KB
     were read, so a replay with 70 KB of header lines added at its top had no Message-ID nor
     Date, and ran again."""
-    lines = raw.split(b"\n", MAX_HEADER_LINES)[:MAX_HEADER_LINES]
-    end = next((n for n, line in enumerate(lines) if not line.strip(b"\r")), len(lines))
+    lines = _LINE_BREAK.split(raw, MAX_HEADER_LINES)[:MAX_HEADER_LINES]  # (a lone CR is one)
+    end = next((n for n, line in enumerate(lines) if not line), len(lines))
     return b"\n".join(lines[:end]) + b"\n\n"
+
+
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")  # (as email.feedparser reads them)
 
 
 def header_lines_cut(raw: bytes) -> tuple[bytes, bool, bool]:
