@@ -279,6 +279,41 @@ def test_html_only_and_quoted_printable_mail(gateway):
     assert answer["Subject"].startswith("confirm ") and "'alice'" in body_of(answer)
 
 
+@pytest.mark.parametrize(
+    "hidden",
+    [
+        "<!-- note -- >\r\n{line}\r\n-->",  # '-- >' closes no comment in a browser
+        "<!--<p>{line}</p>",  # a comment that never ends hides the rest
+        "<iframe>\r\n{line}\r\n</iframe>",  # an iframe's text is never shown
+    ],
+)
+def test_a_command_hidden_in_html_the_reader_does_not_see_does_not_run(gateway, shell, hidden):
+    """An HTML mail's text is read as a browser shows it: a line its reader never sees, in a
+    comment that '-- >' does not end, in one that never ends, or in an iframe, ran as a
+    command (html.parser ends a comment at '-- >', and the rest was read as text)."""
+    from test_abuse import first_move
+
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    mover, _ = first_move(gateway.sessions)
+    line = f"polis resign 101 {mover} pw-{mover}"
+    raw = (
+        f"From: {mover}@example.org\r\nTo: pbmserv@example.org\r\nSubject: hi\r\n"
+        f"Message-ID: <hidden@client.example>\r\nMIME-Version: 1.0\r\n"
+        f"Content-Type: text/html; charset=utf-8\r\n\r\n<p>Good game!</p>"
+        + hidden.format(line=line)
+    ).encode()
+    gateway.settle()
+    answered = len(gateway.mails(f"{mover}@example.org"))
+    gateway.send(f"{mover}@example.org", "", raw=raw)
+    gateway.settle()
+    answers = gateway.mails(f"{mover}@example.org")[answered:]
+    assert [str(m["Subject"]) for m in answers] == ["pbmserv Error"]
+    assert "Error: no command found in your mail." in body_of(answers[0])
+    with gateway.sessions() as s:
+        assert s.scalar(select(Board.result)) is None  # still in play
+
+
 def test_answers_per_sender_are_capped(gateway):
     gateway.settings.max_stranger_answers_per_day = 2
     for _i in range(4):

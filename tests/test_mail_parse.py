@@ -601,7 +601,10 @@ def test_html_of_tags_that_never_end_is_read_in_linear_time(start: str) -> None:
     began = time.perf_counter()
     text = html_to_text(html)
     assert time.perf_counter() - began < 1.5  # (100 KB: 11 s for "<a", 3.8 s for "<!--a>")
-    assert text.startswith(start) and text.endswith("polis show 101")
+    if start.startswith("<!--"):  # a comment that never ends hides the rest, as in a browser
+        assert text == ""
+    else:
+        assert text.startswith(start) and text.endswith("polis show 101")
 
 
 def test_html_tags_comments_and_sections_that_end_are_read_as_before() -> None:
@@ -639,10 +642,11 @@ def test_html_comment_full_of_tag_starts_is_read_in_linear_time(hostile: str) ->
 
 
 def test_html_comments_end_as_browsers_end_them() -> None:
-    """A comment closed by '--!>' (browsers) or '-- >' (html.parser) was shown as text, and
-    '<!-->' is an empty one; a script's '<!--' is no comment (it hid what followed)."""
+    """A comment closed by '--!>' (browsers) was shown as text, and '<!-->' is an empty one;
+    '-- >' ends none (html.parser's did: what a browser hides was read); a script's '<!--' is
+    no comment (it hid what followed)."""
     html = "<p>a</p><!-- x -- ><p>b</p><!-- y --!><p>c</p><!-->d<!--->e<!---->f"
-    assert html_to_text(html) == "a\n\nb\n\nc\ndef"
+    assert html_to_text(html) == "a\n\nc\ndef"
     html = '<script>var s = "<!--";</script><p>polis show 101</p><!-- z -->'
     assert html_to_text(html) == "polis show 101"
     assert html_to_text("<!DOCTYPE html><?xml version='1.0'?><![foo]><p>hi</p>") == "hi"
@@ -665,7 +669,10 @@ def test_html_of_quotes_and_comments_that_never_end_is_read_in_linear_time(start
     began = time.perf_counter()
     text = html_to_text(html)
     assert time.perf_counter() - began < 3  # (0.2-1 s on a busy machine)
-    assert text.endswith("\npolis show 101") and text.startswith(start[:2])
+    if start.startswith("<!--"):  # a comment that never ends hides the rest, as in a browser
+        assert text == ""
+    else:
+        assert text.endswith("\npolis show 101") and text.startswith(start[:2])
 
 
 def test_html_reply_drops_the_quote() -> None:

@@ -343,3 +343,78 @@ def test_a_password_that_is_an_operator_word_stays_masked(shell, settings, sessi
     answer = next(m.body for m in out if m.recipient == "dora@example.org")
     assert "1. d7-e6" in answer and "2. pbmserv db ********" in answer, answer
     assert "upgrade" not in everything(out, kept)
+
+
+def test_a_password_typed_right_after_pbmserv_is_not_named_in_the_error(
+    shell, settings, sessions, clock
+):
+    """'pbmserv PASSWORD' (the command word forgotten) was answered "No such command
+    'PASSWORD'" below 'Your command was: pbmserv ********': the word after 'pbmserv' was
+    taken for the command's word and never masked.  It is named only when it cannot be a
+    password (a misspelt command word)."""
+    shell.signup("alice")
+    for subject, body in [("pbmserv pw-alice", ""), ("moves", "pbmserv Sekr1tpass\n")]:
+        out, kept = mail(shell, settings, sessions, clock, "alice@example.org", subject, body)
+        assert "No such command '********'." in out[0].body, out[0].body
+        text = everything(out, kept)
+        assert "pw-alice" not in text and "Sekr1tpass" not in text, text
+    out, _ = mail(shell, settings, sessions, clock, "alice@example.org", "pbmserv sigunp")
+    assert "No such command 'sigunp'. Did you mean 'signup'?" in out[0].body, out[0].body
+
+
+def test_a_subject_that_reads_as_no_command_is_shown_and_kept_masked(
+    shell, settings, sessions, clock
+):
+    """A mail with no command line had its Subject repeated as typed ('Your subject was: robot
+    dora upgrade') and kept so, where a line not understood is masked word by word: a player
+    who forgot the command word ('alice pw-alice') or wrote an operator's line without
+    'pbmserv' got his password back and left it at rest.  Such a Subject is now shown and
+    kept as a line not understood is; one of our own subjects stays as it is."""
+    shell.ok("signup dora upgrade dora@example.org")
+    shell.signup("alice")
+    for sender, subject, shown in [
+        ("dora@example.org", "robot dora upgrade", "robot ******** ********"),
+        ("alice@example.org", "alice pw-alice", "******** ********"),
+        ("alice@example.org", "pw-alice", "********"),
+    ]:
+        out, kept = mail(shell, settings, sessions, clock, sender, subject, "Hi!\n")
+        assert "Error: no command found in your mail." in out[0].body, out[0].body
+        assert f"Your subject was: {shown}\n" in out[0].body, out[0].body
+        text = everything(out, kept)
+        assert "upgrade" not in text and "pw-alice" not in text, text
+    subject = "Re: Polis Board 101 alice"
+    out, kept = mail(shell, settings, sessions, clock, "alice@example.org", subject, "Hi!\n")
+    assert f"Your subject was: {subject}\n" in out[0].body and subject in kept
+
+
+def test_a_password_typed_after_a_command_that_takes_none_is_not_repeated(
+    shell, settings, sessions, clock
+):
+    """'polis show 101 bob PASSWORD' (the userid and password typed by habit) was answered
+    "'PASSWORD' is not a board number" above the line as typed, and kept so: a usage error of
+    a command that takes no password was masked as if its line were read, and none is."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    for line, error in [
+        ("polis show 101 pw-bob", "Error: '********' is not a board number"),
+        ("polis show 101 bob pw-bob", "Error: 'bob' is not a board number"),
+        ("all show bob pw-bob", "Error: '********' is not next or active"),
+    ]:
+        out, kept = mail(shell, settings, sessions, clock, "bob@example.org", line)
+        assert out[0].body.startswith(error), out[0].body
+        assert "pw-bob" not in everything(out, kept), line
+
+
+def test_a_line_with_a_word_that_names_no_player_is_quoted_masked_throughout(
+    shell, settings, sessions, clock
+):
+    """'polis history 101 bob PASSWORD' was refused for its first word ("names no player",
+    not repeated in case it is a password) and quoted with that word masked and the password
+    after it as typed: such a line was not read as meant, so its password may stand
+    anywhere, and it is masked as a line not understood is."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    for line in ("polis history 101 bob pw-bob", "polis games 101 bob pw-bob"):
+        out, kept = mail(shell, settings, sessions, clock, "bob@example.org", line)
+        assert "names no player" in out[0].body, out[0].body
+        assert "pw-bob" not in everything(out, kept), everything(out, kept)

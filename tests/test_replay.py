@@ -195,3 +195,72 @@ def test_a_stale_automatic_mail_gets_no_answer_and_stale_answers_are_capped(gate
         notes[-1].startswith("not run: dated 2026-10-12 12:00 UTC")
         and "; not answered: " in notes[-1]
     )
+
+
+def test_a_fresh_date_written_above_the_old_one_does_not_make_a_replay_run(gateway, shell, clock):
+    """A replay with a new Date header added above its own (DKIM still verifies: it signs the
+    lowest Date) was read by its first, so once its key had gone it ran again.  RFC 5322
+    allows one Date: of several, the earliest tells a replay."""
+    raw = a_move(gateway, shell, clock, dated=True)
+    sender = "alice@example.org" if b"From: alice" in raw else "bob@example.org"
+    answered = len(gateway.mails(sender))
+    later(gateway, clock, gateway.settings.inbox_retention_days + 1)
+    fresh = f"Date: {format_datetime(clock.now)}\r\n".encode()
+    gateway.send(sender, "", raw=fresh + raw)
+    gateway.settle()
+    refusal = gateway.mails(sender)[answered:]
+    assert [str(m["Subject"]) for m in refusal] == ["pbmserv Error"]
+    assert "Error: your mail was not run." in body_of(refusal[0]), body_of(refusal[0])
+    with gateway.sessions() as s:
+        [row] = s.scalars(select(Inbox)).all()
+        assert row.last_error.startswith("not run: dated 2026-11-01 12:00 UTC")
+
+
+def test_a_replay_whose_date_is_pushed_far_down_its_header_is_still_dated(gateway, shell, clock):
+    """The key and the Date were read from a mail's first 64 KB only: a replay with 70 KB of
+    header lines added at its top (DKIM still verifies) had neither Message-ID nor Date, and
+    ran again once its key had gone.  They are read as far as the parser reads a header."""
+    raw = a_move(gateway, shell, clock, dated=True)
+    sender = "alice@example.org" if b"From: alice" in raw else "bob@example.org"
+    answered = len(gateway.mails(sender))
+    later(gateway, clock, gateway.settings.inbox_retention_days + 1)
+    padding = b"".join(b"X-Pad-%d: %s\r\n" % (n, b"x" * 980) for n in range(70))
+    gateway.send(sender, "", raw=padding + raw)
+    gateway.settle()
+    refusal = gateway.mails(sender)[answered:]
+    assert [str(m["Subject"]) for m in refusal] == ["pbmserv Error"]
+    assert "Error: your mail was not run." in body_of(refusal[0]), body_of(refusal[0])
+
+
+def test_a_new_message_id_written_above_the_old_one_does_not_make_a_replay_new(
+    gateway, shell, clock
+):
+    """A replay with a new Message-ID header added above its own (DKIM still verifies: it
+    signs the lowest) got a new key from its first Message-ID, and ran again.  RFC 5322 allows
+    one Message-ID: the lowest, the one a signature holds, keys the mail."""
+    gateway.settings.inbox_retention_days = 2
+    raw = a_move(gateway, shell, clock, dated=True)
+    sender = "alice@example.org" if b"From: alice" in raw else "bob@example.org"
+    sent = len(gateway.mails())
+    later(gateway, clock, 1)
+    gateway.send(sender, "", raw=b"Message-ID: <other@forger.example>\r\n" + raw)
+    gateway.settle()
+    assert (len(gateway.mails()), count(gateway.sessions, Inbox)) == (sent, 1)  # a repeat
+    later(gateway, clock, 2)  # the mail is gone, its key kept
+    gateway.send(sender, "", raw=b"Message-ID: <another@forger.example>\r\n" + raw)
+    gateway.settle()
+    assert (len(gateway.mails()), count(gateway.sessions, Inbox)) == (sent, 0)
+
+
+def test_the_key_is_read_from_a_bounded_header_whatever_its_line_breaks():
+    """The key's header is read up to the parser's 1,000 lines, a lone CR a line break as the
+    parser reads it: a mail of 200,000 CR-ended header lines is read in no more time."""
+    import time
+
+    from pbmserv.mail.inbox import dedup_key
+
+    head = b"From: a@x.example\rMessage-ID: <1@x.example>\r"
+    began = time.perf_counter()
+    key = dedup_key(head + b"X: y\r" * 200_000 + b"\rhi\r", "a@x.example")
+    assert time.perf_counter() - began < 0.1  # (read whole: 0.3 s, 2 ms now)
+    assert key == dedup_key(head.replace(b"\r", b"\r\n") + b"\r\nhi\r\n", "a@x.example")

@@ -417,9 +417,7 @@ def _unread_slots(tokens: list[str], games: frozenset[str]) -> set[int]:
     if first is None:
         return hide
     found = resolve(bare, first, games, guess=True, line_start=True)
-    if found is not None and not found[0].password_args:
-        return hide  # read as a command that takes no password
-    if found is not None:
+    if found is not None:  # (one that takes none too: a password typed by habit, see above)
         keep = {k for k in range(first, found[1]) if bare[k] and not is_option(bare[k])}
     elif bare[first] in _command_word_set() or suggest(bare[first], _command_word_set()):
         keep = {first}  # and a game's command word after it (``plois shwo 102``)
@@ -501,8 +499,9 @@ def mask_unread(line: str, command_words: Collection[str] | None = None) -> str:
     of place puts it anywhere: so besides the words :func:`mask_passwords` masks, every word
     is masked but those that cannot be a password: the words read as the command (else the
     first word, when it is close to a command word, and a game's command word after it) and
-    words shorter than any password.  A line read as a command that takes no password is
-    masked as any line is.
+    words shorter than any password.  So is a line read as a command that takes no password:
+    a player may have typed his userid and password after it by habit ('polis show 101 bob
+    PASSWORD' was answered "'bob' is not a board number" above the line as typed).
 
     >>> mask_unread("plois mvoe 101 Sekrit77 a7-a6")
     'plois mvoe 101 ******** ********'

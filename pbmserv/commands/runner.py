@@ -157,6 +157,7 @@ def run(
     mailed as it is written in the README): the name is skipped, as the mail parser and the
     password masking skip it (:func:`pbmserv.commands.grammar.resolve`); alone, it asks for
     the help."""
+    typed = list(words)  # (what is masked: the word after the name may be a password)
     if words and words[0].lower() == registry.PREFIX:
         words = words[1:] or ["help"]
     out = io.StringIO()
@@ -195,7 +196,7 @@ def run(
         req.answers.append(Answer(subject, help_as_typed(printed, req.channel)))
     if not req.answers:
         req.answers.append(Answer(failed(words), "Nothing to do.\n", USAGE))
-    _hide_passwords(req.answers, words, by_mail=req.channel == "mail")
+    _hide_passwords(req.answers, typed, by_mail=req.channel == "mail")
     return req.answers
 
 
@@ -207,7 +208,10 @@ def _hide_passwords(answers: list[Answer], words: Sequence[str], *, by_mail: boo
     operator's commands that no mail can run.
 
     (Refusals are not touched: they quote moves and userids, and a password may be an everyday
-    word such as "wrong" that the refusal "wrong password" must keep.)"""
+    word such as "wrong" that the refusal "wrong password" must keep.)  ``words`` are the line
+    as typed, with its ``pbmserv``: the run takes the word after it for a command word, but a
+    password may stand there too ('pbmserv PASSWORD' was answered "No such command
+    'PASSWORD'")."""
     if not any(item.status == USAGE for item in answers):
         return  # (and the grammar, which loads every engine, is not needed)
     read = grammar.usage_secrets(words) if by_mail else grammar.passwords(words)

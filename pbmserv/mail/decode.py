@@ -212,6 +212,19 @@ def _is_boundary(line: bytes, boundaries: set[bytes]) -> bool:
     return name in boundaries or (name.endswith(b"--") and name[:-2] in boundaries)
 
 
+def header_part(raw: bytes) -> bytes:
+    """A mail's header lines as far as the parser reads them (:data:`MAX_HEADER_LINES`; a mail
+    with more is automatic and runs nothing), for its inbox key and Date: its first 64 KB
+    were read, so a replay with 70 KB of header lines added at its top had no Message-ID nor
+    Date, and ran again."""
+    lines = _LINE_BREAK.split(raw, MAX_HEADER_LINES)[:MAX_HEADER_LINES]  # (a lone CR is one)
+    end = next((n for n, line in enumerate(lines) if not line), len(lines))
+    return b"\n".join(lines[:end]) + b"\n\n"
+
+
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")  # (as email.feedparser reads them)
+
+
 def header_lines_cut(raw: bytes) -> tuple[bytes, bool, bool]:
     """``raw`` with at most :data:`MAX_HEADER_LINES` lines in its header,
     :data:`MAX_PART_HEADER_LINES` in the header that follows a boundary line that a header

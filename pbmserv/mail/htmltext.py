@@ -48,7 +48,9 @@ class _HtmlToText(HTMLParser):
             "footer",
         }  # fmt: skip
     )
+    # (and what a browser never shows: an iframe's, noembed's and noframes' text)
     SKIP = frozenset({"script", "style", "head", "title", "template", "noscript"})
+    SKIP |= {"iframe", "noembed", "noframes"}
     VOID = frozenset(
         {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source"}
         | {"track", "wbr"}
@@ -131,10 +133,12 @@ class _HtmlToText(HTMLParser):
         return "\n".join(lines).strip("\n")
 
 
-# A comment ends at "-->" or "--!>" (as browsers read it) or "-- >" (as html.parser always
-# did); "<!-->" and "<!--->" are empty ones.  A marked section ("<![CDATA[ ... ]]>", Word's
-# "<![if ...]>") ends as html.parser ends it; any other "<!" or "<?" at its first ">".
-_COMMENT_END = re.compile(r"--(?:!|\s*)>")
+# A comment ends at "-->" or "--!>", and one that never ends runs to the end of the text, as
+# browsers read them (html.parser's "-- >" ended one, and showed the rest of it, a command
+# the reader never saw); "<!-->" and "<!--->" are empty ones.  A marked section
+# ("<![CDATA[ ... ]]>", Word's "<![if ...]>") ends as html.parser ends it; any other "<!" or
+# "<?" at its first ">".
+_COMMENT_END = re.compile(r"--!?>")
 _SECTION = re.compile(r"<!\[\s*([a-zA-Z][-_.a-zA-Z0-9]*)?")
 _SECTION_ENDS = {"cdata": re.compile(r"\]\s*\]\s*>"), "if": re.compile(r"\]\s*>")}
 _SECTIONS = {"temp": "cdata", "ignore": "cdata", "include": "cdata", "rcdata": "cdata"}
@@ -204,7 +208,7 @@ class _Markup:
             if html.startswith(">", i + 4) or html.startswith("->", i + 4):
                 return i + 5 + (html[i + 4] == "-")
             found = self.comment_ends.at_or_after(i + 4)
-            return None if found is None else found.end()
+            return len(html) if found is None else found.end()
         if html.startswith("<![", i):
             name = _SECTION.match(html, i)
             kind = _SECTIONS.get(((name and name.group(1)) or "").lower())
@@ -266,8 +270,9 @@ class _Markup:
 def markup_read(html: str) -> str:
     """``html`` as html.parser is given it, read once in linear time: comments, declarations,
     processing instructions and marked sections that end are dropped (none is shown); a tag's
-    quoted values may hold "<" and ">"; a script's or style's text is no markup; the start of
-    markup that never ends (a "<" before a tag's ">", a comment without its end) is text."""
+    quoted values may hold "<" and ">"; a script's or style's text is no markup; a comment
+    without its end hides the rest, as in a browser; the start of other markup that never ends
+    (a "<" before a tag's ">") is text."""
     return _Markup(html).read()
 
 

@@ -44,7 +44,8 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from pbmserv.mail.replay import mail_date
+from pbmserv.mail.decode import header_part
+from pbmserv.mail.replay import earliest_date
 from pbmserv.store.models import Inbox, InboxStatus, InboxTombstone
 
 log = logging.getLogger("pbmserv.inbox")
@@ -91,7 +92,9 @@ def dedup_key(raw: bytes, mail_from: str) -> str:
     same From header: a Message-ID alone was global, so anyone who sent a guessed or leaked one
     first had its owner's mail dropped.  A re-delivery (Postfix after a lost 250, a relay's
     duplicate) keeps both senders; a forger must now forge both, which SPF and DMARC can check.
-    Without a Message-ID, a hash of the bytes (they hold the senders already).
+    Without a Message-ID, a hash of the bytes (they hold the senders already).  Of several
+    Message-IDs (RFC 5322 allows one), the lowest: a replay with a new one written above its
+    own (DKIM still verifies, it signs the lowest) is a repeat.
 
     >>> mail = b"From: a@x.example\\nMessage-ID: <1@x.example>\\n\\nhi\\n"
     >>> dedup_key(mail, "a@x.example") == dedup_key(mail, "a@x.example")
@@ -107,9 +110,10 @@ def _keys(raw: bytes, mail_from: str) -> tuple[str, str | None, datetime | None]
     None without one), under which mails stored before it are found, and its Date."""
     message_id, senders, dated = "", "", None
     try:
-        headers = BytesHeaderParser(policy=compat32).parsebytes(raw[:65536], headersonly=True)
-        dated = mail_date(str(headers.get("Date") or ""))
-        message_id = (headers.get("Message-ID") or "").strip()
+        headers = BytesHeaderParser(policy=compat32).parsebytes(header_part(raw), headersonly=True)
+        dated = earliest_date([str(value) for value in headers.get_all("Date") or []])
+        ids = [str(value).strip() for value in headers.get_all("Message-ID") or []]
+        message_id = next((i for i in reversed(ids) if i), "")  # (the lowest: see above)
         senders = " ".join(
             " ".join(str(value).split())
             for name, value in headers.raw_items()

@@ -101,8 +101,13 @@ class ParsedMail:
     @property
     def unread_texts(self) -> list[str]:
         """The texts to mask as lines not understood: those lines, and the Subject as it
-        stands (with its ``Re:``) when it is one of them."""
-        return [*self.not_understood, *([self.subject] if self.subject_not_understood else [])]
+        stands (with its ``Re:``) when it is one of them, or when the mail has no command line
+        at all (the answer repeats it: a userid and password without their command word, an
+        operator's line without ``pbmserv``), unless it is one of our own subjects."""
+        subject = self.subject_not_understood or (
+            not self.commands and self.subject.strip() and not our_subject(self.subject)
+        )
+        return [*self.not_understood, *([self.subject] if subject else [])]
 
     @property
     def says_more(self) -> bool:

@@ -40,6 +40,17 @@ def mail_date(value: str | None) -> datetime | None:
         return None
 
 
+def earliest_date(values: list[str]) -> datetime | None:
+    """The earliest instant of a mail's Date headers that can be read (:func:`mail_date`), or
+    None.  RFC 5322 allows one Date: a replay with a fresh one written above its own (which
+    DKIM lets through: it signs the lowest) must not pass for a new mail.
+
+    >>> earliest_date(["Sun, 29 Nov 2026 09:00:00 +0000", "Sun, 01 Nov 2026 12:00:00 +0000"])
+    datetime.datetime(2026, 11, 1, 12, 0, tzinfo=datetime.timezone.utc)
+    """
+    return min(filter(None, map(mail_date, values)), default=None)
+
+
 @dataclass(frozen=True)
 class Stale:
     """A mail taken for a replay: dated more than ``days`` before it came."""

@@ -445,7 +445,7 @@ def _run_commands(
         else:
             items = _run_line(session, line, req, mask)
         mask.hide(req.secret_words)
-        if req.login_refused or any(item.status == USAGE for item in items):
+        if req.login_refused or req.secret_words or any(item.status == USAGE for item in items):
             _misread(mask, parsed, line)
         results.append((line, items))
         verified = verified or req.owner_verified
@@ -481,7 +481,8 @@ def _unlock_codes(lines: list[str]) -> list[str]:
 
 def _misread(mask: grammar.PasswordMask, parsed: ParsedMail, line: str) -> None:
     """A line refused as usage was not read as its command, and one whose login was refused
-    may have been misread (``polis move 101 alice alice PASSWORD``), so its password may stand
+    or with a word that names no player (``polis history 101 bob PASSWORD``) may have been
+    misread (``polis move 101 alice alice PASSWORD``), so its password may stand
     anywhere: the line is masked as a line not understood wherever it is quoted (the answer,
     the mail's kept copy, the Subject it came from)."""
     mask.misread(line)
