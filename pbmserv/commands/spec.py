@@ -12,8 +12,9 @@ Arguments are bound in order from the words that are not options:
   (``t3r2b5``) are turned into numbers before binding.
 - ``USERID``: one word.
 - ``PASSWORD``: one word, never echoed.  From a shell, ``PBMSERV_PASSWORD`` stands for it (the
-  word is then not taken) and a terminal asks for a missing one.  An optional password is
-  bound exactly when the optional userid before it is.
+  word is then not taken, unless it is that password or the ``PASSWORD`` of the lines our
+  mails give: typed or pasted all the same, it is no move) and a terminal asks for a missing
+  one.  An optional password is bound exactly when the optional userid before it is.
 - ``MOVE``: the remaining words joined (``a7 - a6`` is ``a7-a6``).
 - ``TEXT``: one word, or with ``many`` all remaining words.
 - ``OPTIONS``: every ``-param[=value]`` and ``--option[=value]`` word, wherever it stands
@@ -37,6 +38,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import click
+
+from pbmserv.domain.accounts import PLACEHOLDER
 
 if TYPE_CHECKING:
     from pbmserv.commands.dispatch import Request
@@ -286,6 +289,8 @@ def bind(
             if env_password is not None and arg.from_shell:
                 bound.values[arg.name] = env_password
                 bound.positions[arg.name] = []
+                if rest and rest[0][1] in (env_password, PLACEHOLDER):  # typed all the same
+                    bound.positions[arg.name] = [rest.pop(0)[0]]
             elif rest:
                 index, word = rest.pop(0)
                 bound.values[arg.name] = word
