@@ -129,6 +129,9 @@ class Command:
     # it carries a comment to the other players: a mail's text below its command lines, a
     # shell's ``-m TEXT`` (:func:`take_comment`)
     comment: bool = False
+    # words after its arguments say something (``confirm CODE no``: a complaint); a shell's
+    # line has no others (:func:`left_over`)
+    extra_words: bool = False
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -319,6 +322,21 @@ def bind(
             userid = word
     bound.values["_extra"] = [w for _, w in rest]
     return bound
+
+
+def left_over(command: Command, bound: Bound, env_password: str | None) -> None:
+    """Refuse the words a shell's line has after its arguments.  A mail's line may run on
+    into prose, but a shell's is typed as it is meant: a word left over is a mistake
+    (``--coment TEXT`` resigned without its comment; with PBMSERV_PASSWORD set, ``change
+    password alice OLD NEW`` set the password to OLD and dropped NEW), never to be dropped."""
+    extra = bound.values.get("_extra") or []
+    if not extra or command.extra_words:
+        return
+    words = " ".join(extra)
+    message = f"'{words}' is more than the command takes"
+    if env_password is not None and any(a.from_shell for a in command.password_args):
+        message += " (PBMSERV_PASSWORD gives the password: leave it out of the line)"
+    raise click.UsageError(message + "; nothing was done")
 
 
 COMMENT_OPTIONS = ("-m", "--comment")  # a shell's comment: -m TEXT, --comment[=]TEXT
