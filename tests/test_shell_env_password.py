@@ -54,3 +54,5 @@ def test_words_left_over_on_a_shell_line_do_nothing(shell, operator, monkeypatch
         "polis resign 101 bob pw-bob2 as agreed", channel="mail", sender="bob@example.org"
     )
     assert "bob declined the game" in mailed.body
+    status, out, err = operator("help", "polis", "move")  # help changes nothing: as before
+    assert status == 0 and "Commands for polis" in out, err
