@@ -161,7 +161,10 @@ def test_all_show_lists_a_players_boards_in_every_game(shell):
     nxt = shell.ok("all show alice next")
     assert nxt.body.startswith("1 next board of alice.") and "Summary of Polis" in nxt.body
     assert shell("all show nobody").status == 1
-    assert shell("all list alice").status == 2
+    for channel in ("shell", "mail"):  # was "wrong arguments", not what to write instead
+        wrong = shell("all games alice", channel=channel, sender="alice@example.org")
+        assert wrong.status == 2 and "Error: 'all' has one command, show\n" in wrong.body
+        assert "show USERID [next|active]" in wrong.body
     for _ in range(10):  # a command draws at most ten boards
         shell.ok("polis challenge alice bob")
     many = shell.ok("all show alice").body

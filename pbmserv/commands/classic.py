@@ -178,8 +178,8 @@ def broadcast(call: Call) -> None:
 def all_show(call: Call) -> None:
     """all show USERID [next|active]: the boards of a player in every game."""
     req, usage = call.req, call.usage
-    if call.args["what"].lower() != "show":
-        raise click.UsageError(f"usage: {usage}")
+    if call.args["what"].lower() != "show":  # (the word itself: maybe a misplaced password)
+        raise click.UsageError(f"'all' has one command, show; usage: {usage}")
     which = (call.args.get("which") or "active").lower()
     if which not in ("next", "active"):
         raise click.UsageError(f"'{which}' is not next or active; usage: {usage}")

@@ -131,6 +131,7 @@ HELP = Command(
     "The server's help, one game's rules and commands, or one command's usage.",
     (Arg("game", Kind.TEXT, optional=True, metavar="[GAME|COMMAND]"),),
     plain_word=True,
+    extra_words=True,  # 'help polis move': the game's help, as before (help changes nothing)
 )
 TOP: tuple[Command, ...] = (
     *accounts.COMMANDS,
@@ -152,7 +153,9 @@ GAME = Group(
         *records.COMMANDS,
         *notifications.GAME_COMMANDS,
         *classic.GAME_COMMANDS,
-        Command("help", game_help_command, "The rules of the game and its commands."),
+        Command(
+            "help", game_help_command, "The rules of the game and its commands.", extra_words=True
+        ),
     ),
 )
 PREFIX = "pbmserv"  # a line may start with it: ``pbmserv signup ...``

@@ -222,6 +222,7 @@ COMMANDS: tuple[Command, ...] = (
         confirm,
         "Confirm an address or a challenge with the code mailed for it (or reply to that mail).",
         (CODE,),
+        extra_words=True,  # a complaint (confirm's docstring)
     ),
     Command(
         "refuse",

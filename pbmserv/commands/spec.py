@@ -12,8 +12,9 @@ Arguments are bound in order from the words that are not options:
   (``t3r2b5``) are turned into numbers before binding.
 - ``USERID``: one word.
 - ``PASSWORD``: one word, never echoed.  From a shell, ``PBMSERV_PASSWORD`` stands for it (the
-  word is then not taken) and a terminal asks for a missing one.  An optional password is
-  bound exactly when the optional userid before it is.
+  word is then not taken, unless it is that password or the ``PASSWORD`` of the lines our
+  mails give: typed or pasted all the same, it is no move) and a terminal asks for a missing
+  one.  An optional password is bound exactly when the optional userid before it is.
 - ``MOVE``: the remaining words joined (``a7 - a6`` is ``a7-a6``).
 - ``TEXT``: one word, or with ``many`` all remaining words.
 - ``OPTIONS``: every ``-param[=value]`` and ``--option[=value]`` word, wherever it stands
@@ -37,6 +38,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import click
+
+from pbmserv.domain.accounts import PLACEHOLDER
 
 if TYPE_CHECKING:
     from pbmserv.commands.dispatch import Request
@@ -126,6 +129,9 @@ class Command:
     # it carries a comment to the other players: a mail's text below its command lines, a
     # shell's ``-m TEXT`` (:func:`take_comment`)
     comment: bool = False
+    # words after its arguments say something (``confirm CODE no``: a complaint); a shell's
+    # line has no others (:func:`left_over`)
+    extra_words: bool = False
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -286,6 +292,8 @@ def bind(
             if env_password is not None and arg.from_shell:
                 bound.values[arg.name] = env_password
                 bound.positions[arg.name] = []
+                if rest and rest[0][1] in (env_password, PLACEHOLDER):  # typed all the same
+                    bound.positions[arg.name] = [rest.pop(0)[0]]
             elif rest:
                 index, word = rest.pop(0)
                 bound.values[arg.name] = word
@@ -314,6 +322,21 @@ def bind(
             userid = word
     bound.values["_extra"] = [w for _, w in rest]
     return bound
+
+
+def left_over(command: Command, bound: Bound, env_password: str | None) -> None:
+    """Refuse the words a shell's line has after its arguments.  A mail's line may run on
+    into prose, but a shell's is typed as it is meant: a word left over is a mistake
+    (``--coment TEXT`` resigned without its comment; with PBMSERV_PASSWORD set, ``change
+    password alice OLD NEW`` set the password to OLD and dropped NEW), never to be dropped."""
+    extra = bound.values.get("_extra") or []
+    if not extra or command.extra_words:
+        return
+    words = " ".join(extra)
+    message = f"'{words}' is more than the command takes"
+    if env_password is not None and any(a.from_shell for a in command.password_args):
+        message += " (PBMSERV_PASSWORD gives the password: leave it out of the line)"
+    raise click.UsageError(message + "; nothing was done")
 
 
 COMMENT_OPTIONS = ("-m", "--comment")  # a shell's comment: -m TEXT, --comment[=]TEXT

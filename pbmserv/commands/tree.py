@@ -15,7 +15,16 @@ import click
 
 from pbmserv.commands import grammar, registry
 from pbmserv.commands.dispatch import Channel, NoSuchCommand, Refused, request
-from pbmserv.commands.spec import Bound, Call, Command, Group, Kind, bind, take_comment
+from pbmserv.commands.spec import (
+    Bound,
+    Call,
+    Command,
+    Group,
+    Kind,
+    bind,
+    left_over,
+    take_comment,
+)
 from pbmserv.domain import tournaments
 from pbmserv.games import game_names, get_game
 from pbmserv.games.base import Game
@@ -112,6 +121,8 @@ def click_command(spec: Command, prefix: str, game: Game | None = None) -> click
             password=(lambda userid: prompt(f"Password for {userid}")) if prompt else None,
             env_password=req.env_password,
         )
+        if req.channel is Channel.shell:
+            left_over(spec, bound, req.env_password)
         if said:
             req.comment = _masked_comment(ctx, said, words, spec, bound)
         spec.handler(Call(req, ctx, spec, bound, game, usage))
