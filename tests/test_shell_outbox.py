@@ -90,6 +90,7 @@ def test_outgoing_mails_are_listed_and_shown(tmp_path):
     assert "'pbmserv mail outbox list'" in new.stderr
     moved = pbmserv("polis", "move", "101", "alice", "pw-alice", "d7-e6", data=data)
     assert "1 mail waits in the outbox" in moved.stderr
+    assert "'pbmserv mail outbox list' lists it, 'pbmserv serve' sends it." in moved.stderr
     # a command that queues nothing says nothing (the clock of these processes is pinned:
     # counted by time, the mails of the commands before were this one's too)
     shown = pbmserv("polis", "show", "101", data=data)
@@ -149,7 +150,7 @@ def test_the_note_says_a_running_server_sends_the_mails(tmp_path):
     assert "2 mails wait in the outbox" in new.stderr
     assert "the running server sends them" in new.stderr and "'pbmserv serve'" not in new.stderr
     moved = pbmserv("polis", "move", "101", "alice", "pw-alice", "d7-e6", data=data)
-    assert "'pbmserv serve' sends them" in moved.stderr  # (no server now)
+    assert "'pbmserv serve' sends it" in moved.stderr  # (no server now)
     cron = ClocksLock(f"sqlite:///{data / 'pbmserv.sqlite3'}", "tick")  # a cron tick runs
     assert cron.acquire()
     try:
@@ -157,7 +158,7 @@ def test_the_note_says_a_running_server_sends_the_mails(tmp_path):
     finally:
         cron.release()
     assert answered.returncode == 0, answered.stderr
-    assert "the next 'pbmserv tick' sends them" in answered.stderr
+    assert "the next 'pbmserv tick' sends it" in answered.stderr
     assert "running server" not in answered.stderr
 
 

@@ -166,14 +166,15 @@ def _outbox_note(req: Request) -> None:
     if count:
         from pbmserv.store.lock import holder  # lazy: only when mails wait
 
-        noun = "mail waits" if count == 1 else "mails wait"
+        noun, them = ("mail waits", "it") if count == 1 else ("mails wait", "them")
         who = {
-            "serve": "the running server sends them",
-            "tick": "the next 'pbmserv tick' sends them",  # (a running tick has sent its own)
-            "robot run": "'pbmserv tick' (from cron) or 'pbmserv serve' sends them",
-        }.get(holder(req.settings.url) or "", "'pbmserv serve' sends them")
+            "serve": "the running server sends",
+            "tick": "the next 'pbmserv tick' sends",  # (a running tick has sent its own)
+            "robot run": "'pbmserv tick' (from cron) or 'pbmserv serve' sends",
+        }.get(holder(req.settings.url) or "", "'pbmserv serve' sends")
         click.echo(
-            f"pbmserv: {count} {noun} in the outbox: 'pbmserv mail outbox list' lists them, {who}.",
+            f"pbmserv: {count} {noun} in the outbox: 'pbmserv mail outbox list' lists {them}, "
+            f"{who} {them}.",
             err=True,
         )
 
