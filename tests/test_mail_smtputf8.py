@@ -245,10 +245,7 @@ def test_a_hash_made_of_a_password_as_typed_is_made_again_composed_at_login(shel
     shell.ok("signup alice café-alice alice@example.org")
     shell.ok("signup bob secret-bob bob@example.org")
     shell.ok("polis challenge alice bob")
-    old = accounts.hasher(shell.settings).hash("cafe\u0301-alice")  # made as typed, before
-    with shell.sessions() as s, s.begin():  # (a hash of before 0015: not marked composed)
-        alice = s.scalars(select(User).where(User.userid == "alice")).one()
-        alice.password_hash, alice.password_composed = old, False
+    old = _hash_made_as_typed(shell, "alice", "cafe\u0301-alice")
     mail(shell, "alice@example.org", "polis move 101 alice cafe\u0301-alice a7-a6")
     with shell.sessions() as s:
         now = s.scalars(select(User.password_hash).where(User.userid == "alice")).one()
@@ -284,10 +281,7 @@ def test_a_wrong_password_typed_decomposed_costs_one_argon2_check(shell, monkeyp
 
     shell.ok("signup alice café-alice alice@example.org")
     shell.ok("signup bob secret-bob bob@example.org")
-    old = accounts.hasher(shell.settings).hash("cafe\u0301-bob")  # made as typed, before
-    with shell.sessions() as s, s.begin():  # (a hash of before 0015: not marked composed)
-        bob = s.scalars(select(User).where(User.userid == "bob")).one()
-        bob.password_hash, bob.password_composed = old, False
+    old = _hash_made_as_typed(shell, "bob", "cafe\u0301-bob")
     monkeypatch.setattr(PasswordHasher, "verify", counted)
     assert not login("alice", "cafe\u0301-wrong") and checks == ["café-wrong"]
     assert login("alice", "cafe\u0301-alice") and checks == ["café-alice"]
@@ -395,13 +389,22 @@ def test_a_hash_of_the_password_as_typed_is_not_marked_composed_once_forgotten(
 
     monkeypatch.setattr(passwords, "_VERIFIED_MAX", 0)  # (each success forgotten at once)
     shell.ok("signup bob secret-bob bob@example.org")
-    old = accounts.hasher(shell.settings).hash("cafe\u0301-bob")  # made as typed, before
-    with shell.sessions() as s, s.begin():  # (a hash of before 0015: not marked composed)
-        bob = s.scalars(select(User).where(User.userid == "bob")).one()
-        bob.password_hash, bob.password_composed = old, False
+    old = _hash_made_as_typed(shell, "bob", "cafe\u0301-bob")
     for typed in ("cafe\u0301-bob", "café-bob", "cafe\u0301-bob"):
         with shell.sessions() as s, s.begin():
             accounts.authenticate(s, shell.settings, "bob", typed, sender=None, now=shell.clock.now)
     with shell.sessions() as s:
         bob = s.scalars(select(User).where(User.userid == "bob")).one()
         assert bob.password_composed and bob.password_hash != old
+
+
+def _hash_made_as_typed(shell, userid: str, password: str) -> str:
+    """Give ``userid`` a hash of ``password`` as typed, unmarked, as made before passwords
+    were composed (migration 0015); return it."""
+    from pbmserv.domain import accounts
+
+    old = accounts.hasher(shell.settings).hash(password)
+    with shell.sessions() as s, s.begin():
+        user = s.scalars(select(User).where(User.userid == userid)).one()
+        user.password_hash, user.password_composed = old, False
+    return old
