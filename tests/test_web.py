@@ -1027,3 +1027,19 @@ def test_a_finished_board_says_who_resigned_by_name(shell, settings, clock):
     html = client.get("/boards/polis/101").text
     assert "Game won by bob. (alice resigned)" in html
     assert "blue resigned" not in html  # (the drawing's legend too)
+
+
+def test_a_board_page_tells_of_an_open_proposal(shell, settings, clock):
+    """Players voting on a draw or an undo read it in every mail, but the board's page said
+    nothing of it: it now says what is proposed and who has still to answer, on the page of
+    the position now (an earlier position's page is of then)."""
+    shell.signup("alice", "bob")
+    shell.ok("ploy challenge alice bob")
+    shell.ok("ploy move 101 alice pw-alice f1+4")
+    shell.ok("ploy move 101 bob pw-bob propose")
+    client = TestClient(create_app(settings, lambda: clock.now))
+    said = " ".join(client.get("/boards/ploy/101").text.split())
+    assert "Proposal #1 is open: a draw. Accepted: bob. Still to answer: alice." in said
+    assert "Proposal #1" not in client.get("/boards/ploy/101?ply=0").text
+    shell.ok("ploy move 101 alice pw-alice reject#1")
+    assert "Proposal #1" not in client.get("/boards/ploy/101").text

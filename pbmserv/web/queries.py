@@ -22,6 +22,7 @@ from pbmserv.domain.accounts import awaiting_confirmation
 from pbmserv.domain.boards import REMOVED, replay
 from pbmserv.domain.deadlines import due
 from pbmserv.domain.pairing import standings
+from pbmserv.domain.proposals import open_vote
 from pbmserv.domain.tournament_text import board_name, describe, winner
 from pbmserv.domain.tournaments import BOARD_NAME, named_board
 from pbmserv.games import get_game
@@ -126,6 +127,7 @@ class BoardPage:
     tournament: str | None = None  # the board's name in its tournament, t1r2b3
     tournament_page: str | None = None  # the tournament's name, as its mails name it (spring)
     over: bool = False  # the board's end is shown: no seat is to move, whatever the engine says
+    proposal: str = ""  # an open draw or undo proposal, as its mails tell it
 
 
 def board_legend(page: BoardPage) -> dict[str, Any]:
@@ -276,7 +278,16 @@ def board_page(
         tournament=name or None,
         tournament_page=_tournament_of(session, name),
         over=shown == plies and board.status is not BoardStatus.active,
+        proposal=_proposal(session, board, current),
     )
+
+
+def _proposal(session: Session, board: Board, current: Position) -> str:
+    """The open draw or undo proposal of ``board`` as its mails tell every reader (what it
+    does, who accepted, who has still to answer, how it passes): the page of a board whose
+    players were voting on one said nothing of it."""
+    vote = open_vote(session, board, current)
+    return "" if vote is None else vote.status()
 
 
 # ----------------------------------------------------------------------------- lists
