@@ -405,6 +405,19 @@ def test_a_password_typed_after_a_command_that_takes_none_is_not_repeated(
         assert "pw-bob" not in everything(out, kept), line
 
 
+def test_a_password_after_a_refused_command_that_takes_none_is_not_kept(
+    shell, settings, sessions, clock
+):
+    """'polis show 999 bob PASSWORD' (no board 999) was refused above the line as typed, and
+    the mail kept so for the retention: a refusal quotes the line as read, but a command that
+    takes no password was not read for one that is typed there by habit."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    out, kept = mail(shell, settings, sessions, clock, "bob@example.org", "polis show 999 pw-bob")
+    assert out[0].body.startswith("Error: there is no Polis board 999"), out[0].body
+    assert "pw-bob" not in everything(out, kept)
+
+
 def test_a_line_with_a_word_that_names_no_player_is_quoted_masked_throughout(
     shell, settings, sessions, clock
 ):

@@ -445,7 +445,9 @@ def _run_commands(
         else:
             items = _run_line(session, line, req, mask)
         mask.hide(req.secret_words)
-        if req.login_refused or req.secret_words or any(item.status == USAGE for item in items):
+        refused = {item.status for item in items} & {USAGE, REFUSED}
+        habit = refused and not grammar.command_passwords(line)  # (see _misread)
+        if req.login_refused or req.secret_words or USAGE in refused or habit:
             _misread(mask, parsed, line)
         results.append((line, items))
         verified = verified or req.owner_verified
@@ -482,8 +484,9 @@ def _unlock_codes(lines: list[str]) -> list[str]:
 def _misread(mask: grammar.PasswordMask, parsed: ParsedMail, line: str) -> None:
     """A line refused as usage was not read as its command, and one whose login was refused
     or with a word that names no player (``polis history 101 bob PASSWORD``) may have been
-    misread (``polis move 101 alice alice PASSWORD``), so its password may stand
-    anywhere: the line is masked as a line not understood wherever it is quoted (the answer,
+    misread (``polis move 101 alice alice PASSWORD``), and a refused command that takes no
+    password may carry one typed by habit (``polis show 999 bob PASSWORD``), so its password
+    may stand anywhere: the line is masked as a line not understood wherever it is quoted (the answer,
     the mail's kept copy, the Subject it came from)."""
     mask.misread(line)
     if parsed.subject_is_command and line == parsed.commands[0]:
