@@ -31,19 +31,24 @@ def usage_line(usage: str) -> str:
 
 
 def fill(text: str, width: int = WIDTH) -> str:
-    """Each line of ``text`` wrapped to ``width``, its continuation lines indented as it is;
-    words are never broken (a token longer than the line stays whole).
+    """Each line of ``text`` wrapped to ``width``, its continuation lines indented as it is
+    (and quoted as it is: a player's comment may quote a mail with "> "); words are never
+    broken (a token longer than the line stays whole).
 
     >>> print(fill("  Reminder: the board is forfeited on 2026-11-28 12:33 UTC.", 40))
       Reminder: the board is forfeited on
       2026-11-28 12:33 UTC.
+    >>> print(fill("> You wrote that the opening was a mistake, and so it was.", 30))
+    > You wrote that the opening
+    > was a mistake, and so it
+    > was.
     """
     out = []
     for line in text.split("\n"):
         if len(line) <= width:
             out.append(line)
             continue
-        indent = line[: len(line) - len(line.lstrip())]
+        indent = line[: len(line) - len(line.lstrip(" \t>"))]
         out.append(
             textwrap.fill(
                 line,
