@@ -291,15 +291,14 @@ def _players_word(word: str) -> bool:
 def _players_count(game: Game, words: list[str], params: dict[str, bool | int]) -> int:
     """The number of players ``-players=N`` gives, checked against the game and ``params``
     (a game's own counts, as a challenge checks them)."""
-    numbers = [str(n) for n in game.players]
-    counts = " or ".join([", ".join(numbers[:-1]), numbers[-1]] if len(numbers) > 1 else numbers)
     values = {w.partition("=")[2] for w in words}
     if len(values) > 1:
         raise Refused("preview of a new game: give -players=N once")
     count = whole_number(values.pop())
     if count is None:
         raise Refused(
-            f"preview of a new game: -players needs a number: -players=N, N being {counts}"
+            "preview of a new game: -players needs a number: -players=N, N being "
+            + game.player_counts
         )
     try:
         game.check_players(count, {**game.defaults(), **params})

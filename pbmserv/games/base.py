@@ -296,14 +296,18 @@ class Game:
             out.append(f"-{p.name}" if p.is_flag else f"-{p.name}={v}")
         return out
 
+    @property
+    def player_counts(self) -> str:
+        """The numbers of players the game is for, in words: ``2, 3 or 4``."""
+        counts = [str(n) for n in self.players]
+        return " or ".join([", ".join(counts[:-1]), counts[-1]] if len(counts) > 1 else counts)
+
     def check_players(self, count: int, params: Mapping[str, bool | int]) -> None:
         """Raise :class:`PlayersError` if ``count`` players cannot play with these parameters."""
         if count not in self.players:
-            counts = [str(n) for n in self.players]
-            allowed = " or ".join(
-                [", ".join(counts[:-1]), counts[-1]] if len(counts) > 1 else counts
+            raise PlayersError(
+                f"{self.display_name} is played by {self.player_counts} players, not {count}"
             )
-            raise PlayersError(f"{self.display_name} is played by {allowed} players, not {count}")
         if params.get("swap") and count != 2:
             raise PlayersError("-swap is for two-player games only")
         self.position_class.check_players(count, params)
