@@ -270,6 +270,16 @@ def test_the_replays_mail_names_the_replay_to_its_players_and_no_board_to_the_ot
         assert replay_mail(userid).startswith("Tournament ko (t1)"), replay_mail(userid)
 
 
+def test_the_notes_of_a_round_mail_are_wrapped(shell):
+    """The note of a replay (who drew, the replay's board, who goes on after a second draw)
+    was one line of 130 columns in the round mail and the answer to 'pairings'."""
+    started(shell, "ko", "-pile=1 --format knockout", ("ann", "bob"))
+    play(shell, "t1r1b1", "draw")
+    [mail] = [m for m in shell.outbox() if m.subject == "Tournament ko round 1 replays"][:1]
+    assert "they play again with the seats swapped" in mail.body
+    assert overlong(mail.body) == [], mail.body
+
+
 def test_withdraw(shell):
     shell.signup("ann", "bob", "cat", "dan")
     shell.ok("tournament create wd --game nim -pile=5 --format roundrobin")

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pbmserv.domain import mailmodes
 from pbmserv.domain.pairing import DRAW, LOSS, WIN, standings
 from pbmserv.games import get_game
-from pbmserv.render.templates import render
+from pbmserv.render.templates import fill, render
 from pbmserv.store.models import Board, Tournament, TournamentFormat, TournamentStatus
 
 
@@ -122,7 +122,7 @@ def round_text(
         knockout=tournament.format == TournamentFormat.knockout,
         bye_scores=tournament.format != TournamentFormat.roundrobin,
         rounds=[(r, pairing_rows(tournament, r)) for r in rounds],
-        notes=list(notes),
+        notes=[fill(note) for note in notes],  # (a replay's note ran to 130 columns)
     )
 
 
