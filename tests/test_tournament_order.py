@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from sqlalchemy import select
 from test_codes import mail
-from test_robots import operator_ok
+from test_robots import operator, operator_ok
 from tournament_play import board_of, play, started
 
 from pbmserv.domain import clocks, tournaments
-from pbmserv.store.models import Board, BoardStatus, User
+from pbmserv.store.models import Board, BoardStatus
 
 PLAYERS = ("ann", "bob", "cat", "dan")
 
@@ -142,12 +142,42 @@ def robot_tournament(shell) -> None:
     shell.signup("ann")
     operator_ok(shell, "robot add bot --game nim --level normal")
     shell.ok("tournament create rb --game nim -pile=5 --format roundrobin --double")
-    with shell.sessions() as s, s.begin():  # (a robot has no password to join with)
-        tournament = tournaments.find(s, "rb")
-        for userid in ("bot", "ann"):
-            user = s.scalar(select(User).where(User.userid == userid))
-            tournaments.join(s, tournament, user, shell.clock.now)
+    operator_ok(shell, "robot join bot rb")  # (a robot has no password to join with)
+    shell.ok("tournament join rb ann pw-ann")
     shell.ok("tournament start rb")
+
+
+def test_the_operator_enters_a_robot_and_takes_it_out(shell):
+    """A robot has no password, so no command could enter one in a tournament (nor take out
+    one that cannot play on, which the clock never forfeits): 'robot join' and 'robot
+    withdraw' do, from the shell, for a robot of the tournament's game."""
+    operator_ok(shell, "robot add other --game polis")
+    shell.ok("tournament create rb --game nim -pile=5 --format roundrobin --double")
+    r = operator(shell, "robot join other rb")
+    assert r.status == 1 and "robot other plays Polis, and tournament rb is of Nim" in r.body
+    shell.signup("ann", "cat", "dan")
+    r = operator(shell, "robot join cat rb")
+    assert r.status == 1 and "there is no robot 'cat'" in r.body
+    operator_ok(shell, "robot add bot --game nim --level normal")
+    operator_ok(shell, "robot join bot rb")
+    for userid in ("ann", "cat", "dan"):
+        shell.ok(f"tournament join rb {userid} pw-{userid}")
+    shell.ok("tournament start rb")
+    assert board_of(shell, "t1r1b1")[1:] == ("bot", "dan")  # seed 1 moves first
+    r = operator(shell, "robot join bot rb")
+    assert r.status == 1 and "tournament rb has started; joining is closed" in r.body
+    number = board_of(shell, "t1r1b1")[0]
+    start = len(shell.outbox())
+    said = operator_ok(shell, "robot withdraw bot rb").body  # on its turn: it resigns
+    assert "bot withdraws from tournament rb." in said and "He resigned on t1r1b1" in said
+    with shell.sessions() as s:
+        board = s.scalar(select(Board).where(Board.number == number))
+        assert board.status is BoardStatus.finished
+        t = tournaments.find(s, "rb")
+        assert [p.withdrawn for p in t.players if p.user.userid == "bot"] == [True]
+    assert ("dan", f"Nim Board {number}") in outbox_from(shell, start)
+    r = operator(shell, "robot withdraw bot rb")
+    assert r.status == 1 and "bot has already withdrawn from tournament rb" in r.body
 
 
 def test_a_robots_move_then_a_draw_a_robot_accepts_in_the_final_round(shell):

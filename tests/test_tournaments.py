@@ -240,6 +240,46 @@ def test_knockout_with_a_replayed_tie_and_board_names(shell):
     assert r.status == 1 and "no Nim board t1r9b1" in r.body
 
 
+def test_the_replays_mail_names_the_replay_to_its_players_and_no_board_to_the_others(shell):
+    """A knockout's replays mail told each player of the drawn match to play the drawn board
+    (over: 'Its board comes in a mail of its own'), not the replay, and the loser of a match
+    already decided that his finished game's board would come."""
+    started(shell, "ko", "-pile=1 --format knockout", ("ann", "bob", "cat", "dan"))
+    assert pairings(shell, 1, 1) == [("ann", "dan"), ("bob", "cat")]
+    play(shell, "t1r1b2", "first")  # bob beats cat
+    play(shell, "t1r1b1", "draw")  # ann and dan replay on t1r1b3, dan first
+    [replay, _, _] = board_of(shell, "t1r1b3")
+
+    def replay_mail(userid: str) -> str:
+        [mail] = [
+            m
+            for m in shell.outbox()
+            if m.subject == "Tournament ko round 1 replays"
+            and m.recipient == f"{userid}@example.org"
+        ]
+        return " ".join(mail.body.split())
+
+    assert replay_mail("dan").startswith(
+        f"Your game in round 1: t1r1b3 (Nim board {replay}) against ann; you play first. "
+        "Its board comes in a mail of its own."
+    )
+    assert replay_mail("ann").startswith(
+        f"Your game in round 1: t1r1b3 (Nim board {replay}) against dan; you play second."
+    )
+    for userid in ("bob", "cat"):  # their match is decided: the table says how
+        assert replay_mail(userid).startswith("Tournament ko (t1)"), replay_mail(userid)
+
+
+def test_the_notes_of_a_round_mail_are_wrapped(shell):
+    """The note of a replay (who drew, the replay's board, who goes on after a second draw)
+    was one line of 130 columns in the round mail and the answer to 'pairings'."""
+    started(shell, "ko", "-pile=1 --format knockout", ("ann", "bob"))
+    play(shell, "t1r1b1", "draw")
+    [mail] = [m for m in shell.outbox() if m.subject == "Tournament ko round 1 replays"][:1]
+    assert "they play again with the seats swapped" in mail.body
+    assert overlong(mail.body) == [], mail.body
+
+
 def test_withdraw(shell):
     shell.signup("ann", "bob", "cat", "dan")
     shell.ok("tournament create wd --game nim -pile=5 --format roundrobin")

@@ -1,4 +1,5 @@
-"""The operator's ``robot`` commands (shell only): add, list, level, run."""
+"""The operator's ``robot`` commands (shell only): add, list, level, run; join, withdraw (a
+tournament: a robot has no password for ``tournament join|withdraw``)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbmserv.cli.failures import DATAERR
 from pbmserv.cli.store import played_elsewhere, require_store
 from pbmserv.commands.dispatch import DONE, Refused, answer, request
-from pbmserv.domain import accounts
+from pbmserv.domain import accounts, moves, tournament_text, tournaments, withdrawals
+from pbmserv.games import get_game
+from pbmserv.render import subjects
 from pbmserv.render.templates import render
 from pbmserv.store.lock import holding
-from pbmserv.store.models import Robot
+from pbmserv.store.models import Robot, Tournament, User
 
 
 def _sessions(ctx: click.Context, *, create: bool = False) -> sessionmaker[Session]:
@@ -129,3 +132,65 @@ def robot_run(ctx: click.Context, until_idle: bool) -> None:
         _text(lines or ["No robot is to move."]),
         status=DATAERR if damaged else DONE,
     )
+
+
+def _robot(session: Session, name: str) -> User:
+    """The user of robot ``name``; refused when there is none."""
+    user = accounts.find_user(session, name)
+    if user is None or session.get(Robot, user.id) is None:
+        raise Refused(f"there is no robot '{accounts.normalise_userid(name)}'")
+    return user
+
+
+def _tournament(session: Session, name: str) -> Tournament:
+    try:
+        return tournaments.find(session, name)
+    except tournaments.TournamentError as exc:
+        raise Refused(str(exc)) from None
+
+
+@robot_group.command("join", help="Enter robot NAME in TOURNAMENT before it starts.")
+@click.argument("name")
+@click.argument("tournament")
+@click.pass_context
+def robot_join(ctx: click.Context, name: str, tournament: str) -> None:
+    """A robot has no password, so 'tournament join' could never take it: the operator, who
+    adds the robots, enters them (to fill a field, or to make an odd count even)."""
+    req = request(ctx)
+    with _sessions(ctx)() as session, session.begin():
+        user, entered = _robot(session, name), _tournament(session, tournament)
+        robot = session.get(Robot, user.id)
+        assert robot is not None
+        if robot.game != entered.game:  # it plays its own game only
+            plays, of = get_game(robot.game).display_name, get_game(entered.game).display_name
+            raise Refused(
+                f"robot {user.userid} plays {plays}, and tournament {entered.name} is of {of}"
+            )
+        try:
+            tournaments.join(session, entered, user, req.now)
+        except tournaments.TournamentError as exc:
+            raise Refused(str(exc)) from None
+        body = f"{user.userid} has joined.\n\n" + tournament_text.standings_text(entered)
+    answer(ctx, subjects.tournament(entered.name, "joined"), body)
+
+
+@robot_group.command(
+    "withdraw", help="Take robot NAME out of TOURNAMENT; its running games end as losses."
+)
+@click.argument("name")
+@click.argument("tournament")
+@click.pass_context
+def robot_withdraw(ctx: click.Context, name: str, tournament: str) -> None:
+    """As 'tournament withdraw' for a robot, which has no password to give: the clock never
+    forfeits a robot, so one that cannot play on held its tournament up for ever."""
+    req = request(ctx)
+    with _sessions(ctx)() as session, session.begin():
+        user, entered = _robot(session, name), _tournament(session, tournament)
+        try:
+            left = withdrawals.withdraw(session, entered, user, req.now)
+        except tournaments.TournamentError as exc:
+            raise Refused(str(exc)) from None
+        for board in left.ended:  # once their mails are queued: the next round comes after
+            moves.follow_up(session, board, req.now)
+        body = _text(left.notes) + "\n" + tournament_text.standings_text(entered)
+    answer(ctx, subjects.tournament(entered.name, "withdrawn"), body)

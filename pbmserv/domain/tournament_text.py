@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pbmserv.domain import mailmodes
 from pbmserv.domain.pairing import DRAW, LOSS, WIN, standings
 from pbmserv.games import get_game
-from pbmserv.render.templates import render
+from pbmserv.render.templates import fill, render
 from pbmserv.store.models import Board, Tournament, TournamentFormat, TournamentStatus
 
 
@@ -41,11 +41,16 @@ def pairing_rows(tournament: Tournament, round_: int) -> list[tuple[str, str, st
 def your_round(tournament: Tournament, round_: int, user_id: int) -> str:
     """What round ``round_`` holds for one player, for the top of his round mail (the table
     below is everybody's): his board and opponent, or his bye; '' when he has no game in it
-    (out of a knockout)."""
+    (out of a knockout) or his game is over.  His last game of the round counts: a knockout's
+    replays mail named the drawn board (over) to the players who replay it, and told those
+    whose match was decided that its board would come."""
     names = {p.user_id: p.user.userid for p in tournament.players}
-    for g in tournament.games:
-        if g.round != round_ or user_id not in (g.first_id, g.second_id):
-            continue
+    his = [
+        g for g in tournament.games if g.round == round_ and user_id in (g.first_id, g.second_id)
+    ]
+    for g in sorted(his, key=lambda g: g.number)[-1:]:
+        if g.board is not None and g.result is not None:  # decided before this mail
+            return ""
         if g.second_id is None:
             gets = {
                 TournamentFormat.swiss: "it scores 1",
@@ -117,7 +122,7 @@ def round_text(
         knockout=tournament.format == TournamentFormat.knockout,
         bye_scores=tournament.format != TournamentFormat.roundrobin,
         rounds=[(r, pairing_rows(tournament, r)) for r in rounds],
-        notes=list(notes),
+        notes=[fill(note) for note in notes],  # (a replay's note ran to 130 columns)
     )
 
 
