@@ -7,10 +7,11 @@ from __future__ import annotations
 import logging
 import smtplib
 import unicodedata
-from email.utils import make_msgid
+from email.utils import format_datetime, make_msgid
 
 import pytest
 from aiosmtpd.controller import Controller
+from conftest import TEST_START
 from sqlalchemy import select
 
 from pbmserv.mail import inbox, worker
@@ -29,6 +30,7 @@ def raw_mail(sender: str, subject: str, body: str = "", reply_to: str | None = N
     head = f"From: {sender}\r\n" + (f"Reply-To: {reply_to}\r\n" if reply_to else "")
     head += f"To: pbmserv@localhost\r\nSubject: {subject}\r\n"
     head += f"Message-ID: {make_msgid(domain='client.example')}\r\n"
+    head += f"Date: {format_datetime(TEST_START)}\r\n"
     return (head + f"\r\n{body}\r\n").encode()
 
 
