@@ -395,3 +395,79 @@ def test_a_key_of_a_mail_dated_ahead_is_kept_until_its_replay_is_refused(gateway
     gateway.settle()
     assert moves(gateway) == 1
     assert [str(m["Subject"]) for m in gateway.mails()[sent:]] == ["pbmserv Error"]
+
+
+def srs_move(gateway: Gateway, shell, clock) -> tuple[str, bytes]:
+    """alice or bob's first move, dated now, as a forwarder passes it on: (sender, bytes)."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    mover, move = first_move(gateway.sessions)
+    line = f"polis move 101 {mover} pw-{mover} {move}"
+    return mover, mail_bytes(f"{mover}@example.org", line, dated=clock.now)
+
+
+def test_a_resend_under_another_srs_rewrite_is_not_run_twice(gateway, shell, clock):
+    """A forwarder using SRS rewrites the envelope sender anew at each resend (a new hash, a
+    new timestamp); the key held the envelope as written, so a resend within
+    ``stale_mail_days`` had a new key and ran again.  It stands for the address it wraps."""
+    gateway.settings.inbox_retention_days = 2
+    mover, raw = srs_move(gateway, shell, clock)
+    first = f"SRS0=a1b2=T1=example.org={mover}@fwd.example"
+    gateway.send(f"{mover}@example.org", "", raw=raw, envelope_from=first)
+    gateway.settle()
+    assert moves(gateway) == 1
+    sent = len(gateway.mails())
+    gateway.send(
+        f"{mover}@example.org",
+        "",
+        raw=raw,
+        envelope_from=f"srs0+c3d4=T2=example.org={mover}@fwd.example",
+    )
+    gateway.settle()
+    assert (moves(gateway), len(gateway.mails()), count(gateway.sessions, Inbox)) == (1, sent, 1)
+    with gateway.sessions() as s:
+        assert s.scalar(select(Inbox.repeats)) == 1
+    later(gateway, clock, 3)  # the mail is gone, its key kept
+    assert count(gateway.sessions, Inbox) == 0
+    resent = f"SRS0=e5f6=T5=example.org={mover}@fwd.example"
+    gateway.send(f"{mover}@example.org", "", raw=raw, envelope_from=resent)
+    gateway.settle()
+    assert (moves(gateway), len(gateway.mails()), count(gateway.sessions, Inbox)) == (1, sent, 0)
+
+
+@pytest.mark.parametrize(
+    "forged",
+    [
+        "SRS0=ffff=T1=example.org={mover}@evil.example",  # alice's address, in his own SRS
+        "SRS1=ffff=fwd.example==a1b2=T1=example.org={mover}@evil.example",
+        "mallory@evil.example",
+    ],
+)
+def test_a_forger_s_mail_with_the_message_id_first_does_not_block_the_srs_one(
+    gateway, shell, clock, forged
+):
+    """The key keeps the envelope so that whoever sends a mail's Message-ID first (guessed or
+    leaked) cannot have the real mail dropped as a repeat; an SRS envelope keeps the domains it
+    came through, which SPF checks, so a forger wrapping the victim's address in an SRS address
+    of his own domain has a key of his own."""
+    mover, raw = srs_move(gateway, shell, clock)
+    message_id = next(
+        line.split(b":", 1)[1].strip().decode()
+        for line in raw.splitlines()
+        if line.lower().startswith(b"message-id:")
+    )
+    fake = mail_bytes(f"{mover}@example.org", "help", dated=clock.now)
+    fake = b"".join(
+        f"Message-ID: {message_id}\r\n".encode()
+        if line.lower().startswith(b"message-id:")
+        else line
+        for line in fake.splitlines(keepends=True)
+    )
+    gateway.send(f"{mover}@example.org", "", raw=fake, envelope_from=forged.format(mover=mover))
+    gateway.settle()
+    assert count(gateway.sessions, Inbox) == 1
+    real = f"SRS0=a1b2=T1=example.org={mover}@fwd.example"
+    gateway.send(f"{mover}@example.org", "", raw=raw, envelope_from=real)
+    gateway.settle()
+    assert moves(gateway) == 1
+    assert count(gateway.sessions, Inbox) == 2
