@@ -58,7 +58,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from email.message import EmailMessage
-from email.utils import make_msgid
+from email.utils import formatdate, make_msgid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -256,6 +256,7 @@ def mail(sender: str, subject: str) -> bytes:
     msg = EmailMessage()
     msg["From"], msg["To"], msg["Subject"] = sender, RCPT, subject
     msg["Message-ID"] = make_msgid(domain="bench.example")
+    msg["Date"] = formatdate()  # (a mail without one runs nothing)
     msg.set_content("Good move, I think.\n")
     return msg.as_bytes()
 

@@ -118,7 +118,8 @@ class Settings:
     # dropped) are deleted after this
     inbox_retention_days: int = 30
     # a mail dated more than this many days before it came is taken for a replay and not run
-    # (its sender is told); mail delayed in queues (Postfix gives up after 5 days) still runs
+    # (its sender is told); mail delayed in queues (Postfix gives up after 5 days) still runs;
+    # so is one dated this far after it came, and one with no Date (pbmserv.mail.replay)
     stale_mail_days: int = 14
     # outbound delivery: "maildir" (default) or "smtp"
     outbox: str = "maildir"

@@ -10,7 +10,7 @@ import logging
 import mailbox
 import smtplib
 from datetime import timedelta
-from email.utils import make_msgid
+from email.utils import format_datetime, make_msgid
 from pathlib import Path
 
 import pytest
@@ -413,7 +413,7 @@ def test_a_right_password_clears_earlier_failures_but_never_a_lock_out(shell, se
         "polis move 101 alice wrong-2\n",
     ]
     for body in mails:
-        raw = f"From: alice@elsewhere.example\nSubject: moves\n\n{body}".encode()
+        raw = f"From: alice@elsewhere.example\nDate: {format_datetime(clock.now)}\nSubject: moves\n\n{body}".encode()
         inbox.store(sessions, raw, "alice@elsewhere.example", [], clock.now)
     done = worker.process_batch(sessions, shell.settings, lambda: clock.now)
     assert [d.status for d in done] == [InboxStatus.done] * 2
@@ -577,6 +577,7 @@ def test_no_password_at_rest(gateway, shell, caplog):
     encoded = base64.b64encode(f"polis move 101 {mover} {pw} {move}\r\n".encode()).decode()
     raw = (
         f"From: {mover}@example.org\r\nTo: {SERVER}\r\nSubject: my move\r\n"
+        f"Date: {format_datetime(gateway.now())}\r\n"
         f"Message-ID: {make_msgid(domain='client.example')}\r\nMIME-Version: 1.0\r\n"
         "Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\n"
         f"{encoded}\r\n"
@@ -662,6 +663,7 @@ def test_one_addr_spec_per_address_and_replies_to_the_parsed_address(gateway):
     ):
         raw = (
             f"From: {sender}\r\nTo: {SERVER}\r\nSubject: help\r\n"
+            f"Date: {format_datetime(gateway.now())}\r\n"
             f"Message-ID: {make_msgid(domain='client.example')}\r\n\r\nhi\r\n"
         ).encode()
         gateway.send("eve@evil.example", "", raw=raw)
@@ -679,6 +681,7 @@ def test_a_message_id_holding_an_encoded_word_injects_no_header_into_the_answer(
     mid = f"<=?utf-8?b?{hostile}?=@client.example>"
     raw = (
         f"From: victim@victims.example\r\nTo: {SERVER}\r\nSubject: help\r\n"
+        f"Date: {format_datetime(gateway.now())}\r\n"
         f"Message-ID: {mid}\r\nReferences: <a@client.example> {mid}\r\n\r\nhi\r\n"
     ).encode()
     gateway.send("victim@victims.example", "", raw=raw)

@@ -7,7 +7,7 @@ that held up every other for a minute or had us mail 14 MB to a forged address."
 from __future__ import annotations
 
 import difflib
-from email.utils import make_msgid
+from email.utils import format_datetime, make_msgid
 from unittest.mock import patch
 
 import pytest
@@ -187,6 +187,7 @@ def test_a_forwarded_mail_is_neither_run_nor_shown(gateway, shell):
     )
     raw = (
         f"From: {mover}@example.org\r\nTo: {SERVER}\r\n"
+        f"Date: {format_datetime(gateway.now())}\r\n"
         f"Subject: polis move 101 {mover} pw-{mover} {move}#1\r\n"
         f"Message-ID: {make_msgid(domain='client.example')}\r\nMIME-Version: 1.0\r\n"
         'Content-Type: multipart/mixed; boundary="X"\r\n\r\n' + body

@@ -5,7 +5,7 @@ side of tests/test_abuse.py's at-rest test: the retention and the migration)."""
 from __future__ import annotations
 
 from datetime import timedelta
-from email.utils import make_msgid
+from email.utils import format_datetime, make_msgid
 
 import pytest
 from sqlalchemy import func, select
@@ -21,6 +21,7 @@ def mail(shell, sender: str, subject: str, body: str = "") -> None:
     it at once, on the test's clock, caps and all."""
     raw = (
         f"From: {sender}\nTo: {shell.settings.server_address}\nSubject: {subject}\n"
+        f"Date: {format_datetime(shell.clock.now)}\n"
         f"Message-ID: {make_msgid(domain='client.example')}\n\n{body}\n"
     ).encode()
     inbox.store(shell.sessions, raw, sender, [shell.settings.server_address], shell.clock.now)
@@ -200,6 +201,7 @@ def test_an_html_complaint_beside_an_empty_plain_part_confirms_nothing(shell):
     [code_mail] = mails_to(shell, victim)
     raw = (
         f"From: {victim}\nTo: {shell.settings.server_address}\nSubject: Re: {code_mail.subject}\n"
+        f"Date: {format_datetime(shell.clock.now)}\n"
         f"Message-ID: {make_msgid(domain='client.example')}\nMIME-Version: 1.0\n"
         'Content-Type: multipart/alternative; boundary="b"\n\n'
         "--b\nContent-Type: text/plain; charset=utf-8\n\n\n"

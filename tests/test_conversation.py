@@ -3,6 +3,8 @@ per mail, commands below quotes, and the cosmetics of board headers (issue 17)."
 
 from __future__ import annotations
 
+from email.utils import format_datetime
+
 
 def _last_mail_to(shell, address):
     return [m for m in shell.outbox() if m.recipient == address][-1]
@@ -76,6 +78,7 @@ def _mail(shell, settings, sessions, clock, sender, subject, body, n=[0]):  # no
     raw = (
         (
             f"From: {sender}\r\nTo: pbmserv@example.org\r\nSubject: {subject}\r\n"
+            f"Date: {format_datetime(clock.now)}\r\n"
             f"Message-ID: <c{n[0]}@example.org>\r\n\r\n{body}"
         )
         .replace("\n", "\r\n")
@@ -187,7 +190,8 @@ def test_an_html_mail_is_not_called_unprocessed(shell, settings, sessions, clock
     shell.signup("alice")
     raw = (
         b"From: alice@example.org\r\nTo: pbmserv@example.org\r\nSubject: hi\r\n"
-        b"Message-ID: <html1@example.org>\r\nContent-Type: text/html; charset=utf-8\r\n\r\n"
+        + f"Date: {format_datetime(clock.now)}\r\n".encode()
+        + b"Message-ID: <html1@example.org>\r\nContent-Type: text/html; charset=utf-8\r\n\r\n"
         b"<p>help</p><p>thanks</p>\r\n"
     )
     inbox.store(sessions, raw, "alice@example.org", ["pbmserv@example.org"], clock.now)

@@ -6,6 +6,7 @@ by the golden file ``mail_cosmetics.txt``."""
 from __future__ import annotations
 
 import random
+from email.utils import format_datetime
 
 from golden import assert_golden
 from mail_lines import overlong
@@ -164,6 +165,7 @@ def _mail(shell, sender: str, subject: str, body: str) -> None:
 
     raw = (
         f"From: {sender}\nTo: pbmserv@example.org\nSubject: {subject}\n"
+        f"Date: {format_datetime(shell.clock.now)}\n"
         f"Message-ID: <{abs(hash(body))}@example.org>\n\n{body}"
     )
     clock, to = shell.clock, ["pbmserv@example.org"]

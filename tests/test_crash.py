@@ -9,10 +9,11 @@ import signal
 import subprocess
 import sys
 from email.message import EmailMessage
-from email.utils import make_msgid
+from email.utils import format_datetime, make_msgid
 from pathlib import Path
 
 import pytest
+from conftest import TEST_START
 from sqlalchemy import func, select
 from waiting import wait_for_progress, wait_until
 
@@ -41,6 +42,7 @@ def write_config(tmp_path: Path, settings) -> Path:
 
 def move_mail(sender: str, line: str) -> bytes:
     msg = EmailMessage()
+    msg["Date"] = format_datetime(TEST_START)  # (the servers run on the test's calendar)
     msg["From"] = sender
     msg["To"] = "pbmserv@example.org"
     msg["Subject"] = line

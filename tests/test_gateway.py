@@ -9,7 +9,7 @@ import socket
 from contextlib import contextmanager
 from email import message_from_bytes, policy
 from email.message import EmailMessage
-from email.utils import make_msgid
+from email.utils import format_datetime, make_msgid
 
 import pytest
 from sqlalchemy import func, select
@@ -28,9 +28,14 @@ def free_port() -> int:
 
 
 class Gateway:
-    def __init__(self, settings, sessions) -> None:
-        self.settings, self.sessions = settings, sessions
+    def __init__(self, settings, sessions, clock=None) -> None:
+        """``clock``: the test's clock, when the server runs on it (else the server's own
+        clock, which starts on the test's calendar), for the Date of the mails sent."""
+        self.settings, self.sessions, self.clock = settings, sessions, clock
         self.port = settings.listen_port
+
+    def now(self):
+        return self.clock.now if self.clock is not None else self.settings.clock()
 
     def send(
         self,
@@ -49,6 +54,8 @@ class Gateway:
             msg["To"] = SERVER
             msg["Subject"] = subject
             msg["Message-ID"] = message_id or make_msgid(domain="client.example")
+            if "Date" not in (headers or {}):  # as every mail program writes it
+                msg["Date"] = format_datetime(self.now())
             for key, value in (headers or {}).items():
                 msg[key] = value
             msg.set_content(body or "\n")
@@ -218,7 +225,7 @@ def test_a_replayed_mail_is_processed_once(gateway):
 
 
 def test_same_bytes_without_message_id_are_one_mail(gateway):
-    raw = b"From: alice@example.org\r\nTo: pbmserv@example.org\r\nSubject: help\r\n\r\nhi\r\n"
+    raw = b"From: alice@example.org\r\nTo: pbmserv@example.org\r\nSubject: help\r\nDate: Sun, 01 Nov 2026 12:00:00 +0000\r\n\r\nhi\r\n"
     gateway.send("alice@example.org", "", raw=raw)
     gateway.send("alice@example.org", "", raw=raw)
     gateway.settle()
@@ -269,7 +276,7 @@ def test_unknown_recipient_and_oversize_are_refused(gateway):
 def test_html_only_and_quoted_printable_mail(gateway):
     raw = (
         b"From: alice@example.org\r\nTo: pbmserv@example.org\r\nSubject: =?utf-8?q?hi?=\r\n"
-        b"Message-ID: <html1@client.example>\r\nMIME-Version: 1.0\r\n"
+        b"Message-ID: <html1@client.example>\r\nMIME-Version: 1.0\r\nDate: Sun, 01 Nov 2026 12:00:00 +0000\r\n"
         b"Content-Type: text/html; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n"
         b"<html><body><p>signup alice secret=\r\n1</p><p>Gr=C3=BC=C3=9Fe</p></body></html>\r\n"
     )
@@ -299,7 +306,7 @@ def test_a_command_hidden_in_html_the_reader_does_not_see_does_not_run(gateway, 
     line = f"polis resign 101 {mover} pw-{mover}"
     raw = (
         f"From: {mover}@example.org\r\nTo: pbmserv@example.org\r\nSubject: hi\r\n"
-        f"Message-ID: <hidden@client.example>\r\nMIME-Version: 1.0\r\n"
+        f"Message-ID: <hidden@client.example>\r\nMIME-Version: 1.0\r\nDate: Sun, 01 Nov 2026 12:00:00 +0000\r\n"
         f"Content-Type: text/html; charset=utf-8\r\n\r\n<p>Good game!</p>"
         + hidden.format(line=line)
     ).encode()
@@ -327,7 +334,7 @@ def test_answers_per_sender_are_capped(gateway):
 
 
 def test_malformed_mail_gets_an_answer_and_the_worker_goes_on(gateway):
-    raw = b"From: alice@example.org\r\nSubject: \xff\xfe broken\r\nContent-Type: multipart/mixed\r\n\r\n\xff\x00garbage"
+    raw = b"From: alice@example.org\r\nDate: Sun, 01 Nov 2026 12:00:00 +0000\r\nSubject: \xff\xfe broken\r\nContent-Type: multipart/mixed\r\n\r\n\xff\x00garbage"
     gateway.send("alice@example.org", "", raw=raw)
     gateway.send("bob@example.org", "help")
     gateway.settle()
@@ -343,7 +350,10 @@ def test_lmtp_mode(settings, sessions):
     try:
         with smtplib.LMTP("127.0.0.1", settings.listen_port) as lmtp:
             lmtp.sendmail(
-                "alice@example.org", [SERVER], b"From: alice@example.org\r\nSubject: help\r\n\r\n"
+                "alice@example.org",
+                [SERVER],
+                b"From: alice@example.org\r\nDate: Sun, 01 Nov 2026 12:00:00 +0000\r\n"
+                b"Subject: help\r\n\r\n",
             )
         Gateway(settings, sessions).settle()
         assert Gateway(settings, sessions).subjects("alice@example.org") == ["pbmserv help"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 from email.message import EmailMessage
+from email.utils import format_datetime
 from unittest.mock import patch
 
 import click
@@ -446,6 +447,7 @@ def _mail(shell, subject: str, body: str = "") -> list[Outbox]:
     msg = EmailMessage()
     msg["From"], msg["To"], msg["Subject"] = "bob@example.org", "pbmserv@example.org", subject
     msg["Message-ID"] = f"<{abs(hash(subject + body))}@client.example>"
+    msg["Date"] = format_datetime(shell.clock.now)
     msg.set_content(body or "\n")
     with shell.sessions() as session:
         before = session.scalar(select(Outbox.id).order_by(Outbox.id.desc()).limit(1)) or 0

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import threading
 from email.message import EmailMessage
-from email.utils import make_msgid
+from email.utils import format_datetime, make_msgid
 
 import pytest
+from conftest import TEST_START
 from sqlalchemy import func, select
 from test_board_index import counted
 
@@ -22,6 +23,7 @@ def mail(sender: str, subject: str, message_id: str | None = None) -> bytes:
     msg = EmailMessage()
     msg["From"], msg["To"], msg["Subject"] = sender, "pbmserv@example.org", subject
     msg["Message-ID"] = message_id or make_msgid(domain="client.example")
+    msg["Date"] = format_datetime(TEST_START)
     msg.set_content("\n")
     return msg.as_bytes()
 
@@ -276,6 +278,7 @@ def test_each_move_of_a_batch_keeps_and_shows_its_own_comment(shell, sessions, s
         msg["From"], msg["To"] = f"{user}@example.org", "pbmserv@example.org"
         msg["Subject"] = f"polis move 101 {user} pw-{user} {move}"
         msg["Message-ID"] = make_msgid(domain="client.example")
+        msg["Date"] = format_datetime(clock.now)
         msg.set_content(f"Remark number {n} from {user}.\n")
         raw = msg.as_bytes()
         ids.append(inbox.store(sessions, raw, f"{user}@example.org", [], clock.now).id)
@@ -417,7 +420,7 @@ def test_a_command_that_fails_on_our_fault_is_answered_and_the_mail_goes_on(
 
     monkeypatch.setattr(worker, "run", run)
     body = "polis move 101 alice pw-alice a7-a6\npolis show 101\nhelp\n"
-    raw = f"From: alice@example.org\nSubject: moves\n\n{body}".encode()
+    raw = f"From: alice@example.org\nDate: {format_datetime(clock.now)}\nSubject: moves\n\n{body}".encode()
     inbox.store(sessions, raw, "alice@example.org", [], clock.now)
     [done] = worker.process_batch(sessions, shell.settings, lambda: clock.now)
     assert done.status is InboxStatus.done
@@ -428,7 +431,7 @@ def test_a_command_that_fails_on_our_fault_is_answered_and_the_mail_goes_on(
     assert "a7-a6" in answer.body
 
     trouble[0] = OperationalError("SELECT 1", {}, Exception("the database went away"))
-    raw = b"From: alice@example.org\nSubject: help\n\npolis show 101\n"
+    raw = f"From: alice@example.org\nDate: {format_datetime(clock.now)}\nSubject: help\n\npolis show 101\n".encode()
     inbox.store(sessions, raw, "alice@example.org", [], clock.now)
     [failed] = worker.process_batch(sessions, shell.settings, lambda: clock.now)
     assert failed.status is not InboxStatus.done  # tried again later, not answered as a bug

@@ -7,10 +7,11 @@ from __future__ import annotations
 import logging
 import smtplib
 import unicodedata
-from email.utils import make_msgid
+from email.utils import format_datetime, make_msgid
 
 import pytest
 from aiosmtpd.controller import Controller
+from conftest import TEST_START
 from sqlalchemy import select
 
 from pbmserv.mail import inbox, worker
@@ -29,6 +30,7 @@ def raw_mail(sender: str, subject: str, body: str = "", reply_to: str | None = N
     head = f"From: {sender}\r\n" + (f"Reply-To: {reply_to}\r\n" if reply_to else "")
     head += f"To: pbmserv@localhost\r\nSubject: {subject}\r\n"
     head += f"Message-ID: {make_msgid(domain='client.example')}\r\n"
+    head += f"Date: {format_datetime(TEST_START)}\r\n"
     return (head + f"\r\n{body}\r\n").encode()
 
 
@@ -142,6 +144,30 @@ def test_a_domain_is_shown_in_unicode_unless_a_label_mixes_scripts(domain: str, 
     kept = canonical(f"bob@{domain}")
     assert kept is not None and kept.isascii()
     assert shown(kept) == f"bob@{seen}"
+
+
+@pytest.mark.parametrize(
+    ("domain", "seen"),
+    [
+        ("аррӏе.example", "xn--80ak6aa92e.example"),  # all Cyrillic, and reads 'apple'
+        ("ѕсоре.example", "xn--e1argc3h.example"),  # 'scope'
+        ("москва.example", "москва.example"),  # Cyrillic that reads as Cyrillic
+        ("пример.рф", "пример.рф"),
+        ("сосо.рф", "сосо.рф"),  # under a Cyrillic top-level domain, Cyrillic is expected
+    ],
+)
+def test_a_label_wholly_of_cyrillic_letters_that_look_latin_is_shown_in_a_labels(
+    shell, domain: str, seen: str
+) -> None:
+    """A label of one script passed for safe: 'аррӏе' (all Cyrillic) was shown as 'аррӏе',
+    which a reader takes for 'apple'.  Written wholly in Cyrillic letters that look Latin
+    (UTS 39's whole-script confusables), it is shown as its A-label, in mail as elsewhere."""
+    from pbmserv.domain.addresses import canonical, shown
+
+    kept = canonical(f"bob@{domain}")
+    assert kept is not None and shown(kept) == f"bob@{seen}"
+    answer = shell.ok(f"signup bob pw-bob bob@{domain}")
+    assert f"Mail goes to bob@{seen}." in answer.body
 
 
 def test_the_caps_count_one_mailbox_once_however_it_is_written(shell) -> None:

@@ -4,6 +4,7 @@ in the answer to a mail, in the other players' board mails and in the mail's kep
 from __future__ import annotations
 
 import itertools
+from email.utils import format_datetime
 
 from sqlalchemy import select
 
@@ -20,6 +21,7 @@ def mail(shell, settings, sessions, clock, sender, subject, body=""):
 
     raw = (
         f"From: {sender}\r\nTo: pbmserv@example.org\r\nSubject: {subject}\r\n"
+        f"Date: {format_datetime(clock.now)}\r\n"
         f"Message-ID: <m{next(_IDS)}@example.org>\r\n\r\n{body}"
     ).encode()
     before = len(shell.outbox())

@@ -14,7 +14,7 @@ from pbmserv.store.models import AuthFailure, Inbox, InboxStatus, Outbox, Outbox
 
 SIGNUP = (
     b"From: alice@example.org\r\nTo: pbmserv@example.org\r\nMessage-ID: <m1@example.org>\r\n"
-    b"Subject: signup alice secret1\r\n\r\nhello\r\n"
+    b"Date: Sun, 01 Nov 2026 12:00:00 +0000\r\nSubject: signup alice secret1\r\n\r\nhello\r\n"
 )
 
 

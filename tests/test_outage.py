@@ -109,7 +109,7 @@ def test_every_loop_of_the_server_warns_once_and_works_again(
     monkeypatch.setattr(server, "run_pending", flaky["robots"])
     raw = (
         b"From: alice@example.org\r\nTo: pbmserv@example.org\r\nMessage-ID: <o1@example.org>"
-        b"\r\nSubject: signup alice secret1 alice@example.org\r\n\r\n"
+        b"\r\nDate: Sun, 01 Nov 2026 12:00:00 +0000\r\nSubject: signup alice secret1 alice@example.org\r\n\r\n"
     )
     running = server.Server(settings, listen=False, clock=lambda: clock.now)
     inbox.GroupStore(running.sessions).store(
@@ -186,7 +186,7 @@ def test_mails_claimed_when_the_database_went_away_are_done_once_it_answers(
     from pbmserv.store.models import Inbox, InboxStatus
 
     shell.signup("alice")
-    raw = b"From: alice@example.org\nMessage-ID: <o1@x>\nSubject: help\n\n"
+    raw = b"From: alice@example.org\nMessage-ID: <o1@x>\nDate: Sun, 01 Nov 2026 12:00:00 +0000\nSubject: help\n\n"
     inbox.store(sessions, raw, "alice@example.org", [], clock.now)
     monkeypatch.setattr(worker, "process_claimed", Flaky(worker.process_claimed))
     monkeypatch.setattr(inbox, "release_claims", Flaky(inbox.release_claims))

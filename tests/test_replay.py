@@ -28,7 +28,7 @@ def gateway(settings, sessions, clock):
     server = Server(settings, clock=lambda: clock.now, robots_and_clocks=False)
     server.start()
     try:
-        yield Gateway(settings, sessions)
+        yield Gateway(settings, sessions, clock)
     finally:
         server.stop()
 
@@ -102,18 +102,85 @@ def test_a_dated_mail_sent_again_after_the_retention_is_refused_and_says_why(gat
     assert "a mail dated more than 14 days before it reaches the server is taken" in said
 
 
-def test_a_mail_without_a_date_keeps_its_key_for_ever(gateway, shell, clock):
-    raw = a_move(gateway, shell, clock, dated=False)
-    sent = len(gateway.mails())
-    for days in (gateway.settings.inbox_retention_days + 1, 1000):
-        later(gateway, clock, days)
-        with gateway.sessions() as s:
-            assert s.scalars(select(Inbox)).all() == []
-            assert len(s.scalars(select(InboxTombstone)).all()) == 1
-        gateway.send("alice@example.org", "", raw=raw)
-        gateway.settle()
-        assert (moves(gateway), len(gateway.mails())) == (1, sent)  # a repeat: silence
-        assert count(gateway.sessions, Inbox) == 0
+def undated_move(gateway: Gateway, shell, *, date: str | None = None) -> bytes:
+    """A move mailed with no Date line (or ``date`` as its Date): its bytes."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    mover, move = first_move(gateway.sessions)
+    line = f"polis move 101 {mover} pw-{mover} {move}"
+    raw = mail_bytes(f"{mover}@example.org", line, headers={"Date": date} if date else None)
+    gateway.send(f"{mover}@example.org", "", raw=raw)
+    gateway.settle()
+    return raw
+
+
+def errors(gateway: Gateway, to: str) -> list:
+    return [m for m in gateway.mails(to) if str(m["Subject"]) == "pbmserv Error"]
+
+
+@pytest.mark.parametrize("date", [None, "yesterday, around noon", "Fri, 31 Feb 2026 25:61 +0000"])
+def test_a_mail_without_a_date_runs_nothing_and_says_why(gateway, shell, clock, date):
+    """A mail without a Date could not be told from its replay, so its key was kept for ever:
+    anyone could grow the kept keys without end with distinct dateless mails.  It runs nothing
+    now (as one whose Date cannot be read), its sender is told, and no key of it is kept."""
+    raw = undated_move(gateway, shell, date=date)
+    assert moves(gateway) == 0
+    sender = "alice@example.org" if b"From: alice" in raw else "bob@example.org"
+    [refusal] = errors(gateway, sender)
+    assert str(refusal["Subject"]) == "pbmserv Error"
+    said = " ".join(body_of(refusal).split())
+    assert said == (
+        "Error: your mail was not run. The mail this answers has no Date line (or one that "
+        "cannot be read). This server tells a mail sent again (by a broken relay or by "
+        "someone who kept a copy of it) from the first one by its date, so it runs no mail "
+        "without one: none of its commands was carried out. Every mail program writes the "
+        "Date line itself. Send the commands again in a new mail, written in a mail program "
+        "(if a script of yours sends them, have it add a Date line, as RFC 5322 requires)."
+    )
+    assert "pw-" not in said
+    with gateway.sessions() as s:
+        [row] = s.scalars(select(Inbox)).all()
+        assert row.last_error == (
+            "not run: no Date line that can be read (a replay could not be told from it)"
+        )
+        assert b"pw-" not in row.raw
+    later(gateway, clock, gateway.settings.inbox_retention_days + 1)
+    assert (count(gateway.sessions, Inbox), count(gateway.sessions, InboxTombstone)) == (0, 0)
+    gateway.send(sender, "", raw=raw)  # and its replay is refused again
+    gateway.settle()
+    assert moves(gateway) == 0
+    assert len(errors(gateway, sender)) == 2
+
+
+def test_undated_automatic_mail_gets_no_answer_and_undated_answers_are_capped(gateway, shell):
+    auto = mail_bytes("alice@example.org", "help", headers={"Auto-Submitted": "auto-generated"})
+    gateway.send("alice@example.org", "", raw=auto)
+    gateway.settings.max_stranger_answers_per_day = 2
+    for _ in range(4):  # a stranger's address (anyone can forge it): the caps hold
+        gateway.send("carol@example.org", "", raw=mail_bytes("carol@example.org", "help"))
+    gateway.settle()
+    assert gateway.mails("alice@example.org") == []
+    assert [str(m["Subject"]) for m in gateway.mails("carol@example.org")] == [
+        "pbmserv Error",
+        "pbmserv Error",
+        "pbmserv: answer limit reached",  # then silence
+    ]
+    with gateway.sessions() as s:
+        notes = [row.last_error for row in s.scalars(select(Inbox).order_by(Inbox.id))]
+    assert notes[0] == "not answered: Auto-Submitted: auto-generated"
+    assert notes[-1].startswith("not run: no Date line") and "; not answered: " in notes[-1]
+
+
+def test_a_key_kept_with_no_date_before_goes_after_stale_mail_days(gateway, shell, clock):
+    """A key kept by the code before (a dateless mail's, kept for ever) is kept
+    ``stale_mail_days`` from the first clean-up that finds it, then goes."""
+    with gateway.sessions() as s, s.begin():
+        s.add(InboxTombstone(dedup_key="sha256:kept-for-ever", dated=None))
+    later(gateway, clock, 1)
+    later(gateway, clock, 14)
+    assert count(gateway.sessions, InboxTombstone) == 1
+    later(gateway, clock, 0.1)
+    assert count(gateway.sessions, InboxTombstone) == 0
 
 
 def test_a_dated_key_is_kept_while_a_replay_would_still_run(gateway, shell, clock):
@@ -151,11 +218,11 @@ def test_a_sender_whose_clock_is_far_behind_is_told_to_set_it_right(gateway, she
 
 
 @pytest.mark.parametrize(
-    "offset", [timedelta(days=-13), timedelta(hours=-30), timedelta(hours=5), timedelta(days=40)]
+    "offset", [timedelta(days=-13), timedelta(hours=-30), timedelta(hours=5), timedelta(days=13)]
 )
 def test_honest_mail_delayed_or_from_a_clock_that_is_off_runs(gateway, shell, clock, offset):
-    """Mail delayed in queues for days, or from a sender whose clock is off by hours (or a
-    month ahead: its key is then kept until its Date is old)."""
+    """Mail delayed in queues for days, or from a sender whose clock is off by hours (or days
+    ahead: its key is then kept until its Date is old)."""
     shell.signup("alice", "bob")
     shell.ok("polis challenge alice bob")
     mover, move = first_move(gateway.sessions)
@@ -264,3 +331,143 @@ def test_the_key_is_read_from_a_bounded_header_whatever_its_line_breaks():
     key = dedup_key(head + b"X: y\r" * 200_000 + b"\rhi\r", "a@x.example")
     assert time.perf_counter() - began < 0.1  # (read whole: 0.3 s, 2 ms now)
     assert key == dedup_key(head.replace(b"\r", b"\r\n") + b"\r\nhi\r\n", "a@x.example")
+
+
+def test_a_mail_dated_far_ahead_runs_nothing_and_keeps_no_key_for_ever(gateway, shell, clock):
+    """A mail dated next year ran, and its key was kept until its Date was 14 days old: a Date
+    in the year 9999 kept one for ever.  A Date more than ``stale_mail_days`` ahead of the
+    mail's arrival is a clock as wrong as one that far behind: the mail runs nothing and its
+    sender is told, and the key kept of any mail goes at most 14 days after its deletion."""
+    shell.signup("alice")
+    for when in (clock.now + timedelta(days=365), clock.now.replace(year=9999)):
+        raw = mail_bytes("alice@example.org", "help", dated=when)
+        gateway.send("alice@example.org", "", raw=raw)
+    gateway.settle()
+    refusals = gateway.mails("alice@example.org")
+    said = " ".join(body_of(refusals[0]).split())
+    assert said == (
+        "Error: your mail was not run. The mail this answers is dated 2027-11-01 12:00 UTC, "
+        "but it came on 2026-11-01 12:00 UTC: its date lies more than 14 days ahead. This "
+        "server tells a mail sent again (by a broken relay or by someone who kept a copy of "
+        "it) from the first one by its date, and a date that far ahead could not tell it, so "
+        "none of its commands was carried out. The date of your computer or phone is wrong: "
+        "set it right, then send the commands again in a new mail."
+    )
+    assert [str(m["Subject"]) for m in refusals] == ["pbmserv Error"] * 2
+    with gateway.sessions() as s:
+        notes = [row.last_error for row in s.scalars(select(Inbox).order_by(Inbox.id))]
+    assert notes == [
+        "not run: dated 2027-11-01 12:00 UTC, 365 d 0 h after it came (more than 14 days "
+        "ahead: a wrong clock)",
+        "not run: dated 9999-11-01 12:00 UTC, 2912078 d 0 h after it came (more than 14 days "
+        "ahead: a wrong clock)",
+    ]
+    later(gateway, clock, gateway.settings.inbox_retention_days + 1)
+    assert (count(gateway.sessions, Inbox), count(gateway.sessions, InboxTombstone)) == (0, 0)
+
+
+def test_a_key_of_a_mail_dated_ahead_is_kept_until_its_replay_is_refused(gateway, shell, clock):
+    """A mail dated 13 days ahead (it runs) and deleted after 2 days keeps its key until its
+    Date is 14 days old: every replay until then is a repeat, and one after is refused."""
+    gateway.settings.inbox_retention_days = 2
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    mover, move = first_move(gateway.sessions)
+    sender = f"{mover}@example.org"
+    raw = mail_bytes(sender, f"polis move 101 {mover} pw-{mover} {move}", dated=clock.now)
+    raw = raw.replace(
+        format_datetime(clock.now).encode(),
+        format_datetime(clock.now + timedelta(days=13)).encode(),
+    )
+    gateway.send(sender, "", raw=raw)
+    gateway.settle()
+    assert moves(gateway) == 1
+    sent = len(gateway.mails())
+    for days in (3, 23):  # 26 days after it came: its Date is 13 days old
+        later(gateway, clock, days)
+        assert count(gateway.sessions, InboxTombstone) == 1
+        gateway.send(sender, "", raw=raw)
+        gateway.settle()
+        assert (moves(gateway), len(gateway.mails())) == (1, sent)  # a repeat: silence
+    later(gateway, clock, 2)
+    assert count(gateway.sessions, InboxTombstone) == 0
+    gateway.send(sender, "", raw=raw)
+    gateway.settle()
+    assert moves(gateway) == 1
+    assert [str(m["Subject"]) for m in gateway.mails()[sent:]] == ["pbmserv Error"]
+
+
+def srs_move(gateway: Gateway, shell, clock) -> tuple[str, bytes]:
+    """alice or bob's first move, dated now, as a forwarder passes it on: (sender, bytes)."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    mover, move = first_move(gateway.sessions)
+    line = f"polis move 101 {mover} pw-{mover} {move}"
+    return mover, mail_bytes(f"{mover}@example.org", line, dated=clock.now)
+
+
+def test_a_resend_under_another_srs_rewrite_is_not_run_twice(gateway, shell, clock):
+    """A forwarder using SRS rewrites the envelope sender anew at each resend (a new hash, a
+    new timestamp); the key held the envelope as written, so a resend within
+    ``stale_mail_days`` had a new key and ran again.  It stands for the address it wraps."""
+    gateway.settings.inbox_retention_days = 2
+    mover, raw = srs_move(gateway, shell, clock)
+    first = f"SRS0=a1b2=T1=example.org={mover}@fwd.example"
+    gateway.send(f"{mover}@example.org", "", raw=raw, envelope_from=first)
+    gateway.settle()
+    assert moves(gateway) == 1
+    sent = len(gateway.mails())
+    gateway.send(
+        f"{mover}@example.org",
+        "",
+        raw=raw,
+        envelope_from=f"srs0+c3d4=T2=example.org={mover}@fwd.example",
+    )
+    gateway.settle()
+    assert (moves(gateway), len(gateway.mails()), count(gateway.sessions, Inbox)) == (1, sent, 1)
+    with gateway.sessions() as s:
+        assert s.scalar(select(Inbox.repeats)) == 1
+    later(gateway, clock, 3)  # the mail is gone, its key kept
+    assert count(gateway.sessions, Inbox) == 0
+    resent = f"SRS0=e5f6=T5=example.org={mover}@fwd.example"
+    gateway.send(f"{mover}@example.org", "", raw=raw, envelope_from=resent)
+    gateway.settle()
+    assert (moves(gateway), len(gateway.mails()), count(gateway.sessions, Inbox)) == (1, sent, 0)
+
+
+@pytest.mark.parametrize(
+    "forged",
+    [
+        "SRS0=ffff=T1=example.org={mover}@evil.example",  # alice's address, in his own SRS
+        "SRS1=ffff=fwd.example==a1b2=T1=example.org={mover}@evil.example",
+        "mallory@evil.example",
+    ],
+)
+def test_a_forger_s_mail_with_the_message_id_first_does_not_block_the_srs_one(
+    gateway, shell, clock, forged
+):
+    """The key keeps the envelope so that whoever sends a mail's Message-ID first (guessed or
+    leaked) cannot have the real mail dropped as a repeat; an SRS envelope keeps the domains it
+    came through, which SPF checks, so a forger wrapping the victim's address in an SRS address
+    of his own domain has a key of his own."""
+    mover, raw = srs_move(gateway, shell, clock)
+    message_id = next(
+        line.split(b":", 1)[1].strip().decode()
+        for line in raw.splitlines()
+        if line.lower().startswith(b"message-id:")
+    )
+    fake = mail_bytes(f"{mover}@example.org", "help", dated=clock.now)
+    fake = b"".join(
+        f"Message-ID: {message_id}\r\n".encode()
+        if line.lower().startswith(b"message-id:")
+        else line
+        for line in fake.splitlines(keepends=True)
+    )
+    gateway.send(f"{mover}@example.org", "", raw=fake, envelope_from=forged.format(mover=mover))
+    gateway.settle()
+    assert count(gateway.sessions, Inbox) == 1
+    real = f"SRS0=a1b2=T1=example.org={mover}@fwd.example"
+    gateway.send(f"{mover}@example.org", "", raw=raw, envelope_from=real)
+    gateway.settle()
+    assert moves(gateway) == 1
+    assert count(gateway.sessions, Inbox) == 2

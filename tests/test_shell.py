@@ -155,7 +155,7 @@ def test_operator_mail_commands_and_status(data, tmp_path):
     mail = tmp_path / "signup.eml"
     mail.write_bytes(
         b"From: alice@example.org\r\nTo: pbmserv@localhost\r\nMessage-ID: <m1@example.org>\r\n"
-        b"Subject: signup alice secret1\r\n\r\nhello\r\n"
+        b"Date: Sun, 01 Nov 2026 12:00:00 +0000\r\nSubject: signup alice secret1\r\n\r\nhello\r\n"
     )
     first = pbmserv("mail", "inject", str(mail), data=data)
     assert first.returncode == 0 and "stored as 1" in first.stdout, first.stderr

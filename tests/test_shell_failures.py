@@ -20,7 +20,7 @@ from pbmserv.cli.failures import CONFIG, DATAERR, SOFTWARE, TEMPFAIL
 
 SIGNUP = (
     b"From: alice@example.org\r\nTo: pbmserv@localhost\r\nMessage-ID: <m1@example.org>\r\n"
-    b"Subject: signup alice secret1\r\n\r\n"
+    b"Date: Sun, 01 Nov 2026 12:00:00 +0000\r\nSubject: signup alice secret1\r\n\r\n"
 )
 
 

@@ -33,7 +33,7 @@ def test_only_a_store_made_in_the_data_directory_is_announced(tmp_path, monkeypa
     mail = tmp_path / "signup.eml"
     mail.write_bytes(
         b"From: alice@example.org\r\nTo: pbmserv@localhost\r\nMessage-ID: <m1@example.org>\r\n"
-        b"Subject: signup alice secret1\r\n\r\n"
+        b"Date: Sun, 01 Nov 2026 12:00:00 +0000\r\nSubject: signup alice secret1\r\n\r\n"
     )
     assert main(["mail", "inject", str(mail)]) == 0
     assert len(list((data / "Maildir" / "new").iterdir())) == 1  # the answer made the directory

@@ -233,10 +233,12 @@ def test_workers_bumping_one_counter_at_once_each_count(sessions):
         assert limits.today(session, "answers:bob@example.org", now) == 0
 
 
-def test_a_mail_stored_before_0014_keeps_its_key_for_ever_once_deleted(database_url):
-    """0014 reads a mail's Date when it is stored; a mail stored before has none known, so its
-    key outlives it for ever (a replay of it never runs again), and the downgrade drops the
-    kept keys and the dates, the mails left as they were."""
+def test_a_mail_stored_before_0014_is_dated_by_0016_and_no_key_is_kept_for_ever(database_url):
+    """0014 reads a mail's Date when it is stored; a mail stored before had none known, and its
+    key was kept for ever once it was deleted.  Now that a mail without a Date runs nothing,
+    0016 reads the Date of those mails from their bytes (one still waiting runs, one processed
+    keeps its key as long as a replay would run), and a key kept with no Date is kept
+    ``stale_mail_days`` from the first clean-up, then goes.  The downgrades keep the mails."""
     from datetime import timedelta
 
     from sqlalchemy import text
@@ -253,43 +255,50 @@ def test_a_mail_stored_before_0014_keeps_its_key_for_ever_once_deleted(database_
         b"From: alice@example.org\r\nMessage-ID: <m1@alice.example>\r\n"
         b"Date: Sun, 01 Nov 2026 12:00:00 +0000\r\nSubject: help\r\n\r\n"
     )
+    undated = mail.replace(b"<m1@", b"<m0@").replace(b"Date: ", b"X-Date: ")
     key = inbox.dedup_key(mail, "alice@example.org")
     with engine.begin() as conn:
-        for stored_key, status in ((key, "done"), ("sha256:waiting", "new")):
+        for stored_key, raw, status in (
+            (key, mail, "done"),
+            ("sha256:waiting", mail, "new"),
+            ("sha256:undated", undated, "done"),
+        ):
             conn.execute(
                 text(
                     "INSERT INTO inbox (dedup_key, raw, mail_from, rcpt_to, received, status,"
                     " attempts, processed_at) VALUES (:key, :raw, 'alice@example.org', '', :at,"
                     " :status, 1, :at)"
                 ),
-                {"key": stored_key, "raw": mail, "at": at, "status": status},
+                {"key": stored_key, "raw": raw, "at": at, "status": status},
             )
+    upgrade(engine, "0015")
+    with engine.begin() as conn:  # a key kept by 0014's code, with no Date
+        conn.execute(text("INSERT INTO inbox_tombstones (dedup_key) VALUES ('sha256:old')"))
     upgrade(engine)
     with engine.connect() as conn:
-        assert conn.execute(text("SELECT dated FROM inbox")).scalars().all() == [None, None]
+        dates = conn.execute(text("SELECT dated FROM inbox ORDER BY id")).scalars().all()
+        assert [str(d)[:19] if d else d for d in dates] == [
+            "2026-11-01 12:00:00",
+            "2026-11-01 12:00:00",
+            None,
+        ]
     sessions = sessionmaker(engine)
-    settings = Settings(database_url=database_url)
-    housekeeping(sessions, settings, at + timedelta(days=1000))
+    settings = Settings(database_url=database_url)  # 30 days kept, 14 days' Date
+    housekeeping(sessions, settings, at + timedelta(days=20))  # (nothing deleted yet)
+    housekeeping(sessions, settings, at + timedelta(days=30, hours=13))
     with engine.connect() as conn:
         assert conn.execute(text("SELECT id FROM inbox")).scalars().all() == [2]
-        kept = conn.execute(text("SELECT dedup_key, dated FROM inbox_tombstones")).all()
-        assert [tuple(row) for row in kept] == [(key, None)]
-    again = inbox.store(sessions, mail, "alice@example.org", [], at + timedelta(days=1000))
-    assert (again.id, again.new) == (None, False)
-    fresh = mail.replace(b"<m1@", b"<m2@")
-    stored = inbox.store(sessions, fresh, "alice@example.org", [], at)
-    with engine.connect() as conn:  # a mail stored now has its Date
-        dated = conn.execute(text("SELECT dated FROM inbox WHERE id = :id"), {"id": stored.id})
-        assert str(dated.scalar()).startswith("2026-11-01 12:00:00")
+        kept = conn.execute(text("SELECT dedup_key FROM inbox_tombstones")).scalars().all()
+        assert kept == ["sha256:old"]  # the mails' Date is older than 14 days: no key needed
+    housekeeping(sessions, settings, at + timedelta(days=34, hours=1))
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM inbox_tombstones")).scalar() == 0
     downgrade(engine, "0013")
     tables = set(inspect(engine).get_table_names())
     assert "inbox_tombstones" not in tables
     assert "dated" not in {c["name"] for c in inspect(engine).get_columns("inbox")}
     with engine.connect() as conn:
-        assert conn.execute(text("SELECT id FROM inbox ORDER BY id")).scalars().all() == [
-            2,
-            stored.id,
-        ]
+        assert conn.execute(text("SELECT id FROM inbox ORDER BY id")).scalars().all() == [2]
     engine.dispose()
 
 

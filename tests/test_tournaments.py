@@ -5,6 +5,8 @@ from the rules in pbmserv/tournaments.py."""
 
 from __future__ import annotations
 
+from email.utils import format_datetime
+
 import pytest
 from mail_lines import overlong
 from sqlalchemy import select
@@ -335,7 +337,8 @@ def test_join_and_standings_by_mail_through_the_worker(shell, settings, sessions
     def mail(subject: str, n: int) -> None:
         raw = (
             f"From: ann@example.org\r\nTo: pbmserv@example.org\r\nSubject: {subject}\r\n"
-            f"Message-ID: <t{n}@example.org>\r\n\r\nthanks\r\n"
+            f"Message-ID: <t{n}@example.org>\r\nDate: {format_datetime(clock.now)}\r\n"
+            "\r\nthanks\r\n"
         ).encode()
         inbox.store(sessions, raw, "ann@example.org", ["pbmserv@example.org"], clock.now)
         while process_next(sessions, settings, lambda: clock.now) is not None:

@@ -25,6 +25,8 @@ Where an address is shown to a person (:func:`shown`), its domain is written in 
 its player wrote it: ``jörg@bücher.example``; the headers of our mail keep the one form.
 >>> shown("jörg@xn--bcher-kva.example"), shown("alice@xn--pple-43d.example")
 ('jörg@bücher.example', 'alice@xn--pple-43d.example')
+>>> shown(canonical("bob@аррӏе.example")), shown(canonical("bob@пример.рф"))
+('bob@xn--80ak6aa92e.example', 'bob@пример.рф')
 """
 
 from __future__ import annotations
@@ -118,19 +120,20 @@ def shown(address: str) -> str:
     A label that mixes scripts stays in A-labels (``xn--pple-43d`` for 'аpple' with a
     Cyrillic 'а'): such names are a phishing trick, and IDNA 2008 lets them through; as
     ``xn--`` the odd one shows.  Japanese, Chinese and Korean labels mix scripts as their
-    writing does (UTS 39's highly restrictive sets), and are shown."""
+    writing does (UTS 39's highly restrictive sets), and are shown.  So does a label written
+    wholly in Cyrillic letters that look Latin ('аррӏе', all Cyrillic, reads 'apple': a
+    whole-script confusable), unless its top-level domain is Cyrillic (.рф), where a reader
+    expects Cyrillic."""
     local, at, domain = address.rpartition("@")
     if not at or "xn--" not in domain:
         return address
-    labels = []
-    for label in domain.split("."):
-        try:
-            unicode = idna.decode(label) if label.startswith("xn--") else label
-        except (idna.IDNAError, UnicodeError, ValueError):
-            return address
-        if _mixed_scripts(unicode):
-            return address
-        labels.append(unicode)
+    try:
+        labels = [idna.decode(x) if x.startswith("xn--") else x for x in domain.split(".")]
+    except (idna.IDNAError, UnicodeError, ValueError):
+        return address
+    cyrillic_top = any(_script(char) == "CYRILLIC" for char in labels[-1])
+    if any(_mixed_scripts(x) or (_latin_alike(x) and not cyrillic_top) for x in labels):
+        return address
     return f"{local}@{'.'.join(labels)}"
 
 
@@ -147,6 +150,24 @@ _WRITINGS = (
 )
 
 
+# Cyrillic letters that a reader takes for the Latin ones they look like (a c d e h i j l o p q
+# s w x y v w b n r): a label of these alone passes for a Latin name.  Letters that only half
+# look Latin (к, м, т, в) are not among them, so that most Russian words show as written.
+_LATIN_ALIKE = frozenset("асԁеһіјӏорԛѕԝхуѵѡьпг")
+
+
+def _script(char: str) -> str:
+    """The script of a letter, by the first word of its Unicode name ('' if none)."""
+    return unicodedata.name(char, "").split(" ")[0]
+
+
+def _latin_alike(label: str) -> bool:
+    """Whether the letters of ``label`` are all Cyrillic ones that look Latin (UTS 39's
+    whole-script confusables, for the letters of :data:`_LATIN_ALIKE`)."""
+    letters = [char for char in label if unicodedata.category(char).startswith("L")]
+    return bool(letters) and all(char in _LATIN_ALIKE for char in letters)
+
+
 def _mixed_scripts(label: str) -> bool:
     """Whether the letters of ``label`` are of several scripts that no writing mixes (a
     letter's script is the first word of its Unicode name; digits, hyphens, marks and the
@@ -155,7 +176,7 @@ def _mixed_scripts(label: str) -> bool:
     for char in label:
         if not unicodedata.category(char).startswith("L"):
             continue
-        script = unicodedata.name(char, "").split(" ")[0]
+        script = _script(char)
         if script in ("MODIFIER", "KATAKANA-HIRAGANA", ""):
             continue
         scripts.add("HAN" if script == "CJK" else script)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, delete, exists, insert, or_, select
+from sqlalchemy import ColumnElement, and_, delete, exists, insert, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
@@ -31,7 +31,7 @@ def housekeeping(sessions: sessionmaker[Session], settings: Settings, now: datet
             Inbox.status.in_([InboxStatus.done, InboxStatus.ignored]),
             Inbox.processed_at < cutoff,
         )
-        _keep_keys(session, going, now - timedelta(days=settings.stale_mail_days))
+        _keep_keys(session, going, now, timedelta(days=settings.stale_mail_days))
         result = session.execute(delete(Inbox).where(*going))
         purged = int(result.rowcount or 0)  # type: ignore[attr-defined]
         result = session.execute(
@@ -57,13 +57,21 @@ def housekeeping(sessions: sessionmaker[Session], settings: Settings, now: datet
     return lines
 
 
-def _keep_keys(session: Session, going: tuple[ColumnElement[bool], ...], stale: datetime) -> None:
-    """Keep the keys of the mails ``going`` (to be deleted) that a replay could still run as:
-    dated after ``stale`` (a replay of an older one is refused by its Date) or not dated at all
-    (for ever: nothing else tells its replay); drop the kept keys that no longer need to be."""
-    session.execute(delete(InboxTombstone).where(InboxTombstone.dated < stale))
+def _keep_keys(
+    session: Session, going: tuple[ColumnElement[bool], ...], now: datetime, days: timedelta
+) -> None:
+    """Keep the keys of the mails ``going`` (to be deleted) that a replay could still run as
+    (:func:`pbmserv.mail.replay.refusal`): dated within ``days`` of now, or ahead of it by no
+    more than ``days`` (kept until that Date is ``days`` old).  None of a mail without a Date
+    (a replay runs nothing either), nor of one dated further ahead: it was refused, and a key
+    kept until its Date could be kept for ever.  Drop the kept keys that no longer need to be;
+    a key kept with no Date (before migration 0016: a dateless mail's, or a mail's stored before
+    0014) is kept ``days`` from the first clean-up that finds it, as a mail dated then."""
+    undated = InboxTombstone.dated.is_(None)
+    session.execute(update(InboxTombstone).where(undated).values(dated=now))
+    session.execute(delete(InboxTombstone).where(InboxTombstone.dated < now - days))
     known = exists().where(InboxTombstone.dedup_key == Inbox.dedup_key)
-    needed = or_(Inbox.dated.is_(None), Inbox.dated >= stale)
+    needed = and_(Inbox.dated >= now - days, Inbox.dated <= now + days)
     session.execute(
         insert(InboxTombstone).from_select(
             ["dedup_key", "dated"],

@@ -44,6 +44,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
+from pbmserv.mail import srs
 from pbmserv.mail.decode import header_part
 from pbmserv.mail.replay import earliest_date
 from pbmserv.store.models import Inbox, InboxStatus, InboxTombstone
@@ -87,14 +88,14 @@ def clip_error(text: str, limit: int) -> str:
 
 
 def dedup_key(raw: bytes, mail_from: str) -> str:
-    """The key that makes a later mail a repeated delivery of this one (``mail_from``: the
-    envelope sender).  With a Message-ID, that Message-ID from the same envelope sender and the
-    same From header: a Message-ID alone was global, so anyone who sent a guessed or leaked one
-    first had its owner's mail dropped.  A re-delivery (Postfix after a lost 250, a relay's
-    duplicate) keeps both senders; a forger must now forge both, which SPF and DMARC can check.
-    Without a Message-ID, a hash of the bytes (they hold the senders already).  Of several
-    Message-IDs (RFC 5322 allows one), the lowest: a replay with a new one written above its
-    own (DKIM still verifies, it signs the lowest) is a repeat.
+    """The key that makes a later mail a repeated delivery of this one.  With a Message-ID,
+    that Message-ID from the same envelope sender (``mail_from``; an SRS one as the address it
+    stands for: :func:`srs.for_key`) and From header: a Message-ID alone was global, so anyone
+    who sent a guessed or leaked one first had its owner's mail dropped.  A re-delivery (a lost
+    250, a relay's duplicate, an SRS forwarder's resend) keeps both senders; a forger must
+    forge both, which SPF and DMARC can check.  Without a Message-ID, a hash of the bytes
+    (they hold the senders already).  Of several Message-IDs (RFC 5322 allows one), the
+    lowest: a replay with a new one written above its own (DKIM signs the lowest) is a repeat.
 
     >>> mail = b"From: a@x.example\\nMessage-ID: <1@x.example>\\n\\nhi\\n"
     >>> dedup_key(mail, "a@x.example") == dedup_key(mail, "a@x.example")
@@ -123,7 +124,7 @@ def _keys(raw: bytes, mail_from: str) -> tuple[str, str | None, datetime | None]
         message_id = ""
     if not message_id:
         return "sha256:" + hashlib.sha256(raw).hexdigest(), None, dated
-    who = f"{(mail_from or '').strip()}\n{senders}".encode("utf-8", "surrogateescape")
+    who = f"{srs.for_key(mail_from or '')}\n{senders}".encode("utf-8", "surrogateescape")
     digest = hashlib.sha256(who).hexdigest()[:32]
     return f"from:{digest} mid:{message_id[:900]}", LEGACY_PREFIX + message_id[:900], dated
 

@@ -31,7 +31,7 @@ from pbmserv.domain import accounts
 from pbmserv.errors import with_traceback
 from pbmserv.mail import inbox
 from pbmserv.mail.parse import ParsedMail, parse_message
-from pbmserv.mail.replay import Stale, stale
+from pbmserv.mail.replay import Refusal, refusal
 
 log = logging.getLogger("pbmserv.mail.prepare")
 
@@ -43,7 +43,7 @@ class Prepared:
     message_id: int
     parsed: ParsedMail | None = None
     error: str | None = None  # parsing failed: its reason, then the traceback
-    stale: Stale | None = None  # taken for a replay: none of its commands runs
+    stale: Refusal | None = None  # no Date, or one of a replay: none of its commands runs
 
 
 def prepare(settings: Settings, words: set[str], mail: inbox.Claimed) -> Prepared:
@@ -59,7 +59,7 @@ def prepare(settings: Settings, words: set[str], mail: inbox.Claimed) -> Prepare
         old = (
             None
             if mail.received is None
-            else stale(mail.dated, mail.received, settings.stale_mail_days)
+            else refusal(mail.dated, mail.received, settings.stale_mail_days)
         )
         return Prepared(mail.id, parsed, stale=old)
     except Exception as exc:  # noqa: BLE001 - recorded as a failed attempt of this mail

@@ -33,7 +33,7 @@ from pbmserv.games import get_game
 from pbmserv.mail import inbox
 from pbmserv.mail.parse import ParsedMail, board_subject, our_subject, without_reply_prefixes
 from pbmserv.mail.prepare import Claims, Prepared, check_passwords, prepare
-from pbmserv.mail.replay import Stale
+from pbmserv.mail.replay import Refusal
 from pbmserv.mail.reply import assemble, bounded, game_word_hint, shortened, tail_sections
 from pbmserv.render import subjects
 from pbmserv.render.templates import fill, render
@@ -345,7 +345,7 @@ def _process(
     parsed: ParsedMail,
     now: datetime,
     mask: grammar.PasswordMask,
-    stale: Stale | None = None,
+    stale: Refusal | None = None,
 ) -> tuple[InboxStatus, int, str | None]:
     """Everything one mail causes, inside the caller's transaction (parsed outside it);
     ``mask`` hides the mail's passwords in any text (its command lines read once; the words
@@ -355,7 +355,7 @@ def _process(
     Every command is executed.  The answers of a mail whose password was right and which came
     from that account's confirmed address are always sent, and so is one that carries a new
     unlock code (:mod:`pbmserv.domain.owner_hold`); any other mail gets at most one answer,
-    within the caps of :mod:`pbmserv.domain.limits`.  A ``stale`` mail (taken for a replay)
+    within the caps of :mod:`pbmserv.domain.limits`.  A ``stale`` mail (no Date, or a replay's)
     runs nothing, and its answer says why, within the same caps.
     """
     sender = accounts.parse_address(parsed.sender or "")

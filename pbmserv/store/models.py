@@ -429,8 +429,9 @@ class Inbox(Base):
 
 class InboxTombstone(Base):
     """The key of a processed mail deleted after ``inbox_retention_days``, kept for as long as
-    a replay of that mail would run (``dated`` within ``stale_mail_days``; for ever when it had
-    no Date): the listener takes a mail with that key for a repeat.  No text of the mail."""
+    a replay of that mail would run (``dated`` within ``stale_mail_days``; a mail without a Date
+    runs nothing, and keeps no key): the listener takes a mail with that key for a repeat.  No
+    text of the mail."""
 
     __tablename__ = "inbox_tombstones"
 
