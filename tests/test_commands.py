@@ -110,7 +110,7 @@ def test_failures_from_one_sender_count_across_userids(shell):
 def test_invalid_challenge_lists_every_reason(shell):
     shell.signup("alice")
     result = shell("nim challenge alice zed -size=3 --nagtime=x --bogus")
-    assert result.status == 1
+    assert result.status == 2  # (a misspelt option or parameter: a usage error)
     for reason in (
         "Invalid challenge",
         "the 2nd userid given names no player",
@@ -121,6 +121,26 @@ def test_invalid_challenge_lists_every_reason(shell):
     ):
         assert reason in " ".join(result.body.split()), reason  # (lines are wrapped)
     assert shell.outbox() == []
+
+
+def test_a_misspelt_option_is_a_usage_error_that_names_the_options(shell):
+    """'--nagtim=3' was taken for --nagtime (a prefix of it) in silence, and '-nagtime=3'
+    (one dash, a game's parameter) was answered with the game's parameters only."""
+    shell.signup("alice", "bob", "carol")
+    for channel in ("shell", "mail"):
+        for word, meant in (("--nagtim=3", "--nagtime"), ("--forfeit=9", "--forfeittime")):
+            result = shell(f"plotto challenge alice bob carol {word}", channel=channel)
+            said = " ".join(result.body.split())
+            assert result.status == (2 if channel == "shell" else 1), said  # nothing created
+            assert f"unknown option '{word}' (did you mean {meant}?)" in said, said
+            assert "valid options: --nagtime, --forfeittime, --totaltime, --unrated" in said
+        one_dash = shell("plotto challenge alice bob carol -nagtime=3", channel=channel)
+        said = " ".join(one_dash.body.split())
+        assert one_dash.status == (2 if channel == "shell" else 1), said
+        assert "unknown Plotto parameter '-nagtime=3'" in said
+        assert "an option is written with two dashes (did you mean --nagtime?)" in said
+    assert shell.outbox() == []
+    shell.ok("plotto challenge alice bob carol --nagtime=3")
 
 
 def test_a_refused_challenges_usage_counts_the_games_players(shell):
@@ -173,7 +193,7 @@ def test_a_challenge_refused_for_its_players_shows_no_usage(shell):
 def test_a_swap_parameter_where_the_swap_is_always_offered_says_so(shell):
     shell.signup("alice", "bob")
     result = shell("pylon challenge alice bob -swap")
-    assert result.status == 1
+    assert result.status == 2  # (a word Pylon's usage has not: in a shell, a usage error)
     assert "Pylon offers the swap (pie rule) in every two-player game: -swap is not needed" in (
         " ".join(result.body.split())
     )
@@ -551,9 +571,9 @@ def test_a_challenge_of_thousands_of_bad_parameters_gets_a_short_answer(shell):
     """Each unknown parameter or option was a sentence with the valid ones: 8,000 of them on
     a mailed line made an answer of 487 KB (cut at 128 KB) and seconds of the worker."""
     shell.signup("alice", "bob")
-    bad = " ".join(f"-p{i}=1 --x{i} --nag=x" for i in range(3000))
+    bad = " ".join(f"-p{i}=1 --x{i} --nagtime=x" for i in range(3000))
     result = shell(f"polis challenge alice bob {bad}")
-    assert result.status == 1 and len(result.body) < 1200, result.body
+    assert result.status == 2 and len(result.body) < 1200, result.body
     said = " ".join(result.body.split())
     assert "unknown Polis parameters '-p0=1', '-p1=1', '-p2=1', '-p3=1', '-p4=1' and 2995 more" in (
         said
