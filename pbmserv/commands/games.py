@@ -51,7 +51,7 @@ from pbmserv.render.board_mail import (
     reply_tail,
     turn_line,
 )
-from pbmserv.render.templates import fill, usage_line
+from pbmserv.render.templates import fill, hint, usage_line
 from pbmserv.store.models import Board, BoardStatus, User
 
 OPTIONS = {
@@ -334,7 +334,7 @@ def play(call: Call, number: int, user_id: int, text: str, expected: int | None)
         except boards.BoardError as exc:
             tail = reader_tail(req, board, position, mover)
             if isinstance(exc, boards.NotYourTurn):
-                tail = _queue_hint(call.game, board, position, mover, text) + tail
+                tail = _queue_hint(call.req, call.game, board, position, mover, text) + tail
             raise board_error(board, position, str(exc), tail) from None
         _announce_played(call, session, played, mover)
         follow_up(call, session, board)
@@ -343,7 +343,9 @@ def play(call: Call, number: int, user_id: int, text: str, expected: int | None)
 NOT_QUEUED = frozenset({"swap", "pass", "propose", "undo"})  # (the move of one turn)
 
 
-def _queue_hint(game: Game, board: Board, position: Position, player: User, text: str) -> str:
+def _queue_hint(
+    req: Request, game: Game, board: Board, position: Position, player: User, text: str
+) -> str:
     """What a player who moved out of turn may do instead: queue the move, to be played when
     his turn comes (a newcomer was told only whose turn it was).  Not where the game cannot
     queue it (Plotto's letters change) nor for a player who is out of the game."""
@@ -354,7 +356,7 @@ def _queue_hint(game: Game, board: Board, position: Position, player: User, text
     except MoveError:
         return ""
     line = f"{game.name} queue {board.number} {player.userid} PASSWORD {text}"
-    return f"\nTo have it played for you when your turn comes, send:\n  {line}\n"
+    return hint("queue", req.channel, line=line)
 
 
 def _announce_played(call: Call, session: Session, played: boards.Played, actor: User) -> None:
