@@ -110,7 +110,7 @@ def test_failures_from_one_sender_count_across_userids(shell):
 def test_invalid_challenge_lists_every_reason(shell):
     shell.signup("alice")
     result = shell("nim challenge alice zed -size=3 --nagtime=x --bogus")
-    assert result.status == 1
+    assert result.status == 2  # (a misspelt option or parameter: a usage error)
     for reason in (
         "Invalid challenge",
         "the 2nd userid given names no player",
@@ -121,6 +121,26 @@ def test_invalid_challenge_lists_every_reason(shell):
     ):
         assert reason in " ".join(result.body.split()), reason  # (lines are wrapped)
     assert shell.outbox() == []
+
+
+def test_a_misspelt_option_is_a_usage_error_that_names_the_options(shell):
+    """'--nagtim=3' was taken for --nagtime (a prefix of it) in silence, and '-nagtime=3'
+    (one dash, a game's parameter) was answered with the game's parameters only."""
+    shell.signup("alice", "bob", "carol")
+    for channel in ("shell", "mail"):
+        for word, meant in (("--nagtim=3", "--nagtime"), ("--forfeit=9", "--forfeittime")):
+            result = shell(f"plotto challenge alice bob carol {word}", channel=channel)
+            said = " ".join(result.body.split())
+            assert result.status == (2 if channel == "shell" else 1), said  # nothing created
+            assert f"unknown option '{word}' (did you mean {meant}?)" in said, said
+            assert "valid options: --nagtime, --forfeittime, --totaltime, --unrated" in said
+        one_dash = shell("plotto challenge alice bob carol -nagtime=3", channel=channel)
+        said = " ".join(one_dash.body.split())
+        assert one_dash.status == (2 if channel == "shell" else 1), said
+        assert "unknown Plotto parameter '-nagtime=3'" in said
+        assert "an option is written with two dashes (did you mean --nagtime?)" in said
+    assert shell.outbox() == []
+    shell.ok("plotto challenge alice bob carol --nagtime=3")
 
 
 def test_a_refused_challenges_usage_counts_the_games_players(shell):
@@ -173,7 +193,7 @@ def test_a_challenge_refused_for_its_players_shows_no_usage(shell):
 def test_a_swap_parameter_where_the_swap_is_always_offered_says_so(shell):
     shell.signup("alice", "bob")
     result = shell("pylon challenge alice bob -swap")
-    assert result.status == 1
+    assert result.status == 2  # (a word Pylon's usage has not: in a shell, a usage error)
     assert "Pylon offers the swap (pie rule) in every two-player game: -swap is not needed" in (
         " ".join(result.body.split())
     )
@@ -249,7 +269,9 @@ def test_move_number_guard_and_notifications(shell):
     assert "alice writes:" in result.body and "Good luck!" in result.body
     mails = shell.outbox()[first:]
     assert [m.recipient for m in mails] == ["bob@example.org"]
-    assert mails[0].body == result.body
+    shown = "Your move. Run this line"  # the shell's words for the mail's line to send back
+    assert shown in result.body and shown not in mails[0].body
+    assert mails[0].body == result.body.replace(shown, "Your move. Send back this line")
     replay = shell("nim move 101 alice pw-alice 2#1")  # the same mail again
     assert replay.status == 1 and "would be move 2, not move 1" in replay.body
     assert "not your turn" in shell("nim move 101 alice pw-alice 2").body
@@ -495,8 +517,11 @@ def test_a_command_word_is_a_help_topic(shell):
         assert "GAME move BOARD USERID PASSWORD" in shell.ok("help MOVE", **kw).body
         assert shell.ok("help limit", **kw).body.startswith("limit USERID PASSWORD N|none")
         assert "change address USERID PASSWORD" in shell.ok("help change", **kw).body
-    wrong = shell("help movee")
-    assert wrong.status == 1 and "Did you mean 'help move'?" in wrong.body
+    wrong = shell("help movee")  # (a shell runs 'pbmserv help move', a mail sends 'help move')
+    assert wrong.status == 1 and "Did you mean 'pbmserv help move'?" in wrong.body
+    mailed = shell("help movee", channel="mail", sender="x@example.org")
+    assert mailed.status == 1 and "Did you mean 'help move'?" in mailed.body
+    assert "Send 'help GAME' for the rules of a game" in mailed.body
 
 
 def test_cache_agrees_with_replay(shell):
@@ -551,9 +576,9 @@ def test_a_challenge_of_thousands_of_bad_parameters_gets_a_short_answer(shell):
     """Each unknown parameter or option was a sentence with the valid ones: 8,000 of them on
     a mailed line made an answer of 487 KB (cut at 128 KB) and seconds of the worker."""
     shell.signup("alice", "bob")
-    bad = " ".join(f"-p{i}=1 --x{i} --nag=x" for i in range(3000))
+    bad = " ".join(f"-p{i}=1 --x{i} --nagtime=x" for i in range(3000))
     result = shell(f"polis challenge alice bob {bad}")
-    assert result.status == 1 and len(result.body) < 1200, result.body
+    assert result.status == 2 and len(result.body) < 1200, result.body
     said = " ".join(result.body.split())
     assert "unknown Polis parameters '-p0=1', '-p1=1', '-p2=1', '-p3=1', '-p4=1' and 2995 more" in (
         said

@@ -162,7 +162,7 @@ def test_a_shell_proposal_gets_the_robots_answer_at_once(tmp_path: Path):
         " ".join(undo.stdout.split())
     )
     assert undo.stdout.endswith(  # the move due after the undo, not before it (#3)
-        "alice is to move.\nYour move. Send back this line, with your password and your move:\n"
+        "alice is to move.\nYour move. Run this line, with your password and your move:\n"
         "  pylon move 101 alice PASSWORD <move>#1\n"
     ), undo.stdout
     shown = pbmserv("pylon", "show", "101", data=data).stdout
@@ -183,7 +183,7 @@ def test_the_shell_gives_the_lines_to_send_after_the_robots_reply_and_why_it_sai
     moved = pbmserv("pylon", "move", "101", "alice", "secret1", "a1", data=data)
     assert moved.returncode == 0, moved.stderr
     reply = moved.stdout[moved.stdout.index("Robot bot played") :]
-    assert "on Pylon board 101; alice is to move.\nYour move. Send back this line" in reply
+    assert "on Pylon board 101; alice is to move.\nYour move. Run this line" in reply
     assert reply.endswith("  pylon move 101 alice PASSWORD <move>#3\n"), reply
     undo = pbmserv("pylon", "move", "101", "alice", "secret1", "undo", data=data)
     said = " ".join(undo.stdout[undo.stdout.index("Robot bot on") :].split())

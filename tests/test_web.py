@@ -225,6 +225,64 @@ def test_unknown_things_answer_404(site):
     assert "Not found" in client.get("/players/nobody").text
 
 
+def test_a_404_cuts_a_long_name_it_quotes(site):
+    """A 5,000-character name in the address was quoted whole on the 404 page (5 KB of it,
+    over many screens): the page quotes its first 60 characters and '…'."""
+    _, client = site
+    long = "x" * 5000
+    for path in (
+        f"/players/{long}",
+        f"/tournaments/{long}",
+        f"/games/{long}",
+        f"/boards/{long}/101",
+        f"/boards/ploy/{long}",
+        f"/boards/ploy/101?ply={long}",
+    ):
+        page = client.get(path)
+        assert page.status_code == 404, path
+        assert "x" * 61 not in page.text, path
+        assert "x" * 60 + "…" in page.text, path
+    short = client.get("/players/nobody")  # a name that fits is quoted as it is
+    assert "There is no player &#39;nobody&#39;." in short.text
+
+
+def test_move_links_are_underlined(site):
+    """The moves of a board page were links told from their text by colour alone (the style
+    sheet took their underline away), which a reader who does not see the colour misses
+    (WCAG 1.4.1): no rule takes a link's underline away but the menu's."""
+    numbers, client = site
+    css = client.get("/static/web.css").text
+    rules = re.findall(r"([^{}]+)\{([^}]*)\}", re.sub(r"/\*.*?\*/", "", css, flags=re.S))
+    bare = [
+        sel.strip()
+        for sel, body in rules
+        if re.search(r"text-decoration\s*:\s*none", body) and sel.strip() != "header nav a"
+    ]
+    assert bare == []
+    page = client.get(f"/boards/ploy/{numbers['ploy']}?ply=0").text
+    assert re.search(r'<table class="moves[^"]*">.*?<a href="[^"]*\?ply=1"', page, re.S)
+
+
+def test_a_four_player_move_table_names_each_cell(shell, settings, clock):
+    """A four-player Ploy's move table (a column for each player) scrolled sideways on a
+    phone; each cell now carries its column's name, and on a narrow screen each row is a block
+    of named cells, as the lists are (the browser test measures it)."""
+    shell.signup("alice", "bob", "carol", "dave")
+    shell.ok("ploy challenge alice bob carol dave")
+    play(shell, "ploy", 101, 5)
+    client = TestClient(create_app(settings, lambda: clock.now))
+    page = client.get("/boards/ploy/101").text
+    table = re.search(r'<table class="moves stacked">.*?</table>', page, re.S)
+    assert table is not None
+    heads = re.findall(r"<th>([^<]*)</th>", table.group(0))
+    assert len(heads) == 4
+    first = re.search(r"<tbody>\s*<tr>(.*?)</tr>", table.group(0), re.S)
+    assert first is not None
+    assert re.findall(r'<td data-label="([^"]*)">', first.group(1)) == heads
+    css = client.get("/static/web.css").text
+    assert "table.moves.stacked td[data-label]::before" in css
+
+
 def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from browser import launch
 from sqlalchemy import select
-from web_site import PLAYERS, build, more_tournaments, mover_and_moves
+from web_site import PLAYERS, build, more_tournaments, mover_and_moves, play
 
 from pbmserv.domain import boards
 from pbmserv.store.models import Board
@@ -298,6 +298,40 @@ def test_a_board_of_long_userids_fits_a_phone(shell, settings, clock):
         for dd in page.locator("dl.clock dd").all():  # the dates and days wrap at spaces only
             assert len(dd.inner_text().split("\n")) <= 2, dd.inner_text()
         page.screenshot(path=str(ARTIFACTS / "web-phone-long-userids.png"), full_page=True)
+        page.close()
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    _serve_and_browse(settings, clock, check)
+
+
+def test_a_four_player_move_table_fits_a_phone(shell, settings, clock):
+    """A four-player Ploy's move table, a column for each player, was squeezed into 375 px:
+    its header and its moves broke mid-word ('alice (gree / n)', 'i8- / 1'), or it ran past
+    the right edge when a cell could not wrap.  Each row is now a block of named cells: every
+    move on one line, in the window, underlined."""
+    shell.signup("alice", "bob", "carol", LONG_USERID)
+    shell.ok(f"ploy challenge alice bob carol {LONG_USERID}")
+    assert len(play(shell, "ploy", 101, 60)) > 40  # moves numbered 10 and on: wider cells
+
+    def check(browser, base: str) -> None:  # type: ignore[no-untyped-def]
+        page = browser.new_page(viewport={"width": 375, "height": 800}, java_script_enabled=False)
+        response = page.goto(f"{base}/boards/ploy/101?ply=3")
+        assert response is not None and response.status == 200
+        box = page.locator("table.moves").locator("xpath=..")
+        assert box.evaluate("b => b.scrollWidth <= b.clientWidth"), box.evaluate(
+            "b => [b.scrollWidth, b.clientWidth]"
+        )
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375
+        broken = page.evaluate(
+            "() => [...document.querySelectorAll('table.moves td a, table.moves td strong')]"
+            ".filter(a => a.getClientRects().length > 1).map(a => a.innerText)"
+        )
+        assert broken == [], broken
+        last = page.locator("table.moves td a").last  # a move link: in the window, underlined
+        found = last.bounding_box()
+        assert found is not None and found["x"] + found["width"] <= 375
+        assert "underline" in last.evaluate("a => getComputedStyle(a).textDecorationLine")
+        page.screenshot(path=str(ARTIFACTS / "web-phone-ploy-four.png"), full_page=True)
         page.close()
 
     ARTIFACTS.mkdir(exist_ok=True)

@@ -14,6 +14,7 @@ from pbmserv.domain import accounts, confirmation, tokens, withdrawals
 from pbmserv.domain.addresses import listed, shown
 from pbmserv.games import all_games, get_game
 from pbmserv.render import subjects
+from pbmserv.render.templates import hint
 from pbmserv.store.db import sqlite_file
 from pbmserv.store.models import Board, BoardStatus, Robot, Seat, User
 from pbmserv.store.outage import missing_database, unavailable
@@ -136,7 +137,7 @@ def signup(call: Call) -> None:
         return
     lines = [f"Welcome, {userid}: you are signed up."]
     lines += [f"Mail goes to {shown(a)}." for a in addresses] or ["No mail address is registered."]
-    lines += ["", "Send 'help' for the list of commands and games."]
+    lines += ["", hint("help", req.channel).rstrip("\n")]
     answer(ctx, subjects.server("signup"), _text(lines))
 
 
@@ -260,7 +261,7 @@ def list_games(call: Call) -> None:
             lines.append(f"      robots to challenge: {', '.join(robots[game.name])}")
     if unread:
         lines += ["", f"(The robots are not listed: {unread}.)"]
-    lines += ["", "Send '<game> help' for the rules and commands of one game."]
+    lines += ["", hint("game help", call.req.channel).rstrip("\n")]
     answer(ctx, subjects.GAMES_LIST(), _text(lines))
 
 

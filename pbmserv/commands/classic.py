@@ -242,7 +242,7 @@ def showas(call: Call) -> None:
         body = board_mail_body(board, position, all_moves=True, with_comment=True, due=due)
         if private:
             body += "\nOnly for you:\n" + "".join(f"  {line}\n" for line in private)
-        body += reply_line(board, position, user)
+        body += reply_line(board, position, user, channel=call.req.channel)
         subject, key = board_subject(board, position), board_key(board)
     answer(call.ctx, subject, body, board=key, summary=f"{key} shown.")
 

@@ -33,7 +33,7 @@ from pbmserv.render.board_mail import (
     reply_line,
     turn_line,
 )
-from pbmserv.render.templates import fill, render, render_board
+from pbmserv.render.templates import fill, hint, render, render_board
 from pbmserv.store import records
 from pbmserv.store.models import Board, User
 
@@ -83,7 +83,7 @@ def login(req: Request, userid: str, password: str) -> int:
             req.mail.unlock_code = req.mail.unlock_code or new
         except WrongPassword as exc:
             error = exc  # leave the block normally so that the failure count is kept
-            note = forgotten(exc.userid)
+            note = forgotten(exc.userid, req.channel)
         except AuthError as exc:
             error = exc
     if isinstance(error, UnknownUserid):
@@ -94,16 +94,11 @@ def login(req: Request, userid: str, password: str) -> int:
     return user_id
 
 
-def forgotten(userid: str) -> str:
+def forgotten(userid: str, channel: str = "mail") -> str:
     """What a player whose password is refused can do: it may be mistyped (a newcomer was
     told "wrong password" and no more), or forgotten, and the reset is by mail.  The code goes
     to the account's confirmed addresses only, so whoever reads this learns nothing new."""
-    lines = [
-        "Passwords are case-sensitive. If you have forgotten yours, send the line",
-        f"  password reset {userid}",
-        "and a code to set a new one is mailed to the account's confirmed addresses.",
-    ]
-    return text(lines)
+    return hint("forgotten", channel, userid=userid)
 
 
 def no_player(req: Request, userid: str, position: int) -> str:
@@ -260,16 +255,16 @@ def reader_tail(
                 f"{mover.userid} is a robot: its moves are played for it, its reply to a move "
                 "made here at once, the others by a running server or `pbmserv robot run`."
             )
-        return reply_line(board, position, mover, vote)
+        return reply_line(board, position, mover, vote, req.channel)
     sender = req.sender.lower() if req.sender else None
 
     def reads(user: User) -> bool:
         return _has_address(user, sender) or (actor is not None and actor.id == user.id)
 
     if mover is not None and reads(mover):
-        return reply_line(board, position, mover, vote)
+        return reply_line(board, position, mover, vote, req.channel)
     reader = next((seat.user for seat in board.seats if reads(seat.user)), None)
-    return reply_line(board, position, reader, vote)
+    return reply_line(board, position, reader, vote, req.channel)
 
 
 def sender_player(req: Request, board: Board) -> User | None:

@@ -318,7 +318,8 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "chat",
         chat,
-        "Send the mail body to the players and spectators (players and spectators only).",
+        "Send TEXT to the players and spectators (players and spectators only); by mail "
+        "the mail body may hold it.",
         (*PLAYER, Arg("text", Kind.TEXT, many=True, metavar="[TEXT...]")),
     ),
     Command(

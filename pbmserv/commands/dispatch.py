@@ -116,17 +116,25 @@ def error_subject(about: str) -> str:
 
 
 class Refused(click.ClickException):
-    """A command the rules, the board's state or authentication refuse (exit status 1)."""
+    """A command the rules, the board's state or authentication refuse (exit status 1); one
+    refused for the words of its line (a misspelt option) is a usage error (``status`` 2)."""
 
     exit_code = REFUSED
 
     def __init__(
-        self, message: str, *, subject: str | None = None, body: str = "", board: str | None = None
+        self,
+        message: str,
+        *,
+        subject: str | None = None,
+        body: str = "",
+        board: str | None = None,
+        status: int = REFUSED,
     ) -> None:
         super().__init__(message)
         self.subject = subject
         self.body = body
         self.board = board
+        self.status = status
 
 
 class NoSuchCommand(click.UsageError):

@@ -3,6 +3,7 @@ are in :mod:`pbmserv.commands.listing`)."""
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 import click
@@ -10,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from pbmserv.commands import classic
 from pbmserv.commands.common import (
+    MAX_NAMED,
     MAX_PREVIEW_MOVES,
     announce,
     at_most,
@@ -31,7 +33,7 @@ from pbmserv.commands.common import (
     user,
     whole_number,
 )
-from pbmserv.commands.dispatch import Refused, Request, answer, error_subject
+from pbmserv.commands.dispatch import REFUSED, USAGE, Refused, Request, answer, error_subject
 from pbmserv.commands.listing import games, history, show, show_boards
 from pbmserv.commands.spec import Arg, Call, Command, Kind
 from pbmserv.domain import accounts, boards, confirmation, deadlines, limits, moves, notify
@@ -49,7 +51,7 @@ from pbmserv.render.board_mail import (
     reply_tail,
     turn_line,
 )
-from pbmserv.render.templates import fill, usage_line
+from pbmserv.render.templates import fill, hint, usage_line
 from pbmserv.store.models import Board, BoardStatus, User
 
 OPTIONS = {
@@ -76,12 +78,10 @@ def _parse_options(tokens: list[str]) -> tuple[dict[str, Any], list[str]]:
     unknown: list[str] = []
     for token in tokens:
         key, sep, value = token[2:].partition("=")
-        key = key.lower()
-        matches = [name for name in OPTIONS if name.startswith(key)] if key else []
-        if len(matches) != 1:
+        name = key.lower()
+        if name not in OPTIONS:  # (a prefix is no option: '--nagtim=3' is a slip, said so)
             unknown.append(token)
             continue
-        name = matches[0]
         if name in options:  # (--nagtime=3 --nagtime=7 took the last in silence)
             twice = f"--{name} is given twice: give it once"
             if twice not in problems:
@@ -100,11 +100,48 @@ def _parse_options(tokens: list[str]) -> tuple[dict[str, Any], list[str]]:
         options[name] = days
     if unknown:
         valid = ", ".join(f"--{n}" for n in OPTIONS)
-        problems.append(f"unknown {name_some('option', unknown)}; valid options: {valid}")
+        meant = _meant(unknown[:MAX_NAMED])
+        problems.append(f"unknown {name_some('option', unknown)}{meant}; valid options: {valid}")
     return options, problems
 
 
+def _closest_option(word: str) -> str | None:
+    """The option ``word`` (its dashes and value dropped) is a slip of, if one is close."""
+    key = word.lstrip("-").partition("=")[0].lower()
+    if key in OPTIONS:
+        return key
+    found = difflib.get_close_matches(key, OPTIONS, n=1, cutoff=0.6) if key else []
+    return found[0] if found else None
+
+
+def _meant(tokens: list[str]) -> str:
+    """'' or ' (did you mean --nagtime?)', as click says it of a misspelt option of its own."""
+    names = dict.fromkeys(n for n in map(_closest_option, tokens) if n is not None)
+    return f" (did you mean {' or '.join(f'--{n}' for n in names)}?)" if names else ""
+
+
+def _unknown_params(game: Game, tokens: list[str]) -> list[str]:
+    """The ``-name[=value]`` tokens that name no parameter of ``game`` (nor a prefix of one)."""
+    keys = ((t, t.lstrip("-").partition("=")[0].lower()) for t in tokens)
+    return [t for t, key in keys if not any(p.name.startswith(key) for p in game.params)]
+
+
+def _options_as_parameters(game: Game, tokens: list[str]) -> str:
+    """The problem of options written with one dash ('-nagtime=3'), or '' when none is."""
+    slips = [t for t in _unknown_params(game, tokens[:MAX_NAMED]) if _closest_option(t)]
+    return f"an option is written with two dashes{_meant(slips)}" if slips else ""
+
+
 # ----------------------------------------------------------------------------- challenge
+
+
+def _misspelt(req: Request, game: Game, params: list[str], options: list[str]) -> int:
+    """In a shell a challenge with a misspelt option or parameter is a usage error, as click's
+    unknown options are; by mail a refusal (a usage error's answer masks its line's words)."""
+    unknown = any(w[2:].partition("=")[0].lower() not in OPTIONS for w in options) or bool(
+        _unknown_params(game, params)
+    )
+    return USAGE if unknown and req.channel == "shell" else REFUSED
 
 
 def challenge(call: Call) -> None:
@@ -141,6 +178,8 @@ def create_challenge(
         params = game.parse_params(params_tokens)
     except ParamError as exc:
         problems.append(str(exc))
+        if slips := _options_as_parameters(game, params_tokens):
+            problems.append(slips)
     userids = [accounts.normalise_userid(p) for p in players]
     if len(set(userids)) != len(userids):
         problems.append("a player is named twice")
@@ -184,6 +223,7 @@ def create_challenge(
             raise Refused(
                 "Invalid challenge: " + "; ".join(problems + refusals),
                 subject=error_subject(game.display_name),
+                status=_misspelt(req, game, params_tokens, option_tokens),
                 body=usage_line(f"Usage: {challenge_usage(game)}")
                 + "\n"
                 + text(
@@ -294,7 +334,7 @@ def play(call: Call, number: int, user_id: int, text: str, expected: int | None)
         except boards.BoardError as exc:
             tail = reader_tail(req, board, position, mover)
             if isinstance(exc, boards.NotYourTurn):
-                tail = _queue_hint(call.game, board, position, mover, text) + tail
+                tail = _queue_hint(call.req, call.game, board, position, mover, text) + tail
             raise board_error(board, position, str(exc), tail) from None
         _announce_played(call, session, played, mover)
         follow_up(call, session, board)
@@ -303,7 +343,9 @@ def play(call: Call, number: int, user_id: int, text: str, expected: int | None)
 NOT_QUEUED = frozenset({"swap", "pass", "propose", "undo"})  # (the move of one turn)
 
 
-def _queue_hint(game: Game, board: Board, position: Position, player: User, text: str) -> str:
+def _queue_hint(
+    req: Request, game: Game, board: Board, position: Position, player: User, text: str
+) -> str:
     """What a player who moved out of turn may do instead: queue the move, to be played when
     his turn comes (a newcomer was told only whose turn it was).  Not where the game cannot
     queue it (Plotto's letters change) nor for a player who is out of the game."""
@@ -314,7 +356,7 @@ def _queue_hint(game: Game, board: Board, position: Position, player: User, text
     except MoveError:
         return ""
     line = f"{game.name} queue {board.number} {player.userid} PASSWORD {text}"
-    return f"\nTo have it played for you when your turn comes, send:\n  {line}\n"
+    return hint("queue", req.channel, line=line)
 
 
 def _announce_played(call: Call, session: Session, played: boards.Played, actor: User) -> None:

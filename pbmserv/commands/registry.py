@@ -27,7 +27,7 @@ from pbmserv.commands.spec import Arg, Call, Command, Group, Kind
 from pbmserv.games import all_games, get_game
 from pbmserv.games.base import Game
 from pbmserv.render import subjects
-from pbmserv.render.templates import fill, render
+from pbmserv.render.templates import hint, render
 
 WIDTH = 74  # help lines are indented by two blanks in a mail of 76 columns
 
@@ -52,14 +52,14 @@ def help_lines(
     return lines
 
 
-def game_help(name: str) -> str:
-    """A game's rules, then its commands."""
+def game_help(name: str, channel: str = "mail") -> str:
+    """A game's rules, then its commands; ``channel``: the answer's (where to read more)."""
     lines = help_lines(GAME.commands, name, get_game(name))
-    commands = render("help/commands.txt", game=name, lines=lines)
+    commands = render("help/commands.txt", game=name, lines=lines, channel=channel)
     return render(f"help/{name}.txt") + "\n" + commands
 
 
-def command_help(word: str) -> str | None:
+def command_help(word: str, channel: str = "mail") -> str | None:
     """The usage and help line of the commands ``word`` names (a top command, a group, a
     command of every game), or None: ``help challenge`` as classic servers answered it."""
     word = word.lower()
@@ -75,7 +75,7 @@ def command_help(word: str) -> str | None:
         lines += [""] if lines else []
         lines += help_lines(mine, "GAME")
         lines += ["", *textwrap.wrap(f"GAME is one of: {games} (the same in every game).", WIDTH)]
-        lines += textwrap.wrap("Send 'help GAME' for a game's rules and all its commands.", WIDTH)
+        lines += textwrap.wrap(hint("help GAME", channel), WIDTH)
     return "\n".join(lines) + "\n" if lines else None
 
 
@@ -85,12 +85,16 @@ def help_command(call: Call) -> None:
         try:
             game = get_game(name)
         except KeyError:
-            text = command_help(name)
+            text = command_help(name, call.req.channel)
             if text is None:
-                raise unknown_topic(name) from None
+                raise unknown_topic(name, call.req.channel) from None
             answer(call.ctx, subjects.server("help"), text)
             return
-        answer(call.ctx, subjects.game(game.display_name, "help"), game_help(game.name))
+        answer(
+            call.ctx,
+            subjects.game(game.display_name, "help"),
+            game_help(game.name, call.req.channel),
+        )
         return
     text = render(
         "help/pbmserv.txt",
@@ -101,28 +105,28 @@ def help_command(call: Call) -> None:
         game=help_lines(GAME.commands, "GAME"),
         tournament=help_lines(GROUPS["tournament"].commands, "tournament"),
         stale_days=call.req.settings.stale_mail_days,
+        channel=call.req.channel,
     )
     answer(call.ctx, subjects.server("help"), text)
 
 
-def unknown_topic(name: str) -> Refused:
+def unknown_topic(name: str, channel: str = "mail") -> Refused:
     """``help NAME`` where NAME is no game nor command: say so, and name the closest one
     (difflib)."""
     games = [g.name for g in all_games()]
     words = [*games, *GROUPS, *(c.name for c in (*TOP, *GAME.commands))]
     close = difflib.get_close_matches(name.lower(), words, n=1, cutoff=0.6)
-    hint = f" Did you mean 'help {close[0]}'?" if close else ""
+    said = "pbmserv help" if channel == "shell" else "help"
+    meant = f" Did you mean '{said} {close[0]}'?" if close else ""
     return Refused(
-        f"there is no help on '{name}'.{hint}",
-        body=fill(
-            f"Send 'help GAME' for the rules of a game ({', '.join(games)}), 'help COMMAND' "
-            "for one command (as 'help move'), or 'help' alone for the commands of this server."
-        ),
+        f"there is no help on '{name}'.{meant}",
+        body=hint("help topics", channel, games=", ".join(games)).rstrip("\n"),
     )
 
 
 def game_help_command(call: Call) -> None:
-    answer(call.ctx, subjects.game(call.game.display_name, "help"), game_help(call.game.name))
+    text = game_help(call.game.name, call.req.channel)
+    answer(call.ctx, subjects.game(call.game.display_name, "help"), text)
 
 
 HELP = Command(

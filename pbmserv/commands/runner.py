@@ -18,7 +18,6 @@ import click
 
 from pbmserv.commands import grammar, registry
 from pbmserv.commands.dispatch import (
-    REFUSED,
     USAGE,
     Answer,
     NoSuchCommand,
@@ -169,7 +168,7 @@ def run(
             Answer(
                 exc.subject or failed(words),
                 _error_body(exc.message, exc.body),
-                REFUSED,
+                exc.status,
                 board=exc.board,
                 summary=f"Error: {exc.message}",
             )

@@ -279,38 +279,37 @@ class OpenVote:
 
 
 def reply_line(
-    board: Board, position: Position, reader: User | None, vote: OpenVote | None = None
+    board: Board,
+    position: Position,
+    reader: User | None,
+    vote: OpenVote | None = None,
+    channel: str = "mail",
 ) -> str:
     """The exact lines ``reader`` sends back ('' when he has nothing to send): his move (and
     the swap, while the pie rule allows it) when he is to move, ``accept`` or ``reject`` when
-    he has still to answer the open proposal ``vote`` (whose state every reader is told)."""
+    he has still to answer the open proposal ``vote`` (whose state every reader is told).
+    ``channel``: the answer's; a shell's says to run the lines (``templates/mail/reply.txt.j2``)."""
     if reader is None:
         return ""
     mover = board.user_to_move(position)
     to_move = mover is not None and mover.id == reader.id
-    command = f"{board.game} move {board.number} {reader.userid} PASSWORD"
-    text = ""
-    if vote is not None:
-        text += f"\n{vote.status()}\n"
-    if vote is not None and reader.id in vote.waiting:
-        text += (
-            "To accept or reject it, send back one of these lines, with your password:\n"
-            f"  {command} accept#{vote.number}\n  {command} reject#{vote.number}\n"
+    offer = ""
+    if to_move and position.swap_available():  # the pie rule: the second player's first move
+        first, second = (info.label for info in position.seats()[:2])
+        offer = textwrap.fill(
+            f"Or swap (pie rule, this move only): you take over {first}, "
+            f"{board.seats[0].user.userid} moves next as {second}:",
+            MAIL_WIDTH,
         )
-    if to_move:
-        number = position.ply + 1
-        text += (
-            "\nYour move. Send back this line, with your password and your move:\n"
-            f"  {command} <move>#{number}\n"
-        )
-        if position.swap_available():  # the pie rule: the second player's first move only
-            first, second = (info.label for info in position.seats()[:2])
-            offer = (
-                f"Or swap (pie rule, this move only): you take over {first}, "
-                f"{board.seats[0].user.userid} moves next as {second}:"
-            )
-            text += f"{textwrap.fill(offer, MAIL_WIDTH)}\n  {command} swap#{number}\n"
-    return text
+    return render(
+        "mail/reply.txt.j2",
+        channel=channel,
+        command=f"{board.game} move {board.number} {reader.userid} PASSWORD",
+        vote=vote.status() if vote is not None else "",
+        answers=vote.number if vote is not None and reader.id in vote.waiting else 0,
+        number=position.ply + 1 if to_move else 0,
+        offer=offer,
+    )
 
 
 def _player_line(info: SeatInfo, userid: str) -> str:

@@ -88,3 +88,9 @@ def render_board(position: Position, *, over: bool = False) -> str:
     context = {**position.board_context(), "over": over}
     text = render(f"boards/{position.game.name}.txt.j2", **context)
     return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
+
+
+def hint(what: str, channel: str, **context: Any) -> str:
+    """Where to read more (``what``: "help", "game help", ...), as the answer's ``channel``
+    says it: a mail sends a line ('help'), a shell runs one ('pbmserv help')."""
+    return render("mail/hint.txt.j2", what=what, channel=channel, **context)

@@ -465,7 +465,7 @@ def next_up(sessions: sessionmaker[Session], game: str, number: int) -> str:
     """Who acts next on a board after a robot's reply, for the shell that asked for it: a
     human to move, or a robot whose turn waits for the server or ``pbmserv robot run`` (a
     shell command plays one robot reply only); '' when the game is over. A human to move is
-    given the lines to send back, as his board mail gives them (the shell's answer ends with
+    given the lines to run, as his board mail gives them to send back (the shell's answer ends with
     those of the player to move)."""
     with sessions() as session:
         board = session.scalar(select(Board).where(Board.game == game, Board.number == number))
@@ -477,7 +477,7 @@ def next_up(sessions: sessionmaker[Session], game: str, number: int) -> str:
         if session.get(Robot, mover.id) is None:  # the lines he sends, as his board mail has
             position = boards.position_of(board)
             vote = proposals.open_vote(session, board, position)
-            lines = reply_line(board, position, mover, vote).rstrip("\n")
+            lines = reply_line(board, position, mover, vote, "shell").rstrip("\n")
             return f"{mover.userid} is to move" + (f".\n{lines.lstrip()}" if lines else "")
         return (
             f"robot {mover.userid} is to move: 'pbmserv serve' or 'pbmserv robot run' plays its "

@@ -61,11 +61,24 @@ class NotFound(LookupError):
     """The thing a page names does not exist (the page answers 404)."""
 
 
+SHOWN_NAME = 60  # the characters of a name a 404 quotes
+
+
+def shown_name(name: str) -> str:
+    """A name of the address as a 404 quotes it: its first 60 characters and '…' (an address
+    of thousands of characters was quoted whole).
+
+    >>> shown_name("alice"), len(shown_name("x" * 5000))
+    ('alice', 61)
+    """
+    return name if len(name) <= SHOWN_NAME else name[:SHOWN_NAME] + "…"
+
+
 def game_or_404(name: str) -> Game:
     try:
         return get_game(name.lower())
     except (KeyError, ValueError) as exc:
-        raise NotFound(f"There is no game {name!r} here.") from exc
+        raise NotFound(f"There is no game {shown_name(name)!r} here.") from exc
 
 
 def tournament_board_path(session: Session, game_name: str, name: str) -> str:
@@ -75,7 +88,7 @@ def tournament_board_path(session: Session, game_name: str, name: str) -> str:
     game = game_or_404(game_name)
     found = named_board(session, name)
     if found is None:
-        raise NotFound(f"There is no {game.display_name} board {name}.")
+        raise NotFound(f"There is no {game.display_name} board {shown_name(name)}.")
     return f"/boards/{found[0]}/{found[1]}"
 
 
@@ -369,7 +382,7 @@ def player_page(session: Session, userid: str) -> PlayerPage:
     it is nobody's (it is removed in time), so it reads as no player at all."""
     user = session.scalar(select(User).where(User.userid == userid.strip().lower()))
     if user is None or awaiting_confirmation(user):
-        raise NotFound(f"There is no player {userid!r}.")
+        raise NotFound(f"There is no player {shown_name(userid)!r}.")
     robot = session.get(Robot, user.id)
     ratings = list(
         session.scalars(select(Rating).where(Rating.user_id == user.id).order_by(Rating.game))
@@ -439,7 +452,7 @@ def tournament_page(session: Session, name: str) -> TournamentPage:
     if tournament is None and name[:1] in "tT" and number is not None:
         tournament = session.get(Tournament, number)
     if tournament is None:
-        raise NotFound(f"There is no tournament {name!r}.")
+        raise NotFound(f"There is no tournament {shown_name(name)!r}.")
     names = {p.user_id: p.user.userid for p in tournament.players}
     rounds: dict[int, list[Pairing]] = {}
     played = [g.board for g in tournament.games if g.board is not None]

@@ -61,7 +61,7 @@ def without_slash(web: Web, request: Request) -> Response:
 def _number(text: str) -> int:
     number = whole_number(text)
     if number is None:
-        raise queries.NotFound(f"{text!r} is not a number.")
+        raise queries.NotFound(f"{queries.shown_name(text)!r} is not a number.")
     return number
 
 
