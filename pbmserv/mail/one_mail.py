@@ -14,7 +14,7 @@ from datetime import datetime
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError, PendingRollbackError
 from sqlalchemy.orm import Session
 
-from pbmserv.commands import Answer, Channel, Mail, Request, commands, grammar, run, split
+from pbmserv.commands import Answer, Channel, Mail, Request, commands, grammar, run, spelling, split
 from pbmserv.commands.dispatch import REFUSED, USAGE, error_subject
 from pbmserv.commands.runner import failed
 from pbmserv.config import Settings
@@ -139,9 +139,7 @@ def _run_commands(
         else:
             items = _run_line(session, line, req, mask)
         mask.hide(req.secret_words)
-        refused = {item.status for item in items} & {USAGE, REFUSED}
-        habit = refused and not grammar.command_passwords(line)  # (see _misread)
-        if req.login_refused or req.secret_words or USAGE in refused or habit:
+        if not grammar.read_for_passwords(line, req, items):
             _misread(mask, parsed, line)
         results.append((line, items))
         verified = verified or req.owner_verified
@@ -176,12 +174,9 @@ def _unlock_codes(lines: list[str]) -> list[str]:
 
 
 def _misread(mask: grammar.PasswordMask, parsed: ParsedMail, line: str) -> None:
-    """A line refused as usage was not read as its command, and one whose login was refused
-    or with a word that names no player (``polis history 101 bob PASSWORD``) may have been
-    misread (``polis move 101 alice alice PASSWORD``), and a refused command that takes no
-    password may carry one typed by habit (``polis show 999 bob PASSWORD``), so its password
-    may stand anywhere: the line is masked as a line not understood wherever it is quoted (the answer,
-    the mail's kept copy, the Subject it came from)."""
+    """A line not read for its passwords (:func:`pbmserv.commands.grammar.read_for_passwords`)
+    may have one anywhere: it is masked as a line not understood wherever it is quoted (the
+    answer, the mail's kept copy, the Subject it came from)."""
     mask.misread(line)
     if parsed.subject_is_command and line == parsed.commands[0]:
         mask.misread(parsed.subject)
@@ -233,7 +228,7 @@ def _no_command(parsed: ParsedMail, mask: Callable[[str], str], stranger: bool) 
     repeated: anyone can forge his address, and any text (spam) would go with it."""
     subject = parsed.subject or ""
     first = subject.split()[0] if subject.split() else ""
-    close = grammar.suggest(first, grammar.command_words()) if first else None
+    close = spelling.suggest(first, grammar.command_words()) if first else None
     board = _board_named(subject)
     if stranger:  # its first two words ("Halp BUY CHEAP PILLS at http://..." went back whole)
         words = subject.split()
