@@ -23,7 +23,7 @@ from pbmserv.domain.addresses import shown
 from pbmserv.games import get_game
 from pbmserv.mail.parse import ParsedMail, board_subject, our_subject, without_reply_prefixes
 from pbmserv.mail.replay import Stale
-from pbmserv.mail.reply import assemble, bounded, game_word_hint, shortened, tail_sections
+from pbmserv.mail.reply import assemble, bounded, cut_quoted_line, game_word_hint, tail_sections
 from pbmserv.render import subjects
 from pbmserv.render.templates import fill, render
 from pbmserv.store.models import Board, InboxStatus
@@ -234,7 +234,7 @@ def _no_command(parsed: ParsedMail, mask: Callable[[str], str], stranger: bool) 
         words = subject.split()
         shown = mask(" ".join(words[:2]) + (" ..." if len(words) > 2 else "")) if close else ""
     else:
-        shown = shortened(mask(subject))
+        shown = cut_quoted_line(mask(subject))
     body = render(
         "mail/nocommand.txt.j2",
         subject=shown,
