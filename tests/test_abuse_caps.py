@@ -15,7 +15,7 @@ from sqlalchemy import select
 from test_abuse import count, first_move
 from test_gateway import SERVER, Gateway, body_of, running_gateway
 
-from pbmserv.commands import grammar
+from pbmserv.commands import spelling
 from pbmserv.mail import reply
 from pbmserv.mail.lines import LEFT_OUT
 from pbmserv.mail.parse import MAX_TEXT_CHARS, MAX_TEXT_LINES
@@ -250,9 +250,9 @@ def test_lines_not_understood_cost_a_bounded_work_and_answer(gateway):
     answered with 2 MB listing them all.  Now ten are listed, the rest counted in one note,
     each word is looked up once, and the mail's text is read and kept only up to a limit."""
     spam = "spam@evil.example"
-    memo = grammar._Closest(4096)
+    memo = spelling._Closest(4096)
     with (
-        patch.object(grammar, "_CLOSEST", memo),
+        patch.object(spelling, "_CLOSEST", memo),
         patch.object(difflib, "get_close_matches", wraps=difflib.get_close_matches) as spy,
     ):
         gateway.send(spam, "hi", "plois shwo 1\n" * 5000)

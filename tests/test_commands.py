@@ -597,3 +597,31 @@ def test_a_bad_parameter_value_typed_often_is_said_once(shell):
     said = " ".join(result.body.split())
     assert result.status == 1 and said.count("-size=99 is out of range") == 1, said
     assert "more problems" not in said
+
+
+def test_a_password_check_hashes_the_password_once(shell, monkeypatch) -> None:
+    """check_password computed the password's SHA-256 (its key in the memory of recent checks)
+    twice per call: once to ask whether it was remembered, once for its own key.  Once now,
+    whether the check is remembered, refused lately or made with argon2."""
+    import hashlib
+    import types
+
+    from pbmserv.domain import passwords
+
+    digests: list[bytes] = []
+
+    def sha256(data: bytes):  # (counts, then hashes)
+        digests.append(data)
+        return hashlib.sha256(data)
+
+    stored = passwords.hasher(shell.settings).hash("Sekrit77")
+    monkeypatch.setattr(passwords, "hashlib", types.SimpleNamespace(sha256=sha256))
+    for password, ok in [
+        ("Sekrit77", True),
+        ("Sekrit77", True),
+        ("wrong", False),
+        ("wrong", False),
+    ]:
+        digests.clear()
+        assert passwords.check_password(shell.settings, stored, password, True) is ok
+        assert len(digests) == 1

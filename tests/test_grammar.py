@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 
-from pbmserv.commands import Request, build_commands, grammar, registry
+from pbmserv.commands import Request, build_commands, grammar, registry, spelling
 from pbmserv.commands.spec import Arg, Command, Kind, bind, click_args
 from pbmserv.commands.tree import click_command
 from pbmserv.games import get_game
@@ -142,14 +142,14 @@ def test_long_words_are_never_remembered() -> None:
     """The misspelt-command look-up remembers the words it was asked about, but only words
     short enough to be close to a command word (a mail of huge words cannot fill the memory),
     and only by a digest: the word may be a password."""
-    memo = grammar._Closest(16)
-    with patch.object(grammar, "_CLOSEST", memo):
+    memo = spelling._Closest(16)
+    with patch.object(spelling, "_CLOSEST", memo):
         grammar.mask_passwords("\n".join(f"{'x' * 100_000}{i} bob PW" for i in range(50)))
         assert len(memo) == 0
         assert grammar.mask_passwords("sigunp carol Sekrit77") == "sigunp carol ********"
         assert len(memo) == 1 and "sigunp" not in repr(memo._found)
         for i in range(40):
-            grammar.suggest(f"word{i}", ["show", "move"])
+            spelling.suggest(f"word{i}", ["show", "move"])
         assert len(memo) == 16
 
 
@@ -157,17 +157,17 @@ def test_a_misspelt_word_is_looked_up_once() -> None:
     """Every line that looks like a command asks for the command word closest to its words,
     at each of the places that read or mask it: a mail of 70,000 such lines took a minute of
     difflib.  The answers are remembered, and a word far too long is never compared."""
-    memo = grammar._Closest(64)
+    memo = spelling._Closest(64)
     with (
-        patch.object(grammar, "_CLOSEST", memo),
-        patch.object(grammar.difflib, "get_close_matches", wraps=difflib.get_close_matches) as spy,
+        patch.object(spelling, "_CLOSEST", memo),
+        patch.object(spelling.difflib, "get_close_matches", wraps=difflib.get_close_matches) as spy,
     ):
         for _ in range(100):
-            assert grammar.suggest("plois", ["ploy", "polis"]) == "polis"
+            assert spelling.suggest("plois", ["ploy", "polis"]) == "polis"
         assert spy.call_count == 1
-        assert grammar.suggest("x" * 9, ["ploy", "show"]) is None  # 9 > 4 * 5/3: not compared
+        assert spelling.suggest("x" * 9, ["ploy", "show"]) is None  # 9 > 4 * 5/3: not compared
         assert spy.call_count == 1
-        assert grammar.suggest("x" * 6, ["ploy", "show"]) is None  # 6 <= 4 * 5/3: compared
+        assert spelling.suggest("x" * 6, ["ploy", "show"]) is None  # 6 <= 4 * 5/3: compared
         assert spy.call_count == 2
 
 

@@ -15,7 +15,7 @@ from conftest import TEST_START
 from sqlalchemy import func, select
 from test_board_index import counted
 
-from pbmserv.mail import inbox, worker
+from pbmserv.mail import inbox, inbox_queue, one_mail, worker
 from pbmserv.store.models import AuthFailure, Comment, Inbox, InboxStatus, MoveRecord, Outbox
 
 
@@ -150,21 +150,21 @@ def test_a_mail_tried_too_often_is_set_aside_and_the_queue_goes_on(
     ids = queue_moves(shell, clock)
     with sessions() as s, s.begin():  # as a dead worker's last claims leave them
         poison = s.get(Inbox, ids[0])
-        poison.attempts = inbox.MAX_ATTEMPTS
+        poison.attempts = inbox_queue.MAX_ATTEMPTS
         expired = s.get(Inbox, ids[1])  # claimed, its worker gone, its lease run out
-        expired.status, expired.attempts = InboxStatus.processing, inbox.MAX_ATTEMPTS
-        expired.claimed_by, expired.claimed_at = "elsewhere:1", clock.now - 2 * inbox.LEASE
+        expired.status, expired.attempts = InboxStatus.processing, inbox_queue.MAX_ATTEMPTS
+        expired.claimed_by, expired.claimed_at = "elsewhere:1", clock.now - 2 * inbox_queue.LEASE
     done = worker.process_batch(sessions, settings, lambda: clock.now)
     assert [d.message_id for d in done] == ids[2:]
     assert worker.process_batch(sessions, settings, lambda: clock.now) == []
     with sessions() as s:
         for message_id in ids[:2]:
             row = s.get(Inbox, message_id)
-            assert row.status is InboxStatus.shunted and row.attempts == inbox.MAX_ATTEMPTS
-            assert row.last_error.endswith(f"set aside after {inbox.MAX_ATTEMPTS} attempts")
+            assert row.status is InboxStatus.shunted and row.attempts == inbox_queue.MAX_ATTEMPTS
+            assert row.last_error.endswith(f"set aside after {inbox_queue.MAX_ATTEMPTS} attempts")
             assert s.scalar(select(func.count()).where(Outbox.inbox_id == message_id)) == 0
         assert s.get(Inbox, ids[2]).attempts == 1
-    assert inbox.retry(sessions, ids[0])  # the operator puts it back: it is processed
+    assert inbox_queue.retry(sessions, ids[0])  # the operator puts it back: it is processed
     assert [d.status for d in worker.process_batch(sessions, settings, lambda: clock.now)] == [
         InboxStatus.done
     ]
@@ -174,7 +174,7 @@ def test_a_failing_mail_is_rolled_back_alone_and_nothing_overtakes_it(
     shell, sessions, settings, clock, monkeypatch
 ):
     ids = queue_moves(shell, clock)
-    process = worker._process
+    process = one_mail.process
 
     def second_fails(session, settings, message_id, *rest):
         result = process(session, settings, message_id, *rest)
@@ -182,7 +182,7 @@ def test_a_failing_mail_is_rolled_back_alone_and_nothing_overtakes_it(
             raise RuntimeError("boom after the move was played")
         return result
 
-    monkeypatch.setattr(worker, "_process", second_fails)
+    monkeypatch.setattr(one_mail, "process", second_fails)
     done = worker.process_batch(sessions, settings, lambda: clock.now)
     assert [d.status for d in done] == [InboxStatus.done, InboxStatus.new, InboxStatus.new]
     with sessions() as s:
@@ -194,7 +194,7 @@ def test_a_failing_mail_is_rolled_back_alone_and_nothing_overtakes_it(
         waiting = s.get(Inbox, ids[2])
         assert waiting.status is InboxStatus.new and waiting.attempts == 0
         assert s.scalar(select(func.count()).where(Outbox.inbox_id.in_(ids[1:]))) == 0
-    monkeypatch.setattr(worker, "_process", process)
+    monkeypatch.setattr(one_mail, "process", process)
     again = worker.process_batch(sessions, settings, lambda: clock.now)
     assert [d.message_id for d in again] == ids[1:]
     assert all(d.status is InboxStatus.done for d in again)
@@ -409,16 +409,16 @@ def test_a_command_that_fails_on_our_fault_is_answered_and_the_mail_goes_on(
 
     shell.signup("alice", "bob")
     shell.ok("polis challenge alice bob")
-    real_run = worker.run
+    real_run = one_mail.run
     trouble: list[BaseException] = [ZeroDivisionError("a bug")]
 
     def run(group, words, req):
         if words[:2] == ["polis", "show"]:
-            req.answers.append(worker.Answer("half done", "never sent"))
+            req.answers.append(one_mail.Answer("half done", "never sent"))
             raise trouble[0]
         return real_run(group, words, req)
 
-    monkeypatch.setattr(worker, "run", run)
+    monkeypatch.setattr(one_mail, "run", run)
     body = "polis move 101 alice pw-alice a7-a6\npolis show 101\nhelp\n"
     raw = f"From: alice@example.org\nDate: {format_datetime(clock.now)}\nSubject: moves\n\n{body}".encode()
     inbox.store(sessions, raw, "alice@example.org", [], clock.now)
@@ -427,7 +427,7 @@ def test_a_command_that_fails_on_our_fault_is_answered_and_the_mail_goes_on(
     with sessions() as s:
         assert s.scalar(select(func.count()).select_from(MoveRecord)) == 1
         [answer] = s.scalars(select(Outbox).where(Outbox.inbox_id == done.message_id))
-    assert worker.COMMAND_FAILED in answer.body and "never sent" not in answer.body
+    assert one_mail.COMMAND_FAILED in answer.body and "never sent" not in answer.body
     assert "a7-a6" in answer.body
 
     trouble[0] = OperationalError("SELECT 1", {}, Exception("the database went away"))
@@ -451,7 +451,7 @@ def test_a_mail_set_aside_after_its_last_attempt_tells_its_sender(
     def process(*args):
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setattr(worker, "_process", process)
+    monkeypatch.setattr(one_mail, "process", process)
     if not batched:  # the batch's commit fails: the mails are processed one by one
         real = worker._mark_processed
 
@@ -475,7 +475,7 @@ def test_a_mail_set_aside_after_its_last_attempt_tells_its_sender(
             return s.scalars(select(Outbox).order_by(Outbox.id)).all()
 
     before = len(notices())
-    for _ in range(3 * inbox.MAX_ATTEMPTS):  # (in a batch, the mails behind a failure wait)
+    for _ in range(3 * inbox_queue.MAX_ATTEMPTS):  # (in a batch, the mails behind a failure wait)
         worker.process_batch(sessions, shell.settings, lambda: clock.now)
         with sessions() as s:
             aside = set(s.scalars(select(Inbox.id).where(Inbox.status == InboxStatus.shunted)))

@@ -433,3 +433,35 @@ def test_a_line_with_a_word_that_names_no_player_is_quoted_masked_throughout(
         out, kept = mail(shell, settings, sessions, clock, "bob@example.org", line)
         assert "names no player" in out[0].body, out[0].body
         assert "pw-bob" not in everything(out, kept), everything(out, kept)
+
+
+# ------------------------------------------------------------------ the rule of the lines read
+
+
+def test_a_line_is_read_for_its_passwords_unless_its_run_says_otherwise() -> None:
+    """The one rule of which refused lines are masked as lines not understood
+    (:func:`grammar.read_for_passwords`): a usage error, a refused login, a word that names no
+    player, and a refused command that takes no password each say that the line's password
+    may stand anywhere; a good command's line (and one refused for its move, its login
+    accepted) was read for its passwords, and is masked by its declaration alone."""
+    from pbmserv.commands import Answer, Request, grammar
+    from pbmserv.commands.dispatch import DONE, REFUSED, USAGE
+
+    def read(line, status=DONE, *, login_refused=False, secret_words=()):
+        req = Request(settings=None, sessions=None)  # type: ignore[arg-type]
+        req.login_refused, req.secret_words = login_refused, list(secret_words)
+        return grammar.read_for_passwords(line, req, [Answer("subject", "body", status)])
+
+    # a good command's line, with a password or with none, and a move refused after its login
+    assert read("polis move 101 alice PASSWORD a7-a6")
+    assert read("polis show 101")
+    assert read("polis move 101 alice PASSWORD z9-z9", REFUSED)
+    # refused as usage: not read as its command (the board forgotten)
+    assert not read("polis move alice PASSWORD e2", USAGE)
+    # its login refused: maybe misread (the userid typed twice)
+    assert not read("polis move 101 alice alice PASSWORD", REFUSED, login_refused=True)
+    # a word that names no player (maybe the password), however the command ended
+    assert not read("polis history 101 bob PASSWORD", REFUSED, secret_words=["bob"])
+    assert not read("polis move 101 alice PASSWORD a7-a6", secret_words=["alice"])
+    # a refused command that takes no password: one typed after it by habit
+    assert not read("polis show 999 bob PASSWORD", REFUSED)

@@ -86,7 +86,7 @@ def test_status_shows_a_relay_that_is_down(operator, shell, settings, sessions, 
 def test_mail_show_keeps_the_head_and_the_end_of_a_long_traceback(operator, sessions, tmp_path):
     """Only the last characters of an error were kept: "Last error:" began mid-word, without
     the traceback's first line.  Whole lines are kept: the head and the last lines."""
-    from pbmserv.mail import inbox
+    from pbmserv.mail import inbox_queue
 
     mail = tmp_path / "signup.eml"
     mail.write_bytes(SIGNUP)
@@ -94,7 +94,7 @@ def test_mail_show_keeps_the_head_and_the_end_of_a_long_traceback(operator, sess
     frames = "".join(f'  File "/opt/pbmserv/module{i}.py", line {i}, in f\n' for i in range(300))
     error = f"Traceback (most recent call last):\n{frames}ValueError: the last line\n"
     with sessions() as session, session.begin():
-        inbox.mark_failed(session, 1, error)
+        inbox_queue.mark_failed(session, 1, error)
     status, out, err = operator("mail", "show", "1")
     assert status == 0, err
     shown = out.split("Last error:\n", 1)[1].split("\n\n", 1)[0].splitlines()
@@ -222,7 +222,7 @@ def test_a_failed_mail_is_logged_and_listed_with_its_class_and_first_line(
     "(Background on this error at: https://sqlalche.me/e/21/gkpj)"."""
     from sqlalchemy.exc import IntegrityError
 
-    from pbmserv.mail import worker
+    from pbmserv.mail import one_mail, worker
 
     def clash(*args, **kwargs):
         raise IntegrityError(
@@ -236,8 +236,8 @@ def test_a_failed_mail_is_logged_and_listed_with_its_class_and_first_line(
 
     mail = tmp_path / "signup.eml"
     mail.write_bytes(SIGNUP)
-    original = worker._process
-    monkeypatch.setattr(worker, "_process", clash)
+    original = one_mail.process
+    monkeypatch.setattr(one_mail, "process", clash)
     assert operator("mail", "inject", "--no-process", str(mail))[0] == 0
     with caplog.at_level("ERROR", logger="pbmserv.mail.worker"):
         (failed,) = worker.process_batch(sessions, settings, lambda: clock.now)
@@ -250,7 +250,7 @@ def test_a_failed_mail_is_logged_and_listed_with_its_class_and_first_line(
     status, out, err = operator("mail", "list")
     assert status == 0 and out.splitlines()[1].endswith(f"alice@example.org  {reason}"), out
     assert "Last error:\n" + reason + "\n" in operator("mail", "show", "1")[1]
-    monkeypatch.setattr(worker, "_process", original)  # the next attempt works
+    monkeypatch.setattr(one_mail, "process", original)  # the next attempt works
     (done,) = worker.process_batch(sessions, settings, lambda: clock.now)
     assert done.status is InboxStatus.done
     status, out, err = operator("mail", "list", "--all")

@@ -95,15 +95,15 @@ def test_every_loop_of_the_server_warns_once_and_works_again(
     """The worker, the sender, the clocks and the robots: a warning and a line when it works
     again each, whatever the number of failed rounds, and the mail waiting is answered."""
     from pbmserv.cli import server
-    from pbmserv.mail import inbox
+    from pbmserv.mail import inbox, inbox_queue
 
     flaky = {
-        "worker": Flaky(inbox.waiting),
+        "worker": Flaky(inbox_queue.waiting),
         "sender": Flaky(server.deliver_pending),
         "clocks": Flaky(server.tick),
         "robots": Flaky(server.run_pending),
     }
-    monkeypatch.setattr(inbox, "waiting", flaky["worker"])
+    monkeypatch.setattr(inbox_queue, "waiting", flaky["worker"])
     monkeypatch.setattr(server, "deliver_pending", flaky["sender"])
     monkeypatch.setattr(server, "tick", flaky["clocks"])
     monkeypatch.setattr(server, "run_pending", flaky["robots"])
@@ -142,9 +142,9 @@ def test_every_loop_of_the_server_warns_once_and_works_again(
 def test_a_failing_worker_round_waits_its_back_off(settings, sessions, clock, monkeypatch, quick):
     """Between two failed rounds the worker waits its back-off (counted, not timed): it
     retried at once (every 0.1 s at most), a traceback each time."""
-    from pbmserv.mail import inbox, worker
+    from pbmserv.mail import inbox_queue, worker
 
-    monkeypatch.setattr(inbox, "waiting", Flaky(inbox.waiting))
+    monkeypatch.setattr(inbox_queue, "waiting", Flaky(inbox_queue.waiting))
     pauses: list[float] = []
 
     class Stopping(threading.Event):
@@ -182,14 +182,14 @@ def test_mails_claimed_when_the_database_went_away_are_done_once_it_answers(
     database answers, and done."""
     from sqlalchemy import select
 
-    from pbmserv.mail import inbox, worker
+    from pbmserv.mail import inbox, inbox_queue, worker
     from pbmserv.store.models import Inbox, InboxStatus
 
     shell.signup("alice")
     raw = b"From: alice@example.org\nMessage-ID: <o1@x>\nDate: Sun, 01 Nov 2026 12:00:00 +0000\nSubject: help\n\n"
     inbox.store(sessions, raw, "alice@example.org", [], clock.now)
     monkeypatch.setattr(worker, "process_claimed", Flaky(worker.process_claimed))
-    monkeypatch.setattr(inbox, "release_claims", Flaky(inbox.release_claims))
+    monkeypatch.setattr(inbox_queue, "release_claims", Flaky(inbox_queue.release_claims))
 
     def row() -> Inbox:
         with sessions() as s:

@@ -16,7 +16,7 @@ from sqlalchemy import select
 from test_group_commit import MOVES, queue_moves
 
 from pbmserv.domain import accounts, passwords
-from pbmserv.mail import prepare, worker
+from pbmserv.mail import one_mail, prepare, worker
 from pbmserv.mail.prepare import Claims
 from pbmserv.store.models import Inbox, InboxStatus, MoveRecord, Outbox
 
@@ -156,7 +156,7 @@ def test_mails_held_behind_a_mail_that_fails_do_not_overtake_it(
             return batch[:2]
         return batch
 
-    process = worker._process
+    process = one_mail.process
     failures: list[int] = []
 
     def bob_fails_once(session, settings, message_id, *rest):
@@ -169,7 +169,7 @@ def test_mails_held_behind_a_mail_that_fails_do_not_overtake_it(
     monkeypatch.setattr(Claims, "ready", two_first)
     sizes = iter([32])  # then one mail a batch: the held one alone would be the next batch
     monkeypatch.setattr(worker.BatchSize, "__call__", lambda self: next(sizes, 1))
-    monkeypatch.setattr(worker, "_process", bob_fails_once)
+    monkeypatch.setattr(one_mail, "process", bob_fails_once)
     stopping, work = threading.Event(), threading.Event()
 
     on_done = when_all_done(sessions, stopping)

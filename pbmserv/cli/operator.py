@@ -119,9 +119,9 @@ def mail_show(ctx: click.Context, message_id: int) -> None:
 @click.argument("message_id", type=ROW_ID)
 @click.pass_context
 def mail_retry(ctx: click.Context, message_id: int) -> None:
-    from pbmserv.mail import inbox  # lazy: the mail gateway, only for the mail commands
+    from pbmserv.mail import inbox_queue  # lazy: the mail gateway, only for the mail commands
 
-    was = inbox.retry(_sessions(ctx), message_id)
+    was = inbox_queue.retry(_sessions(ctx), message_id)
     if was is None:
         raise Refused(f"there is no mail {message_id} in the inbox")
     if was is not InboxStatus.shunted:

@@ -24,7 +24,7 @@ from pbmserv.config import Settings
 from pbmserv.domain import accounts
 from pbmserv.domain.clocks import tick
 from pbmserv.domain.housekeeping import housekeeping
-from pbmserv.mail import inbox
+from pbmserv.mail import inbox, inbox_queue
 from pbmserv.mail.deliver import MaildirSink, SmtpRelay
 from pbmserv.mail.listener import InboundHandler, make_controller
 from pbmserv.mail.sender import deliver_pending, make_sink
@@ -208,7 +208,7 @@ class Server:
         process, clock tick or robot has run (the listener only stores mail meanwhile)."""
         if self.listen:
             self._bind()
-        released = inbox.release_dead_claims(self.sessions)
+        released = inbox_queue.release_dead_claims(self.sessions)
         if released:
             log.warning("%d mails of a crashed worker are queued again", released)
         self._check_admins()

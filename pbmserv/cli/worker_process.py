@@ -45,7 +45,7 @@ from pbmserv.cli.signals import StopSignals
 from pbmserv.clock import Clock
 from pbmserv.commands import grammar
 from pbmserv.config import Settings
-from pbmserv.mail import inbox
+from pbmserv.mail import inbox_queue
 from pbmserv.mail.worker import run_worker
 from pbmserv.render.links import attach
 from pbmserv.store.db import session_factory
@@ -147,7 +147,7 @@ class WorkerProcess:
             if self.stopping.wait(RESTART_SECONDS):
                 return
             log.error("worker process %d ended (%s); starting another", process.pid, code)
-            inbox.release_dead_claims(session_factory(self.settings.url))
+            inbox_queue.release_dead_claims(session_factory(self.settings.url))
             with self.lock:
                 if self.stopping.is_set():
                     return

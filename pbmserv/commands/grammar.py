@@ -22,7 +22,6 @@ player may have meant them otherwise, every reading is masked (see
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import re
 import shlex
@@ -33,6 +32,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from pbmserv.commands import registry
+from pbmserv.commands.dispatch import REFUSED, USAGE, Answer, Request
 from pbmserv.commands.secret_words import mask_secrets, secrets_pattern
 from pbmserv.commands.spec import (
     Command,
@@ -43,12 +43,12 @@ from pbmserv.commands.spec import (
     password_positions,
     reordered_positions,
 )
+from pbmserv.commands.spelling import meant, suggest
 from pbmserv.domain.accounts import MIN_PASSWORD
 from pbmserv.games import all_games, game_names
 from pbmserv.render import subjects
 
 MASK = "********"
-CUTOFF = 0.75  # how close a misspelt command word must be to a command's name
 _BOARD_WORD = re.compile(r"\d+(?:#\d+)?")
 # What separates words: every blank (Python's \s, what str.split() splits on) and the
 # zero-width characters that mail clients and pasted text put between words.  A mail's text
@@ -95,74 +95,9 @@ def _command_word_set() -> frozenset[str]:
     return frozenset(w.lower() for w in registry.top_words()) | game_words()
 
 
-def suggest(word: str, choices: Iterable[str]) -> str | None:
-    """The choice closest to a misspelt ``word``, if one is close enough."""
-    if len(word) < 3:
-        return None
-    return closest(word, choices)
-
-
-def meant(word: str, choices: Iterable[str]) -> str | None:
-    """The command a mistyped ``word`` may mean, for a hint: the closest choice, else the one
-    choice it begins (``hist``: ``history``).  (Only hints read prefixes: a line of prose that
-    starts with ``not`` is no ``notifications``.)"""
-    options = sorted(set(choices))
-    close = suggest(word, options)
-    if close is not None or len(word) < 3:
-        return close
-    starts = [c for c in options if c.startswith(word.lower())]
-    return starts[0] if len(starts) == 1 else None
-
-
-def closest(word: str, choices: Iterable[str]) -> str | None:
-    """The choice closest to ``word`` (lower-cased) with difflib's ratio at least ``CUTOFF``,
-    else None.  Every line that looks like a command asks, several times over (the mail
-    parser, the masks of the answer and of the kept copy), and a look-up costs 20-60 us: a
-    mail of 70,000 such lines took a minute.  So the answers are remembered (:class:`_Closest`);
-    a word too long to be close to any choice is neither compared nor remembered."""
-    options = frozenset(choices)
-    word = word.lower()
-    # difflib's ratio is 2M/T (M matching characters, T both lengths): a word that much
-    # longer than the longest choice stays under the cutoff against every choice
-    if not options or len(word) * CUTOFF > max(map(len, options)) * (2 - CUTOFF):
-        return None
-    return _CLOSEST.get(word, options)
-
-
-class _Closest:
-    """The answers of :func:`closest` for the words asked lately, kept by a digest of each
-    word, never as text: the word may be a password (``plois mvoe Sekrit77``)."""
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._found: OrderedDict[tuple[bytes, frozenset[str]], str | None] = OrderedDict()
-        self._lock = threading.Lock()  # one memo for every thread of the process
-
-    def get(self, word: str, choices: frozenset[str]) -> str | None:
-        digest = hashlib.blake2b(word.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-        key = (digest, choices)
-        with self._lock:
-            if key in self._found:
-                self._found.move_to_end(key)
-                return self._found[key]
-        matches = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=CUTOFF)
-        found = matches[0] if matches else None
-        with self._lock:
-            self._found[key] = found
-            if len(self._found) > self._size:
-                self._found.popitem(last=False)
-        return found
-
-    def __len__(self) -> int:
-        return len(self._found)
-
-
-_CLOSEST = _Closest(4096)
-
-
 def _close_top_word(word: str) -> str | None:
     """The top-level command word closest to a misspelt ``word`` (every line's first word
-    asks: :func:`closest` remembers the answers)."""
+    asks: :func:`pbmserv.commands.spelling.closest` remembers the answers)."""
     return suggest(word, _top_choices())
 
 
@@ -520,6 +455,20 @@ def usage_secrets(words: Sequence[str], command_words: Collection[str] | None = 
     return {words[k] for k in hidden}
 
 
+def read_for_passwords(line: str, req: Request, answers: Iterable[Answer]) -> bool:
+    """Whether a command line that ran (``req``, its ``answers``) was read for its passwords:
+    only then does masking it by its declaration hide them all.  Not when it was refused as
+    usage (not read as its command: ``polis move alice PASSWORD e2``), when its login was
+    refused or a word of it named no player (it may have been misread: ``polis move 101 alice
+    alice PASSWORD``, ``polis history 101 bob PASSWORD``), nor when it was refused and its
+    command takes no password (one typed by habit: ``polis show 999 bob PASSWORD``).  Its
+    password may then stand anywhere: it is masked as a line not understood."""
+    statuses = {answer.status for answer in answers}
+    if USAGE in statuses or req.login_refused or req.secret_words:
+        return False
+    return REFUSED not in statuses or bool(command_passwords(line))
+
+
 def _line_key(line: str) -> str:
     """A line as the mail parser gives its commands and lines not understood: its words,
     single spaces, no ``**`` markers."""
@@ -549,10 +498,10 @@ class PasswordMask:
         return _masked(text, self._games, self._extra, self._guess, self._unread)
 
     def misread(self, line: str) -> None:
-        """A command line refused as usage never ran as it was read, so where its password
-        stands is not known (``polis move alice PASSWORD e2``, the board forgotten): it is
-        masked from now on as a line not understood (the answers themselves are masked so by
-        the runner, :func:`usage_secrets`)."""
+        """A command line not read for its passwords (:func:`read_for_passwords`): where its
+        password stands is not known (``polis move alice PASSWORD e2``, the board forgotten),
+        so it is masked from now on as a line not understood (the usage errors themselves are
+        masked so by the runner, :func:`usage_secrets`)."""
         self._unread = self._unread | {_line_key(line)}
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from pbmserv.commands import grammar, registry
+from pbmserv.commands import grammar, registry, spelling
 from pbmserv.commands.dispatch import Channel, NoSuchCommand, Refused, request
 from pbmserv.commands.spec import (
     Bound,
@@ -48,7 +48,7 @@ class AliasGroup(click.Group):
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
         if args and self.get_command(ctx, args[0]) is None and not args[0].startswith("-"):
-            close = grammar.meant(args[0], [*self.list_commands(ctx), *self.aliases])
+            close = spelling.meant(args[0], [*self.list_commands(ctx), *self.aliases])
             hint = usage = ""
             if close:
                 meant_name = self.aliases.get(close, close)

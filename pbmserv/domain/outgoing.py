@@ -36,7 +36,7 @@ def list_lines(session: Session, *, show_all: bool = False) -> list[str]:
             f"{row.created:%Y-%m-%d %H:%M}  {row.recipient}  {row.subject[:60]}"
         )
         if row.last_error and row.status is not OutboxStatus.sent:  # (sent: it worked since)
-            lines.append(f"{'':>8}last error: {shortened(last_line(row.last_error))}")
+            lines.append(f"{'':>8}last error: {cut_listed_error(last_line(row.last_error))}")
     return lines
 
 
@@ -46,10 +46,11 @@ def last_line(error: str | None) -> str:
     return lines[-1] if lines else "?"
 
 
-def shortened(text: str, limit: int = LISTED_ERROR) -> str:
-    """``text`` cut to ``limit`` characters, with '...' where it was cut.
+def cut_listed_error(text: str, limit: int = LISTED_ERROR) -> str:
+    """An error as the list of outgoing mail shows it: ``text`` cut to ``limit`` characters,
+    with '...' where it was cut.
 
-    >>> shortened("relay refused", 80), shortened("a" * 100, 10)
+    >>> cut_listed_error("relay refused", 80), cut_listed_error("a" * 100, 10)
     ('relay refused', 'aaaaaaa...')
     """
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."

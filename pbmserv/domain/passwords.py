@@ -51,7 +51,11 @@ def _verified_key(password_hash: str, password: str) -> tuple[str, bytes]:
 def remembered(password_hash: str, password: str) -> bool:
     """Whether ``password`` verified against ``password_hash`` lately: then no argon2 check
     is needed (:func:`pbmserv.domain.accounts.preverify` paid it outside the transaction)."""
-    key = _verified_key(password_hash, password)
+    return _known(_verified_key(password_hash, password))
+
+
+def _known(key: tuple[str, bytes]) -> bool:
+    """:func:`remembered` of a key made already (its SHA-256 is computed once per check)."""
     with _VERIFIED_LOCK:
         if key in _VERIFIED:
             _VERIFIED.move_to_end(key)
@@ -92,9 +96,9 @@ def check_password(settings: Settings, password_hash: str, password: str, compos
     once.  One made before passwords were composed may be of the password as typed: it is
     checked composed, then as typed when that differs (a wrong password typed decomposed costs
     two verifications, until the owner's next login marks the hash or stores it composed)."""
-    if remembered(password_hash, password):
-        return True
     key = _verified_key(password_hash, password)
+    if _known(key):
+        return True
     refused = (key[0], composed, key[1])
     if _refused(refused):
         return False

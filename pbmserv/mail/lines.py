@@ -26,7 +26,8 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from pbmserv.commands.grammar import closest, split_words
+from pbmserv.commands.grammar import split_words
+from pbmserv.commands.spelling import closest
 from pbmserv.games import all_games
 from pbmserv.numbers import whole_number
 

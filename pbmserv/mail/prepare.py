@@ -29,7 +29,7 @@ from pbmserv.commands import grammar
 from pbmserv.config import Settings
 from pbmserv.domain import accounts
 from pbmserv.errors import with_traceback
-from pbmserv.mail import inbox
+from pbmserv.mail import inbox_queue
 from pbmserv.mail.parse import ParsedMail, parse_message
 from pbmserv.mail.replay import Refusal, refusal
 
@@ -46,7 +46,7 @@ class Prepared:
     stale: Refusal | None = None  # no Date, or one of a replay: none of its commands runs
 
 
-def prepare(settings: Settings, words: set[str], mail: inbox.Claimed) -> Prepared:
+def prepare(settings: Settings, words: set[str], mail: inbox_queue.Claimed) -> Prepared:
     """Parse a mail outside the write transaction; a failure is kept for the record."""
     try:
         parsed = parse_message(
@@ -100,7 +100,7 @@ class Claims:
     password checks running in ``checker``.  Used by the worker's thread alone.
 
     A mail held here is leased to this worker like any claimed mail (a crash leaves it to
-    :func:`pbmserv.mail.inbox.release_dead_claims` or to the lease's end).  When a mail must
+    :func:`pbmserv.mail.inbox_queue.release_dead_claims` or to the lease's end).  When a mail must
     wait (it failed, or lost a lock race), :meth:`release` puts the held ones back in the queue
     uncounted, so that none overtakes it."""
 
@@ -127,7 +127,7 @@ class Claims:
         if limit <= 0:
             return
         with self.sessions() as session, session.begin():
-            claimed = inbox.claim_batch(session, self.clock(), limit)
+            claimed = inbox_queue.claim_batch(session, self.clock(), limit)
         if not claimed:
             return
         words = grammar.command_words()
@@ -172,7 +172,7 @@ class Claims:
 
     def release(self) -> None:
         """Put every held mail back in the queue, its attempt not counted."""
-        inbox.release_claims(self.sessions, self.drop())
+        inbox_queue.release_claims(self.sessions, self.drop())
 
     def drop(self) -> list[int]:
         """Forget every held mail; their ids, for the caller to give back to the queue."""

@@ -89,16 +89,23 @@ def quote_mail(subject: str, text: str, mask: Callable[[str], str]) -> str:
     parts = text.rstrip("\n").split("\n", QUOTED_LINES)
     head = "\n".join(parts[:QUOTED_LINES])
     lines = mask(head).splitlines()[:QUOTED_LINES]
-    quoted = "\n".join(("> " + shortened(x)).rstrip() for x in lines)
+    quoted = "\n".join(("> " + cut_quoted_line(x)).rstrip() for x in lines)
     if len(parts) > QUOTED_LINES:
         quoted += f"\n[{parts[QUOTED_LINES].count(chr(10)) + 1:,} more lines not quoted]"
-    head = fill(f"Your mail (Subject: {shortened(mask(subject))}):")  # a long one wraps
+    head = fill(f"Your mail (Subject: {cut_quoted_line(mask(subject))}):")  # a long one wraps
     return f"{head}\n{quoted}\n"
 
 
-def shortened(line: str) -> str:
-    """A line quoted back (masked already), cut after ``QUOTED_CHARS`` characters: the answer
-    to a mail of a few long lines is no longer than the mail."""
+def cut_quoted_line(line: str) -> str:
+    """A line quoted back (masked already), cut after ``QUOTED_CHARS`` characters, with
+    ' [...]' where it was cut: the answer to a mail of a few long lines is no longer than the
+    mail.
+
+    >>> cut_quoted_line("polis move 101 alice ******** a7-a6")
+    'polis move 101 alice ******** a7-a6'
+    >>> cut_quoted_line("polis move 101 alice ******** " + "a7-a6 " * 200)[-12:]
+    '-a6 a7 [...]'
+    """
     return line if len(line) <= QUOTED_CHARS else line[:QUOTED_CHARS] + " [...]"
 
 
@@ -137,7 +144,7 @@ def assemble(
         line, items = results[0]
         body = "\n".join(a.body for a in items)
         if refused:
-            body += f"\nYour command was:\n  {shortened(mask(line))}\n"
+            body += f"\nYour command was:\n  {cut_quoted_line(mask(line))}\n"
             quoted = "" if stranger else quote_mail(subject, text, mask)
             body += f"\n{quoted}" if quoted else ""
         head = items[0].subject if len(items) == 1 else items[-1].subject
@@ -150,7 +157,7 @@ def assemble(
     count = len(results)
     body = f"Your mail held {count} command lines; here is what each of them did.\n"
     for index, (line, items) in enumerate(results):
-        body += f"\n{RULE}\n{index + 1}. {shortened(mask(line))}\n{RULE}\n\n"
+        body += f"\n{RULE}\n{index + 1}. {cut_quoted_line(mask(line))}\n{RULE}\n\n"
         body += _section_body(items, index, drawn_in)
     quoted = quote_mail(subject, text, mask) if refused and not stranger else ""
     if quoted:

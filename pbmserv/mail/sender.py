@@ -34,7 +34,7 @@ from pbmserv.mail.deliver import (
     TemporaryFailure,
     next_attempt,
 )
-from pbmserv.mail.inbox import clip_error, worker_id
+from pbmserv.mail.inbox_queue import clip_error, worker_id
 from pbmserv.store.db import readonly_sessions
 from pbmserv.store.models import Outbox, OutboxStatus
 

@@ -53,6 +53,15 @@ def unavailable(exc: BaseException) -> bool:
     return any(word in str(exc.orig).lower() for word in _GONE)
 
 
+_LOCK_CONFLICTS = {"40P01", "40001", "55P03"}  # deadlock, serialization, lock not available
+
+
+def lock_conflict(exc: BaseException) -> bool:
+    """Whether ``exc`` is the database giving up on a lock (PostgreSQL), not a bad mail."""
+    orig = getattr(exc, "orig", None)
+    return getattr(orig, "sqlstate", None) in _LOCK_CONFLICTS
+
+
 def missing_database(exc: BaseException) -> bool:
     """Whether ``exc`` says the database that database_url names does not exist: a mistake of
     the configuration, not an outage to wait out (PostgreSQL says it at the login, before any
