@@ -1,4 +1,8 @@
-"""parse_message on one fixture per case, mask_passwords on a table of cases, and fuzzing."""
+"""parse_message on one fixture per case, mask_passwords on a table of cases, and fuzzing.
+
+The tests of what hostile input costs time the CPU of the test's own thread
+(``time.thread_time``), not the wall clock: on a loaded machine a linear parse took longer
+than its bound in wall time, while a quadratic one stays far above it in CPU time."""
 
 from __future__ import annotations
 
@@ -598,9 +602,9 @@ def test_html_of_tags_that_never_end_is_read_in_linear_time(start: str) -> None:
     import time
 
     html = start * (100_000 // len(start)) + "<p>polis show 101</p>"
-    began = time.perf_counter()
+    began = time.thread_time()
     text = html_to_text(html)
-    assert time.perf_counter() - began < 1.5  # (100 KB: 11 s for "<a", 3.8 s for "<!--a>")
+    assert time.thread_time() - began < 1.5  # (100 KB: 11 s for "<a", 3.8 s for "<!--a>")
     if start.startswith("<!--"):  # a comment that never ends hides the rest, as in a browser
         assert text == ""
     else:
@@ -636,9 +640,9 @@ def test_html_comments_and_sections_holding_tags_stay_unread() -> None:
 def test_html_comment_full_of_tag_starts_is_read_in_linear_time(hostile: str) -> None:
     import time
 
-    began = time.perf_counter()
+    began = time.thread_time()
     assert html_to_text(hostile + "<p>polis show 101</p>") == "polis show 101"
-    assert time.perf_counter() - began < 1.5
+    assert time.thread_time() - began < 1.5
 
 
 def test_html_comments_end_as_browsers_end_them() -> None:
@@ -666,9 +670,9 @@ def test_html_of_quotes_and_comments_that_never_end_is_read_in_linear_time(start
     import time
 
     html = start * (500_000 // len(start)) + "<p>polis show 101</p>"
-    began = time.perf_counter()
+    began = time.thread_time()
     text = html_to_text(html)
-    assert time.perf_counter() - began < 3  # (0.2-1 s on a busy machine)
+    assert time.thread_time() - began < 3  # (0.2-1 s on a busy machine)
     if start.startswith("<!--"):  # a comment that never ends hides the rest, as in a browser
         assert text == ""
     else:
@@ -829,9 +833,9 @@ def test_big_bodies_are_fast(body: str) -> None:
     import time
 
     raw = b"Subject: x\nContent-Transfer-Encoding: base64\n\n" + base64.encodebytes(body.encode())
-    start = time.perf_counter()
+    start = time.thread_time()
     p = parse_message(raw)
-    assert time.perf_counter() - start < 3
+    assert time.thread_time() - start < 3
     assert len(p.commands) <= 10
 
 
@@ -943,9 +947,9 @@ def test_a_header_of_a_million_lines_costs_little_and_gets_no_answer() -> None:
     import time
 
     raw = b"From: a@example.org\nSubject: polis help\n" + b"X-A: b\n" * 1_000_000 + b"\nhi\n"
-    began = time.perf_counter()
+    began = time.thread_time()
     parsed = parse_message(raw, "a@example.org")
-    assert time.perf_counter() - began < 3  # (7 s before)
+    assert time.thread_time() - began < 3  # (7 s before)
     assert parsed.is_automatic and "more than 1,000 lines" in (parsed.automatic_reason or "")
     assert parsed.sender == "a@example.org" and parsed.commands == ["polis help"]
     normal = b"From: a@example.org\nSubject: polis help\n" + b"Received: x\n" * 900 + b"\nhi\n"
@@ -970,9 +974,9 @@ def test_a_part_header_of_a_million_lines_is_read_up_to_its_first_hundred(inner)
         + b"X-A: b\n" * 1_000_000
         + b"\nhi\n--b--\n"
     )
-    began = time.perf_counter()
+    began = time.thread_time()
     parsed = parse_message(raw, "a@example.org")
-    assert time.perf_counter() - began < 1.5  # (2.4 to 4 s before)
+    assert time.thread_time() - began < 1.5  # (2.4 to 4 s before)
     assert parsed.commands == ["polis help"] and not parsed.is_automatic
     assert (
         "header lines of the parts left out (a part's header is read up to 100 lines, 2,000 in all)"
@@ -996,9 +1000,9 @@ def test_a_part_declared_in_a_codec_no_mail_is_written_in_is_read_as_undeclared(
         + b"b" * 200_000
         + b"\n"
     )
-    began = time.perf_counter()
+    began = time.thread_time()
     parsed = parse_message(raw, "a@example.org")
-    assert time.perf_counter() - began < 1.5  # (6 s before)
+    assert time.thread_time() - began < 1.5  # (6 s before)
     assert parsed.commands == ["polis help"]
 
 

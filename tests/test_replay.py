@@ -327,9 +327,9 @@ def test_the_key_is_read_from_a_bounded_header_whatever_its_line_breaks():
     from pbmserv.mail.inbox import dedup_key
 
     head = b"From: a@x.example\rMessage-ID: <1@x.example>\r"
-    began = time.perf_counter()
+    began = time.thread_time()
     key = dedup_key(head + b"X: y\r" * 200_000 + b"\rhi\r", "a@x.example")
-    assert time.perf_counter() - began < 0.1  # (read whole: 0.3 s, 2 ms now)
+    assert time.thread_time() - began < 0.1  # (read whole: 0.3 s, 2 ms now)
     assert key == dedup_key(head.replace(b"\r", b"\r\n") + b"\r\nhi\r\n", "a@x.example")
 
 
