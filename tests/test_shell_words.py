@@ -94,3 +94,23 @@ def test_the_mails_a_shell_queues_keep_the_mail_words(shell, sessions):
     assert not any("Run this line" in body for body in bodies)
     mailed = shell("polis show 101", channel="mail", sender="alice@example.org")
     assert "Your move. Send back this line" in mailed.body
+
+
+def test_submit_reset_and_a_wrong_move_number_are_told_in_the_shell_words(shell):
+    """'submit', 'password reset' and a move's #N ahead of the board told a shell user to
+    'send' a line ('To play it send:', 'Then send', 'then send your move with #1'); the shell
+    runs it, and the mail keeps its words (a wrong #N is said in words fit for both)."""
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    ahead = shell("polis move 101 alice pw-alice a7-a6#9").body
+    submitted = shell.ok("polis submit 101 alice pw-alice a7-a6").body
+    reset = shell.ok("password reset alice").body
+    for text in (ahead, submitted, reset):
+        assert MAIL_WORDS.findall(text) == [] and "send" not in text, text
+    assert "then end your move with #1)" in " ".join(ahead.split())
+    assert "To play it run: polis confirm 101 alice PASSWORD\n" in submitted
+    assert "Then run\n  pbmserv password new alice CODE NEWPASSWORD\n" in reset
+    mailed = shell("password reset alice", channel="mail", sender="alice@example.org").body
+    assert "Then send\n  password new alice CODE NEWPASSWORD\n" in mailed
+    mailed = shell("polis submit 101 alice pw-alice a7-a6", channel="mail").body
+    assert "To play it send: polis confirm 101 alice PASSWORD\n" in mailed

@@ -233,7 +233,7 @@ CASES = [
         PLOY_2,
         "ploy move 101 bob pw-bob e7-e6#3",
         {},
-        ["Error: #3 is ahead of the board: the move due is move 2 (a typo? then send\n"],
+        ["Error: #3 is ahead of the board: the move due is move 2 (a typo? then end\n"],
         ["has changed"],
     ),
     (

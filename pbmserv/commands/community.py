@@ -29,7 +29,7 @@ from pbmserv.games.base import MoveError, UnreadableMove
 from pbmserv.render import subjects
 from pbmserv.render.board_mail import board_mail_body
 from pbmserv.render.results import names
-from pbmserv.render.templates import render, render_board
+from pbmserv.render.templates import hint, render, render_board
 from pbmserv.store.models import BoardStatus, Subscription, SubscriptionKind, User
 
 # ----------------------------------------------------------------------------- spectators
@@ -252,10 +252,11 @@ def submit(call: Call) -> None:
         ply = len(board.moves) + 1
         for seat in boards.seats_of(board, user):
             board.seats[seat].submitted_move = f"{text}#{ply}"
+        line = f"{game.name} confirm {number} {user.userid} PASSWORD"
         lines = [
             f"Your move {shown} (move {ply}) on {game.display_name} board {number} is stored "
             "but not played.",
-            f"To play it send: {game.name} confirm {number} {user.userid} PASSWORD",
+            hint("submit", req.channel, line=line).rstrip("\n"),
             "The board after the move:",
         ]
         body = _text(lines) + "\n" + render_board(copy) + would_end(copy)

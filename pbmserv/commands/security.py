@@ -25,7 +25,7 @@ from pbmserv.domain import accounts, confirmation, tokens
 from pbmserv.domain.addresses import shown
 from pbmserv.games import get_game
 from pbmserv.render import subjects
-from pbmserv.render.templates import fill
+from pbmserv.render.templates import fill, hint
 from pbmserv.store.models import AuthFailure, Token, TokenKind, User
 
 RESET_CODE = "this code resets a password: send 'password new USERID CODE NEWPASSWORD'"
@@ -181,12 +181,7 @@ def password_reset(call: Call) -> None:
     answer(
         call.ctx,
         subjects.server("password reset"),
-        fill(
-            f"If {userid} has a confirmed address, a code has been mailed there (one code at "
-            "a time: while a code mailed earlier works, no new one is sent; a code works once, "
-            f"for {req.settings.token_hours} hours). Then send"
-        )
-        + f"\n  password new {userid} CODE NEWPASSWORD\n",
+        hint("password new", req.channel, userid=userid, hours=req.settings.token_hours),
     )
 
 

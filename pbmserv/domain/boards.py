@@ -307,7 +307,7 @@ def wrong_number(expected: int, due: int) -> str:
     if expected > due:
         return (
             f"#{expected} is ahead of the board: the move due is move {due} (a typo? then "
-            f"send your move with #{due})"
+            f"end your move with #{due})"
         )
     return (
         f"this would be move {due}, not move {expected}: the board has changed since your "
