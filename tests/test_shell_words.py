@@ -114,3 +114,16 @@ def test_submit_reset_and_a_wrong_move_number_are_told_in_the_shell_words(shell)
     assert "Then send\n  password new alice CODE NEWPASSWORD\n" in mailed
     mailed = shell("polis submit 101 alice pw-alice a7-a6", channel="mail").body
     assert "To play it send: polis confirm 101 alice PASSWORD\n" in mailed
+
+
+def test_a_first_confirmation_in_the_shell_welcomes_in_the_shell_words(shell):
+    """erin signed up by mail and confirms her code in the shell: the welcome told her to
+    "Send 'list'" and 'help'; the shell runs 'pbmserv list' and 'pbmserv help'."""
+    from test_codes import mail, mails_to
+
+    mail(shell, "erin@example.org", "signup erin pw-erin-1")
+    code = mails_to(shell, "erin@example.org")[-1].body.split("confirm ")[1].split()[0]
+    done = " ".join(shell.ok(f"confirm {code}").body.split())
+    assert "Welcome, erin: you can play now. Run 'pbmserv list' for the games" in done
+    assert "and 'pbmserv help' for every command." in done
+    assert MAIL_WORDS.findall(done) == [], done

@@ -60,14 +60,6 @@ def _no_yes(req: Request, code: str, why: str) -> Refused:
     )
 
 
-# the end of a new player's first confirmation, which the shell's signup says at once: he
-# may play now, and how to begin (he was told nothing more)
-WELCOME = (
-    "\nWelcome, {userid}: you can play now. Send 'list' for the games (and the robots\n"
-    "you may challenge, if this server has any), and 'help' for every command.\n"
-)
-
-
 def confirm(call: Call) -> None:
     """Confirm an address or a challenge with the code mailed for it: a line of its own, or
     a reply that says nothing but its Subject (see the module's docstring)."""
@@ -95,7 +87,9 @@ def confirm(call: Call) -> None:
             message = (
                 f"{shown(token.address)} is confirmed: mail for {user.userid} goes there now.\n"
             )
-            message += WELCOME.format(userid=user.userid) if first else ""
+            # a new player's first confirmation (which the shell's signup says at once): he
+            # may play now, and how to begin (he was told nothing more)
+            message += hint("welcome", req.channel, userid=user.userid) if first else ""
         elif token.kind is TokenKind.challenge:
             if not req.trusted and not accounts.is_owner_address(user, req.sender):
                 raise Refused(f"a challenge is confirmed from a confirmed address of {user.userid}")
