@@ -31,6 +31,7 @@ from pbmserv.domain.addresses import shown
 from pbmserv.errors import reason, stored_reason, with_traceback
 from pbmserv.games import get_game
 from pbmserv.mail import inbox
+from pbmserv.mail.journal import logged
 from pbmserv.mail.parse import ParsedMail, board_subject, our_subject, without_reply_prefixes
 from pbmserv.mail.prepare import Claims, Prepared, check_passwords, prepare
 from pbmserv.mail.replay import Stale
@@ -50,6 +51,7 @@ class Outcome:
     status: InboxStatus
     answers: int
     requeued: bool = False  # lost a lock race (PostgreSQL): back in the queue, not a failure
+    note: str | None = None  # why a processed mail got no answer (logged: mail.journal)
 
 
 POLL_SECONDS = 0.1  # how often an idle worker looks for mail stored by another process
@@ -210,7 +212,7 @@ def process_claimed(
                         continue
                     outcomes.append(_process_in_savepoint(session, settings, item, words, now))
                 _mark_processed(session, outcomes, now())
-                return outcomes
+            return logged(prepared, outcomes)
         except Exception as exc:  # noqa: BLE001 - the commit failed: no mail of the batch took effect
             if unavailable(exc):  # no mail's fault: the worker's loop backs off and retries
                 raise
@@ -230,7 +232,7 @@ def process_claimed(
             with sessions() as session, session.begin():
                 status = _failed_attempt(session, settings, item, error, now)
             outcomes.append(Outcome(item.message_id, status, 0))
-    return outcomes
+    return logged(prepared, outcomes)
 
 
 def _mark_processed(session: Session, outcomes: list[Outcome], committing: datetime) -> None:
@@ -274,7 +276,7 @@ def _process_in_savepoint(
                 )
                 kept = masked_copy(item.parsed, mask)  # no password at rest
                 inbox.finish(session, item.message_id, status, kept, note)
-            return Outcome(item.message_id, status, count)
+            return Outcome(item.message_id, status, count, note=note)
         except Exception as exc:  # noqa: BLE001 - this mail fails, the batch goes on
             if _lock_conflict(exc):  # another worker's batch: try again, not a failure
                 log.info("mail %s waits for another worker: %s", item.message_id, reason(exc))
