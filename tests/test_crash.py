@@ -124,7 +124,9 @@ def test_kill_9_in_the_middle_of_a_batch(shell, settings, sessions, tmp_path):
                 total += 1
     env = {k: v for k, v in os.environ.items() if not k.startswith("PBMSERV_")}
     cmd = [str(BIN / "pbmserv"), "--config", str(config), "serve", "--no-listen"]
-    first = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    log = tmp_path / "serve.err"  # (a pipe read only at the end fills up and stops it)
+    with log.open("wb") as err:
+        first = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err)
     try:
         wait_until(
             lambda: done(sessions) >= total // 10,
@@ -137,11 +139,12 @@ def test_kill_9_in_the_middle_of_a_batch(shell, settings, sessions, tmp_path):
         first.wait(10)
     with sessions() as s:
         assert done_count(s) < total, "the worker finished before it could be killed"
-    second = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    with log.open("wb") as err:
+        second = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err)
     try:
         wait_for_progress(lambda: done(sessions), total, "the restarted worker's mails done")
     finally:
         second.send_signal(signal.SIGTERM)
-        _, err = second.communicate(timeout=30)
-    assert second.returncode == 0, err.decode()
+        second.wait(timeout=30)
+    assert second.returncode == 0, log.read_text()
     assert_each_mail_done_once(sessions, plans, total)

@@ -85,10 +85,11 @@ def test_four_workers_lose_and_double_nothing(shell, settings, sessions, tmp_pat
     config = write_config(tmp_path, settings)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PBMSERV_")}
     cmd = [str(BIN / "pbmserv"), "--config", str(config), "serve", "--no-listen"]
-    workers = [
-        subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        for _ in range(WORKERS)
-    ]
+    logs = [tmp_path / f"worker{n}.err" for n in range(WORKERS)]  # (a pipe read only at
+    workers = []  # the end fills up, a line or two per mail, and stops its worker)
+    for log in logs:
+        with log.open("wb") as err:
+            workers.append(subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err))
     with sessions() as s:
         ids = {b.number: b.id for b in s.scalars(select(Board).where(Board.game == GAME))}
     submitted = dict.fromkeys(plans, 0)
@@ -151,7 +152,9 @@ def test_four_workers_lose_and_double_nothing(shell, settings, sessions, tmp_pat
     finally:
         for worker in workers:
             worker.send_signal(signal.SIGTERM)
-        errors = [w.communicate(timeout=60)[1].decode() for w in workers]
+        for worker in workers:
+            worker.wait(timeout=60)
+        errors = [log.read_text() for log in logs]
     assert all(w.returncode == 0 for w in workers), errors
     with sessions() as s:
         for number, plan in plans.items():

@@ -81,13 +81,17 @@ def start_server(
     with config.open("a") as fh:
         fh.write(f"listen_port = {port}\nweb_enabled = false\nworkers = {workers}\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PBMSERV_")}
-    server = subprocess.Popen(
-        [str(BIN / "pbmserv"), "--config", str(config), "serve"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        cwd=cwd,
-    )
+    # its log goes to a file: a pipe read only at the end fills up (64 KB, a line or two per
+    # mail) and stops the server in its next log line
+    with (tmp_path / "serve.err").open("wb") as err:
+        server = subprocess.Popen(
+            [str(BIN / "pbmserv"), "--config", str(config), "serve"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            cwd=cwd,
+        )
+    server.log = tmp_path / "serve.err"  # type: ignore[attr-defined]
     wait_until(lambda: len(worker_pids(server.pid)) == workers, "the worker processes", 30)
     wait_until(lambda: listening(port), f"the listener on port {port}", 30)
     return server, port
@@ -95,9 +99,10 @@ def start_server(
 
 def stop_server(server: subprocess.Popen[bytes]) -> str:
     server.send_signal(signal.SIGTERM)
-    _, err = server.communicate(timeout=60)
-    assert server.returncode == 0, err.decode()
-    return err.decode()
+    server.wait(timeout=60)
+    err = server.log.read_text()  # type: ignore[attr-defined]
+    assert server.returncode == 0, err
+    return err
 
 
 def store_all(sessions, settings, plans, first_ply: int = 0) -> int:

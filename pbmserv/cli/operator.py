@@ -149,11 +149,12 @@ def mail_inject(ctx: click.Context, source: BinaryIO, sender: str, no_process: b
     from email.utils import parseaddr  # lazy: as above
 
     from pbmserv.mail import inbox  # lazy: the mail gateway, only for the mail commands
+    from pbmserv.mail.size import too_large  # lazy: as above
     from pbmserv.mail.worker import process_batch  # lazy: as above
 
     raw = source.read()
     settings = _settings(ctx)
-    if len(raw) > settings.max_message_bytes:
+    if too_large(raw, settings.max_message_bytes):  # (as Postfix counts: see mail.size)
         raise Refused(f"the mail is larger than {settings.max_message_bytes} bytes")
     if not sender:  # no envelope: the sender is the address in From (Return-Path if any)
         headers = BytesHeaderParser().parsebytes(raw, headersonly=True)

@@ -28,6 +28,7 @@ from pbmserv.mail import inbox, inbox_queue
 from pbmserv.mail.deliver import MaildirSink, SmtpRelay
 from pbmserv.mail.listener import InboundHandler, make_controller
 from pbmserv.mail.sender import deliver_pending, make_sink
+from pbmserv.mail.size import wire_limit
 from pbmserv.mail.worker import run_worker
 from pbmserv.render.links import attach
 from pbmserv.robots.service import Unreadable, run_pending
@@ -296,6 +297,7 @@ class Server:
             store_message=self.store_message,
             accept_recipient=self.accept_recipient,
             max_recipients=self.settings.max_recipients,
+            max_message_bytes=self.settings.max_message_bytes,
             clock=self.clock,
         )
         self.controller = make_controller(
@@ -303,7 +305,7 @@ class Server:
             self.settings.listen_host,
             self.settings.listen_port,
             lmtp=self.settings.lmtp,
-            data_size_limit=self.settings.max_message_bytes,
+            data_size_limit=wire_limit(self.settings.max_message_bytes),
             timeout=self.settings.smtp_timeout,
             max_connections=self.settings.smtp_max_connections,
             max_per_host=self.settings.smtp_max_connections_per_host,

@@ -3,8 +3,12 @@
 The handler knows nothing about the store: ``store_message(raw, envelope)`` is handed in and
 must have written the mail durably when it returns.  Any exception becomes a 451 so the
 sending server retries; a traceback never reaches the client, and a failing streak is logged
-once (:class:`pbmserv.store.outage.Outage`).  Size is limited by aiosmtpd's
-``data_size_limit`` (552).  ``make_controller`` builds an SMTP or LMTP listener.
+once (:class:`pbmserv.store.outage.Outage`).  ``make_controller`` builds an SMTP or LMTP
+listener.
+
+Size (552): ``max_message_bytes`` is counted as the mail host in front counts it
+(:mod:`pbmserv.mail.size`), so aiosmtpd's ``data_size_limit``, which counts the wire, is
+:func:`pbmserv.mail.size.wire_limit` of it and the handler checks the mail's size itself.
 
 The listener shares the process, and its file descriptors, with the web pages and the store, so
 it keeps at most ``max_connections`` sessions open (a new one past that is answered 421 and
@@ -31,6 +35,7 @@ from aiosmtpd.smtp import SMTP
 
 from pbmserv.clock import Clock, system_clock
 from pbmserv.listening import AcceptFailures, Refusals
+from pbmserv.mail.size import too_large
 from pbmserv.store.outage import Outage
 
 log = logging.getLogger("pbmserv.listener")
@@ -40,6 +45,7 @@ ACCEPTED = "250 Message accepted"
 UNKNOWN_RECIPIENT = "550 5.1.1 <{}>: no such recipient here"
 TOO_MANY_RECIPIENTS = "452 4.5.3 Too many recipients"
 BUSY = b"421 4.7.0 Too many connections, try again later\r\n"
+TOO_LARGE = "552 5.3.4 Message too big"
 
 
 @dataclass(frozen=True)
@@ -85,9 +91,11 @@ class InboundHandler:
         accept_recipient: Callable[[str], bool],
         *,
         max_recipients: int = 20,
+        max_message_bytes: int | None = None,
         clock: Clock = system_clock,
     ) -> None:
         self.store_message = store_message
+        self.max_message_bytes = max_message_bytes
         self.accept_recipient = accept_recipient
         self.max_recipients = max_recipients
         self.clock = clock
@@ -128,6 +136,8 @@ class InboundHandler:
                     if isinstance(content, str)
                     else content
                 )
+            if self.max_message_bytes is not None and too_large(raw, self.max_message_bytes):
+                return TOO_LARGE
             info = EnvelopeInfo(
                 mail_from=_utf8((envelope.mail_from or "").strip().removeprefix("<>")),
                 rcpt_tos=tuple(_utf8(rcpt) for rcpt in envelope.rcpt_tos),

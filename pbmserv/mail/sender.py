@@ -144,6 +144,7 @@ class _Result:
     message_id: str
     subject: str  # as kept once sent
     size: int  # bytes of the text, dropped once sent
+    recipient: str = ""
     error: str | None = None
     permanent: bool = False
 
@@ -185,6 +186,14 @@ def _deliver_group(
         with sessions() as session, session.begin():
             _record_results(session, results, now)
         _log_streak(sink, results)
+        for result in results:  # one line per mail sent, as the worker's per mail processed
+            if result.error is None:
+                log.info(
+                    "outbox mail %s to %s sent: %s",
+                    result.mail_id,
+                    result.recipient,
+                    result.message_id,
+                )
     return sum(result.error is None for result in results)
 
 
@@ -268,6 +277,7 @@ def _hand_over(
         message_id_of(message),
         subject_at_rest(outgoing.subject),
         len(outgoing.body.encode("utf-8", "replace")),
+        outgoing.to,
     )
     try:
         sink.send(message)

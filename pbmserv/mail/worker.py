@@ -28,6 +28,7 @@ from pbmserv.config import Settings
 from pbmserv.domain import accounts, limits
 from pbmserv.errors import reason, stored_reason, with_traceback
 from pbmserv.mail import inbox_queue, one_mail
+from pbmserv.mail.journal import logged
 from pbmserv.mail.prepare import Claims, Prepared, check_passwords, prepare
 from pbmserv.render.templates import render
 from pbmserv.store.db import readonly_sessions
@@ -43,6 +44,7 @@ class Outcome:
     status: InboxStatus
     answers: int
     requeued: bool = False  # lost a lock race (PostgreSQL): back in the queue, not a failure
+    note: str | None = None  # why a processed mail got no answer (logged: mail.journal)
 
 
 POLL_SECONDS = 0.1  # how often an idle worker looks for mail stored by another process
@@ -203,7 +205,7 @@ def process_claimed(
                         continue
                     outcomes.append(_process_in_savepoint(session, settings, item, words, now))
                 _mark_processed(session, outcomes, now())
-                return outcomes
+            return logged(prepared, outcomes)
         except Exception as exc:  # noqa: BLE001 - the commit failed: no mail of the batch took effect
             if unavailable(exc):  # no mail's fault: the worker's loop backs off and retries
                 raise
@@ -223,7 +225,7 @@ def process_claimed(
             with sessions() as session, session.begin():
                 status = _failed_attempt(session, settings, item, error, now)
             outcomes.append(Outcome(item.message_id, status, 0))
-    return outcomes
+    return logged(prepared, outcomes)
 
 
 def _mark_processed(session: Session, outcomes: list[Outcome], committing: datetime) -> None:
@@ -267,7 +269,7 @@ def _process_in_savepoint(
                 )
                 kept = one_mail.masked_copy(item.parsed, mask)  # no password at rest
                 inbox_queue.finish(session, item.message_id, status, kept, note)
-            return Outcome(item.message_id, status, count)
+            return Outcome(item.message_id, status, count, note=note)
         except Exception as exc:  # noqa: BLE001 - this mail fails, the batch goes on
             if lock_conflict(exc):  # another worker's batch: try again, not a failure
                 log.info("mail %s waits for another worker: %s", item.message_id, reason(exc))
