@@ -8,15 +8,16 @@ from pbmserv.mail import worker
 from pbmserv.mail.sender import deliver_pending, make_sink
 from pbmserv.store.models import InboxStatus
 
-SIGNUP = (
+DATE = b"Date: Sun, 01 Nov 2026 11:59:00 +0000\r\n"  # (the clock's, a minute before)
+SIGNUP = DATE + (
     b"From: alice@example.org\r\nTo: pbmserv@example.org\r\nMessage-ID: <m1@example.org>\r\n"
     b"Subject: signup alice secret1\r\n\r\nhelp\r\n"
 )
-VACATION_REPLY = (
+VACATION_REPLY = DATE + (
     b"From: bob@example.org\r\nTo: pbmserv@example.org\r\nMessage-ID: <m2@example.org>\r\n"
     b"Auto-Submitted: auto-replied\r\nSubject: Away\r\n\r\nI am away.\r\n"
 )
-FORGED_ID = (  # a Message-ID with a control character (a terminal's escape) is no Message-ID
+FORGED_ID = DATE + (  # a Message-ID with a control character (a terminal's escape) is no Message-ID
     b"From: carol@example.org\r\nTo: pbmserv@example.org\r\n"
     b"Message-ID: <x\x1b[2Jforged@example.org>\r\nSubject: help\r\n\r\n"
 )
