@@ -471,3 +471,78 @@ def test_a_forger_s_mail_with_the_message_id_first_does_not_block_the_srs_one(
     gateway.settle()
     assert moves(gateway) == 1
     assert count(gateway.sessions, Inbox) == 2
+
+
+@pytest.mark.parametrize(
+    "envelope",
+    [
+        "mallory@evil.example",  # his own address, which SPF passes
+        "SRS0=ffff=T9=example.org={mover}@evil.example",  # an SRS wrapper of his own domain
+        "",  # a bounce's empty envelope
+    ],
+)
+def test_a_captured_mail_resent_under_another_envelope_is_not_run_again(
+    gateway, shell, clock, envelope
+):
+    """The key held the envelope sender, so the same bytes (a move with its password, DKIM
+    still verifying) resent by whoever kept a copy, under an envelope of his own domain, were a
+    new mail and ran again within ``stale_mail_days``.  The key is the mail's own (Message-ID,
+    From, Subject and text): a resend is a repeat whatever its envelope, and a forger who knows
+    no more than the Message-ID still cannot make the real mail a repeat."""
+    gateway.settings.inbox_retention_days = 2
+    mover, raw = srs_move(gateway, shell, clock)
+    sender = f"{mover}@example.org"
+    gateway.send(sender, "", raw=raw)
+    gateway.settle()
+    assert moves(gateway) == 1
+    sent = len(gateway.mails())
+    resent = b"Received: from evil.example by mx.example.org\r\n" + raw
+    gateway.send(sender, "", raw=resent, envelope_from=envelope.format(mover=mover))
+    gateway.settle()
+    assert (len(gateway.mails()), count(gateway.sessions, Inbox)) == (sent, 1)
+    with gateway.sessions() as s:
+        assert s.scalar(select(Inbox.repeats)) == 1
+    later(gateway, clock, 3)  # the mail is gone, its key kept
+    gateway.send(sender, "", raw=resent, envelope_from=envelope.format(mover=mover))
+    gateway.settle()
+    assert (len(gateway.mails()), count(gateway.sessions, Inbox)) == (sent, 0)
+
+
+def test_a_mail_kept_under_the_envelope_key_still_catches_its_replays(sessions, clock):
+    """A mail stored (or deleted, its key kept) before the key was the mail's own is known by
+    its Message-ID, envelope sender and From: its resend from that envelope is still a repeat."""
+    import hashlib
+
+    from pbmserv.mail import inbox, srs
+
+    raw = mail_bytes("alice@example.org", "help", dated=clock.now)
+    mid = next(
+        line.split(b":", 1)[1].strip().decode()
+        for line in raw.splitlines()
+        if line.lower().startswith(b"message-id:")
+    )
+    envelope = "SRS0=a1b2=T1=example.org=alice@fwd.example"
+    who = f"{srs.for_key(envelope)}\nalice@example.org".encode()
+    with sessions() as s, s.begin():
+        s.add(InboxTombstone(dedup_key=f"from:{hashlib.sha256(who).hexdigest()[:32]} mid:{mid}"))
+    resent = envelope.replace("a1b2=T1", "c3d4=T2")
+    assert inbox.store(sessions, raw, resent, [], clock.now).new is False
+
+
+def test_a_mail_without_a_message_id_resent_under_a_trace_line_is_a_repeat(sessions, clock):
+    """Without a Message-ID the key was a hash of the bytes, trace lines and all: the same mail
+    resent through a relay (which writes its Received line above) or by whoever kept a copy
+    was new.  It is a hash of the mail's From, Subject, Date and text, as with one."""
+    from pbmserv.mail import inbox
+
+    raw = b"".join(
+        line
+        for line in mail_bytes("alice@example.org", "help", dated=clock.now).splitlines(True)
+        if not line.lower().startswith(b"message-id:")
+    )
+    assert inbox.store(sessions, raw, "alice@example.org", [], clock.now).new
+    resent = b"Received: from evil.example by mx.example.org\r\n" + raw
+    assert not inbox.store(sessions, resent, "mallory@evil.example", [], clock.now).new
+    blanks = raw.replace(b"Your move.", b"Your  move. \t")  # (DKIM "relaxed" still verifies)
+    assert not inbox.store(sessions, blanks, "mallory@evil.example", [], clock.now).new
+    assert inbox.store(sessions, raw.replace(b"Your move", b"My move"), "", [], clock.now).new
