@@ -337,7 +337,8 @@ def test_a_mail_dated_far_ahead_runs_nothing_and_keeps_no_key_for_ever(gateway, 
     """A mail dated next year ran, and its key was kept until its Date was 14 days old: a Date
     in the year 9999 kept one for ever.  A Date more than ``stale_mail_days`` ahead of the
     mail's arrival is a clock as wrong as one that far behind: the mail runs nothing and its
-    sender is told, and the key kept of any mail goes at most 14 days after its deletion."""
+    sender is told; its key is kept until its Date is 14 days old (its replay then would run),
+    but not for a Date more than 400 days ahead."""
     shell.signup("alice")
     for when in (clock.now + timedelta(days=365), clock.now.replace(year=9999)):
         raw = mail_bytes("alice@example.org", "help", dated=when)
@@ -362,8 +363,10 @@ def test_a_mail_dated_far_ahead_runs_nothing_and_keeps_no_key_for_ever(gateway, 
         "not run: dated 9999-11-01 12:00 UTC, 2912078 d 0 h after it came (more than 14 days "
         "ahead: a wrong clock)",
     ]
-    later(gateway, clock, gateway.settings.inbox_retention_days + 1)
-    assert (count(gateway.sessions, Inbox), count(gateway.sessions, InboxTombstone)) == (0, 0)
+    later(gateway, clock, gateway.settings.inbox_retention_days + 1)  # the year 9999 keeps none
+    assert (count(gateway.sessions, Inbox), count(gateway.sessions, InboxTombstone)) == (0, 1)
+    later(gateway, clock, 365 - gateway.settings.inbox_retention_days - 1 + 15)
+    assert count(gateway.sessions, InboxTombstone) == 0  # next year's, 15 days after its Date
 
 
 def test_a_key_of_a_mail_dated_ahead_is_kept_until_its_replay_is_refused(gateway, shell, clock):
@@ -546,3 +549,31 @@ def test_a_mail_without_a_message_id_resent_under_a_trace_line_is_a_repeat(sessi
     blanks = raw.replace(b"Your move.", b"Your  move. \t")  # (DKIM "relaxed" still verifies)
     assert not inbox.store(sessions, blanks, "mallory@evil.example", [], clock.now).new
     assert inbox.store(sessions, raw.replace(b"Your move", b"My move"), "", [], clock.now).new
+
+
+def test_a_mail_refused_for_a_date_far_ahead_does_not_run_when_resent_near_that_date(
+    gateway, shell, clock
+):
+    """A mail dated 60 days ahead was refused ("not run: send it again"), and deleted with no
+    key kept; resent (by a broken relay, or by whoever kept a copy) ten days before its Date,
+    it ran, as its sender's, weeks after he was told it had not.  Its key is kept until its
+    Date is ``stale_mail_days`` old (for a clock up to a year and more ahead)."""
+    gateway.settings.inbox_retention_days = 2
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    mover, move = first_move(gateway.sessions)
+    sender = f"{mover}@example.org"
+    line = f"polis move 101 {mover} pw-{mover} {move}"
+    raw = mail_bytes(sender, line, dated=clock.now + timedelta(days=60))
+    gateway.send(sender, "", raw=raw)
+    gateway.settle()
+    assert moves(gateway) == 0
+    sent = len(gateway.mails())
+    later(gateway, clock, 3)  # the mail is gone
+    assert (count(gateway.sessions, Inbox), count(gateway.sessions, InboxTombstone)) == (0, 1)
+    later(gateway, clock, 47)  # its Date 10 days ahead: within stale_mail_days
+    gateway.send(sender, "", raw=raw)
+    gateway.settle()
+    assert (moves(gateway), len(gateway.mails())) == (0, sent)  # a repeat: silence
+    later(gateway, clock, 25)  # its Date 15 days old: the key goes, the Date refuses it
+    assert count(gateway.sessions, InboxTombstone) == 0
