@@ -49,7 +49,8 @@ def test_store_many_keeps_one_row_per_mail_and_says_which_were_new(sessions, clo
 def test_group_store_answers_each_caller_with_its_own_durable_mail(sessions, clock):
     intake = inbox.GroupStore(sessions, max_group=4)
     raws = [
-        mail("alice@example.org", f"help {i}", f"<m{i % 30}@client.example>") for i in range(40)
+        mail("alice@example.org", f"help {i % 30}", f"<m{i % 30}@client.example>")
+        for i in range(40)
     ]
     results: dict[int, inbox.Stored] = {}
 

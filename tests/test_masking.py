@@ -318,6 +318,8 @@ def test_an_operator_command_by_mail_is_echoed_as_typed(shell, settings, session
         ("Pbmserv mail outbox list", "Pbmserv mail outbox list"),
         ("pbmserv status", "pbmserv status"),
         ("pbmserv robot add polibot --game polis", "pbmserv robot add ******** ********"),
+        ("pbmserv robot join polibot spring-cup", "pbmserv robot join ******** ********"),
+        ("pbmserv robot withdraw polibot spring-cup", "pbmserv robot withdraw ******** ********"),
     ]:
         out, kept = mail(shell, settings, sessions, clock, "alice@example.org", line)
         assert "is an operator command: it runs only in a shell" in out[0].body, line

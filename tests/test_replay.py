@@ -337,7 +337,8 @@ def test_a_mail_dated_far_ahead_runs_nothing_and_keeps_no_key_for_ever(gateway, 
     """A mail dated next year ran, and its key was kept until its Date was 14 days old: a Date
     in the year 9999 kept one for ever.  A Date more than ``stale_mail_days`` ahead of the
     mail's arrival is a clock as wrong as one that far behind: the mail runs nothing and its
-    sender is told, and the key kept of any mail goes at most 14 days after its deletion."""
+    sender is told; its key is kept until its Date is 14 days old (its replay then would run),
+    but not for a Date more than 400 days ahead."""
     shell.signup("alice")
     for when in (clock.now + timedelta(days=365), clock.now.replace(year=9999)):
         raw = mail_bytes("alice@example.org", "help", dated=when)
@@ -362,8 +363,10 @@ def test_a_mail_dated_far_ahead_runs_nothing_and_keeps_no_key_for_ever(gateway, 
         "not run: dated 9999-11-01 12:00 UTC, 2912078 d 0 h after it came (more than 14 days "
         "ahead: a wrong clock)",
     ]
-    later(gateway, clock, gateway.settings.inbox_retention_days + 1)
-    assert (count(gateway.sessions, Inbox), count(gateway.sessions, InboxTombstone)) == (0, 0)
+    later(gateway, clock, gateway.settings.inbox_retention_days + 1)  # the year 9999 keeps none
+    assert (count(gateway.sessions, Inbox), count(gateway.sessions, InboxTombstone)) == (0, 1)
+    later(gateway, clock, 365 - gateway.settings.inbox_retention_days - 1 + 15)
+    assert count(gateway.sessions, InboxTombstone) == 0  # next year's, 15 days after its Date
 
 
 def test_a_key_of_a_mail_dated_ahead_is_kept_until_its_replay_is_refused(gateway, shell, clock):
@@ -471,3 +474,106 @@ def test_a_forger_s_mail_with_the_message_id_first_does_not_block_the_srs_one(
     gateway.settle()
     assert moves(gateway) == 1
     assert count(gateway.sessions, Inbox) == 2
+
+
+@pytest.mark.parametrize(
+    "envelope",
+    [
+        "mallory@evil.example",  # his own address, which SPF passes
+        "SRS0=ffff=T9=example.org={mover}@evil.example",  # an SRS wrapper of his own domain
+        "",  # a bounce's empty envelope
+    ],
+)
+def test_a_captured_mail_resent_under_another_envelope_is_not_run_again(
+    gateway, shell, clock, envelope
+):
+    """The key held the envelope sender, so the same bytes (a move with its password, DKIM
+    still verifying) resent by whoever kept a copy, under an envelope of his own domain, were a
+    new mail and ran again within ``stale_mail_days``.  The key is the mail's own (Message-ID,
+    From, Subject and text): a resend is a repeat whatever its envelope, and a forger who knows
+    no more than the Message-ID still cannot make the real mail a repeat."""
+    gateway.settings.inbox_retention_days = 2
+    mover, raw = srs_move(gateway, shell, clock)
+    sender = f"{mover}@example.org"
+    gateway.send(sender, "", raw=raw)
+    gateway.settle()
+    assert moves(gateway) == 1
+    sent = len(gateway.mails())
+    resent = b"Received: from evil.example by mx.example.org\r\n" + raw
+    gateway.send(sender, "", raw=resent, envelope_from=envelope.format(mover=mover))
+    gateway.settle()
+    assert (len(gateway.mails()), count(gateway.sessions, Inbox)) == (sent, 1)
+    with gateway.sessions() as s:
+        assert s.scalar(select(Inbox.repeats)) == 1
+    later(gateway, clock, 3)  # the mail is gone, its key kept
+    gateway.send(sender, "", raw=resent, envelope_from=envelope.format(mover=mover))
+    gateway.settle()
+    assert (len(gateway.mails()), count(gateway.sessions, Inbox)) == (sent, 0)
+
+
+def test_a_mail_kept_under_the_envelope_key_still_catches_its_replays(sessions, clock):
+    """A mail stored (or deleted, its key kept) before the key was the mail's own is known by
+    its Message-ID, envelope sender and From: its resend from that envelope is still a repeat."""
+    import hashlib
+
+    from pbmserv.mail import inbox, srs
+
+    raw = mail_bytes("alice@example.org", "help", dated=clock.now)
+    mid = next(
+        line.split(b":", 1)[1].strip().decode()
+        for line in raw.splitlines()
+        if line.lower().startswith(b"message-id:")
+    )
+    envelope = "SRS0=a1b2=T1=example.org=alice@fwd.example"
+    who = f"{srs.for_key(envelope)}\nalice@example.org".encode()
+    with sessions() as s, s.begin():
+        s.add(InboxTombstone(dedup_key=f"from:{hashlib.sha256(who).hexdigest()[:32]} mid:{mid}"))
+    resent = envelope.replace("a1b2=T1", "c3d4=T2")
+    assert inbox.store(sessions, raw, resent, [], clock.now).new is False
+
+
+def test_a_mail_without_a_message_id_resent_under_a_trace_line_is_a_repeat(sessions, clock):
+    """Without a Message-ID the key was a hash of the bytes, trace lines and all: the same mail
+    resent through a relay (which writes its Received line above) or by whoever kept a copy
+    was new.  It is a hash of the mail's From, Subject, Date and text, as with one."""
+    from pbmserv.mail import inbox
+
+    raw = b"".join(
+        line
+        for line in mail_bytes("alice@example.org", "help", dated=clock.now).splitlines(True)
+        if not line.lower().startswith(b"message-id:")
+    )
+    assert inbox.store(sessions, raw, "alice@example.org", [], clock.now).new
+    resent = b"Received: from evil.example by mx.example.org\r\n" + raw
+    assert not inbox.store(sessions, resent, "mallory@evil.example", [], clock.now).new
+    blanks = raw.replace(b"Your move.", b"Your  move. \t")  # (DKIM "relaxed" still verifies)
+    assert not inbox.store(sessions, blanks, "mallory@evil.example", [], clock.now).new
+    assert inbox.store(sessions, raw.replace(b"Your move", b"My move"), "", [], clock.now).new
+
+
+def test_a_mail_refused_for_a_date_far_ahead_does_not_run_when_resent_near_that_date(
+    gateway, shell, clock
+):
+    """A mail dated 60 days ahead was refused ("not run: send it again"), and deleted with no
+    key kept; resent (by a broken relay, or by whoever kept a copy) ten days before its Date,
+    it ran, as its sender's, weeks after he was told it had not.  Its key is kept until its
+    Date is ``stale_mail_days`` old (for a clock up to a year and more ahead)."""
+    gateway.settings.inbox_retention_days = 2
+    shell.signup("alice", "bob")
+    shell.ok("polis challenge alice bob")
+    mover, move = first_move(gateway.sessions)
+    sender = f"{mover}@example.org"
+    line = f"polis move 101 {mover} pw-{mover} {move}"
+    raw = mail_bytes(sender, line, dated=clock.now + timedelta(days=60))
+    gateway.send(sender, "", raw=raw)
+    gateway.settle()
+    assert moves(gateway) == 0
+    sent = len(gateway.mails())
+    later(gateway, clock, 3)  # the mail is gone
+    assert (count(gateway.sessions, Inbox), count(gateway.sessions, InboxTombstone)) == (0, 1)
+    later(gateway, clock, 47)  # its Date 10 days ahead: within stale_mail_days
+    gateway.send(sender, "", raw=raw)
+    gateway.settle()
+    assert (moves(gateway), len(gateway.mails())) == (0, sent)  # a repeat: silence
+    later(gateway, clock, 25)  # its Date 15 days old: the key goes, the Date refuses it
+    assert count(gateway.sessions, InboxTombstone) == 0

@@ -181,7 +181,7 @@ OPERATOR: OperatorWords = {
     "status": {},
     "serve": {},
     "tick": {},
-    "robot": {"add": {}, "list": {}, "level": {}, "run": {}},
+    "robot": {"add": {}, "list": {}, "level": {}, "run": {}, "join": {}, "withdraw": {}},
 }
 
 

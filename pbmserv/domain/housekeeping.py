@@ -57,21 +57,27 @@ def housekeeping(sessions: sessionmaker[Session], settings: Settings, now: datet
     return lines
 
 
+KEPT_AHEAD = timedelta(days=400)
+"""How far ahead of its deletion a mail may be dated and still have its key kept (see
+:func:`_keep_keys`): a clock set a year ahead, with room."""
+
+
 def _keep_keys(
     session: Session, going: tuple[ColumnElement[bool], ...], now: datetime, days: timedelta
 ) -> None:
     """Keep the keys of the mails ``going`` (to be deleted) that a replay could still run as
-    (:func:`pbmserv.mail.replay.refusal`): dated within ``days`` of now, or ahead of it by no
-    more than ``days`` (kept until that Date is ``days`` old).  None of a mail without a Date
-    (a replay runs nothing either), nor of one dated further ahead: it was refused, and a key
-    kept until its Date could be kept for ever.  Drop the kept keys that no longer need to be;
+    (:func:`pbmserv.mail.replay.refusal`): dated within ``days`` of now, or ahead of it (kept
+    until that Date is ``days`` old).  A mail dated far ahead was refused, but its replay
+    near its Date would run: its key is kept too, up to :data:`KEPT_AHEAD` ahead (a clock a
+    year wrong), not beyond, so that no Date keeps a key for ever.  None of a mail without a
+    Date (a replay runs nothing either).  Drop the kept keys that no longer need to be;
     a key kept with no Date (before migration 0016: a dateless mail's, or a mail's stored before
     0014) is kept ``days`` from the first clean-up that finds it, as a mail dated then."""
     undated = InboxTombstone.dated.is_(None)
     session.execute(update(InboxTombstone).where(undated).values(dated=now))
     session.execute(delete(InboxTombstone).where(InboxTombstone.dated < now - days))
     known = exists().where(InboxTombstone.dedup_key == Inbox.dedup_key)
-    needed = and_(Inbox.dated >= now - days, Inbox.dated <= now + days)
+    needed = and_(Inbox.dated >= now - days, Inbox.dated <= now + max(days, KEPT_AHEAD))
     session.execute(
         insert(InboxTombstone).from_select(
             ["dedup_key", "dated"],

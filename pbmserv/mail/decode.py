@@ -225,6 +225,32 @@ def header_part(raw: bytes) -> bytes:
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")  # (as email.feedparser reads them)
 
 
+def text_part(raw: bytes) -> bytes:
+    """What follows a mail's header (its first empty line, however far down: a replay with
+    header lines added at its top has the same text), for its inbox key, as DKIM's "relaxed"
+    canonicalization reads it (RFC 6376, 3.4.4), and more: its line breaks written as LF, blanks
+    at either end of a line dropped and runs of them made one space, trailing empty lines
+    dropped.  A
+    relay that writes line breaks its own way passes on the same mail, and a replay whose text
+    differs only so (which DKIM still verifies) is the same mail.
+
+    >>> text_part(b"From: a@x.example\\r\\n\\r\\nhi  \\t you\\rthere \\r\\n\\r\\n")
+    b'hi you\\nthere'
+    """
+    found = [at for pair in (b"\n\n", b"\n\r", b"\r\r") if (at := raw.find(pair)) >= 0]
+    if not found:  # (an empty line is one of these three, and each of these is one)
+        return b""
+    start = min(found) + 2
+    start += raw[start - 1 : start + 1] == b"\r\n"  # (the empty line ends in CRLF)
+    text = raw[start:].replace(b"\r\n", b"\n").replace(b"\r", b"\n").replace(b"\t", b" ")
+    text = _SPACES.sub(b" ", text).replace(b" \n", b"\n").replace(b"\n ", b"\n")
+    return text.strip(b" ").rstrip(b"\n")  # (each step over the whole text: a line at a time
+    # took 3 s for a mail of 6 million empty lines)
+
+
+_SPACES = re.compile(rb"  +")
+
+
 def header_lines_cut(raw: bytes) -> tuple[bytes, bool, bool]:
     """``raw`` with at most :data:`MAX_HEADER_LINES` lines in its header,
     :data:`MAX_PART_HEADER_LINES` in the header that follows a boundary line that a header

@@ -1,7 +1,7 @@
 """The durable inbox: every accepted mail is a row before the listener answers 250.
 
-A repeated delivery (the same Message-ID from the same senders, or the same bytes when there is
-no Message-ID: :func:`dedup_key`) is acknowledged and not stored twice; it is logged and counted
+A repeated delivery (the same Message-ID, From, Subject, Date and text whatever the envelope:
+:func:`dedup_key`) is acknowledged and not stored twice; it is logged and counted
 on the row it repeats (``Inbox.repeats``), or repeats the key of a mail deleted since (an
 ``InboxTombstone``: :mod:`pbmserv.mail.replay`).  The workers take the stored mails from the
 queue (:mod:`pbmserv.mail.inbox_queue`).
@@ -9,14 +9,11 @@ queue (:mod:`pbmserv.mail.inbox_queue`).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
-from email.parser import BytesHeaderParser
-from email.policy import compat32
 from functools import lru_cache
 
 from sqlalchemy import (
@@ -33,62 +30,12 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from pbmserv.mail import srs
-from pbmserv.mail.decode import header_part
-from pbmserv.mail.replay import earliest_date
+from pbmserv.mail.keys import LEGACY_PREFIX as LEGACY_PREFIX  # (where the migrations name it)
+from pbmserv.mail.keys import dedup_key as dedup_key
+from pbmserv.mail.keys import keys_of
 from pbmserv.store.models import Inbox, InboxStatus, InboxTombstone
 
 log = logging.getLogger("pbmserv.inbox")
-
-
-def dedup_key(raw: bytes, mail_from: str) -> str:
-    """The key that makes a later mail a repeated delivery of this one.  With a Message-ID,
-    that Message-ID from the same envelope sender (``mail_from``; an SRS one as the address it
-    stands for: :func:`srs.for_key`) and From header: a Message-ID alone was global, so anyone
-    who sent a guessed or leaked one first had its owner's mail dropped.  A re-delivery (a lost
-    250, a relay's duplicate, an SRS forwarder's resend) keeps both senders; a forger must
-    forge both, which SPF and DMARC can check.  Without a Message-ID, a hash of the bytes
-    (they hold the senders already).  Of several Message-IDs (RFC 5322 allows one), the
-    lowest: a replay with a new one written above its own (DKIM signs the lowest) is a repeat.
-
-    >>> mail = b"From: a@x.example\\nMessage-ID: <1@x.example>\\n\\nhi\\n"
-    >>> dedup_key(mail, "a@x.example") == dedup_key(mail, "a@x.example")
-    True
-    >>> dedup_key(mail, "a@x.example") == dedup_key(mail, "mallory@evil.example")
-    False
-    """
-    return _keys(raw, mail_from)[0]
-
-
-def _keys(raw: bytes, mail_from: str) -> tuple[str, str | None, datetime | None]:
-    """:func:`dedup_key`, the key the same mail had before migration 0010 (Message-ID alone;
-    None without one), under which mails stored before it are found, and its Date."""
-    message_id, senders, dated = "", "", None
-    try:
-        headers = BytesHeaderParser(policy=compat32).parsebytes(header_part(raw), headersonly=True)
-        dated = earliest_date([str(value) for value in headers.get_all("Date") or []])
-        ids = [str(value).strip() for value in headers.get_all("Message-ID") or []]
-        message_id = next((i for i in reversed(ids) if i), "")  # (the lowest: see above)
-        senders = " ".join(
-            " ".join(str(value).split())
-            for name, value in headers.raw_items()
-            if name.lower() == "from"
-        )
-    except Exception:  # noqa: BLE001 - a header we cannot read is no Message-ID
-        message_id = ""
-    if not message_id:
-        return "sha256:" + hashlib.sha256(raw).hexdigest(), None, dated
-    who = f"{srs.for_key(mail_from or '')}\n{senders}".encode("utf-8", "surrogateescape")
-    digest = hashlib.sha256(who).hexdigest()[:32]
-    return f"from:{digest} mid:{message_id[:900]}", LEGACY_PREFIX + message_id[:900], dated
-
-
-LEGACY_PREFIX = "mid:"
-"""The keys stored before migration 0010: the Message-ID alone.  Such a row still stands for a
-repeat of a later mail with its Message-ID, but only from the envelope sender the row has (its
-From header was not kept in full, so it cannot be compared).  Rows go after
-``inbox_retention_days``, their keys kept for any sender (the envelope is not kept with a key);
-the downgrade of 0010 writes these keys back."""
 
 
 @dataclass
@@ -148,8 +95,8 @@ def store_many(sessions: sessionmaker[Session], deliveries: list[Delivery]) -> l
 def _store_group(sessions: sessionmaker[Session], deliveries: list[Delivery]) -> list[Stored]:
     """The one write of :func:`store_many` and :func:`store` (the fallback of a group that
     failed: one mail at a time, so that one bad mail stays one 451)."""
-    keys = [_keys(d.raw, d.mail_from) for d in deliveries]
-    wanted = {k for key, legacy, _ in keys for k in (key, legacy) if k is not None}
+    keys = [keys_of(d.raw, d.mail_from) for d in deliveries]
+    wanted = {k for ks in keys for k in (ks.key, ks.before, ks.legacy) if k is not None}
     with sessions() as session, session.begin():
         connection = session.connection()
         known = {
@@ -158,20 +105,24 @@ def _store_group(sessions: sessionmaker[Session], deliveries: list[Delivery]) ->
         }
         new_rows: dict[str, dict[str, object]] = {}
         repeats: dict[str, int | None] = {}  # key -> the id of the row it repeats (known ones)
-        for (key, legacy, dated), delivery in zip(keys, deliveries, strict=True):
+        for ks, delivery in zip(keys, deliveries, strict=True):
+            key, legacy = ks.key, ks.legacy
             if key in known:
                 repeats[key] = known[key][0]
+            elif ks.before in known:  # stored before the key was the mail's own
+                repeats[key] = known[ks.before][0]
             elif legacy in known and _same_envelope(known[legacy][1], delivery.mail_from):
                 repeats[key] = known[legacy][0]
             elif key not in new_rows:
-                new_rows[key] = _new_values(key, delivery, dated)
+                new_rows[key] = _new_values(key, delivery, ks.dated)
         made: dict[str, int] = {}
         if new_rows:  # one bulk INSERT ... RETURNING: no unit of work for rows nobody reads
             inserted = connection.execute(_insert_mails(), list(new_rows.values()))
             made = {key: row_id for row_id, key in inserted}
         stored: list[Stored] = []
         firsts: set[str] = set()
-        for (key, _legacy, _dated), delivery in zip(keys, deliveries, strict=True):
+        for ks, delivery in zip(keys, deliveries, strict=True):
+            key = ks.key
             if key in repeats or key in firsts:
                 stored.append(Stored(repeats[key] if key in repeats else made[key], False))
                 _log_repeat(stored[-1].id, delivery)

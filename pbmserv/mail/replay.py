@@ -6,7 +6,9 @@ is kept (``inbox_retention_days``), and the key is kept after it (an ``InboxTomb
 replay is known by its Date: a mail dated more than ``stale_mail_days`` before it came is
 *stale*, and is answered with why it was not run (a person sent it maybe, delayed somewhere)
 instead of being run; so is a mail dated more than ``stale_mail_days`` *after* it came (its
-sender's clock is wrong), so that no Date keeps a key longer than a few weeks.
+sender's clock is wrong; its key is kept until its Date is ``stale_mail_days`` old, for a
+Date up to :data:`pbmserv.domain.housekeeping.KEPT_AHEAD` ahead, so that none keeps one for
+ever).
 
 A mail without a Date (or with none that can be read) runs nothing: its replay could not be
 told from it by its age, and keeping its key for ever let anyone grow the kept keys without

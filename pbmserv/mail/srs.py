@@ -8,13 +8,12 @@ A forwarder that rewrites the envelope sender of a mail it passes on writes it a
 - ``SRS1=HHHH=fwd1.example==HHHH=TT=orig.example=alice@fwd2.example``: the same, forwarded
   by fwd1.example and then by fwd2.example (which keeps fwd1's SRS0 address and hashes it).
 
-The inbox keys a mail by its envelope sender (:func:`pbmserv.mail.inbox.dedup_key`), so a
-resend through the same forwarder got a new key and ran again.  :func:`for_key` gives the
+The inbox keyed a mail by its envelope sender, so a resend through the same forwarder got a
+new key and ran again (and a copy resent under any other envelope, too); its key is now the
+mail's own (:func:`pbmserv.mail.inbox.dedup_key`).  :func:`for_key` gives the envelope part
+of the key it had before, under which the mails stored (and keys kept) then are found: the
 address such an envelope stands for, its hashes and timestamp dropped, *with* the forwarders'
-domains: the domain of the envelope is the one SPF checks, so a forger who wraps his victim's
-address in an SRS address of his own domain still has a key of his own, and cannot block the
-victim's mail by sending its Message-ID first.  The hash is not checked here: only the
-forwarder knows its secret, and the forwarder's domain is what the key keeps of it.
+domains.  The hash is not checked here: only the forwarder knows its secret.
 """
 
 from __future__ import annotations

@@ -408,7 +408,7 @@ class Inbox(Base):
     __tablename__ = "inbox"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    # the Message-ID with a hash of its senders, or a sha256 of the bytes (mail.inbox.dedup_key)
+    # the Message-ID with a hash of From, Subject and text, or a sha256 of the bytes (dedup_key)
     dedup_key: Mapped[str] = mapped_column(String(998), unique=True)
     raw: Mapped[bytes] = mapped_column(LargeBinary)
     mail_from: Mapped[str] = mapped_column(String(320))
