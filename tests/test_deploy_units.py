@@ -63,3 +63,16 @@ def test_systemd_reads_every_line_of_the_unit(unit, tmp_path):
         line for line in result.stderr.splitlines() if str(copy) in line or "Failed" in line
     ]
     assert result.returncode == 0 and not problems, result.stderr
+
+
+@pytest.mark.parametrize("unit", UNITS, ids=lambda unit: unit.name)
+def test_systemd_lets_a_stopping_server_finish(unit):
+    """TimeoutStopSec=30 killed a server that was still finishing its workers' last batches
+    and a mail being sent (it waited up to 30 s for each worker and 30 s for each thread): a
+    mail cut mid-send goes again once its lease ends, twice.  The server's stop now waits
+    STOP_SECONDS_AT_MOST in all, and the unit lets it."""
+    from pbmserv.cli.server import STOP_SECONDS_AT_MOST
+
+    timeout = settings_of(unit).get("TimeoutStopSec", ["90"])[-1]  # (systemd's default: 90 s)
+    assert float(timeout) >= STOP_SECONDS_AT_MOST + 15, unit.name
+    assert settings_of(unit).get("KillSignal", ["SIGTERM"])[-1] == "SIGTERM", unit.name

@@ -13,12 +13,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 from pbmserv.cli.signals import StopSignals
 from pbmserv.cli.store import shown_store
-from pbmserv.cli.worker_process import WorkerProcess
+from pbmserv.cli.worker_process import STOP_SECONDS, WorkerProcess
 from pbmserv.clock import Clock
 from pbmserv.config import Settings
 from pbmserv.domain import accounts
@@ -46,6 +47,11 @@ ROBOTS_ONLY_SECONDS = 2.0
 ROBOT_POLL_SECONDS = 5.0  # how often the robots look for a turn when no move woke them
 ROBOT_GAP_SECONDS = 0.5  # at least this long between two looks that found nothing to play
 STANDBY_SECONDS = 30.0  # how often a server whose store's clocks run elsewhere looks again
+THREADS_STOP_SECONDS = 30.0  # how long a stopping server waits for its threads, all together
+STOP_SECONDS_AT_MOST = STOP_SECONDS + THREADS_STOP_SECONDS
+"""The longest a stop waits: its workers' last batches, then its threads (a mail being sent).
+deploy/pbmserv.service's TimeoutStopSec allows more: systemd killed a server still finishing
+(after 30 s), and a mail it was sending then goes again once its lease ends."""
 
 
 def _one_form(address: str) -> str:
@@ -324,14 +330,16 @@ class Server:
             self.controller = None
         for worker in self.workers:
             worker.close()  # all at once: each finishes the batch in hand
-        for worker in self.workers:
-            worker.stop()  # their last batches may still give the sender mail to send
+        deadline = time.monotonic() + STOP_SECONDS
+        for worker in self.workers:  # their last batches may still give the sender mail
+            worker.stop(timeout=max(0.0, deadline - time.monotonic()))
         self.stopping.set()
         self.work.set()
         self.outgoing.set()
         self.robots.set()
+        deadline = time.monotonic() + THREADS_STOP_SECONDS
         for thread in list(self.threads):
-            thread.join(timeout=30)
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
         self.threads.clear()
         self.clocks_lock.release()
 

@@ -34,6 +34,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
@@ -106,7 +107,9 @@ class WorkerProcess:
                 self.process.stdin.close()
 
     def stop(self, timeout: float = STOP_SECONDS) -> None:
-        """Close the worker's stdin and wait for it to finish its batch."""
+        """Close the worker's stdin and wait for it to finish its batch: ``timeout`` seconds
+        in all (the process, then the thread that watches it), then it is killed."""
+        deadline = time.monotonic() + timeout
         self.close()
         process = self.process
         if process is not None:
@@ -117,7 +120,7 @@ class WorkerProcess:
                 process.kill()
                 process.wait()
         if self.thread is not None:
-            self.thread.join(timeout)
+            self.thread.join(max(0.0, deadline - time.monotonic()))
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         process = subprocess.Popen(
