@@ -70,9 +70,10 @@ CHALLENGE_OPTIONS = tuple(
 # ----------------------------------------------------------------------------- helpers
 
 
-def _parse_options(tokens: list[str]) -> tuple[dict[str, Any], list[str]]:
-    """The ``--name=value`` options of a challenge, and what is wrong with them: each problem
-    said once, however often it is typed (a line of thousands gets a short answer)."""
+def _parse_options(tokens: list[str]) -> tuple[dict[str, Any], list[str], list[str]]:
+    """The ``--name=value`` options of a challenge, what is wrong with them (each problem said
+    once, however often it is typed: a line of thousands gets a short answer), and the tokens
+    that name no option."""
     options: dict[str, Any] = {}
     problems = []
     unknown: list[str] = []
@@ -102,7 +103,7 @@ def _parse_options(tokens: list[str]) -> tuple[dict[str, Any], list[str]]:
         valid = ", ".join(f"--{n}" for n in OPTIONS)
         meant = _meant(unknown[:MAX_NAMED])
         problems.append(f"unknown {name_some('option', unknown)}{meant}; valid options: {valid}")
-    return options, problems
+    return options, problems, unknown
 
 
 def _closest_option(word: str) -> str | None:
@@ -135,13 +136,11 @@ def _options_as_parameters(game: Game, tokens: list[str]) -> str:
 # ----------------------------------------------------------------------------- challenge
 
 
-def _misspelt(req: Request, game: Game, params: list[str], options: list[str]) -> int:
+def _misspelt(req: Request, game: Game, params: list[str], unknown: list[str]) -> int:
     """In a shell a challenge with a misspelt option or parameter is a usage error, as click's
     unknown options are; by mail a refusal (a usage error's answer masks its line's words)."""
-    unknown = any(w[2:].partition("=")[0].lower() not in OPTIONS for w in options) or bool(
-        _unknown_params(game, params)
-    )
-    return USAGE if unknown and req.channel == "shell" else REFUSED
+    misspelt = bool(unknown) or bool(_unknown_params(game, params))
+    return USAGE if misspelt and req.channel == "shell" else REFUSED
 
 
 def challenge(call: Call) -> None:
@@ -171,7 +170,7 @@ def create_challenge(
     params_tokens = [w for w in words if not w.startswith("--")]
     option_tokens = [w for w in words if w.startswith("--")]
     problems: list[str] = []  # of the line's words: the answer shows the usage
-    options, option_problems = _parse_options(option_tokens)
+    options, option_problems, unknown_options = _parse_options(option_tokens)
     problems += option_problems
     params: dict[str, bool | int] = game.defaults()
     try:
@@ -223,7 +222,7 @@ def create_challenge(
             raise Refused(
                 "Invalid challenge: " + "; ".join(problems + refusals),
                 subject=error_subject(game.display_name),
-                status=_misspelt(req, game, params_tokens, option_tokens),
+                status=_misspelt(req, game, params_tokens, unknown_options),
                 body=usage_line(f"Usage: {challenge_usage(game)}")
                 + "\n"
                 + text(
